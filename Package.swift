@@ -1,0 +1,62 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "RouteKit",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "RouteKit", targets: ["RouteKit"]),
+        .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
+        .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
+        .executable(name: "routekit", targets: ["routekit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    ],
+    targets: [
+        // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
+        // No SQL and no GEOS in here.
+        .target(name: "RouteKit", swiftSettings: swiftSettings),
+
+        // GEOS's C API (libgeos_c), re-entrant functions only; see Sources/CGEOS/shim.h.
+        .systemLibrary(
+            name: "CGEOS",
+            pkgConfig: "geos",
+            providers: [.apt(["libgeos-dev"]), .brew(["geos"])]
+        ),
+        // A small safe Swift layer over CGEOS. No C type appears in its public API.
+        .target(name: "RouteKitGEOS", dependencies: ["RouteKit", "CGEOS"], swiftSettings: swiftSettings),
+
+        // zlib, for gzip-compressed GPX.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
+        .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CZlib"], swiftSettings: swiftSettings),
+
+        .executableTarget(
+            name: "routekit",
+            dependencies: [
+                "RouteKit", "RouteKitGPX", "RouteKitGEOS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "RouteKitTests", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
+        .testTarget(name: "RouteKitGPXTests", dependencies: ["RouteKitGPX"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RoutekitCLITests",
+            dependencies: ["RouteKitGPX"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

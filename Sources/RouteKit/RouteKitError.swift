@@ -1,0 +1,107 @@
+/// The error every RouteKit API throws.
+///
+/// A `RouteKitError` is a struct with an extensible ``Code`` rather than an enum, so new codes can be
+/// added without breaking callers that switch on them. Match a code with `catch let error as
+/// RouteKitError where error.code == .invalidLocation`, or with the pattern `catch RouteKitError.Code.notOwner`.
+///
+/// Locations are personal data: ``description`` names the problem and where it is (file, line, column,
+/// batch index) but never prints coordinates. Those appear only in ``debugDescription``
+/// (`String(reflecting: error)`).
+public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Sendable {
+            case invalidLocation, missingSyncVersion, notOwner, invalidArgument
+            case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
+            case geos
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A location broke the model's rules (latitude, longitude or a number out of range, not finite).
+        public static let invalidLocation = Code(.invalidLocation)
+        /// A sync identifier was given without a sync version.
+        public static let missingSyncVersion = Code(.missingSyncVersion)
+        /// A source tried to delete or replace an object another source owns.
+        public static let notOwner = Code(.notOwner)
+        /// An argument to an API call was out of its documented range.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The input is not well-formed XML (including namespace well-formedness).
+        public static let malformedXML = Code(.malformedXML)
+        /// The input is well-formed XML but not GPX (wrong root, GPX elements in the wrong place).
+        public static let invalidGPX = Code(.invalidGPX)
+        /// A value in a GPX file could not be read (a number, a time, a coordinate out of range).
+        public static let invalidValue = Code(.invalidValue)
+        /// The input uses a character encoding RouteKit does not read.
+        public static let unsupportedEncoding = Code(.unsupportedEncoding)
+        /// A compressed input could not be decompressed.
+        public static let compression = Code(.compression)
+        /// Reading or writing a file failed.
+        public static let io = Code(.io)
+        /// The GEOS library reported an error.
+        public static let geos = Code(.geos)
+
+        /// The code's stable name, as printed in JSON output (`"invalidValue"`).
+        public var description: String { base.rawValue }
+
+        /// Lets `catch RouteKitError.Code.notOwner` match.
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? RouteKitError)?.code == code
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What went wrong, for a person. Never contains coordinates.
+    public var message: String
+    /// The file the error is about, if any.
+    public var file: String?
+    /// 1-based line in ``file``, if known.
+    public var line: Int?
+    /// 1-based column (in bytes) in ``line``, if known.
+    public var column: Int?
+    /// The index of the offending item in its batch or sequence, if any.
+    public var index: Int?
+    /// Details that may contain personal data (coordinates). Only in ``debugDescription``.
+    public var privateDetail: String?
+
+    /// Creates an error.
+    public init(
+        _ code: Code, _ message: String, file: String? = nil, line: Int? = nil, column: Int? = nil,
+        index: Int? = nil, privateDetail: String? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.index = index
+        self.privateDetail = privateDetail
+    }
+
+    /// `file:line:column: message (code)`, without coordinates.
+    public var description: String {
+        var where_ = ""
+        if let file { where_ += file }
+        if let line {
+            where_ += (where_.isEmpty ? "line " : ":") + String(line)
+            if let column { where_ += ":" + String(column) }
+        }
+        var text = where_.isEmpty ? message : where_ + ": " + message
+        if let index { text += " (index \(index))" }
+        return text + " [\(code)]"
+    }
+
+    /// ``description`` plus the private detail (which may contain coordinates).
+    public var debugDescription: String {
+        guard let privateDetail else { return description }
+        return description + " — " + privateDetail
+    }
+
+    /// The same error with a file name filled in (if it had none).
+    public func inFile(_ name: String) -> RouteKitError {
+        var copy = self
+        if copy.file == nil { copy.file = name }
+        return copy
+    }
+}

@@ -1,0 +1,199 @@
+public import RouteKit
+
+/// A `<trkseg>`: its points in file order.
+public struct GPXSegment: Sendable, Hashable {
+    public var points: [GPXPoint]
+    /// Unknown extension elements of the segment.
+    public var extensions: [String]
+    public init(points: [GPXPoint] = [], extensions: [String] = []) {
+        self.points = points
+        self.extensions = extensions
+    }
+}
+
+/// A `<trk>`: descriptive fields, segments, and the pauses its file marked inside segments.
+public struct GPXTrack: Sendable, Hashable {
+    public var info: GPXPathInfo
+    public var segments: [GPXSegment]
+    /// Pauses and resumes read from OpenTracks' legacy markers. Each pause also splits the segment.
+    public var events: [WorkoutEvent]
+    public init(info: GPXPathInfo = GPXPathInfo(), segments: [GPXSegment] = [], events: [WorkoutEvent] = []) {
+        self.info = info
+        self.segments = segments
+        self.events = events
+    }
+
+    /// Every point of every segment.
+    public var pointCount: Int { segments.reduce(0) { $0 + $1.points.count } }
+}
+
+/// A `<rte>`.
+public struct GPXRoute: Sendable, Hashable {
+    public var info: GPXPathInfo
+    public var points: [GPXPoint]
+    public init(info: GPXPathInfo = GPXPathInfo(), points: [GPXPoint] = []) {
+        self.info = info
+        self.points = points
+    }
+}
+
+/// A whole GPX document in memory, for small files and tests. Large files: use ``GPXReader``.
+public struct GPXDocument: Sendable, Hashable {
+    public var info = GPXDocumentInfo()
+    public var metadata = GPXMetadata()
+    public var waypoints: [GPXPoint] = []
+    public var routes: [GPXRoute] = []
+    public var tracks: [GPXTrack] = []
+    public var extensions: [String] = []
+    public var warnings: [GPXWarning] = []
+
+    public init() {}
+
+    /// Reads a whole file.
+    public init(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError) {
+        try self.init(reader: GPXReader(path: path, options: options))
+    }
+
+    /// Reads bytes, fed to the parser `chunkSize` bytes at a time.
+    public init(bytes: [UInt8], name: String = "<memory>", chunkSize: Int? = nil) throws(RouteKitError) {
+        try self.init(reader: GPXReader(bytes: bytes, name: name, chunkSize: chunkSize))
+    }
+
+    /// Collects every event of a reader.
+    public init(reader: GPXReader) throws(RouteKitError) {
+        var inPause = false
+        while let event = try reader.next() {
+            switch event {
+            case .document(let info): self.info = info
+            case .metadata(let m): metadata = m
+            case .waypoint(let p): waypoints.append(p)
+            case .routeStart(let info): routes.append(GPXRoute(info: info))
+            case .routePoints(let points): routes[routes.count - 1].points += points
+            case .routeEnd(let info): routes[routes.count - 1].info = info
+            case .trackStart(let info): tracks.append(GPXTrack(info: info))
+            case .segmentStart:
+                tracks[tracks.count - 1].segments.append(GPXSegment())
+                inPause = false
+            case .trackPoints(let points):
+                let t = tracks.count - 1
+                if inPause {
+                    // Points after a pause without a resume: start the new segment anyway.
+                    tracks[t].segments.append(GPXSegment())
+                    inPause = false
+                }
+                tracks[t].segments[tracks[t].segments.count - 1].points += points
+            case .pause(let time):
+                tracks[tracks.count - 1].events.append(WorkoutEvent(kind: .pause, start: time))
+                inPause = true
+            case .resume(let time):
+                let t = tracks.count - 1
+                tracks[t].events.append(WorkoutEvent(kind: .resume, start: time))
+                if inPause || !(tracks[t].segments.last?.points.isEmpty ?? true) {
+                    tracks[t].segments.append(GPXSegment())
+                }
+                inPause = false
+            case .segmentEnd(let ext):
+                let t = tracks.count - 1
+                tracks[t].segments[tracks[t].segments.count - 1].extensions = ext
+                inPause = false
+            case .trackEnd(let info): tracks[tracks.count - 1].info = info
+            case .documentExtensions(let ext): extensions = ext
+            case .warning(let w): warnings.append(w)
+            }
+        }
+    }
+
+    /// The events that describe this document, in GPX 1.1 order (metadata, waypoints, routes, tracks).
+    public func events(batchSize: Int = 1024) -> [GPXEvent] {
+        var out: [GPXEvent] = [.document(info)]
+        if !metadata.isEmpty { out.append(.metadata(metadata)) }
+        for w in waypoints { out.append(.waypoint(w)) }
+        for r in routes {
+            out.append(.routeStart(r.info))
+            for i in stride(from: 0, to: r.points.count, by: batchSize) {
+                out.append(.routePoints(Array(r.points[i..<min(i + batchSize, r.points.count)])))
+            }
+            out.append(.routeEnd(r.info))
+        }
+        for t in tracks {
+            out.append(.trackStart(t.info))
+            for s in t.segments {
+                out.append(.segmentStart)
+                for i in stride(from: 0, to: s.points.count, by: batchSize) {
+                    out.append(.trackPoints(Array(s.points[i..<min(i + batchSize, s.points.count)])))
+                }
+                out.append(.segmentEnd(extensions: s.extensions))
+            }
+            out.append(.trackEnd(t.info))
+        }
+        if !extensions.isEmpty { out.append(.documentExtensions(extensions)) }
+        return out
+    }
+}
+
+/// What `routekit inspect` reports for one file, computed while streaming (no points kept).
+public struct GPXSummary: Sendable, Hashable {
+    public var file: String
+    public var version: String?
+    public var creator: String?
+    public var tracks = 0
+    public var segments = 0
+    public var trackPoints = 0
+    public var routes = 0
+    public var routePoints = 0
+    public var waypoints = 0
+    public var pauses = 0
+    public var firstTime: Timestamp?
+    public var lastTime: Timestamp?
+    /// Points whose time is earlier than the point before (within a segment).
+    public var timeReversals = 0
+    public var pointsWithHeartRate = 0
+    public var pointsWithCadence = 0
+    public var pointsWithPower = 0
+    public var pointsWithTemperature = 0
+    public var warnings: [GPXWarning] = []
+    public var bytes: Int = 0
+
+    public init(file: String) { self.file = file }
+
+    /// Reads a file to the end and summarises it.
+    public static func read(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError) -> GPXSummary {
+        let reader = try GPXReader(path: path, options: options)
+        var s = GPXSummary(file: path)
+        var previous: Instant?
+        while let event = try reader.next() {
+            switch event {
+            case .document(let info):
+                s.version = info.version
+                s.creator = info.creator
+            case .waypoint: s.waypoints += 1
+            case .routeStart: s.routes += 1
+            case .routePoints(let p): s.routePoints += p.count
+            case .trackStart: s.tracks += 1
+            case .segmentStart:
+                s.segments += 1
+                previous = nil
+            case .trackPoints(let points):
+                s.trackPoints += points.count
+                for p in points {
+                    if let t = p.location.timestamp {
+                        if s.firstTime == nil { s.firstTime = t }
+                        s.lastTime = t
+                        if let prev = previous, t.instant < prev { s.timeReversals += 1 }
+                        previous = t.instant
+                    }
+                    if !p.values.isEmpty {
+                        if p.values[.heartRate] != nil { s.pointsWithHeartRate += 1 }
+                        if p.values[.cadence] != nil { s.pointsWithCadence += 1 }
+                        if p.values[.power] != nil { s.pointsWithPower += 1 }
+                        if p.values[.temperature] != nil { s.pointsWithTemperature += 1 }
+                    }
+                }
+            case .pause: s.pauses += 1
+            case .warning(let w): s.warnings.append(w)
+            default: break
+            }
+        }
+        return s
+    }
+}

@@ -1,0 +1,1566 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+import Foundation
+internal import RouteKit
+
+// ASCII bytes used by the scanner.
+private let LT = UInt8(ascii: "<")
+private let GT = UInt8(ascii: ">")
+private let SLASH = UInt8(ascii: "/")
+private let QMARK = UInt8(ascii: "?")
+private let BANG = UInt8(ascii: "!")
+private let EQ = UInt8(ascii: "=")
+private let COLON = UInt8(ascii: ":")
+private let AMP = UInt8(ascii: "&")
+private let SEMI = UInt8(ascii: ";")
+private let DQ = UInt8(ascii: "\"")
+private let SQ = UInt8(ascii: "'")
+private let NL: UInt8 = 0x0A
+
+/// Known namespaces. GPX 1.0 and 1.1 are one for element matching; TrackPointExtension v1 and v2 too.
+enum NS: UInt8 {
+    case none, gpx, tpx, power, gpxdata, routekit, xml, other
+
+    static func classify(_ uri: String) -> NS {
+        switch uri {
+        case "http://www.topografix.com/GPX/1/1", "http://www.topografix.com/GPX/1/0": return .gpx
+        case GPXNamespaces.routeKit: return .routekit
+        case "http://www.garmin.com/xmlschemas/PowerExtension/v1": return .power
+        case "http://www.cluetrust.com/XML/GPXDATA/1/0": return .gpxdata
+        case "http://www.w3.org/XML/1998/namespace": return .xml
+        default:
+            if uri.hasSuffix("/TrackPointExtension/v1") || uri.hasSuffix("/TrackPointExtension/v2"),
+                uri.contains("garmin.com/xmlschem")
+            {
+                return .tpx
+            }
+            return .other
+        }
+    }
+}
+
+/// Namespace URIs RouteKit reads and writes.
+public enum GPXNamespaces {
+    /// GPX 1.1.
+    public static let gpx11 = "http://www.topografix.com/GPX/1/1"
+    /// GPX 1.0.
+    public static let gpx10 = "http://www.topografix.com/GPX/1/0"
+    /// Garmin TrackPointExtension v1 (hr, cad, atemp, wtemp, depth).
+    public static let trackPointExtensionV1 = "http://www.garmin.com/xmlschemas/TrackPointExtension/v1"
+    /// Garmin TrackPointExtension v2 (adds speed and course).
+    public static let trackPointExtensionV2 = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
+    /// Garmin PowerExtension v1 (`PowerInWatts`).
+    public static let powerExtension = "http://www.garmin.com/xmlschemas/PowerExtension/v1"
+    /// RouteKit's own extension for `CLLocation` fields GPX has no element for (accuracies).
+    public static let routeKit = "https://routekit.dev/xmlns/gpx/v1"
+}
+
+/// Element kinds on the parser's stack.
+enum K: UInt8 {
+    case root, metadata, wpt, rte, rtept, trk, trkseg, trkpt
+    case extensions, tpx, person, email, link, copyright, bounds
+    case leaf, capture, ignore, document
+}
+
+/// Leaf fields (elements whose text is a value).
+enum F: UInt8 {
+    case none
+    case ele, time, magvar, geoidheight, name, cmt, desc, src, sym, type, fix, sat, hdop, vdop, pdop
+    case ageofdgpsdata, dgpsid, number, speed, course, url, urlname, email, keywords, linkText, linkType
+    case year, license, author
+    case hr, cad, atemp, wtemp, depth, power, hAcc, vAcc, speedAcc, courseAcc
+}
+
+struct Frame {
+    var kind: K
+    var field: F
+    var nameStart: Int32
+    var nameCount: Int32
+    var bindingCount: Int32
+    /// For `.extensions`, `.capture`, `.ignore`: the owner whose extension list receives captures.
+    var owner: K
+}
+
+struct Binding {
+    var prefixStart: Int32
+    var prefixCount: Int32
+    var uriStart: Int32
+    var uriCount: Int32
+    var ns: NS
+}
+
+struct Attribute {
+    var nameStart: Int
+    var nameEnd: Int
+    var colon: Int  // offset of ':' in the name, or -1
+    var valueStart: Int
+    var valueEnd: Int
+}
+
+/// Options for reading GPX.
+public struct GPXReadOptions: Sendable {
+    /// Points per ``GPXEvent/trackPoints(_:)`` or ``GPXEvent/routePoints(_:)`` batch. Default 1024.
+    public var batchSize: Int = 1024
+    /// Bytes read from the file at a time. Default 1 MiB. Memory stays near this whatever the file size.
+    public var chunkSize: Int = 1 << 20
+    /// The largest single XML token (a tag, a text node, a comment) accepted, in bytes. Default 64 MiB.
+    public var maxTokenSize: Int = 64 << 20
+    /// Creates default options.
+    public init() {}
+}
+
+/// The push parser: bytes in, ``GPXEvent``s out. Not thread-safe; one owner.
+///
+/// Feed it chunks of any size (one byte at a time works): it parses every complete token and keeps the
+/// incomplete tail for the next chunk. It checks XML well-formedness (tag nesting, attribute syntax,
+/// entity references, namespace prefixes bound everywhere, a single root) while it maps GPX elements to
+/// ``GPXPoint``s; it never builds a tree.
+struct GPXParserCore {
+    let options: GPXReadOptions
+    let fileName: String?
+
+    // Input buffer.
+    var buf: RawBytes
+    var pos = 0
+    /// Absolute file offset of `buf.base[0]`.
+    var base = 0
+    var line = 1
+    var lineStart = 0  // absolute offset of the current line's first byte
+    var tokLine = 1
+    var tokLineStart = 0
+    var tokStart = 0
+    var latin1 = false
+    var atStart = true
+    var declarationOffset = 0  // where an XML declaration may stand (after a BOM)
+    var finished = false
+
+    // Structure.
+    var stack: [Frame] = []
+    var names: RawBytes
+    var bindings: [Binding] = []
+    var nsArena: RawBytes
+    var attrs: [Attribute] = []
+    var rootSeen = false
+    var rootClosed = false
+    var rootHasNamespace = true
+
+    // Output.
+    var events: [GPXEvent] = []
+    var batch: [GPXPoint] = []
+    var warned: Set<String> = []
+
+    // Current objects.
+    var text: RawBytes
+    var location = Location(latitude: 0, longitude: 0)
+    var values = GPXPointValues()
+    var extras = GPXPointExtras()
+    var hasExtras = false
+    var marker: UInt8 = 0
+    var path = GPXPathInfo()
+    var pathStarted = false
+    var meta = GPXMetadata()
+    var metaEmitted = false
+    var person = GPXPerson()
+    var link = GPXLink(href: "")
+    var segmentExtensions: [String] = []
+    var rootExtensions: [String] = []
+
+    // Capture of unknown elements as standalone XML.
+    var capture: RawBytes
+    var captureDepth = 0  // stack depth of the captured root (0: not capturing)
+    var captureInsert = 0
+    var captureUsed: [[UInt8]] = []
+    var captureUsesDefault = false
+
+    init(options: GPXReadOptions, fileName: String?) {
+        self.options = options
+        self.fileName = fileName
+        self.buf = RawBytes(capacity: options.chunkSize + 4096)
+        self.names = RawBytes(capacity: 1024)
+        self.nsArena = RawBytes(capacity: 1024)
+        self.text = RawBytes(capacity: 256)
+        self.capture = RawBytes(capacity: 256)
+        stack.reserveCapacity(32)
+        attrs.reserveCapacity(16)
+        batch.reserveCapacity(options.batchSize)
+    }
+
+    func free() {
+        buf.free()
+        names.free()
+        nsArena.free()
+        text.free()
+        capture.free()
+    }
+
+    // MARK: - Errors and positions
+
+    func error(_ code: RouteKitError.Code, _ message: String, at offset: Int? = nil, detail: String? = nil) -> RouteKitError {
+        let o = offset ?? tokStart
+        // The line of `o`: counted from the token's start (newlines inside the token up to `o`).
+        var l = tokLine
+        var ls = tokLineStart
+        if o >= tokStart {
+            var i = tokStart
+            while i < o && i < buf.count {
+                if buf.base[i] == NL {
+                    l += 1
+                    ls = base + i + 1
+                }
+                i += 1
+            }
+        }
+        return RouteKitError(code, message, file: fileName, line: l, column: base + o - ls + 1, privateDetail: detail)
+    }
+
+    mutating func warn(_ kind: String, _ message: String) {
+        guard !warned.contains(kind) else { return }
+        warned.insert(kind)
+        events.append(.warning(GPXWarning(kind: kind, message: message, line: tokLine)))
+    }
+
+    // MARK: - Input
+
+    /// Moves unparsed bytes to the front of the buffer.
+    mutating func compact() {
+        if pos > 0 {
+            buf.removeFirst(pos)
+            base += pos
+            pos = 0
+        }
+    }
+
+    /// Appends bytes (transcoding ISO-8859-1 to UTF-8 when the document declared it).
+    mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        compact()
+        if latin1 {
+            buf.reserve(2 * n)
+            var o = buf.count
+            for i in 0..<n {
+                let c = p[i]
+                if c < 0x80 {
+                    buf.base[o] = c
+                    o += 1
+                } else {
+                    buf.base[o] = 0xC0 | (c >> 6)
+                    buf.base[o + 1] = 0x80 | (c & 0x3F)
+                    o += 2
+                }
+            }
+            buf.count = o
+        } else {
+            buf.append(p, n)
+        }
+    }
+
+    /// Checks the token-size limit after a parse stopped on an incomplete token.
+    func checkTokenLimit() throws(RouteKitError) {
+        if buf.count - pos > options.maxTokenSize {
+            throw error(.malformedXML, "a single XML token is larger than \(options.maxTokenSize) bytes")
+        }
+    }
+
+    // MARK: - Tokenizer
+
+    /// Parses every complete token in the buffer. With `final`, the input has ended.
+    mutating func parse(final: Bool) throws(RouteKitError) {
+        if atStart {
+            guard try detectStart(final: final) else { return }
+        }
+        var p = pos
+        while p < buf.count {
+            // Re-read each time: an ISO-8859-1 declaration transcodes (and may move) the buffer.
+            let b = buf.base
+            let end = buf.count
+            tokStart = p
+            tokLine = line
+            tokLineStart = lineStart
+            let next: Int?
+            if b[p] == LT {
+                if p + 1 >= end {
+                    next = nil
+                } else {
+                    let c = b[p + 1]
+                    if c == SLASH {
+                        next = try endTag(p, end)
+                    } else if c == QMARK {
+                        next = try processingInstruction(p, end)
+                    } else if c == BANG {
+                        next = try markup(p, end, final: final)
+                    } else {
+                        next = try startTag(p, end)
+                    }
+                }
+            } else {
+                if let lt = memchrOffset(b, p, end, LT) {
+                    try textToken(p, lt)
+                    next = lt
+                } else if final {
+                    try textToken(p, end)
+                    next = end
+                } else {
+                    next = nil
+                }
+            }
+            guard let n = next else {
+                // Incomplete token: undo line counting inside it, wait for more input.
+                line = tokLine
+                lineStart = tokLineStart
+                if final {
+                    pos = p
+                    throw unexpectedEnd()
+                }
+                break
+            }
+            p = n
+        }
+        pos = p
+        if final && p >= buf.count { try finishDocument() }
+    }
+
+    func unexpectedEnd() -> RouteKitError {
+        if let top = stack.last {
+            let name = String(decoding: UnsafeBufferPointer(start: names.base + Int(top.nameStart), count: Int(top.nameCount)), as: UTF8.self)
+            return error(.malformedXML, "unexpected end of file: <\(name)> is not closed", at: buf.count)
+        }
+        return error(.malformedXML, "unexpected end of file inside a tag or comment", at: buf.count)
+    }
+
+    /// BOM, UTF-16 and gzip detection at the very start. Returns false when more bytes are needed.
+    mutating func detectStart(final: Bool) throws(RouteKitError) -> Bool {
+        let b = buf.base
+        let n = buf.count - pos
+        if n < 4 && !final { return false }
+        atStart = false
+        if n >= 3 && b[pos] == 0xEF && b[pos + 1] == 0xBB && b[pos + 2] == 0xBF {
+            pos += 3
+            declarationOffset = base + pos
+            lineStart = base + pos
+            tokLineStart = lineStart
+        } else if n >= 2 && ((b[pos] == 0xFE && b[pos + 1] == 0xFF) || (b[pos] == 0xFF && b[pos + 1] == 0xFE)) {
+            throw error(.unsupportedEncoding, "the file is UTF-16; RouteKit reads UTF-8 and ISO-8859-1", at: pos)
+        } else if n >= 2 && ((b[pos] == 0 && b[pos + 1] == LT) || (b[pos] == LT && b[pos + 1] == 0)) {
+            throw error(.unsupportedEncoding, "the file looks like UTF-16 without a byte order mark; RouteKit reads UTF-8 and ISO-8859-1", at: pos)
+        } else if n >= 2 && b[pos] == 0x1F && b[pos + 1] == 0x8B {
+            throw error(.malformedXML, "the data is gzip-compressed but was not decompressed", at: pos)
+        }
+        return true
+    }
+
+    mutating func finishDocument() throws(RouteKitError) {
+        if finished { return }
+        if !stack.isEmpty { throw unexpectedEnd() }
+        guard rootSeen else {
+            throw error(.malformedXML, buf.count == 0 && base == 0 ? "the file is empty: no <gpx> root element" : "no root element: the file holds no XML element", at: pos)
+        }
+        finished = true
+    }
+
+    /// Counts newlines in `b[from..<to]` into the line counter.
+    @inline(__always) mutating func countLines(_ from: Int, _ to: Int) {
+        let b = buf.base
+        var i = from
+        while let j = memchrOffset(b, i, to, NL) {
+            line += 1
+            lineStart = base + j + 1
+            i = j + 1
+        }
+    }
+
+    /// Text between tags.
+    mutating func textToken(_ from: Int, _ to: Int) throws(RouteKitError) {
+        let b = buf.base
+        if let top = stack.last {
+            switch top.kind {
+            case .leaf, .person, .email:
+                countLines(from, to)
+                try appendText(from, to)
+                return
+            case .capture:
+                countLines(from, to)
+                try checkEntities(from, to)
+                capture.append(b + from, to - from)
+                return
+            default:
+                break
+            }
+        }
+        // Whitespace between elements (the common case): count newlines while checking.
+        var i = from
+        while i < to {
+            let c = b[i]
+            if c == NL {
+                line += 1
+                lineStart = base + i + 1
+            } else if c != 0x20 && c != 0x09 && c != 0x0D {
+                break
+            }
+            i += 1
+        }
+        if i == to { return }
+        countLines(i, to)
+        if stack.isEmpty {
+            if rootSeen {
+                throw error(.malformedXML, "text after the root element", at: i)
+            }
+            throw error(.malformedXML, "not XML: expected '<' but found other content before the root element", at: i)
+        }
+        try checkEntities(from, to)
+        if stack.last?.kind != .ignore { warn("ignoredText", "text inside a GPX element that holds no text was ignored") }
+    }
+
+    /// Appends text to `text`, decoding entity and character references.
+    mutating func appendText(_ from: Int, _ to: Int) throws(RouteKitError) {
+        let b = buf.base
+        var i = from
+        while i < to {
+            guard let amp = memchrOffset(b, i, to, AMP) else {
+                text.append(b + i, to - i)
+                return
+            }
+            text.append(b + i, amp - i)
+            i = try decodeEntity(amp, to, into: &text)
+        }
+    }
+
+    /// Checks that every `&` in `b[from..<to]` starts a valid reference.
+    mutating func checkEntities(_ from: Int, _ to: Int) throws(RouteKitError) {
+        var i = from
+        var scratch = RawBytes(capacity: 8)
+        defer { scratch.free() }
+        while let amp = memchrOffset(buf.base, i, to, AMP) {
+            i = try decodeEntity(amp, to, into: &scratch)
+        }
+    }
+
+    /// Decodes the reference at `b[amp]` into `out`; returns the offset after its `;`.
+    func decodeEntity(_ amp: Int, _ to: Int, into out: inout RawBytes) throws(RouteKitError) -> Int {
+        let b = buf.base
+        guard let semi = memchrOffset(b, amp + 1, min(to, amp + 12), SEMI) else {
+            throw error(.malformedXML, "'&' does not start an entity or character reference (write &amp;)", at: amp)
+        }
+        let n = semi - amp - 1
+        let s = b + amp + 1
+        func eq(_ lit: StaticString) -> Bool {
+            n == lit.utf8CodeUnitCount && memcmp(s, lit.utf8Start, n) == 0
+        }
+        if eq("lt") {
+            out.append(LT)
+        } else if eq("gt") {
+            out.append(GT)
+        } else if eq("amp") {
+            out.append(AMP)
+        } else if eq("quot") {
+            out.append(DQ)
+        } else if eq("apos") {
+            out.append(SQ)
+        } else if n >= 2 && s[0] == UInt8(ascii: "#") {
+            var value: UInt32 = 0
+            var ok = true
+            if s[1] == UInt8(ascii: "x") {
+                ok = n >= 3
+                for k in 2..<max(n, 2) {
+                    let c = s[k] | 0x20
+                    let d: UInt32
+                    if c >= 48 && c <= 57 {
+                        d = UInt32(c - 48)
+                    } else if c >= 97 && c <= 102 {
+                        d = UInt32(c - 87)
+                    } else {
+                        ok = false
+                        break
+                    }
+                    value = value * 16 + d
+                }
+            } else {
+                for k in 1..<n {
+                    let d = s[k] &- 48
+                    if d > 9 {
+                        ok = false
+                        break
+                    }
+                    value = value * 10 + UInt32(d)
+                }
+            }
+            guard ok, let scalar = Unicode.Scalar(value), value == 0x9 || value == 0xA || value == 0xD || value >= 0x20 else {
+                throw error(.malformedXML, "invalid character reference", at: amp)
+            }
+            for u in String(Character(scalar)).utf8 { out.append(u) }
+        } else {
+            throw error(.malformedXML, "unknown entity reference (only &lt; &gt; &amp; &quot; &apos; and &#…; exist without a DTD)", at: amp)
+        }
+        return semi + 1
+    }
+
+    /// `<?…?>`: the XML declaration (encoding) or another processing instruction (skipped).
+    mutating func processingInstruction(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
+        let b = buf.base
+        guard let close = find(b, p + 2, end, "?>") else { return nil }
+        countLines(p, close)
+        var t = p + 2
+        while t < close && !isXMLSpace(b[t]) { t += 1 }
+        let target = String(decoding: UnsafeBufferPointer(start: b + p + 2, count: t - p - 2), as: UTF8.self)
+        if target.lowercased() == "xml" {
+            guard base + p == declarationOffset else {
+                throw error(.malformedXML, "the XML declaration must be at the very start of the file")
+            }
+            let decl = String(decoding: UnsafeBufferPointer(start: b + t, count: close - t), as: UTF8.self)
+            try applyDeclaration(decl)
+        } else if captureDepth > 0 {
+            capture.append(b + p, close + 2 - p)
+        }
+        return close + 2
+    }
+
+    mutating func applyDeclaration(_ decl: String) throws(RouteKitError) {
+        guard let r = decl.range(of: "encoding") else { return }
+        let rest = decl[r.upperBound...].drop(while: { $0 == " " || $0 == "=" || $0 == "\t" })
+        guard let q = rest.first, q == "\"" || q == "'" else { return }
+        let value = rest.dropFirst().prefix(while: { $0 != q }).lowercased()
+        switch value {
+        case "utf-8", "utf8", "us-ascii", "ascii":
+            break
+        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-8859-15", "windows-1252", "cp1252":
+            latin1 = true
+            // Transcode what is already buffered after the declaration.
+            let startOfRest = tokStart  // the declaration itself is ASCII
+            let tail = buf.count - startOfRest
+            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(tail, 1))
+            copy.update(from: buf.base + startOfRest, count: tail)
+            buf.count = startOfRest
+            // `append` compacts; keep the declaration in place by appending after it.
+            let savedPos = pos
+            latin1 = true
+            appendRaw(copy, tail)
+            pos = savedPos
+            copy.deallocate()
+        case "utf-16", "utf16", "ucs-2":
+            throw error(.unsupportedEncoding, "the file declares encoding '\(value)'; RouteKit reads UTF-8 and ISO-8859-1")
+        default:
+            throw error(.unsupportedEncoding, "the file declares encoding '\(value)', which RouteKit does not read (UTF-8 and ISO-8859-1 are read)")
+        }
+    }
+
+    /// Appends with transcoding but without compacting (used mid-parse).
+    mutating func appendRaw(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        buf.reserve(2 * n)
+        var o = buf.count
+        for i in 0..<n {
+            let c = p[i]
+            if c < 0x80 || !latin1 {
+                buf.base[o] = c
+                o += 1
+            } else {
+                buf.base[o] = 0xC0 | (c >> 6)
+                buf.base[o + 1] = 0x80 | (c & 0x3F)
+                o += 2
+            }
+        }
+        buf.count = o
+    }
+
+    /// `<!--…-->`, `<![CDATA[…]]>`, `<!DOCTYPE…>`.
+    mutating func markup(_ p: Int, _ end: Int, final: Bool) throws(RouteKitError) -> Int? {
+        let b = buf.base
+        func starts(_ lit: StaticString) -> Bool? {
+            let n = lit.utf8CodeUnitCount
+            if p + n > end {
+                // Not enough bytes to tell: compare what there is.
+                if memcmp(b + p, lit.utf8Start, end - p) != 0 { return false }
+                return nil
+            }
+            return memcmp(b + p, lit.utf8Start, n) == 0
+        }
+        guard let isComment = starts("<!--") else { return nil }
+        if isComment {
+            guard let close = find(b, p + 4, end, "-->") else { return nil }
+            if find(b, p + 4, close, "--") != nil || b[close - 1] == UInt8(ascii: "-") && close - 1 >= p + 4 {
+                throw error(.malformedXML, "'--' is not allowed inside a comment")
+            }
+            countLines(p, close)
+            if captureDepth > 0 { capture.append(b + p, close + 3 - p) }
+            return close + 3
+        }
+        guard let isCDATA = starts("<![CDATA[") else { return nil }
+        if isCDATA {
+            guard let close = find(b, p + 9, end, "]]>") else { return nil }
+            countLines(p, close)
+            guard let top = stack.last else {
+                throw error(.malformedXML, "CDATA outside the root element")
+            }
+            switch top.kind {
+            case .leaf, .person, .email:
+                text.append(b + p + 9, close - p - 9)
+            case .capture:
+                capture.append(b + p, close + 3 - p)
+            default:
+                var i = p + 9
+                while i < close && isXMLSpace(b[i]) { i += 1 }
+                if i < close { warn("ignoredText", "text inside a GPX element that holds no text was ignored") }
+            }
+            return close + 3
+        }
+        guard let isDoctype = starts("<!DOCTYPE") else { return nil }
+        if isDoctype {
+            guard !rootSeen else { throw error(.malformedXML, "a DOCTYPE is only allowed before the root element") }
+            guard let close = memchrOffset(b, p, end, GT) else { return nil }
+            if memchrOffset(b, p, close, UInt8(ascii: "[")) != nil {
+                throw error(.malformedXML, "DTDs with an internal subset are not supported (entity expansion is refused)")
+            }
+            countLines(p, close)
+            return close + 1
+        }
+        throw error(.malformedXML, "unexpected '<!': expected a comment, CDATA section or DOCTYPE")
+    }
+
+    // MARK: Tags
+
+    @inline(__always) static func isNameByte(_ c: UInt8) -> Bool {
+        // Anything but whitespace and the XML delimiters; non-ASCII bytes are name characters.
+        !(c <= 0x20 || c == GT || c == SLASH || c == EQ || c == LT || c == DQ || c == SQ || c == AMP)
+    }
+
+    @inline(__always) static func isNameStart(_ c: UInt8) -> Bool {
+        (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == UInt8(ascii: "_") || c == COLON || c >= 0x80
+    }
+
+    /// Checks a qualified name: a valid first byte, at most one colon, not first or last. Returns the colon offset or -1.
+    func checkQName(_ s: Int, _ e: Int) throws(RouteKitError) -> Int {
+        let b = buf.base
+        guard s < e, GPXParserCore.isNameStart(b[s]), b[s] != COLON else {
+            throw error(.malformedXML, "invalid name: a name must start with a letter or '_'", at: s)
+        }
+        var colon = -1
+        var i = s
+        while let c = memchrOffset(b, i, e, COLON) {
+            if colon >= 0 || c == e - 1 || c == s {
+                throw error(.malformedXML, "invalid qualified name '\(string(s, e))' (namespaces allow one ':' between prefix and local name)", at: s)
+            }
+            colon = c
+            i = c + 1
+        }
+        if colon >= 0 && !GPXParserCore.isNameStart(b[colon + 1]) {
+            throw error(.malformedXML, "invalid local name in '\(string(s, e))'", at: s)
+        }
+        return colon
+    }
+
+    func string(_ s: Int, _ e: Int) -> String {
+        String(decoding: UnsafeBufferPointer(start: buf.base + s, count: max(0, e - s)), as: UTF8.self)
+    }
+
+    mutating func startTag(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
+        let b = buf.base
+        var q = p + 1
+        let nameStart = q
+        while q < end && GPXParserCore.isNameByte(b[q]) { q += 1 }
+        if q >= end { return nil }
+        let nameEnd = q
+        if nameEnd == nameStart {
+            throw error(.malformedXML, "'<' is not followed by an element name")
+        }
+        attrs.removeAll(keepingCapacity: true)
+        var selfClosing = false
+        while true {
+            var sawSpace = false
+            while q < end && isXMLSpace(b[q]) {
+                if b[q] == NL {
+                    line += 1
+                    lineStart = base + q + 1
+                }
+                sawSpace = true
+                q += 1
+            }
+            if q >= end { return nil }
+            let c = b[q]
+            if c == GT {
+                q += 1
+                break
+            }
+            if c == SLASH {
+                if q + 1 >= end { return nil }
+                guard b[q + 1] == GT else { throw error(.malformedXML, "expected '>' after '/' in a tag", at: q) }
+                q += 2
+                selfClosing = true
+                break
+            }
+            guard sawSpace else {
+                throw error(.malformedXML, "expected whitespace, '>' or '/>' in the tag of <\(string(nameStart, nameEnd))>", at: q)
+            }
+            let an = q
+            while q < end && GPXParserCore.isNameByte(b[q]) { q += 1 }
+            if q >= end { return nil }
+            let ae = q
+            if ae == an { throw error(.malformedXML, "unexpected character in the tag of <\(string(nameStart, nameEnd))>", at: q) }
+            while q < end && isXMLSpace(b[q]) {
+                if b[q] == NL {
+                    line += 1
+                    lineStart = base + q + 1
+                }
+                q += 1
+            }
+            if q >= end { return nil }
+            guard b[q] == EQ else { throw error(.malformedXML, "attribute '\(string(an, ae))' has no '=' and value", at: q) }
+            q += 1
+            while q < end && isXMLSpace(b[q]) {
+                if b[q] == NL {
+                    line += 1
+                    lineStart = base + q + 1
+                }
+                q += 1
+            }
+            if q >= end { return nil }
+            let quote = b[q]
+            guard quote == DQ || quote == SQ else {
+                throw error(.malformedXML, "the value of attribute '\(string(an, ae))' is not in quotes", at: q)
+            }
+            guard let close = memchrOffset(b, q + 1, end, quote) else { return nil }
+            if memchrOffset(b, q + 1, close, LT) != nil {
+                throw error(.malformedXML, "'<' is not allowed in the value of attribute '\(string(an, ae))'", at: q)
+            }
+            countLines(q + 1, close)
+            let colon = try checkQName(an, ae)
+            attrs.append(Attribute(nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close))
+            q = close + 1
+        }
+        try openElement(nameStart, nameEnd, tagEnd: q)
+        if selfClosing { try closeElement(tagEnd: q) }
+        return q
+    }
+
+    mutating func endTag(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
+        let b = buf.base
+        guard let gt = memchrOffset(b, p + 2, end, GT) else { return nil }
+        var ne = p + 2
+        while ne < gt && GPXParserCore.isNameByte(b[ne]) { ne += 1 }
+        var i = ne
+        while i < gt && isXMLSpace(b[i]) { i += 1 }
+        guard i == gt else { throw error(.malformedXML, "unexpected character in an end tag", at: i) }
+        guard let top = stack.last else {
+            throw error(.malformedXML, "end tag </\(string(p + 2, ne))> without a matching start tag")
+        }
+        let n = ne - p - 2
+        guard n == Int(top.nameCount), memcmp(b + p + 2, names.base + Int(top.nameStart), n) == 0 else {
+            let open = String(decoding: UnsafeBufferPointer(start: names.base + Int(top.nameStart), count: Int(top.nameCount)), as: UTF8.self)
+            throw error(.malformedXML, "end tag </\(string(p + 2, ne))> does not match the open element <\(open)>")
+        }
+        countLines(ne, gt)
+        try closeElement(tagEnd: gt + 1)
+        return gt + 1
+    }
+
+    // MARK: Namespaces
+
+    func lookup(_ prefixStart: Int, _ prefixCount: Int) -> Int? {
+        var i = bindings.count - 1
+        while i >= 0 {
+            let bd = bindings[i]
+            if Int(bd.prefixCount) == prefixCount
+                && (prefixCount == 0 || memcmp(nsArena.base + Int(bd.prefixStart), buf.base + prefixStart, prefixCount) == 0)
+            {
+                return i
+            }
+            i -= 1
+        }
+        return nil
+    }
+
+    @inline(__always) func isXMLPrefix(_ s: Int, _ n: Int) -> Bool {
+        n == 3 && buf.base[s] == UInt8(ascii: "x") && buf.base[s + 1] == UInt8(ascii: "m") && buf.base[s + 2] == UInt8(ascii: "l")
+    }
+
+    /// Declares the namespaces of the current tag's `xmlns` attributes.
+    mutating func declareNamespaces() throws(RouteKitError) -> Int32 {
+        var declared: Int32 = 0
+        let b = buf.base
+        for a in attrs {
+            let n = a.nameEnd - a.nameStart
+            guard n >= 5, memcmp(b + a.nameStart, "xmlns", 5) == 0 else { continue }
+            let prefixStart: Int
+            let prefixCount: Int
+            if n == 5 {
+                prefixStart = a.nameEnd
+                prefixCount = 0
+            } else if a.colon == a.nameStart + 5 {
+                prefixStart = a.colon + 1
+                prefixCount = a.nameEnd - prefixStart
+            } else {
+                continue
+            }
+            var uriBytes = RawBytes(capacity: a.valueEnd - a.valueStart + 1)
+            defer { uriBytes.free() }
+            var i = a.valueStart
+            while i < a.valueEnd {
+                guard let amp = memchrOffset(b, i, a.valueEnd, AMP) else {
+                    uriBytes.append(b + i, a.valueEnd - i)
+                    break
+                }
+                uriBytes.append(b + i, amp - i)
+                i = try decodeEntity(amp, a.valueEnd, into: &uriBytes)
+            }
+            let uri = uriBytes.string
+            if prefixCount > 0 && uri.isEmpty {
+                throw error(.malformedXML, "namespace prefix '\(string(prefixStart, a.nameEnd))' cannot be bound to an empty URI")
+            }
+            if prefixCount == 5 && memcmp(b + prefixStart, "xmlns", 5) == 0 {
+                throw error(.malformedXML, "the prefix 'xmlns' cannot be declared")
+            }
+            let ps = Int32(nsArena.count)
+            nsArena.append(b + prefixStart, prefixCount)
+            let us = Int32(nsArena.count)
+            nsArena.append(uriBytes.base, uriBytes.count)
+            bindings.append(
+                Binding(
+                    prefixStart: ps, prefixCount: Int32(prefixCount), uriStart: us, uriCount: Int32(uriBytes.count),
+                    ns: uri.isEmpty ? .none : NS.classify(uri)))
+            declared += 1
+        }
+        return declared
+    }
+
+    /// Resolves a prefix to its namespace, or throws for an undeclared prefix.
+    func resolve(_ s: Int, _ colon: Int, isAttribute: Bool) throws(RouteKitError) -> NS {
+        if colon < 0 {
+            if isAttribute { return .none }
+            guard let i = lookup(s, 0) else { return .none }
+            return bindings[i].ns
+        }
+        let n = colon - s
+        if isXMLPrefix(s, n) { return .xml }
+        if n == 5 && memcmp(buf.base + s, "xmlns", 5) == 0 { return .other }
+        guard let i = lookup(s, n) else {
+            throw error(.malformedXML, "namespace prefix '\(string(s, colon))' is not declared", at: s)
+        }
+        return bindings[i].ns
+    }
+
+    // MARK: Elements
+
+    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, tagEnd: Int) throws(RouteKitError) {
+        let colon = try checkQName(nameStart, nameEnd)
+        var declared: Int32 = 0
+        if !attrs.isEmpty {
+            declared = try declareNamespaces()
+            // Attribute prefixes must be bound; no attribute may appear twice.
+            let b = buf.base
+            for (i, a) in attrs.enumerated() {
+                if a.colon >= 0 { _ = try resolve(a.nameStart, a.colon, isAttribute: true) }
+                let n = a.nameEnd - a.nameStart
+                for j in 0..<i where attrs[j].nameEnd - attrs[j].nameStart == n {
+                    if memcmp(b + attrs[j].nameStart, b + a.nameStart, n) == 0 {
+                        throw error(.malformedXML, "attribute '\(string(a.nameStart, a.nameEnd))' appears twice", at: a.nameStart)
+                    }
+                }
+            }
+        }
+        let ns = try resolve(nameStart, colon, isAttribute: false)
+        let localStart = colon >= 0 ? colon + 1 : nameStart
+        if stack.count >= 512 {
+            throw error(.malformedXML, "elements are nested more than 512 deep")
+        }
+        let parent = stack.last
+        var frame = Frame(
+            kind: .ignore, field: .none, nameStart: Int32(names.count), nameCount: Int32(nameEnd - nameStart),
+            bindingCount: declared, owner: .document)
+        names.append(buf.base + nameStart, nameEnd - nameStart)
+
+        guard let parent else {
+            try openRoot(ns: ns, localStart: localStart, nameEnd: nameEnd)
+            frame.kind = .root
+            frame.owner = .root
+            stack.append(frame)
+            return
+        }
+        if parent.kind == .capture || parent.kind == .ignore {
+            frame.kind = parent.kind
+            frame.owner = parent.owner
+            stack.append(frame)
+            if frame.kind == .capture { captureTag(nameStart, colon: colon, tagStart: tokStart, tagEnd: tagEnd) }
+            else if frame.kind == .ignore && parent.kind != .ignore { warn("ignoredElement", "an element inside a value element was ignored") }
+            return
+        }
+        let (kind, field) = try classify(parent: parent, ns: ns, localStart: localStart, localEnd: nameEnd)
+        frame.kind = kind
+        frame.field = field
+        switch kind {
+        case .capture:
+            frame.owner = captureOwner()
+            stack.append(frame)
+            if ns == .gpx || ns == .none, parent.kind != .extensions {
+                warn(
+                    "nonStandardElement",
+                    "<\(string(nameStart, nameEnd))> is not a GPX 1.1 element here; it is kept but cannot be written back into valid GPX 1.1")
+            }
+            beginCapture(nameStart, nameEnd: nameEnd, colon: colon, tagStart: tokStart, tagEnd: tagEnd)
+            return
+        case .ignore:
+            warn("ignoredElement", "an element inside a value element was ignored")
+            frame.owner = parent.kind
+        case .extensions:
+            frame.owner = parent.kind
+        default:
+            break
+        }
+        stack.append(frame)
+        try startSemantics(kind: kind, field: field, parent: parent.kind)
+    }
+
+    mutating func openRoot(ns: NS, localStart: Int, nameEnd: Int) throws(RouteKitError) {
+        if rootSeen {
+            throw error(.malformedXML, "a second root element: a document has exactly one")
+        }
+        let local = string(localStart, nameEnd)
+        guard local == "gpx" else {
+            throw error(.invalidGPX, "the root element is <\(string(tokStart + 1, nameEnd))>, not <gpx>: this is not a GPX file")
+        }
+        guard ns == .gpx || ns == .none else {
+            throw error(.invalidGPX, "the root <gpx> is in a namespace that is not GPX 1.0 or 1.1")
+        }
+        rootSeen = true
+        rootHasNamespace = ns == .gpx
+        var info = GPXDocumentInfo()
+        for a in attrs {
+            let name = string(a.nameStart, a.nameEnd)
+            let value = attributeValue(a)
+            switch name {
+            case "version": info.version = value
+            case "creator": info.creator = value
+            case "xmlns": info.namespace = value
+            default: break
+            }
+        }
+        events.append(.document(info))
+        if attrs.isEmpty {
+            warn("rootWithoutAttributes", "the <gpx> root has no attributes (no version, creator or namespace); read as GPX 1.1")
+        } else if !rootHasNamespace {
+            warn("rootWithoutNamespace", "the <gpx> root declares no GPX namespace; read as GPX 1.1")
+        }
+    }
+
+    func attributeValue(_ a: Attribute) -> String {
+        let b = buf.base
+        if memchrOffset(b, a.valueStart, a.valueEnd, AMP) == nil {
+            return string(a.valueStart, a.valueEnd)
+        }
+        var out = RawBytes(capacity: a.valueEnd - a.valueStart)
+        defer { out.free() }
+        var i = a.valueStart
+        while i < a.valueEnd {
+            guard let amp = memchrOffset(b, i, a.valueEnd, AMP) else {
+                out.append(b + i, a.valueEnd - i)
+                break
+            }
+            out.append(b + i, amp - i)
+            i = (try? decodeEntity(amp, a.valueEnd, into: &out)) ?? a.valueEnd
+        }
+        return out.string
+    }
+
+    /// The attribute with this unprefixed name, if present.
+    func attribute(_ name: StaticString) -> Attribute? {
+        let n = name.utf8CodeUnitCount
+        for a in attrs where a.nameEnd - a.nameStart == n && memcmp(buf.base + a.nameStart, name.utf8Start, n) == 0 {
+            return a
+        }
+        return nil
+    }
+
+    @inline(__always) func isGPX(_ ns: NS) -> Bool {
+        ns == .gpx || (ns == .none && !rootHasNamespace)
+    }
+
+    /// Which kind an element is, given its parent.
+    func classify(parent: Frame, ns: NS, localStart: Int, localEnd: Int) throws(RouteKitError) -> (K, F) {
+        let b = buf.base
+        let n = localEnd - localStart
+        let s = b + localStart
+        @inline(__always) func eq(_ lit: StaticString) -> Bool {
+            n == lit.utf8CodeUnitCount && memcmp(s, lit.utf8Start, n) == 0
+        }
+        let gpx = isGPX(ns)
+        // A GPX structural element in the wrong place is an error, never silently skipped.
+        func misplaced() -> RouteKitError {
+            let parentName = String(
+                decoding: UnsafeBufferPointer(start: names.base + Int(parent.nameStart), count: Int(parent.nameCount)), as: UTF8.self)
+            return error(.invalidGPX, "<\(string(localStart, localEnd))> is not allowed inside <\(parentName)>")
+        }
+        func isStructural() -> Bool {
+            eq("gpx") || eq("metadata") || eq("wpt") || eq("rte") || eq("rtept") || eq("trk") || eq("trkseg") || eq("trkpt")
+        }
+        func pointLeaf() -> F? {
+            switch n {
+            case 3:
+                if eq("ele") { return .ele }
+                if eq("src") { return .src }
+                if eq("sym") { return .sym }
+                if eq("fix") { return .fix }
+                if eq("sat") { return .sat }
+                if eq("cmt") { return .cmt }
+                if eq("url") { return .url }
+            case 4:
+                if eq("time") { return .time }
+                if eq("name") { return .name }
+                if eq("desc") { return .desc }
+                if eq("type") { return .type }
+                if eq("hdop") { return .hdop }
+                if eq("vdop") { return .vdop }
+                if eq("pdop") { return .pdop }
+            case 5: if eq("speed") { return .speed }
+            case 6:
+                if eq("magvar") { return .magvar }
+                if eq("course") { return .course }
+                if eq("dgpsid") { return .dgpsid }
+            case 7: if eq("urlname") { return .urlname }
+            case 11: if eq("geoidheight") { return .geoidheight }
+            case 13: if eq("ageofdgpsdata") { return .ageofdgpsdata }
+            default: break
+            }
+            return nil
+        }
+        switch parent.kind {
+        case .trkseg:
+            if gpx {
+                if eq("trkpt") { return (.trkpt, .none) }
+                if eq("extensions") { return (.extensions, .none) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.capture, .none)
+        case .trkpt, .rtept, .wpt:
+            if gpx {
+                if let f = pointLeaf() { return (.leaf, f) }
+                if eq("extensions") { return (.extensions, .none) }
+                if eq("link") { return (.link, .none) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.capture, .none)
+        case .extensions:
+            if parent.owner == .trkpt || parent.owner == .rtept || parent.owner == .wpt {
+                switch ns {
+                case .tpx:
+                    if eq("TrackPointExtension") { return (.tpx, .none) }
+                case .power:
+                    if eq("PowerInWatts") { return (.leaf, .power) }
+                case .gpxdata:
+                    if eq("hr") { return (.leaf, .hr) }
+                    if eq("cadence") { return (.leaf, .cad) }
+                    if eq("temp") { return (.leaf, .atemp) }
+                case .routekit:
+                    if eq("hAcc") { return (.leaf, .hAcc) }
+                    if eq("vAcc") { return (.leaf, .vAcc) }
+                    if eq("speedAcc") { return (.leaf, .speedAcc) }
+                    if eq("courseAcc") { return (.leaf, .courseAcc) }
+                    if eq("speed") { return (.leaf, .speed) }
+                    if eq("course") { return (.leaf, .course) }
+                case .gpx, .none:
+                    // Apple Health and Strava write these unqualified, in the GPX namespace.
+                    if eq("speed") { return (.leaf, .speed) }
+                    if eq("course") { return (.leaf, .course) }
+                    if eq("hAcc") { return (.leaf, .hAcc) }
+                    if eq("vAcc") { return (.leaf, .vAcc) }
+                    if eq("power") { return (.leaf, .power) }
+                    if eq("hr") || eq("heartrate") { return (.leaf, .hr) }
+                    if eq("cad") || eq("cadence") { return (.leaf, .cad) }
+                default: break
+                }
+            }
+            return (.capture, .none)
+        case .tpx:
+            if ns == .tpx {
+                switch n {
+                case 2: if eq("hr") { return (.leaf, .hr) }
+                case 3: if eq("cad") { return (.leaf, .cad) }
+                case 5:
+                    if eq("atemp") { return (.leaf, .atemp) }
+                    if eq("wtemp") { return (.leaf, .wtemp) }
+                    if eq("depth") { return (.leaf, .depth) }
+                    if eq("speed") { return (.leaf, .speed) }
+                case 6: if eq("course") { return (.leaf, .course) }
+                default: break
+                }
+            }
+            return (.capture, .none)
+        case .trk, .rte:
+            if gpx {
+                if parent.kind == .trk && eq("trkseg") { return (.trkseg, .none) }
+                // OpenRouteService writes its waypoints inside <trk>: read them as waypoints.
+                if eq("wpt") { return (.wpt, .none) }
+                if parent.kind == .rte && eq("rtept") { return (.rtept, .none) }
+                if eq("name") { return (.leaf, .name) }
+                if eq("cmt") { return (.leaf, .cmt) }
+                if eq("desc") { return (.leaf, .desc) }
+                if eq("src") { return (.leaf, .src) }
+                if eq("number") { return (.leaf, .number) }
+                if eq("type") { return (.leaf, .type) }
+                if eq("url") { return (.leaf, .url) }
+                if eq("urlname") { return (.leaf, .urlname) }
+                if eq("link") { return (.link, .none) }
+                if eq("extensions") { return (.extensions, .none) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.capture, .none)
+        case .root, .metadata:
+            if gpx {
+                if parent.kind == .root {
+                    if eq("wpt") { return (.wpt, .none) }
+                    if eq("rte") { return (.rte, .none) }
+                    if eq("trk") { return (.trk, .none) }
+                    if eq("metadata") { return (.metadata, .none) }
+                }
+                if eq("name") { return (.leaf, .name) }
+                if eq("desc") { return (.leaf, .desc) }
+                if eq("author") { return (.person, .author) }
+                if eq("email") { return (.email, .email) }
+                if eq("url") { return (.leaf, .url) }
+                if eq("urlname") { return (.leaf, .urlname) }
+                if eq("time") { return (.leaf, .time) }
+                if eq("keywords") { return (.leaf, .keywords) }
+                if eq("bounds") { return (.bounds, .none) }
+                if eq("link") { return (.link, .none) }
+                if eq("copyright") { return (.copyright, .none) }
+                if eq("extensions") { return (.extensions, .none) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.capture, .none)
+        case .person:
+            if gpx {
+                if eq("name") { return (.leaf, .name) }
+                if eq("email") { return (.email, .email) }
+                if eq("link") { return (.link, .none) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.ignore, .none)
+        case .copyright:
+            if gpx {
+                if eq("year") { return (.leaf, .year) }
+                if eq("license") { return (.leaf, .license) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.ignore, .none)
+        case .link:
+            if gpx {
+                if eq("text") { return (.leaf, .linkText) }
+                if eq("type") { return (.leaf, .linkType) }
+                if isStructural() { throw misplaced() }
+            }
+            return (.ignore, .none)
+        default:
+            if gpx && isStructural() { throw misplaced() }
+            return (.ignore, .none)
+        }
+    }
+
+    /// The nearest element whose extension list receives a captured fragment.
+    func captureOwner() -> K {
+        for f in stack.reversed() {
+            switch f.kind {
+            case .trkpt, .rtept, .wpt, .trk, .rte, .trkseg, .metadata, .root: return f.kind
+            default: continue
+            }
+        }
+        return .root
+    }
+
+    mutating func startSemantics(kind: K, field: F, parent: K) throws(RouteKitError) {
+        switch kind {
+        case .leaf:
+            text.count = 0
+        case .trkpt, .rtept, .wpt:
+            if kind == .wpt && parent != .root {
+                warn("waypointInPath", "<wpt> elements inside a <trk> or <rte> were read as waypoints")
+            }
+            try beginPoint(kind)
+        case .trk, .rte:
+            flushMetadata()
+            path = GPXPathInfo()
+            pathStarted = false
+        case .trkseg:
+            if !pathStarted {
+                events.append(.trackStart(path))
+                pathStarted = true
+            }
+            segmentExtensions = []
+            events.append(.segmentStart)
+        case .metadata:
+            break
+        case .person:
+            person = GPXPerson()
+            text.count = 0
+        case .email:
+            text.count = 0
+            if let id = attribute("id"), let domain = attribute("domain") {
+                person.email = attributeValue(id) + "@" + attributeValue(domain)
+            }
+        case .link:
+            link = GPXLink(href: attribute("href").map(attributeValue) ?? "")
+        case .copyright:
+            meta.copyright = GPXCopyright(author: attribute("author").map(attributeValue) ?? "")
+        case .bounds:
+            func v(_ name: StaticString) throws(RouteKitError) -> Double {
+                guard let a = attribute(name) else {
+                    throw error(.invalidValue, "<bounds> lacks its \(name) attribute")
+                }
+                guard let d = parseDecimal(buf.base + a.valueStart, a.valueEnd - a.valueStart) else {
+                    throw error(.invalidValue, "the \(name) attribute of <bounds> is not a number", at: a.valueStart)
+                }
+                return d
+            }
+            meta.bounds = GPXBounds(minLatitude: try v("minlat"), minLongitude: try v("minlon"), maxLatitude: try v("maxlat"), maxLongitude: try v("maxlon"))
+        default:
+            break
+        }
+    }
+
+    mutating func flushMetadata() {
+        if !metaEmitted {
+            metaEmitted = true
+            if !meta.isEmpty { events.append(.metadata(meta)) }
+        }
+    }
+
+    mutating func beginPoint(_ kind: K) throws(RouteKitError) {
+        if kind == .wpt { flushMetadata() }
+        if kind == .rtept && !pathStarted {
+            events.append(.routeStart(path))
+            pathStarted = true
+        }
+        let element = kind == .trkpt ? "trkpt" : kind == .rtept ? "rtept" : "wpt"
+        guard let la = attribute("lat") else {
+            throw error(.invalidValue, "<\(element)> has no lat attribute")
+        }
+        guard let lo = attribute("lon") else {
+            throw error(.invalidValue, "<\(element)> has no lon attribute")
+        }
+        guard let lat = parseDecimal(buf.base + la.valueStart, la.valueEnd - la.valueStart) else {
+            throw error(.invalidValue, "the lat attribute of <\(element)> is not a number", at: la.valueStart, detail: "lat=\"\(string(la.valueStart, la.valueEnd))\"")
+        }
+        guard let lon = parseDecimal(buf.base + lo.valueStart, lo.valueEnd - lo.valueStart) else {
+            throw error(.invalidValue, "the lon attribute of <\(element)> is not a number", at: lo.valueStart, detail: "lon=\"\(string(lo.valueStart, lo.valueEnd))\"")
+        }
+        marker = 0
+        if kind == .trkpt && (lat == 100 || lat == 200) {
+            // OpenTracks' legacy pause (100) and resume (200) markers.
+            marker = lat == 100 ? 1 : 2
+        } else {
+            guard lat >= -90 && lat <= 90 else {
+                throw error(.invalidValue, "the latitude of <\(element)> is outside -90...90", at: la.valueStart, detail: "lat=\(lat)")
+            }
+            guard lon >= -180 && lon <= 180 else {
+                throw error(.invalidValue, "the longitude of <\(element)> is outside -180...180", at: lo.valueStart, detail: "lon=\(lon)")
+            }
+        }
+        location = Location(latitude: lat, longitude: lon)
+        values = GPXPointValues()
+        if hasExtras {
+            extras = GPXPointExtras()
+            hasExtras = false
+        }
+    }
+
+    // MARK: Capture of unknown elements
+
+    mutating func beginCapture(_ nameStart: Int, nameEnd: Int, colon: Int, tagStart: Int, tagEnd: Int) {
+        captureDepth = stack.count
+        capture.count = 0
+        captureUsed.removeAll(keepingCapacity: true)
+        captureUsesDefault = false
+        captureTag(nameStart, colon: colon, tagStart: tagStart, tagEnd: tagEnd)
+        captureInsert = nameEnd - tagStart
+    }
+
+    mutating func captureTag(_ nameStart: Int, colon: Int, tagStart: Int, tagEnd: Int) {
+        capture.append(buf.base + tagStart, tagEnd - tagStart)
+        func use(_ s: Int, _ e: Int) {
+            let prefix = Array(UnsafeBufferPointer(start: buf.base + s, count: e - s))
+            if !captureUsed.contains(prefix) { captureUsed.append(prefix) }
+        }
+        if colon >= 0 { use(nameStart, colon) } else { captureUsesDefault = true }
+        for a in attrs where a.colon >= 0 && !(a.colon - a.nameStart == 5 && memcmp(buf.base + a.nameStart, "xmlns", 5) == 0) {
+            use(a.nameStart, a.colon)
+        }
+    }
+
+    /// Closes the captured fragment: declares, on its root, every namespace it uses from outside.
+    mutating func endCapture(owner: K) {
+        var decls = ""
+        let rootBindings = bindings
+        func uri(_ bd: Binding) -> String {
+            String(decoding: UnsafeBufferPointer(start: nsArena.base + Int(bd.uriStart), count: Int(bd.uriCount)), as: UTF8.self)
+        }
+        for prefix in captureUsed {
+            if prefix == Array("xml".utf8) { continue }
+            if let bd = rootBindings.last(where: { bd in
+                Int(bd.prefixCount) == prefix.count
+                    && prefix.withUnsafeBufferPointer { p in p.baseAddress.map { memcmp(nsArena.base + Int(bd.prefixStart), $0, prefix.count) == 0 } ?? (prefix.count == 0) }
+            }) {
+                let p = String(decoding: prefix, as: UTF8.self)
+                decls += " xmlns:\(p)=\"\(escapeAttribute(uri(bd)))\""
+            }
+        }
+        if captureUsesDefault, let bd = rootBindings.last(where: { $0.prefixCount == 0 }) {
+            decls += " xmlns=\"\(escapeAttribute(uri(bd)))\""
+        }
+        if !decls.isEmpty { capture.insert(Array(decls.utf8), at: captureInsert) }
+        let fragment = capture.string
+        captureDepth = 0
+        switch owner {
+        case .trkpt, .rtept, .wpt:
+            extras.extensions.append(fragment)
+            hasExtras = true
+        case .trk, .rte:
+            path.extensions.append(fragment)
+        case .trkseg:
+            segmentExtensions.append(fragment)
+        case .metadata:
+            meta.extensions.append(fragment)
+        default:
+            rootExtensions.append(fragment)
+        }
+    }
+
+    // MARK: End of element
+
+    mutating func closeElement(tagEnd: Int) throws(RouteKitError) {
+        guard let frame = stack.popLast() else { return }
+        if frame.kind == .capture {
+            // An end tag is copied here; a self-closing tag was copied whole when it opened.
+            if buf.base[tokStart + 1] == SLASH { capture.append(buf.base + tokStart, tagEnd - tokStart) }
+            if stack.count + 1 == captureDepth { endCapture(owner: frame.owner) }
+        } else {
+            try endSemantics(frame)
+        }
+        names.count = Int(frame.nameStart)
+        if frame.bindingCount > 0 {
+            let keep = bindings.count - Int(frame.bindingCount)
+            nsArena.count = Int(bindings[keep].prefixStart)
+            bindings.removeLast(Int(frame.bindingCount))
+        }
+        if stack.isEmpty { rootClosed = true }
+    }
+
+    func textString() -> String {
+        String(decoding: UnsafeBufferPointer(start: text.base, count: text.count), as: UTF8.self)
+    }
+
+    func textIsBlank() -> Bool {
+        for i in 0..<text.count where !isXMLSpace(text.base[i]) { return false }
+        return true
+    }
+
+    func number(_ field: F) throws(RouteKitError) -> Double? {
+        if text.count == 0 || textIsBlank() { return nil }
+        guard let v = parseDecimal(text.base, text.count) else {
+            throw error(.invalidValue, "<\(field)> is not a number")
+        }
+        return v
+    }
+
+    mutating func endSemantics(_ frame: Frame) throws(RouteKitError) {
+        switch frame.kind {
+        case .leaf:
+            let parent = stack.last?.kind ?? .root
+            try setLeaf(frame.field, parent: parent)
+        case .trkpt:
+            if marker != 0 {
+                flushBatch(track: true)
+                events.append(marker == 1 ? .pause(location.timestamp) : .resume(location.timestamp))
+                warn("pauseMarkers", "OpenTracks' legacy lat=100/lat=200 points were read as pause and resume, not as locations")
+            } else {
+                batch.append(currentPoint())
+                if batch.count >= options.batchSize { flushBatch(track: true) }
+            }
+        case .rtept:
+            batch.append(currentPoint())
+            if batch.count >= options.batchSize { flushBatch(track: false) }
+        case .wpt:
+            events.append(.waypoint(currentPoint()))
+        case .trkseg:
+            flushBatch(track: true)
+            events.append(.segmentEnd(extensions: segmentExtensions))
+            segmentExtensions = []
+        case .trk:
+            if !pathStarted {
+                events.append(.trackStart(path))
+                pathStarted = true
+            }
+            events.append(.trackEnd(path))
+        case .rte:
+            if !pathStarted {
+                events.append(.routeStart(path))
+                pathStarted = true
+            }
+            flushBatch(track: false)
+            events.append(.routeEnd(path))
+        case .metadata:
+            metaEmitted = true
+            events.append(.metadata(meta))
+        case .root:
+            flushMetadata()
+            if !rootExtensions.isEmpty { events.append(.documentExtensions(rootExtensions)) }
+        case .person:
+            if person.name == nil && !textIsBlank() { person.name = textString() }
+            let parent = stack.last?.kind ?? .root
+            if parent == .metadata || parent == .root { meta.author = person }
+        case .email:
+            if person.email == nil && !textIsBlank() { person.email = textString() }
+            let parent = stack.last?.kind ?? .root
+            if parent == .metadata || parent == .root {
+                var author = meta.author ?? GPXPerson()
+                author.email = person.email
+                meta.author = author
+            }
+        case .link:
+            let parent = stack.last?.kind ?? .root
+            switch parent {
+            case .trkpt, .rtept, .wpt:
+                extras.links.append(link)
+                hasExtras = true
+            case .trk, .rte:
+                path.links.append(link)
+            case .person:
+                person.link = link
+            default:
+                meta.links.append(link)
+            }
+        default:
+            break
+        }
+    }
+
+    func currentPoint() -> GPXPoint {
+        var point = GPXPoint(location: location, values: values)
+        if hasExtras { point.extras = extras }
+        return point
+    }
+
+    mutating func flushBatch(track: Bool) {
+        guard !batch.isEmpty else { return }
+        events.append(track ? .trackPoints(batch) : .routePoints(batch))
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    mutating func setLeaf(_ field: F, parent: K) throws(RouteKitError) {
+        switch parent {
+        case .trkpt, .rtept, .wpt, .tpx, .extensions:
+            try setPointField(field)
+        case .trk, .rte:
+            switch field {
+            case .name: path.name = textString()
+            case .cmt: path.comment = textString()
+            case .desc: path.description = textString()
+            case .src: path.source = textString()
+            case .type: path.type = textString()
+            case .number:
+                guard textIsBlank() || parseInteger(text.base, text.count) != nil else {
+                    throw error(.invalidValue, "<number> is not an integer")
+                }
+                path.number = parseInteger(text.base, text.count)
+            case .url: path.links.append(GPXLink(href: textString()))
+            case .urlname:
+                if path.links.isEmpty { path.links.append(GPXLink(href: "")) }
+                path.links[path.links.count - 1].text = textString()
+            default: break
+            }
+        case .root, .metadata:
+            switch field {
+            case .name: meta.name = textString()
+            case .desc: meta.description = textString()
+            case .time:
+                meta.time = try timestamp()
+            case .keywords: meta.keywords = textString()
+            case .url: meta.links.append(GPXLink(href: textString()))
+            case .urlname:
+                if meta.links.isEmpty { meta.links.append(GPXLink(href: "")) }
+                meta.links[meta.links.count - 1].text = textString()
+            default: break
+            }
+        case .person:
+            if field == .name { person.name = textString() }
+        case .copyright:
+            let value = textString()
+            if field == .year { meta.copyright?.year = value }
+            if field == .license { meta.copyright?.license = value }
+        case .link:
+            if field == .linkText { link.text = textString() }
+            if field == .linkType { link.type = textString() }
+        default:
+            break
+        }
+    }
+
+    func timestamp() throws(RouteKitError) -> Timestamp? {
+        if text.count == 0 || textIsBlank() { return nil }
+        guard let t = parseTimestamp(text.base, text.count) else {
+            throw error(.invalidValue, "<time> '\(textString().prefix(40))' is not an ISO 8601 time")
+        }
+        return t
+    }
+
+    mutating func setPointField(_ field: F) throws(RouteKitError) {
+        switch field {
+        case .ele: location.altitude = try number(field)
+        case .time: location.timestamp = try timestamp()
+        case .hr: values.storage.0 = try number(field) ?? .nan
+        case .cad: values.storage.1 = try number(field) ?? .nan
+        case .atemp: values.storage.2 = try number(field) ?? .nan
+        case .wtemp: values.storage.3 = try number(field) ?? .nan
+        case .depth: values.storage.4 = try number(field) ?? .nan
+        case .power: values.storage.5 = try number(field) ?? .nan
+        case .speed: location.speed = try number(field)
+        case .course: location.course = try number(field)
+        case .hAcc: location.horizontalAccuracy = try number(field)
+        case .vAcc: location.verticalAccuracy = try number(field)
+        case .speedAcc: location.speedAccuracy = try number(field)
+        case .courseAcc: location.courseAccuracy = try number(field)
+        default:
+            hasExtras = true
+            switch field {
+            case .name: extras.name = textString()
+            case .cmt: extras.comment = textString()
+            case .desc: extras.description = textString()
+            case .src: extras.source = textString()
+            case .sym: extras.symbol = textString()
+            case .type: extras.type = textString()
+            case .fix: extras.fix = textString()
+            case .sat: extras.satellites = try integer(field)
+            case .dgpsid: extras.dgpsID = try integer(field)
+            case .hdop: extras.hdop = try number(field)
+            case .vdop: extras.vdop = try number(field)
+            case .pdop: extras.pdop = try number(field)
+            case .magvar: extras.magneticVariation = try number(field)
+            case .geoidheight: extras.geoidHeight = try number(field)
+            case .ageofdgpsdata: extras.ageOfDGPSData = try number(field)
+            case .url: extras.links.append(GPXLink(href: textString()))
+            case .urlname:
+                if extras.links.isEmpty { extras.links.append(GPXLink(href: "")) }
+                extras.links[extras.links.count - 1].text = textString()
+            default: break
+            }
+        }
+    }
+
+    func integer(_ field: F) throws(RouteKitError) -> Int? {
+        if textIsBlank() { return nil }
+        guard let v = parseInteger(text.base, text.count) else {
+            throw error(.invalidValue, "<\(field)> is not an integer")
+        }
+        return v
+    }
+}
+
+func escapeAttribute(_ s: String) -> String {
+    var out = ""
+    for c in s {
+        switch c {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case "\"": out += "&quot;"
+        default: out.append(c)
+        }
+    }
+    return out
+}

@@ -1,0 +1,259 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+private import CZlib
+public import RouteKit
+
+/// A streaming GPX reader: call ``next()`` until it returns `nil`.
+///
+/// Memory stays bounded by the chunk size, one batch of points and the largest single XML token, whatever
+/// the file size. gzip-compressed input (`.gpx` or `.gpx.gz`) is detected by its magic bytes and
+/// decompressed on the fly (with a `gzip` warning).
+///
+/// ```swift
+/// let reader = try GPXReader(path: "ride.gpx")
+/// while let event = try reader.next() {
+///     if case .trackPoints(let batch) = event { /* feed a route builder */ }
+/// }
+/// ```
+///
+/// A reader is used by one task at a time (it is not `Sendable`). Errors name the file, line and column.
+public final class GPXReader {
+    private var core: GPXParserCore
+    private var input: Input
+    private var eventIndex = 0
+    private var finished = false
+    private var inflater: Inflater?
+    private var sniffed = false
+    private var scratch: UnsafeMutablePointer<UInt8>
+    private let chunkSize: Int
+
+    private enum Input {
+        case file(Int32)
+        case bytes([UInt8], offset: Int)
+    }
+
+    /// The name used in errors (the path as given).
+    public let fileName: String
+
+    /// Opens a GPX file.
+    /// - Throws: ``RouteKitError/Code/io`` if it cannot be opened.
+    public init(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            throw RouteKitError(.io, "cannot open the file: \(String(cString: strerror(errno)))", file: path)
+        }
+        var st = stat()
+        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw RouteKitError(.io, "is a directory, not a GPX file", file: path)
+        }
+        self.fileName = path
+        self.input = .file(fd)
+        self.chunkSize = max(options.chunkSize, 1)
+        self.core = GPXParserCore(options: options, fileName: path)
+        self.scratch = .allocate(capacity: self.chunkSize)
+    }
+
+    /// Reads GPX from memory, handing the parser `chunkSize` bytes at a time (tests use 1 and 7).
+    public init(bytes: [UInt8], name: String = "<memory>", chunkSize: Int? = nil, options: GPXReadOptions = GPXReadOptions()) {
+        var options = options
+        if let chunkSize { options.chunkSize = max(chunkSize, 1) }
+        self.fileName = name
+        self.input = .bytes(bytes, offset: 0)
+        self.chunkSize = options.chunkSize
+        self.core = GPXParserCore(options: options, fileName: name)
+        self.scratch = .allocate(capacity: self.chunkSize)
+    }
+
+    deinit {
+        core.free()
+        scratch.deallocate()
+        if case .file(let fd) = input { close(fd) }
+        inflater?.end()
+    }
+
+    /// The next event, or `nil` at the end of the document.
+    /// - Throws: a ``RouteKitError`` naming file, line and column; after an error the reader is spent.
+    public func next() throws(RouteKitError) -> GPXEvent? {
+        while true {
+            if eventIndex < core.events.count {
+                let event = core.events[eventIndex]
+                eventIndex += 1
+                return event
+            }
+            if eventIndex > 0 {
+                core.events.removeAll(keepingCapacity: true)
+                eventIndex = 0
+            }
+            if finished { return nil }
+            do {
+                try step()
+            } catch {
+                finished = true
+                core.events.removeAll()
+                throw error
+            }
+        }
+    }
+
+    /// Reads one chunk (or finishes) and parses it.
+    private func step() throws(RouteKitError) {
+        if !sniffed {
+            try sniff()
+            return
+        }
+        if let inflater {
+            let n = try readRaw(into: scratch, capacity: chunkSize)
+            if n == 0 {
+                guard inflater.ended else {
+                    throw RouteKitError(.compression, "the gzip data ends early (truncated file)", file: fileName)
+                }
+                try core.parse(final: true)
+                finished = true
+                return
+            }
+            try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) { (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+                core.append(p, count)
+                try core.parse(final: false)
+                try core.checkTokenLimit()
+            }
+            return
+        }
+        // Plain input: read straight into the parser's buffer unless bytes must be transcoded.
+        let n: Int
+        if core.latin1 {
+            n = try readRaw(into: scratch, capacity: chunkSize)
+            if n > 0 { core.append(scratch, n) }
+        } else {
+            core.compact()
+            core.buf.reserve(chunkSize)
+            n = try readRaw(into: core.buf.base + core.buf.count, capacity: chunkSize)
+            core.buf.count += n
+        }
+        if n == 0 {
+            try core.parse(final: true)
+            finished = true
+        } else {
+            try core.parse(final: false)
+            try core.checkTokenLimit()
+        }
+    }
+
+    /// Looks at the first bytes: gzip or not.
+    private func sniff() throws(RouteKitError) {
+        sniffed = true
+        var n = 0
+        // Gather at least two bytes (1-byte chunks in tests).
+        while n < 2 {
+            let k = try readRaw(into: scratch + n, capacity: chunkSize - n >= 1 ? chunkSize - n : 1)
+            if k == 0 { break }
+            n += k
+            if chunkSize < 2 && n < 2 { continue }
+        }
+        if n >= 2 && scratch[0] == 0x1F && scratch[1] == 0x8B {
+            inflater = try Inflater(fileName: fileName)
+            core.events.append(.warning(GPXWarning(kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading")))
+            try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) { (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+                core.append(p, count)
+                try core.parse(final: false)
+            }
+        } else if n == 0 {
+            try core.parse(final: true)
+            finished = true
+        } else {
+            core.append(scratch, n)
+            try core.parse(final: false)
+        }
+    }
+
+    private func readRaw(into p: UnsafeMutablePointer<UInt8>, capacity: Int) throws(RouteKitError) -> Int {
+        switch input {
+        case .file(let fd):
+            while true {
+                let n = read(fd, p, capacity)
+                if n >= 0 { return n }
+                if errno == EINTR { continue }
+                throw RouteKitError(.io, "read failed: \(String(cString: strerror(errno)))", file: fileName)
+            }
+        case .bytes(let bytes, let offset):
+            let n = min(capacity, chunkSize, bytes.count - offset)
+            if n <= 0 { return 0 }
+            bytes.withUnsafeBufferPointer { b in
+                if let base = b.baseAddress { p.update(from: base + offset, count: n) }
+            }
+            input = .bytes(bytes, offset: offset + n)
+            return n
+        }
+    }
+}
+
+@available(*, unavailable)
+extension GPXReader: Sendable {}
+
+/// gzip decompression over zlib, streaming.
+final class Inflater {
+    private var stream = z_stream()
+    private let out: UnsafeMutablePointer<UInt8>
+    private let outSize = 256 * 1024
+    private let fileName: String
+    private(set) var ended = false
+    private var active = true
+
+    init(fileName: String) throws(RouteKitError) {
+        self.fileName = fileName
+        self.out = .allocate(capacity: outSize)
+        // 16 + 15: gzip wrapper, 32 KiB window.
+        let rc = inflateInit2_(&stream, 31, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        guard rc == Z_OK else {
+            out.deallocate()
+            active = false
+            throw RouteKitError(.compression, "zlib could not start (code \(rc))", file: fileName)
+        }
+    }
+
+    func end() {
+        if active {
+            inflateEnd(&stream)
+            out.deallocate()
+            active = false
+        }
+    }
+
+    deinit { end() }
+
+    func inflate(
+        _ input: UnsafeRawBufferPointer,
+        _ sink: (UnsafePointer<UInt8>, Int) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        guard let base = input.baseAddress, input.count > 0 else { return }
+        stream.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        stream.avail_in = UInt32(input.count)
+        while stream.avail_in > 0 {
+            if ended {
+                // Another gzip member follows (concatenated .gz files are valid).
+                guard inflateReset(&stream) == Z_OK else {
+                    throw RouteKitError(.compression, "zlib could not continue with the next gzip member", file: fileName)
+                }
+                ended = false
+            }
+            stream.next_out = out
+            stream.avail_out = UInt32(outSize)
+            let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
+            let produced = outSize - Int(stream.avail_out)
+            if produced > 0 { try sink(out, produced) }
+            if rc == Z_STREAM_END {
+                ended = true
+            } else if rc != Z_OK && rc != Z_BUF_ERROR {
+                let reason = stream.msg.map { String(cString: $0) } ?? "code \(rc)"
+                throw RouteKitError(.compression, "the gzip data is corrupt: \(reason)", file: fileName)
+            } else if rc == Z_BUF_ERROR && produced == 0 {
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A growable byte buffer on manually managed memory: no uniqueness checks, no bounds checks in the
+/// hot path. Owned by exactly one parser or writer; `free()` must be called once.
+struct RawBytes {
+    var base: UnsafeMutablePointer<UInt8>
+    var count: Int = 0
+    var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        self.base = .allocate(capacity: self.capacity)
+    }
+
+    func free() { base.deallocate() }
+
+    @inline(__always) mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(count + extra) }
+    }
+
+    mutating func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always) mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        reserve(n)
+        (base + count).update(from: p, count: n)
+        count += n
+    }
+
+    mutating func append(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            if let b = u.baseAddress { append(b, u.count) }
+        }
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { u in
+            if let b = u.baseAddress { append(b, u.count) }
+        }
+    }
+
+    /// Inserts bytes at `offset`, moving the rest up.
+    mutating func insert(_ bytes: [UInt8], at offset: Int) {
+        reserve(bytes.count)
+        (base + offset + bytes.count).update(from: base + offset, count: count - offset)
+        bytes.withUnsafeBufferPointer { u in
+            if let b = u.baseAddress { (base + offset).update(from: b, count: u.count) }
+        }
+        count += bytes.count
+    }
+
+    /// Drops the first `n` bytes.
+    mutating func removeFirst(_ n: Int) {
+        if n == 0 { return }
+        if n < count { base.update(from: base + n, count: count - n) }
+        count -= n
+    }
+
+    var string: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+
+    func equals(_ offset: Int, _ n: Int, _ p: UnsafePointer<UInt8>, _ m: Int) -> Bool {
+        n == m && memcmp(base + offset, p, n) == 0
+    }
+}
+
+@inline(__always) func memchrOffset(_ base: UnsafePointer<UInt8>, _ from: Int, _ to: Int, _ byte: UInt8) -> Int? {
+    guard from < to, let r = memchr(base + from, Int32(byte), to - from) else { return nil }
+    return UnsafePointer<UInt8>(r.assumingMemoryBound(to: UInt8.self)) - base
+}
+
+/// The offset of `pattern` in `base[from..<to]`, if it occurs.
+func find(_ base: UnsafePointer<UInt8>, _ from: Int, _ to: Int, _ pattern: StaticString) -> Int? {
+    let p = pattern.utf8Start
+    let n = pattern.utf8CodeUnitCount
+    var i = from
+    while i + n <= to {
+        guard let j = memchrOffset(base, i, to - n + 1, p[0]) else { return nil }
+        if memcmp(base + j, p, n) == 0 { return j }
+        i = j + 1
+    }
+    return nil
+}
