@@ -182,12 +182,11 @@ public struct GPXSummary: Sendable, Hashable {
                         if let prev = previous, t.instant < prev { s.timeReversals += 1 }
                         previous = t.instant
                     }
-                    if !p.values.isEmpty {
-                        if p.values[.heartRate] != nil { s.pointsWithHeartRate += 1 }
-                        if p.values[.cadence] != nil { s.pointsWithCadence += 1 }
-                        if p.values[.power] != nil { s.pointsWithPower += 1 }
-                        if p.values[.temperature] != nil { s.pointsWithTemperature += 1 }
-                    }
+                    let v = p.values.storage
+                    if !v.0.isNaN { s.pointsWithHeartRate += 1 }
+                    if !v.1.isNaN { s.pointsWithCadence += 1 }
+                    if !v.2.isNaN { s.pointsWithTemperature += 1 }
+                    if !v.5.isNaN { s.pointsWithPower += 1 }
                 }
             case .pause: s.pauses += 1
             case .warning(let w): s.warnings.append(w)

@@ -84,6 +84,37 @@ struct Frame {
     var bindingCount: Int32
     /// For `.extensions`, `.capture`, `.ignore`: the owner whose extension list receives captures.
     var owner: K
+
+    /// Whether text inside this element is kept (values, captured fragments).
+    var collectsText: Bool {
+        kind == .leaf || kind == .capture || kind == .person || kind == .email
+    }
+}
+
+/// The attributes of the current tag, on manually managed memory (reused for every tag).
+struct AttributeList: RandomAccessCollection {
+    var base: UnsafeMutablePointer<Attribute>
+    var count = 0
+    var capacity = 16
+
+    init() { base = .allocate(capacity: 16) }
+    func free() { base.deallocate() }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+    subscript(i: Int) -> Attribute { base[i] }
+
+    @inline(__always) mutating func append(_ a: Attribute) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<Attribute>.allocate(capacity: capacity * 2)
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        (base + count).initialize(to: a)
+        count += 1
+    }
 }
 
 struct Binding {
@@ -144,7 +175,7 @@ struct GPXParserCore {
     var names: RawBytes
     var bindings: [Binding] = []
     var nsArena: RawBytes
-    var attrs: [Attribute] = []
+    var attrs = AttributeList()
     var rootSeen = false
     var rootClosed = false
     var rootHasNamespace = true
@@ -176,6 +207,7 @@ struct GPXParserCore {
     var captureInsert = 0
     var captureUsed: [[UInt8]] = []
     var captureUsesDefault = false
+    var captureBindingMark = 0  // bindings in scope outside the captured fragment
 
     init(options: GPXReadOptions, fileName: String?) {
         self.options = options
@@ -186,11 +218,11 @@ struct GPXParserCore {
         self.text = RawBytes(capacity: 256)
         self.capture = RawBytes(capacity: 256)
         stack.reserveCapacity(32)
-        attrs.reserveCapacity(16)
         batch.reserveCapacity(options.batchSize)
     }
 
-    func free() {
+    mutating func free() {
+        attrs.free()
         buf.free()
         names.free()
         nsArena.free()
@@ -259,7 +291,7 @@ struct GPXParserCore {
     }
 
     /// Checks the token-size limit after a parse stopped on an incomplete token.
-    func checkTokenLimit() throws(RouteKitError) {
+    mutating func checkTokenLimit() throws(RouteKitError) {
         if buf.count - pos > options.maxTokenSize {
             throw error(.malformedXML, "a single XML token is larger than \(options.maxTokenSize) bytes")
         }
@@ -297,7 +329,25 @@ struct GPXParserCore {
                     }
                 }
             } else {
-                if let lt = memchrOffset(b, p, end, LT) {
+                // Fast path: whitespace between tags, counted as it is skipped.
+                var q = p
+                var newlines = 0
+                var lastNL = -1
+                while q < end {
+                    let c = b[q]
+                    if c == NL {
+                        newlines += 1
+                        lastNL = q
+                    } else if c != 0x20 && c != 0x09 && c != 0x0D {
+                        break
+                    }
+                    q += 1
+                }
+                if q < end && b[q] == LT && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
+                    line += newlines
+                    if lastNL >= 0 { lineStart = base + lastNL + 1 }
+                    next = q
+                } else if let lt = memchrOffset(b, q, end, LT) {
                     try textToken(p, lt)
                     next = lt
                 } else if final {
@@ -629,23 +679,17 @@ struct GPXParserCore {
         (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == UInt8(ascii: "_") || c == COLON || c >= 0x80
     }
 
-    /// Checks a qualified name: a valid first byte, at most one colon, not first or last. Returns the colon offset or -1.
-    func checkQName(_ s: Int, _ e: Int) throws(RouteKitError) -> Int {
+    /// Checks a qualified name whose colons were counted while scanning it: a valid first byte, at most one
+    /// colon, not first or last. Returns the colon's offset or -1.
+    @inline(__always)
+    mutating func checkQName(_ s: Int, _ e: Int, colon: Int, colons: Int) throws(RouteKitError) -> Int {
         let b = buf.base
-        guard s < e, GPXParserCore.isNameStart(b[s]), b[s] != COLON else {
+        guard GPXParserCore.isNameStart(b[s]), b[s] != COLON else {
             throw error(.malformedXML, "invalid name: a name must start with a letter or '_'", at: s)
         }
-        var colon = -1
-        var i = s
-        while let c = memchrOffset(b, i, e, COLON) {
-            if colon >= 0 || c == e - 1 || c == s {
-                throw error(.malformedXML, "invalid qualified name '\(string(s, e))' (namespaces allow one ':' between prefix and local name)", at: s)
-            }
-            colon = c
-            i = c + 1
-        }
-        if colon >= 0 && !GPXParserCore.isNameStart(b[colon + 1]) {
-            throw error(.malformedXML, "invalid local name in '\(string(s, e))'", at: s)
+        if colons == 0 { return -1 }
+        guard colons == 1, colon < e - 1, GPXParserCore.isNameStart(b[colon + 1]), b[colon + 1] != COLON else {
+            throw error(.malformedXML, "invalid qualified name '\(string(s, e))' (namespaces allow one ':' between prefix and local name)", at: s)
         }
         return colon
     }
@@ -658,13 +702,23 @@ struct GPXParserCore {
         let b = buf.base
         var q = p + 1
         let nameStart = q
-        while q < end && GPXParserCore.isNameByte(b[q]) { q += 1 }
+        var nameColon = -1
+        var nameColons = 0
+        while q < end {
+            let c = b[q]
+            if !GPXParserCore.isNameByte(c) { break }
+            if c == COLON {
+                nameColon = q
+                nameColons += 1
+            }
+            q += 1
+        }
         if q >= end { return nil }
         let nameEnd = q
         if nameEnd == nameStart {
             throw error(.malformedXML, "'<' is not followed by an element name")
         }
-        attrs.removeAll(keepingCapacity: true)
+        attrs.count = 0
         var selfClosing = false
         while true {
             var sawSpace = false
@@ -693,7 +747,17 @@ struct GPXParserCore {
                 throw error(.malformedXML, "expected whitespace, '>' or '/>' in the tag of <\(string(nameStart, nameEnd))>", at: q)
             }
             let an = q
-            while q < end && GPXParserCore.isNameByte(b[q]) { q += 1 }
+            var attrColon = -1
+            var attrColons = 0
+            while q < end {
+                let c = b[q]
+                if !GPXParserCore.isNameByte(c) { break }
+                if c == COLON {
+                    attrColon = q
+                    attrColons += 1
+                }
+                q += 1
+            }
             if q >= end { return nil }
             let ae = q
             if ae == an { throw error(.malformedXML, "unexpected character in the tag of <\(string(nameStart, nameEnd))>", at: q) }
@@ -724,17 +788,25 @@ struct GPXParserCore {
                 throw error(.malformedXML, "'<' is not allowed in the value of attribute '\(string(an, ae))'", at: q)
             }
             countLines(q + 1, close)
-            let colon = try checkQName(an, ae)
+            let colon = try checkQName(an, ae, colon: attrColon, colons: attrColons)
             attrs.append(Attribute(nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close))
             q = close + 1
         }
-        try openElement(nameStart, nameEnd, tagEnd: q)
+        try openElement(nameStart, nameEnd, colon: try checkQName(nameStart, nameEnd, colon: nameColon, colons: nameColons), tagEnd: q)
         if selfClosing { try closeElement(tagEnd: q) }
         return q
     }
 
     mutating func endTag(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
         let b = buf.base
+        // Fast path: the expected name followed directly by '>'.
+        if let top = stack.last {
+            let n = Int(top.nameCount)
+            if p + 2 + n < end && b[p + 2 + n] == GT && memcmp(b + p + 2, names.base + Int(top.nameStart), n) == 0 {
+                try closeElement(tagEnd: p + 3 + n)
+                return p + 3 + n
+            }
+        }
         guard let gt = memchrOffset(b, p + 2, end, GT) else { return nil }
         var ne = p + 2
         while ne < gt && GPXParserCore.isNameByte(b[ne]) { ne += 1 }
@@ -756,7 +828,7 @@ struct GPXParserCore {
 
     // MARK: Namespaces
 
-    func lookup(_ prefixStart: Int, _ prefixCount: Int) -> Int? {
+    mutating func lookup(_ prefixStart: Int, _ prefixCount: Int) -> Int? {
         var i = bindings.count - 1
         while i >= 0 {
             let bd = bindings[i]
@@ -770,7 +842,7 @@ struct GPXParserCore {
         return nil
     }
 
-    @inline(__always) func isXMLPrefix(_ s: Int, _ n: Int) -> Bool {
+    @inline(__always) mutating func isXMLPrefix(_ s: Int, _ n: Int) -> Bool {
         n == 3 && buf.base[s] == UInt8(ascii: "x") && buf.base[s + 1] == UInt8(ascii: "m") && buf.base[s + 2] == UInt8(ascii: "l")
     }
 
@@ -824,7 +896,7 @@ struct GPXParserCore {
     }
 
     /// Resolves a prefix to its namespace, or throws for an undeclared prefix.
-    func resolve(_ s: Int, _ colon: Int, isAttribute: Bool) throws(RouteKitError) -> NS {
+    mutating func resolve(_ s: Int, _ colon: Int, isAttribute: Bool) throws(RouteKitError) -> NS {
         if colon < 0 {
             if isAttribute { return .none }
             guard let i = lookup(s, 0) else { return .none }
@@ -841,8 +913,7 @@ struct GPXParserCore {
 
     // MARK: Elements
 
-    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, tagEnd: Int) throws(RouteKitError) {
-        let colon = try checkQName(nameStart, nameEnd)
+    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, colon: Int, tagEnd: Int) throws(RouteKitError) {
         var declared: Int32 = 0
         if !attrs.isEmpty {
             declared = try declareNamespaces()
@@ -942,7 +1013,7 @@ struct GPXParserCore {
         }
     }
 
-    func attributeValue(_ a: Attribute) -> String {
+    mutating func attributeValue(_ a: Attribute) -> String {
         let b = buf.base
         if memchrOffset(b, a.valueStart, a.valueEnd, AMP) == nil {
             return string(a.valueStart, a.valueEnd)
@@ -962,7 +1033,7 @@ struct GPXParserCore {
     }
 
     /// The attribute with this unprefixed name, if present.
-    func attribute(_ name: StaticString) -> Attribute? {
+    mutating func attribute(_ name: StaticString) -> Attribute? {
         let n = name.utf8CodeUnitCount
         for a in attrs where a.nameEnd - a.nameStart == n && memcmp(buf.base + a.nameStart, name.utf8Start, n) == 0 {
             return a
@@ -970,12 +1041,12 @@ struct GPXParserCore {
         return nil
     }
 
-    @inline(__always) func isGPX(_ ns: NS) -> Bool {
+    @inline(__always) mutating func isGPX(_ ns: NS) -> Bool {
         ns == .gpx || (ns == .none && !rootHasNamespace)
     }
 
     /// Which kind an element is, given its parent.
-    func classify(parent: Frame, ns: NS, localStart: Int, localEnd: Int) throws(RouteKitError) -> (K, F) {
+    mutating func classify(parent: Frame, ns: NS, localStart: Int, localEnd: Int) throws(RouteKitError) -> (K, F) {
         let b = buf.base
         let n = localEnd - localStart
         let s = b + localStart
@@ -1043,6 +1114,8 @@ struct GPXParserCore {
                 switch ns {
                 case .tpx:
                     if eq("TrackPointExtension") { return (.tpx, .none) }
+                    // Some Apple Watch exporters nest power in the TrackPointExtension namespace.
+                    if eq("PowerExtension") { return (.tpx, .none) }
                 case .power:
                     if eq("PowerInWatts") { return (.leaf, .power) }
                 case .gpxdata:
@@ -1080,6 +1153,7 @@ struct GPXParserCore {
                     if eq("depth") { return (.leaf, .depth) }
                     if eq("speed") { return (.leaf, .speed) }
                 case 6: if eq("course") { return (.leaf, .course) }
+                case 12: if eq("PowerInWatts") { return (.leaf, .power) }
                 default: break
                 }
             }
@@ -1155,7 +1229,7 @@ struct GPXParserCore {
     }
 
     /// The nearest element whose extension list receives a captured fragment.
-    func captureOwner() -> K {
+    mutating func captureOwner() -> K {
         for f in stack.reversed() {
             switch f.kind {
             case .trkpt, .rtept, .wpt, .trk, .rte, .trkseg, .metadata, .root: return f.kind
@@ -1196,9 +1270,13 @@ struct GPXParserCore {
                 person.email = attributeValue(id) + "@" + attributeValue(domain)
             }
         case .link:
-            link = GPXLink(href: attribute("href").map(attributeValue) ?? "")
+            var href = ""
+            if let a = attribute("href") { href = attributeValue(a) }
+            link = GPXLink(href: href)
         case .copyright:
-            meta.copyright = GPXCopyright(author: attribute("author").map(attributeValue) ?? "")
+            var author = ""
+            if let a = attribute("author") { author = attributeValue(a) }
+            meta.copyright = GPXCopyright(author: author)
         case .bounds:
             func v(_ name: StaticString) throws(RouteKitError) -> Double {
                 guard let a = attribute(name) else {
@@ -1265,6 +1343,7 @@ struct GPXParserCore {
 
     mutating func beginCapture(_ nameStart: Int, nameEnd: Int, colon: Int, tagStart: Int, tagEnd: Int) {
         captureDepth = stack.count
+        captureBindingMark = bindings.count - Int(stack[stack.count - 1].bindingCount)
         capture.count = 0
         captureUsed.removeAll(keepingCapacity: true)
         captureUsesDefault = false
@@ -1287,12 +1366,22 @@ struct GPXParserCore {
     /// Closes the captured fragment: declares, on its root, every namespace it uses from outside.
     mutating func endCapture(owner: K) {
         var decls = ""
-        let rootBindings = bindings
+        // Only namespaces declared outside the fragment need declaring on its root.
+        let rootBindings = Array(bindings[0..<captureBindingMark])
+        let own = Array(bindings[captureBindingMark...])
+        func declaredOnRoot(_ prefix: [UInt8]) -> Bool {
+            own.contains { bd in
+                Int(bd.prefixCount) == prefix.count
+                    && prefix.withUnsafeBufferPointer { p in
+                        p.baseAddress.map { memcmp(nsArena.base + Int(bd.prefixStart), $0, prefix.count) == 0 } ?? true
+                    }
+            }
+        }
         func uri(_ bd: Binding) -> String {
             String(decoding: UnsafeBufferPointer(start: nsArena.base + Int(bd.uriStart), count: Int(bd.uriCount)), as: UTF8.self)
         }
         for prefix in captureUsed {
-            if prefix == Array("xml".utf8) { continue }
+            if prefix == Array("xml".utf8) || declaredOnRoot(prefix) { continue }
             if let bd = rootBindings.last(where: { bd in
                 Int(bd.prefixCount) == prefix.count
                     && prefix.withUnsafeBufferPointer { p in p.baseAddress.map { memcmp(nsArena.base + Int(bd.prefixStart), $0, prefix.count) == 0 } ?? (prefix.count == 0) }
@@ -1301,7 +1390,7 @@ struct GPXParserCore {
                 decls += " xmlns:\(p)=\"\(escapeAttribute(uri(bd)))\""
             }
         }
-        if captureUsesDefault, let bd = rootBindings.last(where: { $0.prefixCount == 0 }) {
+        if captureUsesDefault, !declaredOnRoot([]), let bd = rootBindings.last(where: { $0.prefixCount == 0 }) {
             decls += " xmlns=\"\(escapeAttribute(uri(bd)))\""
         }
         if !decls.isEmpty { capture.insert(Array(decls.utf8), at: captureInsert) }
@@ -1342,16 +1431,16 @@ struct GPXParserCore {
         if stack.isEmpty { rootClosed = true }
     }
 
-    func textString() -> String {
+    mutating func textString() -> String {
         String(decoding: UnsafeBufferPointer(start: text.base, count: text.count), as: UTF8.self)
     }
 
-    func textIsBlank() -> Bool {
+    mutating func textIsBlank() -> Bool {
         for i in 0..<text.count where !isXMLSpace(text.base[i]) { return false }
         return true
     }
 
-    func number(_ field: F) throws(RouteKitError) -> Double? {
+    mutating func number(_ field: F) throws(RouteKitError) -> Double? {
         if text.count == 0 || textIsBlank() { return nil }
         guard let v = parseDecimal(text.base, text.count) else {
             throw error(.invalidValue, "<\(field)> is not a number")
@@ -1431,7 +1520,7 @@ struct GPXParserCore {
         }
     }
 
-    func currentPoint() -> GPXPoint {
+    mutating func currentPoint() -> GPXPoint {
         var point = GPXPoint(location: location, values: values)
         if hasExtras { point.extras = extras }
         return point
@@ -1492,7 +1581,7 @@ struct GPXParserCore {
         }
     }
 
-    func timestamp() throws(RouteKitError) -> Timestamp? {
+    mutating func timestamp() throws(RouteKitError) -> Timestamp? {
         if text.count == 0 || textIsBlank() { return nil }
         guard let t = parseTimestamp(text.base, text.count) else {
             throw error(.invalidValue, "<time> '\(textString().prefix(40))' is not an ISO 8601 time")
@@ -1543,7 +1632,7 @@ struct GPXParserCore {
         }
     }
 
-    func integer(_ field: F) throws(RouteKitError) -> Int? {
+    mutating func integer(_ field: F) throws(RouteKitError) -> Int? {
         if textIsBlank() { return nil }
         guard let v = parseInteger(text.base, text.count) else {
             throw error(.invalidValue, "<\(field)> is not an integer")

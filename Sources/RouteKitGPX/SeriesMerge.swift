@@ -1,0 +1,61 @@
+public import RouteKit
+
+/// Puts quantity series back onto the points they were measured at, by timestamp.
+///
+/// The importer stores heart rate, cadence, temperature and power as series related to the workout; the
+/// GPX export writes them back into each `<trkpt>` whose time equals a sample's time (same instant). Points
+/// are usually in time order, so matching walks each series with a cursor (O(n)); a point whose time went
+/// backwards falls back to a binary search.
+public struct SeriesMerger {
+    private var series: [(type: QuantityType, instants: [Instant], values: [Double], cursor: Int)]
+
+    /// Creates a merger over series whose samples are in time order.
+    public init(_ series: [QuantitySeries]) {
+        self.series = series.map { s in
+            (s.type, s.samples.map(\.timestamp.instant), s.samples.map(\.value), 0)
+        }
+    }
+
+    /// Sets each point's value for every series that has a sample at the point's time.
+    public mutating func apply(to points: inout [GPXPoint]) {
+        for i in points.indices {
+            guard let t = points[i].location.timestamp?.instant else { continue }
+            for k in series.indices {
+                let instants = series[k].instants
+                var c = series[k].cursor
+                while c < instants.count && instants[c] < t { c += 1 }
+                if c < instants.count && instants[c] == t {
+                    points[i].values[series[k].type] = series[k].values[c]
+                    series[k].cursor = c
+                } else if c == instants.count || (c > 0 && instants[c] > t && c == series[k].cursor) {
+                    // Time went backwards (or no exact match ahead): binary search the whole series.
+                    var lo = 0
+                    var hi = instants.count
+                    while lo < hi {
+                        let mid = (lo + hi) / 2
+                        if instants[mid] < t { lo = mid + 1 } else { hi = mid }
+                    }
+                    if lo < instants.count && instants[lo] == t {
+                        points[i].values[series[k].type] = series[k].values[lo]
+                    }
+                } else {
+                    series[k].cursor = c
+                }
+            }
+        }
+    }
+}
+
+extension GPXDocument {
+    /// The track's known extension values as quantity series keyed by timestamp (points without a time are
+    /// left out: a series sample needs a time).
+    public static func series(of points: [GPXPoint]) -> [QuantitySeries] {
+        QuantityType.all.compactMap { type in
+            let samples = points.compactMap { p -> QuantitySample? in
+                guard let t = p.location.timestamp, let v = p.values[type] else { return nil }
+                return QuantitySample(timestamp: t, value: v)
+            }
+            return samples.isEmpty ? nil : QuantitySeries(type: type, samples: samples)
+        }
+    }
+}

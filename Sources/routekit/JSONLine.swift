@@ -1,0 +1,44 @@
+import Foundation
+import RouteKit
+
+/// Prints one JSON object per line (sorted keys, no slashes escaped).
+func printJSONLine(_ value: some Encodable) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    if let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) {
+        print(text)
+    }
+}
+
+/// The `error` object of the JSON shapes in DESIGN.md.
+struct JSONError: Encodable {
+    var code: String
+    var message: String
+    var line: Int?
+    var column: Int?
+
+    init(_ error: RouteKitError) {
+        code = error.code.description
+        message = error.message
+        line = error.line
+        column = error.column
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(code, forKey: .code)
+        try c.encode(message, forKey: .message)
+        try c.encode(line, forKey: .line)
+        try c.encode(column, forKey: .column)
+    }
+
+    enum CodingKeys: String, CodingKey { case code, message, line, column }
+}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Whether standard error is a terminal (progress is shown only then).
+var stderrIsTerminal: Bool { isatty(2) == 1 }
