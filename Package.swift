@@ -53,10 +53,7 @@ let package = Package(
         .testTarget(name: "RouteKitTests", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGPXTests", dependencies: ["RouteKitGPX"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "RoutekitCLITests",
-            dependencies: ["RouteKitGPX"],
-            swiftSettings: swiftSettings
-        ),
+        // End-to-end tests of the built `routekit` executable (it is a dependency so it gets built first).
+        .testTarget(name: "RoutekitCLITests", dependencies: ["routekit"], swiftSettings: swiftSettings),
     ]
 )

