@@ -192,7 +192,8 @@ extension Timestamp {
         guard count >= 19 else { return nil }
         guard let y0 = isoDigit(s, 0), let y1 = isoDigit(s, 1), let y2 = isoDigit(s, 2), let y3 = isoDigit(s, 3),
             s[4] == UInt8(ascii: "-"), let mo0 = isoDigit(s, 5), let mo1 = isoDigit(s, 6), s[7] == UInt8(ascii: "-"),
-            let d0 = isoDigit(s, 8), let d1 = isoDigit(s, 9), s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t") || s[10] == 0x20,
+            let d0 = isoDigit(s, 8), let d1 = isoDigit(s, 9),
+            s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t") || s[10] == 0x20,
             let h0 = isoDigit(s, 11), let h1 = isoDigit(s, 12), s[13] == UInt8(ascii: ":"), let mi0 = isoDigit(s, 14),
             let mi1 = isoDigit(s, 15), s[16] == UInt8(ascii: ":"), let se0 = isoDigit(s, 17), let se1 = isoDigit(s, 18)
         else { return nil }
@@ -204,7 +205,8 @@ extension Timestamp {
         let second = se0 * 10 + se1
         guard year >= 1, month >= 1, month <= 12, day >= 1, hour <= 24, minute <= 59, second <= 60 else { return nil }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let monthDays: Int64 = month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
+        let monthDays: Int64 =
+            month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
         guard day <= monthDays else { return nil }
         var i = 19
         var nanos: Int64 = 0

@@ -29,14 +29,16 @@ public final class GEOSLineString {
             throw RouteKitError(.invalidArgument, "dimensions must be 2 or 3, not \(dimensions)")
         }
         guard coordinates.count % dimensions == 0 else {
-            throw RouteKitError(.invalidArgument, "coordinate count \(coordinates.count) is not a multiple of \(dimensions)")
+            throw RouteKitError(
+                .invalidArgument, "coordinate count \(coordinates.count) is not a multiple of \(dimensions)")
         }
         let count = coordinates.count / dimensions
         if count == 1 {
             throw RouteKitError(.invalidArgument, "a line string needs 0 or at least 2 points, not 1")
         }
         if let bad = coordinates.firstIndex(where: { !$0.isFinite }) {
-            throw RouteKitError(.invalidArgument, "coordinate of point \(bad / dimensions) is not finite", index: bad / dimensions)
+            throw RouteKitError(
+                .invalidArgument, "coordinate of point \(bad / dimensions) is not finite", index: bad / dimensions)
         }
         context.clearError()
         let sequence: OpaquePointer? = coordinates.withUnsafeBufferPointer { buffer in
@@ -75,7 +77,8 @@ public final class GEOSLineString {
     /// - Important: both algorithms recurse; on inputs where almost every vertex is kept their depth grows
     ///   with the point count and can overflow the stack past about 100,000 points. Callers simplify long
     ///   routes in bounded chunks.
-    public func simplified(tolerance: Double, preservingTopology: Bool = false) throws(RouteKitError) -> GEOSLineString {
+    public func simplified(tolerance: Double, preservingTopology: Bool = false) throws(RouteKitError) -> GEOSLineString
+    {
         guard tolerance.isFinite, tolerance >= 0 else {
             throw RouteKitError(.invalidArgument, "tolerance must be a finite number ≥ 0")
         }
@@ -84,7 +87,9 @@ public final class GEOSLineString {
             preservingTopology
             ? GEOSTopologyPreserveSimplify_r(context.handle, geometry, tolerance)
             : GEOSSimplify_r(context.handle, geometry, tolerance)
-        guard let result else { throw context.error(preservingTopology ? "GEOSTopologyPreserveSimplify_r" : "GEOSSimplify_r") }
+        guard let result else {
+            throw context.error(preservingTopology ? "GEOSTopologyPreserveSimplify_r" : "GEOSSimplify_r")
+        }
         return GEOSLineString(context: context, geometry: result)
     }
 

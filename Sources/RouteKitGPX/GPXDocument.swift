@@ -157,7 +157,9 @@ public struct GPXSummary: Sendable, Hashable {
     public init(file: String) { self.file = file }
 
     /// Reads a file to the end and summarises it.
-    public static func read(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError) -> GPXSummary {
+    public static func read(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError)
+        -> GPXSummary
+    {
         let reader = try GPXReader(path: path, options: options)
         var s = GPXSummary(file: path)
         var previous: Instant?

@@ -4,7 +4,9 @@ public import RouteKit
 ///
 /// A missing value is `nil` (stored as NaN internally to keep points small).
 public struct GPXPointValues: Sendable, Hashable {
-    @usableFromInline var storage: (Double, Double, Double, Double, Double, Double) = (.nan, .nan, .nan, .nan, .nan, .nan)
+    @usableFromInline var storage: (Double, Double, Double, Double, Double, Double) = (
+        .nan, .nan, .nan, .nan, .nan, .nan
+    )
 
     /// No values.
     @inlinable public init() {}
@@ -123,7 +125,8 @@ public struct GPXPoint: Sendable, Hashable {
     @usableFromInline var _extras: Box<GPXPointExtras>?
 
     /// Creates a point.
-    @inlinable public init(location: Location, values: GPXPointValues = GPXPointValues(), extras: GPXPointExtras? = nil) {
+    @inlinable public init(location: Location, values: GPXPointValues = GPXPointValues(), extras: GPXPointExtras? = nil)
+    {
         self.location = location
         self.values = values
         self._extras = extras.map(Box.init)

@@ -1,3 +1,6 @@
+import Foundation
+internal import RouteKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -5,8 +8,6 @@
 #elseif canImport(Musl)
     import Musl
 #endif
-import Foundation
-internal import RouteKit
 
 // ASCII bytes used by the scanner.
 private let LT = UInt8(ascii: "<")
@@ -232,7 +233,9 @@ struct GPXParserCore {
 
     // MARK: - Errors and positions
 
-    func error(_ code: RouteKitError.Code, _ message: String, at offset: Int? = nil, detail: String? = nil) -> RouteKitError {
+    func error(_ code: RouteKitError.Code, _ message: String, at offset: Int? = nil, detail: String? = nil)
+        -> RouteKitError
+    {
         let o = offset ?? tokStart
         // The line of `o`: counted from the token's start (newlines inside the token up to `o`).
         var l = tokLine
@@ -375,7 +378,9 @@ struct GPXParserCore {
 
     func unexpectedEnd() -> RouteKitError {
         if let top = stack.last {
-            let name = String(decoding: UnsafeBufferPointer(start: names.base + Int(top.nameStart), count: Int(top.nameCount)), as: UTF8.self)
+            let name = String(
+                decoding: UnsafeBufferPointer(start: names.base + Int(top.nameStart), count: Int(top.nameCount)),
+                as: UTF8.self)
             return error(.malformedXML, "unexpected end of file: <\(name)> is not closed", at: buf.count)
         }
         return error(.malformedXML, "unexpected end of file inside a tag or comment", at: buf.count)
@@ -395,7 +400,9 @@ struct GPXParserCore {
         } else if n >= 2 && ((b[pos] == 0xFE && b[pos + 1] == 0xFF) || (b[pos] == 0xFF && b[pos + 1] == 0xFE)) {
             throw error(.unsupportedEncoding, "the file is UTF-16; RouteKit reads UTF-8 and ISO-8859-1", at: pos)
         } else if n >= 2 && ((b[pos] == 0 && b[pos + 1] == LT) || (b[pos] == LT && b[pos + 1] == 0)) {
-            throw error(.unsupportedEncoding, "the file looks like UTF-16 without a byte order mark; RouteKit reads UTF-8 and ISO-8859-1", at: pos)
+            throw error(
+                .unsupportedEncoding,
+                "the file looks like UTF-16 without a byte order mark; RouteKit reads UTF-8 and ISO-8859-1", at: pos)
         } else if n >= 2 && b[pos] == 0x1F && b[pos + 1] == 0x8B {
             throw error(.malformedXML, "the data is gzip-compressed but was not decompressed", at: pos)
         }
@@ -406,7 +413,11 @@ struct GPXParserCore {
         if finished { return }
         if !stack.isEmpty { throw unexpectedEnd() }
         guard rootSeen else {
-            throw error(.malformedXML, buf.count == 0 && base == 0 ? "the file is empty: no <gpx> root element" : "no root element: the file holds no XML element", at: pos)
+            throw error(
+                .malformedXML,
+                buf.count == 0 && base == 0
+                    ? "the file is empty: no <gpx> root element" : "no root element: the file holds no XML element",
+                at: pos)
         }
         finished = true
     }
@@ -461,7 +472,9 @@ struct GPXParserCore {
             throw error(.malformedXML, "not XML: expected '<' but found other content before the root element", at: i)
         }
         try checkEntities(from, to)
-        if stack.last?.kind != .ignore { warn("ignoredText", "text inside a GPX element that holds no text was ignored") }
+        if stack.last?.kind != .ignore {
+            warn("ignoredText", "text inside a GPX element that holds no text was ignored")
+        }
     }
 
     /// Appends text to `text`, decoding entity and character references.
@@ -537,12 +550,15 @@ struct GPXParserCore {
                     value = value * 10 + UInt32(d)
                 }
             }
-            guard ok, let scalar = Unicode.Scalar(value), value == 0x9 || value == 0xA || value == 0xD || value >= 0x20 else {
+            guard ok, let scalar = Unicode.Scalar(value), value == 0x9 || value == 0xA || value == 0xD || value >= 0x20
+            else {
                 throw error(.malformedXML, "invalid character reference", at: amp)
             }
             for u in String(Character(scalar)).utf8 { out.append(u) }
         } else {
-            throw error(.malformedXML, "unknown entity reference (only &lt; &gt; &amp; &quot; &apos; and &#…; exist without a DTD)", at: amp)
+            throw error(
+                .malformedXML,
+                "unknown entity reference (only &lt; &gt; &amp; &quot; &apos; and &#…; exist without a DTD)", at: amp)
         }
         return semi + 1
     }
@@ -575,7 +591,8 @@ struct GPXParserCore {
         switch value {
         case "utf-8", "utf8", "us-ascii", "ascii":
             break
-        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-8859-15", "windows-1252", "cp1252":
+        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-8859-15", "windows-1252",
+            "cp1252":
             latin1 = true
             // Transcode what is already buffered after the declaration.
             let startOfRest = tokStart  // the declaration itself is ASCII
@@ -590,9 +607,12 @@ struct GPXParserCore {
             pos = savedPos
             copy.deallocate()
         case "utf-16", "utf16", "ucs-2":
-            throw error(.unsupportedEncoding, "the file declares encoding '\(value)'; RouteKit reads UTF-8 and ISO-8859-1")
+            throw error(
+                .unsupportedEncoding, "the file declares encoding '\(value)'; RouteKit reads UTF-8 and ISO-8859-1")
         default:
-            throw error(.unsupportedEncoding, "the file declares encoding '\(value)', which RouteKit does not read (UTF-8 and ISO-8859-1 are read)")
+            throw error(
+                .unsupportedEncoding,
+                "the file declares encoding '\(value)', which RouteKit does not read (UTF-8 and ISO-8859-1 are read)")
         }
     }
 
@@ -660,7 +680,8 @@ struct GPXParserCore {
             guard !rootSeen else { throw error(.malformedXML, "a DOCTYPE is only allowed before the root element") }
             guard let close = memchrOffset(b, p, end, GT) else { return nil }
             if memchrOffset(b, p, close, UInt8(ascii: "[")) != nil {
-                throw error(.malformedXML, "DTDs with an internal subset are not supported (entity expansion is refused)")
+                throw error(
+                    .malformedXML, "DTDs with an internal subset are not supported (entity expansion is refused)")
             }
             countLines(p, close)
             return close + 1
@@ -689,7 +710,10 @@ struct GPXParserCore {
         }
         if colons == 0 { return -1 }
         guard colons == 1, colon < e - 1, GPXParserCore.isNameStart(b[colon + 1]), b[colon + 1] != COLON else {
-            throw error(.malformedXML, "invalid qualified name '\(string(s, e))' (namespaces allow one ':' between prefix and local name)", at: s)
+            throw error(
+                .malformedXML,
+                "invalid qualified name '\(string(s, e))' (namespaces allow one ':' between prefix and local name)",
+                at: s)
         }
         return colon
     }
@@ -744,7 +768,9 @@ struct GPXParserCore {
                 break
             }
             guard sawSpace else {
-                throw error(.malformedXML, "expected whitespace, '>' or '/>' in the tag of <\(string(nameStart, nameEnd))>", at: q)
+                throw error(
+                    .malformedXML, "expected whitespace, '>' or '/>' in the tag of <\(string(nameStart, nameEnd))>",
+                    at: q)
             }
             let an = q
             var attrColon = -1
@@ -760,7 +786,9 @@ struct GPXParserCore {
             }
             if q >= end { return nil }
             let ae = q
-            if ae == an { throw error(.malformedXML, "unexpected character in the tag of <\(string(nameStart, nameEnd))>", at: q) }
+            if ae == an {
+                throw error(.malformedXML, "unexpected character in the tag of <\(string(nameStart, nameEnd))>", at: q)
+            }
             while q < end && isXMLSpace(b[q]) {
                 if b[q] == NL {
                     line += 1
@@ -769,7 +797,9 @@ struct GPXParserCore {
                 q += 1
             }
             if q >= end { return nil }
-            guard b[q] == EQ else { throw error(.malformedXML, "attribute '\(string(an, ae))' has no '=' and value", at: q) }
+            guard b[q] == EQ else {
+                throw error(.malformedXML, "attribute '\(string(an, ae))' has no '=' and value", at: q)
+            }
             q += 1
             while q < end && isXMLSpace(b[q]) {
                 if b[q] == NL {
@@ -792,7 +822,9 @@ struct GPXParserCore {
             attrs.append(Attribute(nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close))
             q = close + 1
         }
-        try openElement(nameStart, nameEnd, colon: try checkQName(nameStart, nameEnd, colon: nameColon, colons: nameColons), tagEnd: q)
+        try openElement(
+            nameStart, nameEnd, colon: try checkQName(nameStart, nameEnd, colon: nameColon, colons: nameColons),
+            tagEnd: q)
         if selfClosing { try closeElement(tagEnd: q) }
         return q
     }
@@ -818,7 +850,9 @@ struct GPXParserCore {
         }
         let n = ne - p - 2
         guard n == Int(top.nameCount), memcmp(b + p + 2, names.base + Int(top.nameStart), n) == 0 else {
-            let open = String(decoding: UnsafeBufferPointer(start: names.base + Int(top.nameStart), count: Int(top.nameCount)), as: UTF8.self)
+            let open = String(
+                decoding: UnsafeBufferPointer(start: names.base + Int(top.nameStart), count: Int(top.nameCount)),
+                as: UTF8.self)
             throw error(.malformedXML, "end tag </\(string(p + 2, ne))> does not match the open element <\(open)>")
         }
         countLines(ne, gt)
@@ -833,7 +867,8 @@ struct GPXParserCore {
         while i >= 0 {
             let bd = bindings[i]
             if Int(bd.prefixCount) == prefixCount
-                && (prefixCount == 0 || memcmp(nsArena.base + Int(bd.prefixStart), buf.base + prefixStart, prefixCount) == 0)
+                && (prefixCount == 0
+                    || memcmp(nsArena.base + Int(bd.prefixStart), buf.base + prefixStart, prefixCount) == 0)
             {
                 return i
             }
@@ -843,7 +878,8 @@ struct GPXParserCore {
     }
 
     @inline(__always) mutating func isXMLPrefix(_ s: Int, _ n: Int) -> Bool {
-        n == 3 && buf.base[s] == UInt8(ascii: "x") && buf.base[s + 1] == UInt8(ascii: "m") && buf.base[s + 2] == UInt8(ascii: "l")
+        n == 3 && buf.base[s] == UInt8(ascii: "x") && buf.base[s + 1] == UInt8(ascii: "m")
+            && buf.base[s + 2] == UInt8(ascii: "l")
     }
 
     /// Declares the namespaces of the current tag's `xmlns` attributes.
@@ -877,7 +913,9 @@ struct GPXParserCore {
             }
             let uri = uriBytes.string
             if prefixCount > 0 && uri.isEmpty {
-                throw error(.malformedXML, "namespace prefix '\(string(prefixStart, a.nameEnd))' cannot be bound to an empty URI")
+                throw error(
+                    .malformedXML,
+                    "namespace prefix '\(string(prefixStart, a.nameEnd))' cannot be bound to an empty URI")
             }
             if prefixCount == 5 && memcmp(b + prefixStart, "xmlns", 5) == 0 {
                 throw error(.malformedXML, "the prefix 'xmlns' cannot be declared")
@@ -924,7 +962,9 @@ struct GPXParserCore {
                 let n = a.nameEnd - a.nameStart
                 for j in 0..<i where attrs[j].nameEnd - attrs[j].nameStart == n {
                     if memcmp(b + attrs[j].nameStart, b + a.nameStart, n) == 0 {
-                        throw error(.malformedXML, "attribute '\(string(a.nameStart, a.nameEnd))' appears twice", at: a.nameStart)
+                        throw error(
+                            .malformedXML, "attribute '\(string(a.nameStart, a.nameEnd))' appears twice",
+                            at: a.nameStart)
                     }
                 }
             }
@@ -951,8 +991,11 @@ struct GPXParserCore {
             frame.kind = parent.kind
             frame.owner = parent.owner
             stack.append(frame)
-            if frame.kind == .capture { captureTag(nameStart, colon: colon, tagStart: tokStart, tagEnd: tagEnd) }
-            else if frame.kind == .ignore && parent.kind != .ignore { warn("ignoredElement", "an element inside a value element was ignored") }
+            if frame.kind == .capture {
+                captureTag(nameStart, colon: colon, tagStart: tokStart, tagEnd: tagEnd)
+            } else if frame.kind == .ignore && parent.kind != .ignore {
+                warn("ignoredElement", "an element inside a value element was ignored")
+            }
             return
         }
         let (kind, field) = try classify(parent: parent, ns: ns, localStart: localStart, localEnd: nameEnd)
@@ -965,7 +1008,8 @@ struct GPXParserCore {
             if ns == .gpx || ns == .none, parent.kind != .extensions {
                 warn(
                     "nonStandardElement",
-                    "<\(string(nameStart, nameEnd))> is not a GPX 1.1 element here; it is kept but cannot be written back into valid GPX 1.1")
+                    "<\(string(nameStart, nameEnd))> is not a GPX 1.1 element here; it is kept but cannot be written back into valid GPX 1.1"
+                )
             }
             beginCapture(nameStart, nameEnd: nameEnd, colon: colon, tagStart: tokStart, tagEnd: tagEnd)
             return
@@ -987,7 +1031,9 @@ struct GPXParserCore {
         }
         let local = string(localStart, nameEnd)
         guard local == "gpx" else {
-            throw error(.invalidGPX, "the root element is <\(string(tokStart + 1, nameEnd))>, not <gpx>: this is not a GPX file")
+            throw error(
+                .invalidGPX, "the root element is <\(string(tokStart + 1, nameEnd))>, not <gpx>: this is not a GPX file"
+            )
         }
         guard ns == .gpx || ns == .none else {
             throw error(.invalidGPX, "the root <gpx> is in a namespace that is not GPX 1.0 or 1.1")
@@ -1007,7 +1053,9 @@ struct GPXParserCore {
         }
         events.append(.document(info))
         if attrs.isEmpty {
-            warn("rootWithoutAttributes", "the <gpx> root has no attributes (no version, creator or namespace); read as GPX 1.1")
+            warn(
+                "rootWithoutAttributes",
+                "the <gpx> root has no attributes (no version, creator or namespace); read as GPX 1.1")
         } else if !rootHasNamespace {
             warn("rootWithoutNamespace", "the <gpx> root declares no GPX namespace; read as GPX 1.1")
         }
@@ -1057,11 +1105,13 @@ struct GPXParserCore {
         // A GPX structural element in the wrong place is an error, never silently skipped.
         func misplaced() -> RouteKitError {
             let parentName = String(
-                decoding: UnsafeBufferPointer(start: names.base + Int(parent.nameStart), count: Int(parent.nameCount)), as: UTF8.self)
+                decoding: UnsafeBufferPointer(start: names.base + Int(parent.nameStart), count: Int(parent.nameCount)),
+                as: UTF8.self)
             return error(.invalidGPX, "<\(string(localStart, localEnd))> is not allowed inside <\(parentName)>")
         }
         func isStructural() -> Bool {
-            eq("gpx") || eq("metadata") || eq("wpt") || eq("rte") || eq("rtept") || eq("trk") || eq("trkseg") || eq("trkpt")
+            eq("gpx") || eq("metadata") || eq("wpt") || eq("rte") || eq("rtept") || eq("trk") || eq("trkseg")
+                || eq("trkpt")
         }
         func pointLeaf() -> F? {
             switch n {
@@ -1287,7 +1337,9 @@ struct GPXParserCore {
                 }
                 return d
             }
-            meta.bounds = GPXBounds(minLatitude: try v("minlat"), minLongitude: try v("minlon"), maxLatitude: try v("maxlat"), maxLongitude: try v("maxlon"))
+            meta.bounds = GPXBounds(
+                minLatitude: try v("minlat"), minLongitude: try v("minlon"), maxLatitude: try v("maxlat"),
+                maxLongitude: try v("maxlon"))
         default:
             break
         }
@@ -1314,10 +1366,14 @@ struct GPXParserCore {
             throw error(.invalidValue, "<\(element)> has no lon attribute")
         }
         guard let lat = parseDecimal(buf.base + la.valueStart, la.valueEnd - la.valueStart) else {
-            throw error(.invalidValue, "the lat attribute of <\(element)> is not a number", at: la.valueStart, detail: "lat=\"\(string(la.valueStart, la.valueEnd))\"")
+            throw error(
+                .invalidValue, "the lat attribute of <\(element)> is not a number", at: la.valueStart,
+                detail: "lat=\"\(string(la.valueStart, la.valueEnd))\"")
         }
         guard let lon = parseDecimal(buf.base + lo.valueStart, lo.valueEnd - lo.valueStart) else {
-            throw error(.invalidValue, "the lon attribute of <\(element)> is not a number", at: lo.valueStart, detail: "lon=\"\(string(lo.valueStart, lo.valueEnd))\"")
+            throw error(
+                .invalidValue, "the lon attribute of <\(element)> is not a number", at: lo.valueStart,
+                detail: "lon=\"\(string(lo.valueStart, lo.valueEnd))\"")
         }
         marker = 0
         if kind == .trkpt && (lat == 100 || lat == 200) {
@@ -1325,10 +1381,14 @@ struct GPXParserCore {
             marker = lat == 100 ? 1 : 2
         } else {
             guard lat >= -90 && lat <= 90 else {
-                throw error(.invalidValue, "the latitude of <\(element)> is outside -90...90", at: la.valueStart, detail: "lat=\(lat)")
+                throw error(
+                    .invalidValue, "the latitude of <\(element)> is outside -90...90", at: la.valueStart,
+                    detail: "lat=\(lat)")
             }
             guard lon >= -180 && lon <= 180 else {
-                throw error(.invalidValue, "the longitude of <\(element)> is outside -180...180", at: lo.valueStart, detail: "lon=\(lon)")
+                throw error(
+                    .invalidValue, "the longitude of <\(element)> is outside -180...180", at: lo.valueStart,
+                    detail: "lon=\(lon)")
             }
         }
         location = Location(latitude: lat, longitude: lon)
@@ -1358,7 +1418,8 @@ struct GPXParserCore {
             if !captureUsed.contains(prefix) { captureUsed.append(prefix) }
         }
         if colon >= 0 { use(nameStart, colon) } else { captureUsesDefault = true }
-        for a in attrs where a.colon >= 0 && !(a.colon - a.nameStart == 5 && memcmp(buf.base + a.nameStart, "xmlns", 5) == 0) {
+        for a in attrs
+        where a.colon >= 0 && !(a.colon - a.nameStart == 5 && memcmp(buf.base + a.nameStart, "xmlns", 5) == 0) {
             use(a.nameStart, a.colon)
         }
     }
@@ -1378,13 +1439,18 @@ struct GPXParserCore {
             }
         }
         func uri(_ bd: Binding) -> String {
-            String(decoding: UnsafeBufferPointer(start: nsArena.base + Int(bd.uriStart), count: Int(bd.uriCount)), as: UTF8.self)
+            String(
+                decoding: UnsafeBufferPointer(start: nsArena.base + Int(bd.uriStart), count: Int(bd.uriCount)),
+                as: UTF8.self)
         }
         for prefix in captureUsed {
             if prefix == Array("xml".utf8) || declaredOnRoot(prefix) { continue }
             if let bd = rootBindings.last(where: { bd in
                 Int(bd.prefixCount) == prefix.count
-                    && prefix.withUnsafeBufferPointer { p in p.baseAddress.map { memcmp(nsArena.base + Int(bd.prefixStart), $0, prefix.count) == 0 } ?? (prefix.count == 0) }
+                    && prefix.withUnsafeBufferPointer { p in
+                        p.baseAddress.map { memcmp(nsArena.base + Int(bd.prefixStart), $0, prefix.count) == 0 }
+                            ?? (prefix.count == 0)
+                    }
             }) {
                 let p = String(decoding: prefix, as: UTF8.self)
                 decls += " xmlns:\(p)=\"\(escapeAttribute(uri(bd)))\""
@@ -1457,7 +1523,9 @@ struct GPXParserCore {
             if marker != 0 {
                 flushBatch(track: true)
                 events.append(marker == 1 ? .pause(location.timestamp) : .resume(location.timestamp))
-                warn("pauseMarkers", "OpenTracks' legacy lat=100/lat=200 points were read as pause and resume, not as locations")
+                warn(
+                    "pauseMarkers",
+                    "OpenTracks' legacy lat=100/lat=200 points were read as pause and resume, not as locations")
             } else {
                 batch.append(currentPoint())
                 if batch.count >= options.batchSize { flushBatch(track: true) }

@@ -1,3 +1,6 @@
+private import CZlib
+public import RouteKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -5,8 +8,6 @@
 #elseif canImport(Musl)
     import Musl
 #endif
-private import CZlib
-public import RouteKit
 
 /// A streaming GPX reader: call ``next()`` until it returns `nil`.
 ///
@@ -60,7 +61,9 @@ public final class GPXReader {
     }
 
     /// Reads GPX from memory, handing the parser `chunkSize` bytes at a time (tests use 1 and 7).
-    public init(bytes: [UInt8], name: String = "<memory>", chunkSize: Int? = nil, options: GPXReadOptions = GPXReadOptions()) {
+    public init(
+        bytes: [UInt8], name: String = "<memory>", chunkSize: Int? = nil, options: GPXReadOptions = GPXReadOptions()
+    ) {
         var options = options
         if let chunkSize { options.chunkSize = max(chunkSize, 1) }
         self.fileName = name
@@ -117,7 +120,8 @@ public final class GPXReader {
                 finished = true
                 return
             }
-            try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) { (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+            try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
+                (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
                 core.append(p, count)
                 try core.parse(final: false)
                 try core.checkTokenLimit()
@@ -157,8 +161,12 @@ public final class GPXReader {
         }
         if n >= 2 && scratch[0] == 0x1F && scratch[1] == 0x8B {
             inflater = try Inflater(fileName: fileName)
-            core.events.append(.warning(GPXWarning(kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading")))
-            try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) { (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+            core.events.append(
+                .warning(
+                    GPXWarning(kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading"))
+            )
+            try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
+                (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
                 core.append(p, count)
                 try core.parse(final: false)
             }
@@ -237,7 +245,8 @@ final class Inflater {
             if ended {
                 // Another gzip member follows (concatenated .gz files are valid).
                 guard inflateReset(&stream) == Z_OK else {
-                    throw RouteKitError(.compression, "zlib could not continue with the next gzip member", file: fileName)
+                    throw RouteKitError(
+                        .compression, "zlib could not continue with the next gzip member", file: fileName)
                 }
                 ended = false
             }

@@ -40,7 +40,9 @@ public struct GPXWriter {
     }
 
     /// Writes a whole document and finishes.
-    public static func write(_ document: GPXDocument, to out: OutputSink, creator: String = "RouteKit") throws(RouteKitError) -> GPXWriter {
+    public static func write(_ document: GPXDocument, to out: OutputSink, creator: String = "RouteKit")
+        throws(RouteKitError) -> GPXWriter
+    {
         var writer = GPXWriter(to: out, creator: creator)
         for event in document.events() { try writer.write(event) }
         try writer.finish()
@@ -76,7 +78,8 @@ public struct GPXWriter {
         }
         if state > target {
             throw RouteKitError(
-                .invalidArgument, "\(what) after the file's tracks or routes: GPX 1.1 orders metadata, waypoints, routes, tracks")
+                .invalidArgument,
+                "\(what) after the file's tracks or routes: GPX 1.1 orders metadata, waypoints, routes, tracks")
         }
         state = target
     }
@@ -329,7 +332,11 @@ public struct GPXWriter {
             element("sym", e.symbol, indent: i)
             element("type", e.type, indent: i)
             if let f = e.fix {
-                if ["none", "2d", "3d", "dgps", "pps"].contains(f) { element("fix", f, indent: i) } else { droppedValues += 1 }
+                if ["none", "2d", "3d", "dgps", "pps"].contains(f) {
+                    element("fix", f, indent: i)
+                } else {
+                    droppedValues += 1
+                }
             }
             if let s = e.satellites {
                 if s >= 0 { element("sat", String(s), indent: i) } else { droppedValues += 1 }
@@ -349,7 +356,9 @@ public struct GPXWriter {
         out.write(">\n")
     }
 
-    private mutating func writeExtensions(_ fragments: [String], values: GPXPointValues?, location: Location?, indent: String) {
+    private mutating func writeExtensions(
+        _ fragments: [String], values: GPXPointValues?, location: Location?, indent: String
+    ) {
         let v = values ?? GPXPointValues()
         let hasTPX =
             v[.heartRate] != nil || v[.cadence] != nil || v[.temperature] != nil || v[.waterTemperature] != nil
@@ -427,7 +436,9 @@ public struct GPXWriter {
         let u = Array(fragment.utf8)
         guard u.first == 0x3C else { return false }
         var i = 1
-        while i < u.count && !(u[i] == 0x20 || u[i] == 0x3E || u[i] == 0x2F || u[i] == 0x0A || u[i] == 0x09 || u[i] == 0x0D) { i += 1 }
+        while i < u.count
+            && !(u[i] == 0x20 || u[i] == 0x3E || u[i] == 0x2F || u[i] == 0x0A || u[i] == 0x09 || u[i] == 0x0D)
+        { i += 1 }
         let name = u[1..<i]
         guard let tagEnd = u[i...].firstIndex(of: 0x3E) else { return false }
         let tag = String(decoding: u[i..<tagEnd], as: UTF8.self)

@@ -1,3 +1,5 @@
+internal import RouteKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -5,7 +7,6 @@
 #elseif canImport(Musl)
     import Musl
 #endif
-internal import RouteKit
 
 /// Exact powers of ten representable as `Double`.
 private let powersOfTen: [Double] = [

@@ -1,3 +1,5 @@
+public import RouteKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -5,7 +7,6 @@
 #elseif canImport(Musl)
     import Musl
 #endif
-public import RouteKit
 
 /// Where a writer's bytes go: a file (written in 1 MiB blocks) or memory.
 public final class OutputSink {

@@ -153,7 +153,9 @@ struct Convert: ParsableCommand {
         var parts = ["\(writer.pointsWritten) points written"]
         if warnings > 0 { parts.append("\(warnings) input warning\(warnings == 1 ? "" : "s") (see routekit inspect)") }
         if writer.droppedElements > 0 {
-            parts.append("\(writer.droppedElements) extension element\(writer.droppedElements == 1 ? "" : "s") in the GPX namespace not writable in GPX 1.1")
+            parts.append(
+                "\(writer.droppedElements) extension element\(writer.droppedElements == 1 ? "" : "s") in the GPX namespace not writable in GPX 1.1"
+            )
         }
         if writer.droppedValues > 0 { parts.append("\(writer.droppedValues) value(s) outside the schema left out") }
         return parts.joined(separator: "; ")

@@ -95,7 +95,8 @@ struct Inspect: ParsableCommand {
                 report.lastTime = s.lastTime?.iso8601
                 report.timeReversals = s.timeReversals
                 for (key, count) in [
-                    ("heartRate", s.pointsWithHeartRate), ("cadence", s.pointsWithCadence), ("power", s.pointsWithPower),
+                    ("heartRate", s.pointsWithHeartRate), ("cadence", s.pointsWithCadence),
+                    ("power", s.pointsWithPower),
                     ("temperature", s.pointsWithTemperature),
                 ] where count > 0 {
                     report.series[key] = count
@@ -135,12 +136,15 @@ struct Inspect: ParsableCommand {
             "  tracks \(r.tracks), segments \(r.segments), track points \(r.points), routes \(r.routes), route points \(r.routePoints), waypoints \(r.waypoints)"
                 + (r.pauses > 0 ? ", pauses \(r.pauses)" : ""))
         if let first = r.firstTime, let last = r.lastTime {
-            print("  time \(first) → \(last)" + (r.timeReversals > 0 ? " (time goes backwards \(r.timeReversals)×)" : ""))
+            print(
+                "  time \(first) → \(last)" + (r.timeReversals > 0 ? " (time goes backwards \(r.timeReversals)×)" : ""))
         } else {
             print("  no times")
         }
         if !r.series.isEmpty {
-            print("  points with " + r.series.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            print(
+                "  points with "
+                    + r.series.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         for w in r.warnings { print("  warning: \(w)") }
     }

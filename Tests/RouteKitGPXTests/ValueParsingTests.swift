@@ -77,8 +77,10 @@ struct ValueParsingTests {
         #expect(time("2024-05-01T08:00:00+0200")?.instant == time("2024-05-01T06:00:00Z")?.instant)
         #expect(time("2024-05-01T00:00:00-07:00")?.instant.seconds == 1_714_546_800)
         #expect(time("2000-02-29T00:00:00Z") != nil)
-        for bad in ["2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z", "2024-05-01T25:00:00Z", "2024-05-01", "yesterday",
-                    "2024-05-01T06:00:00.Z", "2024-05-01T06:00:00+25:00", "2024-05-01T06:00:00Zjunk"] {
+        for bad in [
+            "2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z", "2024-05-01T25:00:00Z", "2024-05-01", "yesterday",
+            "2024-05-01T06:00:00.Z", "2024-05-01T06:00:00+25:00", "2024-05-01T06:00:00Zjunk",
+        ] {
             #expect(time(bad) == nil, "\(bad)")
         }
     }
@@ -106,29 +108,67 @@ struct MalformedInputTests {
     static let head = "<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\">"
 
     static let cases: [Case] = [
-        Case(name: "undeclared prefix inside an extension", xml: head + "\n<trk><trkseg><trkpt lat=\"1\" lon=\"2\"><extensions>\n  <ns9:hr>1</ns9:hr></extensions></trkpt></trkseg></trk></gpx>", code: .malformedXML, line: 3, column: 4, message: "'ns9' is not declared"),
-        Case(name: "undeclared attribute prefix", xml: head + "<wpt lat=\"1\" lon=\"2\" q:x=\"1\"/></gpx>", code: .malformedXML, line: 1, column: 83, message: "'q' is not declared"),
-        Case(name: "mismatched end tag", xml: head + "\n<trk>\n</trkseg></gpx>", code: .malformedXML, line: 3, column: 1, message: "does not match"),
-        Case(name: "unknown entity", xml: head + "<metadata><name>a &nbsp; b</name></metadata></gpx>", code: .malformedXML, line: 1, column: 80, message: "unknown entity"),
-        Case(name: "bare ampersand", xml: head + "<metadata><name>a & b</name></metadata></gpx>", code: .malformedXML, line: 1, column: 80, message: "'&'"),
-        Case(name: "duplicate attribute", xml: head + "<wpt lat=\"1\" lat=\"2\" lon=\"3\"/></gpx>", code: .malformedXML, line: 1, column: 75, message: "appears twice"),
-        Case(name: "unquoted attribute", xml: head + "<wpt lat=1 lon=2/></gpx>", code: .malformedXML, line: 1, column: 71, message: "not in quotes"),
+        Case(
+            name: "undeclared prefix inside an extension",
+            xml: head
+                + "\n<trk><trkseg><trkpt lat=\"1\" lon=\"2\"><extensions>\n  <ns9:hr>1</ns9:hr></extensions></trkpt></trkseg></trk></gpx>",
+            code: .malformedXML, line: 3, column: 4, message: "'ns9' is not declared"),
+        Case(
+            name: "undeclared attribute prefix", xml: head + "<wpt lat=\"1\" lon=\"2\" q:x=\"1\"/></gpx>", code: .malformedXML, line: 1,
+            column: 83, message: "'q' is not declared"),
+        Case(
+            name: "mismatched end tag", xml: head + "\n<trk>\n</trkseg></gpx>", code: .malformedXML, line: 3, column: 1,
+            message: "does not match"),
+        Case(
+            name: "unknown entity", xml: head + "<metadata><name>a &nbsp; b</name></metadata></gpx>", code: .malformedXML, line: 1,
+            column: 80, message: "unknown entity"),
+        Case(
+            name: "bare ampersand", xml: head + "<metadata><name>a & b</name></metadata></gpx>", code: .malformedXML, line: 1, column: 80,
+            message: "'&'"),
+        Case(
+            name: "duplicate attribute", xml: head + "<wpt lat=\"1\" lat=\"2\" lon=\"3\"/></gpx>", code: .malformedXML, line: 1, column: 75,
+            message: "appears twice"),
+        Case(
+            name: "unquoted attribute", xml: head + "<wpt lat=1 lon=2/></gpx>", code: .malformedXML, line: 1, column: 71,
+            message: "not in quotes"),
         Case(name: "two roots", xml: head + "</gpx><gpx/>", code: .malformedXML, line: 1, column: 68, message: "second root"),
         Case(name: "text after the root", xml: head + "</gpx>\nhello", code: .malformedXML, line: 2, column: 1, message: "after the root"),
-        Case(name: "latitude out of range", xml: head + "\n<wpt lat=\"91.5\" lon=\"2\"/></gpx>", code: .invalidValue, line: 2, column: 11, message: "latitude"),
-        Case(name: "longitude out of range", xml: head + "<wpt lat=\"1\" lon=\"-200\"/></gpx>", code: .invalidValue, line: 1, column: 80, message: "longitude"),
+        Case(
+            name: "latitude out of range", xml: head + "\n<wpt lat=\"91.5\" lon=\"2\"/></gpx>", code: .invalidValue, line: 2, column: 11,
+            message: "latitude"),
+        Case(
+            name: "longitude out of range", xml: head + "<wpt lat=\"1\" lon=\"-200\"/></gpx>", code: .invalidValue, line: 1, column: 80,
+            message: "longitude"),
         Case(name: "missing lon", xml: head + "<wpt lat=\"1\"/></gpx>", code: .invalidValue, line: 1, column: 62, message: "no lon"),
-        Case(name: "bad elevation", xml: head + "<wpt lat=\"1\" lon=\"2\"><ele>oops</ele></wpt></gpx>", code: .invalidValue, line: 1, column: 92, message: "<ele> is not a number"),
-        Case(name: "bad time", xml: head + "<wpt lat=\"1\" lon=\"2\"><time>noon</time></wpt></gpx>", code: .invalidValue, line: 1, column: 93, message: "not an ISO 8601 time"),
-        Case(name: "trkpt directly in trk", xml: head + "<trk><trkpt lat=\"1\" lon=\"2\"/></trk></gpx>", code: .invalidGPX, line: 1, column: 67, message: "<trkpt> is not allowed inside <trk>"),
+        Case(
+            name: "bad elevation", xml: head + "<wpt lat=\"1\" lon=\"2\"><ele>oops</ele></wpt></gpx>", code: .invalidValue, line: 1,
+            column: 92, message: "<ele> is not a number"),
+        Case(
+            name: "bad time", xml: head + "<wpt lat=\"1\" lon=\"2\"><time>noon</time></wpt></gpx>", code: .invalidValue, line: 1,
+            column: 93, message: "not an ISO 8601 time"),
+        Case(
+            name: "trkpt directly in trk", xml: head + "<trk><trkpt lat=\"1\" lon=\"2\"/></trk></gpx>", code: .invalidGPX, line: 1,
+            column: 67, message: "<trkpt> is not allowed inside <trk>"),
         Case(name: "wrong root", xml: "<kml/>", code: .invalidGPX, line: 1, column: 1, message: "not <gpx>"),
-        Case(name: "root in a foreign namespace", xml: "<gpx xmlns=\"urn:other\"/>", code: .invalidGPX, line: 1, column: 1, message: "namespace"),
-        Case(name: "internal DTD subset", xml: "<!DOCTYPE gpx [<!ENTITY a \"b\">]>" + head + "</gpx>", code: .malformedXML, line: 1, column: 1, message: "internal subset"),
-        Case(name: "declaration not at the start", xml: " <?xml version=\"1.0\"?>" + head + "</gpx>", code: .malformedXML, line: 1, column: 2, message: "very start"),
-        Case(name: "unsupported encoding", xml: "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>" + head + "</gpx>", code: .unsupportedEncoding, line: 1, column: 1, message: "Shift_JIS".lowercased()),
-        Case(name: "truncated", xml: head + "\n<trk><trkseg><trkpt lat=\"1\"", code: .malformedXML, line: 2, column: 28, message: "unexpected end of file"),
+        Case(
+            name: "root in a foreign namespace", xml: "<gpx xmlns=\"urn:other\"/>", code: .invalidGPX, line: 1, column: 1,
+            message: "namespace"),
+        Case(
+            name: "internal DTD subset", xml: "<!DOCTYPE gpx [<!ENTITY a \"b\">]>" + head + "</gpx>", code: .malformedXML, line: 1,
+            column: 1, message: "internal subset"),
+        Case(
+            name: "declaration not at the start", xml: " <?xml version=\"1.0\"?>" + head + "</gpx>", code: .malformedXML, line: 1,
+            column: 2, message: "very start"),
+        Case(
+            name: "unsupported encoding", xml: "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>" + head + "</gpx>",
+            code: .unsupportedEncoding, line: 1, column: 1, message: "Shift_JIS".lowercased()),
+        Case(
+            name: "truncated", xml: head + "\n<trk><trkseg><trkpt lat=\"1\"", code: .malformedXML, line: 2, column: 28,
+            message: "unexpected end of file"),
         Case(name: "double colon name", xml: head + "<a:b:c/></gpx>", code: .malformedXML, line: 1, column: 63, message: "qualified name"),
-        Case(name: "prefix bound to empty URI", xml: head + "<extensions xmlns:e=\"\"/></gpx>", code: .malformedXML, line: 1, column: 62, message: "empty URI"),
+        Case(
+            name: "prefix bound to empty URI", xml: head + "<extensions xmlns:e=\"\"/></gpx>", code: .malformedXML, line: 1, column: 62,
+            message: "empty URI"),
     ]
 
     @Test("typed errors with line and column", arguments: cases)
@@ -140,7 +180,9 @@ struct MalformedInputTests {
             } catch {
                 #expect(error.code == c.code)
                 #expect(error.file == "t.gpx")
-                #expect(error.line == c.line && error.column == c.column, "chunk \(chunk): got \(error.line ?? 0):\(error.column ?? 0) — \(error.message)")
+                #expect(
+                    error.line == c.line && error.column == c.column,
+                    "chunk \(chunk): got \(error.line ?? 0):\(error.column ?? 0) — \(error.message)")
                 #expect(error.message.contains(c.message), "\(error.message)")
             }
         }

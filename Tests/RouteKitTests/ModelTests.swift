@@ -15,13 +15,15 @@ struct ModelTests {
         #expect(MemoryLayout<Location>.size <= 104)
     }
 
-    @Test("validation names the index and reason, never the coordinates", arguments: [
-        (Location(latitude: 91, longitude: 0), "latitude"),
-        (Location(latitude: 0, longitude: -180.5), "longitude"),
-        (Location(latitude: .nan, longitude: 0), "latitude"),
-        (Location(latitude: 0, longitude: 0, altitude: .infinity), "altitude"),
-        (Location(latitude: 0, longitude: 0, horizontalAccuracy: -1), "horizontalAccuracy"),
-    ])
+    @Test(
+        "validation names the index and reason, never the coordinates",
+        arguments: [
+            (Location(latitude: 91, longitude: 0), "latitude"),
+            (Location(latitude: 0, longitude: -180.5), "longitude"),
+            (Location(latitude: .nan, longitude: 0), "latitude"),
+            (Location(latitude: 0, longitude: 0, altitude: .infinity), "altitude"),
+            (Location(latitude: 0, longitude: 0, horizontalAccuracy: -1), "horizontalAccuracy"),
+        ])
     func invalid(_ location: Location, _ field: String) {
         var batch = [Location(latitude: 10, longitude: 20), Location(latitude: 11, longitude: 21)]
         batch.append(location)

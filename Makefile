@@ -1,0 +1,42 @@
+# RouteKit — the README's two commands are `make demo` and `make test`.
+SWIFT ?= swift
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
+.PHONY: demo test deps build release lint format fuzz bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+## The main job on sample-routes/: inspect every file, convert each to GPX 1.1, GeoJSON and CSV.
+demo: deps
+	@scripts/demo.sh
+
+## Runs every test (builds first). Corpus tests read ../shared/gpx-corpus when it exists.
+test: deps
+	$(SWIFT) build --build-tests 2>&1 | tee .build-warnings.log
+	@if grep -E "^$(CURDIR)/(Sources|Tests)/.*warning:" .build-warnings.log; then \
+	    echo "error: the build has warnings (see above)"; rm -f .build-warnings.log; exit 1; fi
+	@rm -f .build-warnings.log
+	$(SWIFT) test
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product routekit
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+format:
+	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
+
+fuzz:
+	FuzzTesting/run.sh 180
+
+bench: release
+	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
+
+clean:
+	rm -rf .build .build-demo

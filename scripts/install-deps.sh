@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the C libraries and tools RouteKit needs when they are missing:
+#   GEOS (libgeos-dev, geos.pc), pkg-config, zlib (gzip-compressed GPX), and xmllint (schema checks in tests).
+# Debian/Ubuntu via apt-get (with sudo when not root), macOS via Homebrew. Does nothing when all are present.
+set -euo pipefail
+
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+have_pc geos || missing+=(geos)
+have_pc zlib || missing+=(zlib)
+command -v xmllint >/dev/null 2>&1 || missing+=(xmllint)
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: GEOS $(pkg-config --modversion geos), zlib $(pkg-config --modversion zlib), pkg-config and xmllint are present."
+    exit 0
+fi
+echo "install-deps: missing: ${missing[*]}"
+
+if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq libgeos-dev pkg-config zlib1g-dev libxml2-utils
+elif command -v brew >/dev/null 2>&1; then
+    brew install geos pkg-config zlib libxml2
+else
+    echo "install-deps: install GEOS (>= 3.10, with geos.pc), pkg-config, zlib and xmllint with your package manager." >&2
+    exit 1
+fi
+have_pc geos || { echo "install-deps: GEOS is still not visible to pkg-config (geos.pc)." >&2; exit 1; }
+echo "install-deps: done (GEOS $(pkg-config --modversion geos))."
