@@ -152,8 +152,24 @@ public struct GPXReadOptions: Sendable {
 /// incomplete tail for the next chunk. It checks XML well-formedness (tag nesting, attribute syntax,
 /// entity references, namespace prefixes bound everywhere, a single root) while it maps GPX elements to
 /// ``GPXPoint``s; it never builds a tree.
+/// A table of XML name bytes (anything but whitespace and the delimiters), one per parser.
+func makeNameByteTable() -> UnsafeMutablePointer<Bool> {
+    let t = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
+    for c in 0..<256 {
+        let b = UInt8(c)
+        t[c] =
+            !(b <= 0x20 || b == UInt8(ascii: ">") || b == UInt8(ascii: "/") || b == UInt8(ascii: "=")
+            || b == UInt8(ascii: "<") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "'") || b == UInt8(ascii: "&"))
+    }
+    return t
+}
+
 struct GPXParserCore {
     let options: GPXReadOptions
+    let nameBytes = makeNameByteTable()
+    /// Limits that keep hostile input linear: attributes on one element, namespace declarations in scope.
+    static let maxAttributes = 10_000
+    static let maxBindings = 1_000
     let fileName: String?
 
     // Input buffer.
@@ -223,6 +239,7 @@ struct GPXParserCore {
     }
 
     mutating func free() {
+        nameBytes.deallocate()
         attrs.free()
         buf.free()
         names.free()
@@ -350,6 +367,32 @@ struct GPXParserCore {
                     line += newlines
                     if lastNL >= 0 { lineStart = base + lastNL + 1 }
                     next = q
+                } else if let top = stack.last, top.kind == .leaf {
+                    // A value (<ele>, <time>, <hr>…): one pass finds its end and whether it has references.
+                    var r = q
+                    var hasAmp = false
+                    while r < end {
+                        let c = b[r]
+                        if c == LT { break }
+                        if c == AMP { hasAmp = true }
+                        r += 1
+                    }
+                    if r < end {
+                        line += newlines
+                        if lastNL >= 0 { lineStart = base + lastNL + 1 }
+                        countLines(q, r)
+                        if hasAmp {
+                            try appendText(p, r)
+                        } else {
+                            text.append(b + p, r - p)
+                        }
+                        next = r
+                    } else if final {
+                        try textToken(p, end)
+                        next = end
+                    } else {
+                        next = nil
+                    }
                 } else if let lt = memchrOffset(b, q, end, LT) {
                     try textToken(p, lt)
                     next = lt
@@ -728,9 +771,10 @@ struct GPXParserCore {
         let nameStart = q
         var nameColon = -1
         var nameColons = 0
+        let table = nameBytes
         while q < end {
             let c = b[q]
-            if !GPXParserCore.isNameByte(c) { break }
+            if !table[Int(c)] { break }
             if c == COLON {
                 nameColon = q
                 nameColons += 1
@@ -777,7 +821,7 @@ struct GPXParserCore {
             var attrColons = 0
             while q < end {
                 let c = b[q]
-                if !GPXParserCore.isNameByte(c) { break }
+                if !table[Int(c)] { break }
                 if c == COLON {
                     attrColon = q
                     attrColons += 1
@@ -813,12 +857,28 @@ struct GPXParserCore {
             guard quote == DQ || quote == SQ else {
                 throw error(.malformedXML, "the value of attribute '\(string(an, ae))' is not in quotes", at: q)
             }
-            guard let close = memchrOffset(b, q + 1, end, quote) else { return nil }
-            if memchrOffset(b, q + 1, close, LT) != nil {
-                throw error(.malformedXML, "'<' is not allowed in the value of attribute '\(string(an, ae))'", at: q)
+            // One pass over the (short) value: its end, a stray '<', and newlines.
+            var close = q + 1
+            while close < end {
+                let c = b[close]
+                if c == quote { break }
+                if c == LT {
+                    throw error(
+                        .malformedXML, "'<' is not allowed in the value of attribute '\(string(an, ae))'", at: q)
+                }
+                if c == NL {
+                    line += 1
+                    lineStart = base + close + 1
+                }
+                close += 1
             }
-            countLines(q + 1, close)
+            if close >= end { return nil }
             let colon = try checkQName(an, ae, colon: attrColon, colons: attrColons)
+            if attrs.count >= GPXParserCore.maxAttributes {
+                throw error(
+                    .malformedXML,
+                    "an element has more than \(GPXParserCore.maxAttributes) attributes (RouteKit's limit)")
+            }
             attrs.append(Attribute(nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close))
             q = close + 1
         }
@@ -920,6 +980,11 @@ struct GPXParserCore {
             if prefixCount == 5 && memcmp(b + prefixStart, "xmlns", 5) == 0 {
                 throw error(.malformedXML, "the prefix 'xmlns' cannot be declared")
             }
+            if bindings.count >= GPXParserCore.maxBindings {
+                throw error(
+                    .malformedXML,
+                    "more than \(GPXParserCore.maxBindings) namespace declarations in scope (RouteKit's limit)")
+            }
             let ps = Int32(nsArena.count)
             nsArena.append(b + prefixStart, prefixCount)
             let us = Int32(nsArena.count)
@@ -955,17 +1020,25 @@ struct GPXParserCore {
         var declared: Int32 = 0
         if !attrs.isEmpty {
             declared = try declareNamespaces()
-            // Attribute prefixes must be bound; no attribute may appear twice.
+            // Attribute prefixes must be bound; no attribute may appear twice (pairwise for the usual few
+            // attributes, a hash set beyond that so a hostile tag stays linear).
             let b = buf.base
+            var seen: Set<[UInt8]>? = attrs.count > 16 ? Set(minimumCapacity: attrs.count) : nil
             for (i, a) in attrs.enumerated() {
                 if a.colon >= 0 { _ = try resolve(a.nameStart, a.colon, isAttribute: true) }
                 let n = a.nameEnd - a.nameStart
-                for j in 0..<i where attrs[j].nameEnd - attrs[j].nameStart == n {
-                    if memcmp(b + attrs[j].nameStart, b + a.nameStart, n) == 0 {
-                        throw error(
-                            .malformedXML, "attribute '\(string(a.nameStart, a.nameEnd))' appears twice",
-                            at: a.nameStart)
+                var duplicate = false
+                if seen != nil {
+                    duplicate =
+                        seen?.insert(Array(UnsafeBufferPointer(start: b + a.nameStart, count: n))).inserted == false
+                } else {
+                    for j in 0..<i where attrs[j].nameEnd - attrs[j].nameStart == n {
+                        if memcmp(b + attrs[j].nameStart, b + a.nameStart, n) == 0 { duplicate = true }
                     }
+                }
+                if duplicate {
+                    throw error(
+                        .malformedXML, "attribute '\(string(a.nameStart, a.nameEnd))' appears twice", at: a.nameStart)
                 }
             }
         }
