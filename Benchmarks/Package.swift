@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+//
+// RouteKit's package-benchmark suite (ordo-one/benchmark), kept as its own package so that the
+// benchmark dependencies never enter RouteKit's own build or `swift test`.
+//
+//     cd Benchmarks && swift package --disable-sandbox benchmark
+//
+// See BENCHMARKS-HOWTO.md.
+import PackageDescription
+
+let package = Package(
+    name: "RouteKitBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "RouteKit", path: ".."),
+        // Only the MallocInterposer trait (malloc statistics; nothing to install on Swift 6.3+).
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "GPXParse",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "RouteKitGPX", package: "RouteKit"),
+            ],
+            path: "Benchmarks/GPXParse",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)
