@@ -78,6 +78,12 @@ public struct Timestamp: Hashable, Sendable, Codable {
 
     /// Appends ``iso8601`` as UTF-8 bytes (no allocation beyond `out`'s growth).
     public func appendISO8601(to out: inout [UInt8]) {
+        writeISO8601 { out.append($0) }
+    }
+
+    /// Hands ``iso8601``'s UTF-8 bytes to `emit`, one at a time, without allocating.
+    @inlinable
+    public func writeISO8601(_ emit: (UInt8) -> Void) {
         let offset = Int64(utcOffsetSeconds ?? 0)
         let local = instant.seconds + offset
         var days = local / 86_400
@@ -88,33 +94,33 @@ public struct Timestamp: Hashable, Sendable, Codable {
         }
         let (y, m, d) = civilFromDays(days)
         func two(_ v: Int64) {
-            out.append(UInt8(48 + v / 10))
-            out.append(UInt8(48 + v % 10))
+            emit(UInt8(48 + v / 10))
+            emit(UInt8(48 + v % 10))
         }
         var year = y
         if year < 0 {
-            out.append(UInt8(ascii: "-"))
+            emit(UInt8(ascii: "-"))
             year = -year
         }
         if year >= 10_000 {
-            out.append(contentsOf: Array(String(year).utf8))
+            for byte in String(year).utf8 { emit(byte) }
         } else {
             two(year / 100)
             two(year % 100)
         }
-        out.append(UInt8(ascii: "-"))
+        emit(UInt8(ascii: "-"))
         two(m)
-        out.append(UInt8(ascii: "-"))
+        emit(UInt8(ascii: "-"))
         two(d)
-        out.append(UInt8(ascii: "T"))
+        emit(UInt8(ascii: "T"))
         two(secs / 3600)
-        out.append(UInt8(ascii: ":"))
+        emit(UInt8(ascii: ":"))
         two(secs / 60 % 60)
-        out.append(UInt8(ascii: ":"))
+        emit(UInt8(ascii: ":"))
         two(secs % 60)
         var ns = Int(instant.nanoseconds)
         if ns > 0 {
-            out.append(UInt8(ascii: "."))
+            emit(UInt8(ascii: "."))
             var digits = 9
             while ns % 10 == 0 {
                 ns /= 10
@@ -123,19 +129,19 @@ public struct Timestamp: Hashable, Sendable, Codable {
             var div = 1
             for _ in 1..<digits { div *= 10 }
             while div > 0 {
-                out.append(UInt8(48 + ns / div % 10))
+                emit(UInt8(48 + ns / div % 10))
                 div /= 10
             }
         }
         guard let off = utcOffsetSeconds else { return }
         if off == 0 {
-            out.append(UInt8(ascii: "Z"))
+            emit(UInt8(ascii: "Z"))
             return
         }
-        out.append(UInt8(ascii: off < 0 ? "-" : "+"))
+        emit(UInt8(ascii: off < 0 ? "-" : "+"))
         let a = Int64(abs(Int(off)))
         two(a / 3600)
-        out.append(UInt8(ascii: ":"))
+        emit(UInt8(ascii: ":"))
         two(a / 60 % 60)
     }
 }

@@ -100,7 +100,7 @@ public struct GPXWriter {
             writeMetadata(m)
         case .waypoint(let p):
             try advance(to: .waypoints, what: "a waypoint")
-            writePoint(p, element: "wpt", indent: "  ")
+            writePoint(p, element: "wpt", indent: 2)
         case .routeStart(let info):
             try advance(to: .routes, what: "a route")
             out.write("  <rte>\n")
@@ -108,7 +108,7 @@ public struct GPXWriter {
             state = .inRoute
         case .routePoints(let points):
             guard state == .inRoute else { throw RouteKitError(.invalidArgument, "route points outside a route") }
-            for p in points { writePoint(p, element: "rtept", indent: "    ") }
+            for p in points { writePoint(p, element: "rtept", indent: 4) }
             try out.maybeFlush()
         case .routeEnd:
             guard state == .inRoute else { throw RouteKitError(.invalidArgument, "a route end without a route") }
@@ -130,7 +130,7 @@ public struct GPXWriter {
                 state = .inSegment
             }
             guard state == .inSegment else { throw RouteKitError(.invalidArgument, "track points outside a segment") }
-            for p in points { writePoint(p, element: "trkpt", indent: "      ") }
+            for p in points { writePoint(p, element: "trkpt", indent: 6) }
             try out.maybeFlush()
         case .pause:
             // A pause inside a segment is written as the end of the segment.
@@ -148,7 +148,7 @@ public struct GPXWriter {
                 return
             }
             guard state == .inSegment else { throw RouteKitError(.invalidArgument, "a segment end outside a segment") }
-            writeExtensions(ext, values: nil, location: nil, indent: "      ")
+            writeExtensions(ext, values: nil, location: nil, indent: 6)
             out.write("    </trkseg>\n")
             state = .inTrack
         case .trackEnd:
@@ -169,7 +169,7 @@ public struct GPXWriter {
         if state == .inSegment || state == .inTrack || state == .inRoute {
             throw RouteKitError(.invalidArgument, "the document ended inside an open track or route")
         }
-        writeExtensions(rootExtensions, values: nil, location: nil, indent: "  ")
+        writeExtensions(rootExtensions, values: nil, location: nil, indent: 2)
         out.write("</gpx>\n")
         state = .ended
         try out.flush()
@@ -177,9 +177,9 @@ public struct GPXWriter {
 
     // MARK: - Elements
 
-    private func element(_ name: StaticString, _ value: String?, indent: String) {
+    private func element(_ name: StaticString, _ value: String?, indent: Int) {
         guard let value else { return }
-        out.write(indent)
+        out.writeSpaces(indent)
         out.writeByte(0x3C)
         out.write(name)
         out.writeByte(0x3E)
@@ -189,9 +189,9 @@ public struct GPXWriter {
         out.write(">\n")
     }
 
-    private func decimal(_ name: StaticString, _ value: Double?, indent: String) {
+    private func decimal(_ name: StaticString, _ value: Double?, indent: Int) {
         guard let value, value.isFinite else { return }
-        out.write(indent)
+        out.writeSpaces(indent)
         out.writeByte(0x3C)
         out.write(name)
         out.writeByte(0x3E)
@@ -201,8 +201,8 @@ public struct GPXWriter {
         out.write(">\n")
     }
 
-    private func writeLink(_ link: GPXLink, indent: String) {
-        out.write(indent)
+    private func writeLink(_ link: GPXLink, indent: Int) {
+        out.writeSpaces(indent)
         out.write("<link href=\"")
         out.writeEscaped(link.href, attribute: true)
         if link.text == nil && link.type == nil {
@@ -210,21 +210,21 @@ public struct GPXWriter {
             return
         }
         out.write("\">\n")
-        element("text", link.text, indent: indent + "  ")
-        element("type", link.type, indent: indent + "  ")
-        out.write(indent)
+        element("text", link.text, indent: indent + 2)
+        element("type", link.type, indent: indent + 2)
+        out.writeSpaces(indent)
         out.write("</link>\n")
     }
 
     private mutating func writeMetadata(_ m: GPXMetadata) {
         if m.isEmpty { return }
         out.write("  <metadata>\n")
-        let i = "    "
+        let i = 4
         element("name", m.name, indent: i)
         element("desc", m.description, indent: i)
         if let a = m.author, a.name != nil || a.email != nil || a.link != nil {
             out.write("    <author>\n")
-            element("name", a.name, indent: i + "  ")
+            element("name", a.name, indent: i + 2)
             if let email = a.email {
                 let parts = email.split(separator: "@", maxSplits: 1)
                 if parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty {
@@ -237,7 +237,7 @@ public struct GPXWriter {
                     droppedValues += 1
                 }
             }
-            if let l = a.link { writeLink(l, indent: i + "  ") }
+            if let l = a.link { writeLink(l, indent: i + 2) }
             out.write("    </author>\n")
         }
         if let c = m.copyright {
@@ -245,9 +245,9 @@ public struct GPXWriter {
             out.writeEscaped(c.author, attribute: true)
             out.write("\">\n")
             if let y = c.year {
-                if Self.isGYear(y) { element("year", y, indent: i + "  ") } else { droppedValues += 1 }
+                if Self.isGYear(y) { element("year", y, indent: i + 2) } else { droppedValues += 1 }
             }
-            element("license", c.license, indent: i + "  ")
+            element("license", c.license, indent: i + 2)
             out.write("    </copyright>\n")
         }
         for l in m.links { writeLink(l, indent: i) }
@@ -280,7 +280,7 @@ public struct GPXWriter {
     }
 
     private mutating func writePathInfo(_ info: GPXPathInfo) {
-        let i = "    "
+        let i = 4
         element("name", info.name, indent: i)
         element("cmt", info.comment, indent: i)
         element("desc", info.description, indent: i)
@@ -293,20 +293,17 @@ public struct GPXWriter {
         writeExtensions(info.extensions, values: nil, location: nil, indent: i)
     }
 
-    private func timeElement(_ t: Timestamp, indent: String) {
-        out.write(indent)
+    private func timeElement(_ t: Timestamp, indent: Int) {
+        out.writeSpaces(indent)
         out.write("<time>")
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(36)
-        t.appendISO8601(to: &bytes)
-        out.write(bytes)
+        out.writeTimestamp(t)
         out.write("</time>\n")
     }
 
-    private mutating func writePoint(_ p: GPXPoint, element name: StaticString, indent: String) {
+    private mutating func writePoint(_ p: GPXPoint, element name: StaticString, indent: Int) {
         pointsWritten += 1
         let loc = p.location
-        out.write(indent)
+        out.writeSpaces(indent)
         out.writeByte(0x3C)
         out.write(name)
         out.write(" lat=\"")
@@ -315,7 +312,7 @@ public struct GPXWriter {
         // The schema's longitude is -180 ≤ lon < 180: 180 is written as the same meridian, -180.
         out.writeDecimal(loc.longitude == 180 ? -180 : loc.longitude)
         out.write("\">\n")
-        let i = indent + "  "
+        let i = indent + 2
         decimal("ele", loc.altitude, indent: i)
         if let t = loc.timestamp { timeElement(t, indent: i) }
         let extras = p.extras
@@ -350,14 +347,14 @@ public struct GPXWriter {
             }
         }
         writeExtensions(extras?.extensions ?? [], values: p.values, location: loc, indent: i)
-        out.write(indent)
+        out.writeSpaces(indent)
         out.write("</")
         out.write(name)
         out.write(">\n")
     }
 
     private mutating func writeExtensions(
-        _ fragments: [String], values: GPXPointValues?, location: Location?, indent: String
+        _ fragments: [String], values: GPXPointValues?, location: Location?, indent: Int
     ) {
         let v = values ?? GPXPointValues()
         let hasTPX =
@@ -372,12 +369,12 @@ public struct GPXWriter {
             if Self.isForeignFragment(f) { writable.append(f) } else { droppedElements += 1 }
         }
         guard hasTPX || hasPower || hasRK || !writable.isEmpty else { return }
-        out.write(indent)
+        out.writeSpaces(indent)
         out.write("<extensions>\n")
-        let i = indent + "  "
+        let i = indent + 2
         if hasTPX {
             // TrackPointExtension v2's order: atemp, wtemp, depth, hr, cad, speed, course.
-            out.write(i)
+            out.writeSpaces(i)
             out.write("<gpxtpx:TrackPointExtension>")
             func tpx(_ name: StaticString, _ value: Double?) {
                 guard let value else { return }
@@ -399,7 +396,7 @@ public struct GPXWriter {
             out.write("</gpxtpx:TrackPointExtension>\n")
         }
         if let power = v[.power] {
-            out.write(i)
+            out.writeSpaces(i)
             out.write("<gpxpx:PowerInWatts>")
             out.writeDecimal(power)
             out.write("</gpxpx:PowerInWatts>\n")
@@ -407,7 +404,7 @@ public struct GPXWriter {
         if let loc = location, hasRK {
             func rk(_ name: StaticString, _ value: Double?) {
                 guard let value else { return }
-                out.write(i)
+                out.writeSpaces(i)
                 out.write("<rk:")
                 out.write(name)
                 out.writeByte(0x3E)
@@ -422,11 +419,11 @@ public struct GPXWriter {
             rk("courseAcc", loc.courseAccuracy)
         }
         for f in writable {
-            out.write(i)
+            out.writeSpaces(i)
             out.write(f)
             out.writeByte(0x0A)
         }
-        out.write(indent)
+        out.writeSpaces(indent)
         out.write("</extensions>\n")
     }
 

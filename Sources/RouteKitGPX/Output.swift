@@ -70,6 +70,12 @@ public final class OutputSink {
         buffer.append(b)
     }
 
+    /// Writes `count` spaces.
+    @inline(__always) func writeSpaces(_ count: Int) {
+        buffer.reserve(count)
+        for _ in 0..<count { buffer.append(0x20) }
+    }
+
     /// Writes text escaped for element content.
     func writeEscaped(_ s: String, attribute: Bool = false) {
         var needs = false
@@ -98,9 +104,26 @@ public final class OutputSink {
     /// Writes a `Double` in the shortest decimal text that reads back as the same `Double`, never in
     /// exponent notation (XML Schema's `xsd:decimal` has none).
     func writeDecimal(_ value: Double) {
+        // Common cases without an intermediate array: integers, and plain shortest digits (Swift's
+        // description is the shortest round-trip text; up to 15 bytes it is a small string, no allocation).
+        if value == value.rounded() && abs(value) < 1e15 {
+            write(value == 0 && value.sign == .minus ? "-0" : String(Int64(value)))
+            return
+        }
+        let text = value.description
+        if !text.utf8.contains(UInt8(ascii: "e")) {
+            write(text)
+            return
+        }
         var digits = [UInt8]()
         appendDecimal(value, to: &digits)
         write(digits)
+    }
+
+    /// Writes a timestamp as ISO 8601 without allocating.
+    func writeTimestamp(_ t: Timestamp) {
+        buffer.reserve(40)
+        t.writeISO8601 { byte in buffer.append(byte) }
     }
 
     /// Flushes buffered bytes when over the block size.
