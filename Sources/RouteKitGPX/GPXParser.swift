@@ -132,6 +132,8 @@ struct Attribute {
     var colon: Int  // offset of ':' in the name, or -1
     var valueStart: Int
     var valueEnd: Int
+    /// Whether the value contains '&' (its references are checked even when RouteKit does not read it).
+    var hasAmp: Bool
 }
 
 /// Options for reading GPX.
@@ -185,6 +187,7 @@ struct GPXParserCore {
     var latin1 = false
     var atStart = true
     var declarationOffset = 0  // where an XML declaration may stand (after a BOM)
+    var incompleteLength = 0  // length of the incomplete token the last parse stopped at
     var finished = false
 
     // Structure.
@@ -324,6 +327,11 @@ struct GPXParserCore {
         if atStart {
             guard try detectStart(final: final) else { return }
         }
+        // After an incomplete token of length L, wait until the tail has at least doubled before scanning
+        // it again: rescanning a long token (a big text, comment or extension) on every small chunk would
+        // be quadratic; this keeps the total work linear and changes no result.
+        if !final && incompleteLength > 0 && buf.count - pos < 2 * incompleteLength { return }
+        incompleteLength = 0
         var p = pos
         while p < buf.count {
             // Re-read each time: an ISO-8859-1 declaration transcodes (and may move) the buffer.
@@ -411,6 +419,7 @@ struct GPXParserCore {
                     pos = p
                     throw unexpectedEnd()
                 }
+                incompleteLength = end - p
                 break
             }
             p = n
@@ -859,9 +868,11 @@ struct GPXParserCore {
             }
             // One pass over the (short) value: its end, a stray '<', and newlines.
             var close = q + 1
+            var valueHasAmp = false
             while close < end {
                 let c = b[close]
                 if c == quote { break }
+                if c == AMP { valueHasAmp = true }
                 if c == LT {
                     throw error(
                         .malformedXML, "'<' is not allowed in the value of attribute '\(string(an, ae))'", at: q)
@@ -879,7 +890,9 @@ struct GPXParserCore {
                     .malformedXML,
                     "an element has more than \(GPXParserCore.maxAttributes) attributes (RouteKit's limit)")
             }
-            attrs.append(Attribute(nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close))
+            attrs.append(
+                Attribute(
+                    nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close, hasAmp: valueHasAmp))
             q = close + 1
         }
         try openElement(
@@ -935,6 +948,28 @@ struct GPXParserCore {
             i -= 1
         }
         return nil
+    }
+
+    /// Two prefixed attributes may not have the same namespace and local name (`x:a` and `y:a` with `x` and `y`
+    /// bound to one URI), as the Namespaces in XML recommendation requires.
+    mutating func checkExpandedNames() throws(RouteKitError) {
+        var seen = Set<[UInt8]>()
+        let b = buf.base
+        for a in attrs where a.colon >= 0 {
+            let n = a.colon - a.nameStart
+            if isXMLPrefix(a.nameStart, n) || (n == 5 && memcmp(b + a.nameStart, "xmlns", 5) == 0) { continue }
+            guard let i = lookup(a.nameStart, n) else { continue }
+            var key = Array(
+                UnsafeBufferPointer(start: nsArena.base + Int(bindings[i].uriStart), count: Int(bindings[i].uriCount)))
+            key.append(0)
+            key += UnsafeBufferPointer(start: b + a.colon + 1, count: a.nameEnd - a.colon - 1)
+            if !seen.insert(key).inserted {
+                throw error(
+                    .malformedXML,
+                    "attribute '\(string(a.nameStart, a.nameEnd))' repeats another attribute's namespace and name",
+                    at: a.nameStart)
+            }
+        }
     }
 
     @inline(__always) mutating func isXMLPrefix(_ s: Int, _ n: Int) -> Bool {
@@ -1024,8 +1059,13 @@ struct GPXParserCore {
             // attributes, a hash set beyond that so a hostile tag stays linear).
             let b = buf.base
             var seen: Set<[UInt8]>? = attrs.count > 16 ? Set(minimumCapacity: attrs.count) : nil
+            var prefixed = 0
             for (i, a) in attrs.enumerated() {
-                if a.colon >= 0 { _ = try resolve(a.nameStart, a.colon, isAttribute: true) }
+                if a.colon >= 0 {
+                    _ = try resolve(a.nameStart, a.colon, isAttribute: true)
+                    prefixed += 1
+                }
+                if a.hasAmp { try checkEntities(a.valueStart, a.valueEnd) }
                 let n = a.nameEnd - a.nameStart
                 var duplicate = false
                 if seen != nil {
@@ -1041,6 +1081,7 @@ struct GPXParserCore {
                         .malformedXML, "attribute '\(string(a.nameStart, a.nameEnd))' appears twice", at: a.nameStart)
                 }
             }
+            if prefixed > 1 { try checkExpandedNames() }
         }
         let ns = try resolve(nameStart, colon, isAttribute: false)
         let localStart = colon >= 0 ? colon + 1 : nameStart

@@ -57,7 +57,8 @@ public final class GPXReader {
         self.input = .file(fd)
         self.chunkSize = max(options.chunkSize, 1)
         self.core = GPXParserCore(options: options, fileName: path)
-        self.scratch = .allocate(capacity: self.chunkSize)
+        // At least 2 bytes: sniffing gathers the gzip magic even with 1-byte chunks.
+        self.scratch = .allocate(capacity: max(self.chunkSize, 2))
     }
 
     /// Reads GPX from memory, handing the parser `chunkSize` bytes at a time (tests use 1 and 7).
@@ -70,7 +71,7 @@ public final class GPXReader {
         self.input = .bytes(bytes, offset: 0)
         self.chunkSize = options.chunkSize
         self.core = GPXParserCore(options: options, fileName: name)
-        self.scratch = .allocate(capacity: self.chunkSize)
+        self.scratch = .allocate(capacity: max(self.chunkSize, 2))
     }
 
     deinit {
@@ -153,11 +154,11 @@ public final class GPXReader {
         sniffed = true
         var n = 0
         // Gather at least two bytes (1-byte chunks in tests).
+        let capacity = max(chunkSize, 2)
         while n < 2 {
-            let k = try readRaw(into: scratch + n, capacity: chunkSize - n >= 1 ? chunkSize - n : 1)
+            let k = try readRaw(into: scratch + n, capacity: capacity - n)
             if k == 0 { break }
             n += k
-            if chunkSize < 2 && n < 2 { continue }
         }
         if n >= 2 && scratch[0] == 0x1F && scratch[1] == 0x8B {
             inflater = try Inflater(fileName: fileName)

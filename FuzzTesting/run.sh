@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds FuzzGPXReader with libFuzzer and AddressSanitizer and fuzzes the streaming GPX reader.
+#
+#   FuzzTesting/run.sh [SECONDS]          fuzz for SECONDS (default 180)
+#   FuzzTesting/run.sh --regress          only replay FuzzTesting/FailCases/* through the target
+#
+# Environment:
+#   GPX_CORPUS   the shared GPX corpus to seed from (default: <repo>/../shared/gpx-corpus); it is only
+#                read, and copied into a temporary directory, never into the repository.
+#   FUZZ_CORPUS  a directory to keep the evolving corpus in between runs (default: a temporary directory,
+#                deleted at the end). Keep it outside the repository.
+#   FUZZ_GPX_MIN_CHUNK  smallest chunk size the target tries (default 1); raise it to fuzz past a bug that only
+#                small chunks reach while it is being fixed.
+#   ROUTEKIT_BUILD_LOCK  the lock every swift command takes (default /tmp/routekit-build.lock).
+#
+# Crash, timeout, out-of-memory and leak inputs are written to FuzzTesting/FailCases/ (libFuzzer's
+# -artifact_prefix) as crash-<sha1>, timeout-<sha1>…; those names are git-ignored until renamed (see README.md).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+LOCK=${ROUTEKIT_BUILD_LOCK:-/tmp/routekit-build.lock}
+GPX_CORPUS=${GPX_CORPUS:-$REPO/../shared/gpx-corpus}
+BIN="$HERE/.build/debug/FuzzGPXReader"
+
+MODE=fuzz
+DURATION=180
+case "${1:-}" in
+  --regress) MODE=regress ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+  "") ;;
+  *[!0-9]*) echo "usage: $0 [SECONDS] | --regress" >&2; exit 2 ;;
+  *) DURATION=$1 ;;
+esac
+
+# 1. Build. The build lock keeps this from running alongside any other swift command on the machine.
+# -parse-as-library: the target defines its own entry point (FuzzGPXReader_main, which calls libFuzzer).
+cd "$HERE"
+BUILD_LOG=$(mktemp)
+echo "== building FuzzGPXReader (debug, -sanitize=fuzzer,address)"
+if ! flock "$LOCK" swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$BUILD_LOG" 2>&1; then
+  # ld.gold warns once per ASan helper symbol ("Cannot export local symbol"); those are noise.
+  grep -v "Cannot export local symbol" "$BUILD_LOG" >&2 || true
+  rm -f "$BUILD_LOG"
+  echo "build failed" >&2
+  exit 1
+fi
+grep -v "Cannot export local symbol" "$BUILD_LOG" | tail -n 1 || true
+rm -f "$BUILD_LOG"
+
+mkdir -p "$HERE/FailCases"
+
+if [ "$MODE" = regress ]; then
+  shopt -s nullglob
+  cases=("$HERE"/FailCases/*)
+  if [ ${#cases[@]} -eq 0 ]; then echo "no fail cases"; exit 0; fi
+  echo "== replaying ${#cases[@]} fail case(s)"
+  exec "$BIN" -rss_limit_mb=2048 -timeout=10 "${cases[@]}"
+fi
+
+# 2. Seed corpus, made at run time outside the repository.
+if [ -n "${FUZZ_CORPUS:-}" ]; then
+  CORPUS=$FUZZ_CORPUS
+  mkdir -p "$CORPUS"
+else
+  CORPUS=$(mktemp -d -t gpx-fuzz-corpus.XXXXXX)
+  trap 'rm -rf "$CORPUS"' EXIT
+fi
+seeds=0
+for dir in valid quirks malformed; do
+  [ -d "$GPX_CORPUS/$dir" ] || continue
+  while IFS= read -r -d '' f; do
+    cp "$f" "$CORPUS/seed-$dir-$(basename "$f")"
+    seeds=$((seeds + 1))
+  done < <(find "$GPX_CORPUS/$dir" -type f -size -64k -print0)
+done
+[ -d "$GPX_CORPUS" ] || echo "note: $GPX_CORPUS not found; seeding from the hand-written snippets only"
+
+snippet() { printf '%s' "$2" >"$CORPUS/hand-$1.gpx"; seeds=$((seeds + 1)); }
+snippet minimal '<?xml version="1.0" encoding="UTF-8"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"/>'
+snippet track '<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1" xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2"><trk><name>a &amp; b</name><trkseg><trkpt lat="1.5" lon="-2.25"><ele>10</ele><time>2024-03-01T07:30:00Z</time><extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>120</gpxtpx:hr><gpxtpx:cad>80</gpxtpx:cad></gpxtpx:TrackPointExtension></extensions></trkpt><trkpt lat="1.6" lon="-2.2"><time>2024-03-01T07:30:01.5+01:00</time></trkpt></trkseg></trk></gpx>'
+snippet route-wpt '<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><metadata><name><![CDATA[x<y]]></name><author><name>n</name><email id="a" domain="b"/></author><link href="h"><text>t</text></link><bounds minlat="0" minlon="0" maxlat="1" maxlon="1"/></metadata><wpt lat="0" lon="0"><name>w</name><sat>4</sat><fix>3d</fix></wpt><rte><name>r</name><rtept lat="1" lon="1"/></rte></gpx>'
+snippet gpx10 '<?xml version="1.0" encoding="ISO-8859-1"?><gpx version="1.0" xmlns="http://www.topografix.com/GPX/1/0"><name>caf'$'\xe9''</name><trk><trkseg><trkpt lat="1" lon="2"><speed>3</speed><course>90</course></trkpt></trkseg></trk></gpx>'
+snippet pauses '<gpx version="1.1" creator="OpenTracks" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg><trkpt lat="1" lon="2"/><trkpt lat="100" lon="0"><time>2024-01-01T00:00:00Z</time></trkpt><trkpt lat="200" lon="0"/><trkpt lat="1" lon="2"/></trkseg></trk></gpx>'
+snippet unknown-ext '<!-- c --><?pi x?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg><extensions><x:a xmlns:x="urn:x" x:k="v"><x:b>t&#x41;</x:b></x:a></extensions></trkseg></trk><extensions><y xmlns="urn:y"/></extensions></gpx>'
+echo "== seed corpus: $seeds file(s) in $CORPUS"
+
+# 3. Fuzz.
+echo "== fuzzing for ${DURATION}s; crash inputs go to $HERE/FailCases/"
+status=0
+"$BIN" "$CORPUS" \
+  -dict="$HERE/gpx.dict" \
+  -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  -max_total_time="$DURATION" -print_final_stats=1 \
+  -artifact_prefix="$HERE/FailCases/" || status=$?
+if [ $status -ne 0 ]; then
+  echo "== the fuzzer stopped with status $status: see the report above and the new file(s) in $HERE/FailCases/" >&2
+fi
+exit $status
