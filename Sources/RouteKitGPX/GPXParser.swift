@@ -92,6 +92,47 @@ struct Frame {
     }
 }
 
+/// What an element resolved to the last time it appeared under the same kind of parent, so that the usual
+/// stream of identical `<trkpt>`, `<ele>`, `<time>`… skips prefix resolution and classification. Valid while
+/// the namespace bindings are unchanged (``GPXParserCore/bindingsGeneration``).
+struct ElementCacheEntry {
+    var generation = 0
+    var length = 0
+    var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    var parentKind = K.document
+    var parentOwner = K.document
+    var kind = K.ignore
+    var field = F.none
+}
+
+/// The open elements, on manually managed memory of fixed capacity (the nesting limit), so pushing and
+/// popping needs no uniqueness or capacity checks.
+struct FrameStack: RandomAccessCollection {
+    static let capacity = 513
+    let base: UnsafeMutablePointer<Frame> = .allocate(capacity: FrameStack.capacity)
+    var count = 0
+
+    func free() { base.deallocate() }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+    subscript(i: Int) -> Frame { base[i] }
+
+    @inline(__always) var last: Frame? { count > 0 ? base[count - 1] : nil }
+
+    /// Pushes a frame; the caller keeps `count` below ``capacity``.
+    @inline(__always) mutating func append(_ frame: Frame) {
+        (base + count).initialize(to: frame)
+        count += 1
+    }
+
+    @inline(__always) mutating func popLast() -> Frame? {
+        guard count > 0 else { return nil }
+        count -= 1
+        return (base + count).move()
+    }
+}
+
 /// The attributes of the current tag, on manually managed memory (reused for every tag).
 struct AttributeList: RandomAccessCollection {
     var base: UnsafeMutablePointer<Attribute>
@@ -191,7 +232,9 @@ struct GPXParserCore {
     var finished = false
 
     // Structure.
-    var stack: [Frame] = []
+    var stack = FrameStack()
+    var elementCache = [ElementCacheEntry](repeating: ElementCacheEntry(), count: 64)
+    var bindingsGeneration = 1
     var names: RawBytes
     var bindings: [Binding] = []
     var nsArena: RawBytes
@@ -237,11 +280,11 @@ struct GPXParserCore {
         self.nsArena = RawBytes(capacity: 1024)
         self.text = RawBytes(capacity: 256)
         self.capture = RawBytes(capacity: 256)
-        stack.reserveCapacity(32)
         batch.reserveCapacity(options.batchSize)
     }
 
     mutating func free() {
+        stack.free()
         nameBytes.deallocate()
         attrs.free()
         buf.free()
@@ -362,6 +405,15 @@ struct GPXParserCore {
                 var newlines = 0
                 var lastNL = -1
                 while q < end {
+                    if q + 8 <= end {
+                        // A run of spaces in one step: count the leading 0x20 bytes of the next word.
+                        let x = UnsafeRawPointer(b + q).loadUnaligned(as: UInt64.self) ^ 0x2020_2020_2020_2020
+                        if x == 0 {
+                            q += 8
+                            continue
+                        }
+                        q += x.trailingZeroBitCount >> 3
+                    }
                     let c = b[q]
                     if c == NL {
                         newlines += 1
@@ -895,9 +947,7 @@ struct GPXParserCore {
                     nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close, hasAmp: valueHasAmp))
             q = close + 1
         }
-        try openElement(
-            nameStart, nameEnd, colon: try checkQName(nameStart, nameEnd, colon: nameColon, colons: nameColons),
-            tagEnd: q)
+        try openElement(nameStart, nameEnd, colon: nameColon, colons: nameColons, tagEnd: q)
         if selfClosing { try closeElement(tagEnd: q) }
         return q
     }
@@ -1024,6 +1074,7 @@ struct GPXParserCore {
             nsArena.append(b + prefixStart, prefixCount)
             let us = Int32(nsArena.count)
             nsArena.append(uriBytes.base, uriBytes.count)
+            bindingsGeneration += 1
             bindings.append(
                 Binding(
                     prefixStart: ps, prefixCount: Int32(prefixCount), uriStart: us, uriCount: Int32(uriBytes.count),
@@ -1051,7 +1102,35 @@ struct GPXParserCore {
 
     // MARK: Elements
 
-    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, colon: Int, tagEnd: Int) throws(RouteKitError) {
+    /// The words of a qualified name of at most 32 bytes, zero-padded (nil for longer names).
+    @inline(__always)
+    static func nameWords(_ b: UnsafeMutablePointer<UInt8>, _ s: Int, _ e: Int, limit: Int)
+        -> (UInt64, UInt64, UInt64, UInt64)?
+    {
+        let n = e - s
+        // Whole-word loads need 32 readable bytes from `s`: a tag never ends at its name, so this holds except
+        // right at the end of the buffered data, where the cache is simply not used.
+        if n > 32 || s + 32 > limit { return nil }
+        let p = UnsafeRawPointer(b + s)
+        @inline(__always) func word(_ k: Int) -> UInt64 {
+            let len = n - 8 * k
+            if len <= 0 { return 0 }
+            let v = p.loadUnaligned(fromByteOffset: 8 * k, as: UInt64.self)
+            return len >= 8 ? v : v & ((1 << UInt64(8 * len)) - 1)
+        }
+        return (word(0), word(1), word(2), word(3))
+    }
+
+    @inline(__always)
+    static func cacheSlot(_ words: (UInt64, UInt64, UInt64, UInt64), _ n: Int, _ parent: Frame) -> Int {
+        var h = words.0 &* 0x9E37_79B9_7F4A_7C15
+        h ^= words.1 &+ UInt64(n) &+ (UInt64(parent.kind.rawValue) << 8) &+ (UInt64(parent.owner.rawValue) << 16)
+        return Int(truncatingIfNeeded: (h ^ (h >> 29)) & 63)
+    }
+
+    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, colon nameColon: Int, colons: Int, tagEnd: Int)
+        throws(RouteKitError)
+    {
         var declared: Int32 = 0
         if !attrs.isEmpty {
             declared = try declareNamespaces()
@@ -1083,12 +1162,33 @@ struct GPXParserCore {
             }
             if prefixed > 1 { try checkExpandedNames() }
         }
-        let ns = try resolve(nameStart, colon, isAttribute: false)
-        let localStart = colon >= 0 ? colon + 1 : nameStart
-        if stack.count >= 512 {
+        if stack.count >= FrameStack.capacity - 1 {
             throw error(.malformedXML, "elements are nested more than 512 deep")
         }
         let parent = stack.last
+        // Fast path: the same name under the same kind of parent, with the same namespace bindings.
+        var words: (UInt64, UInt64, UInt64, UInt64)? = nil
+        if declared == 0, let parent, parent.kind != .capture && parent.kind != .ignore {
+            words = GPXParserCore.nameWords(buf.base, nameStart, nameEnd, limit: buf.count)
+            if let w = words {
+                let entry = elementCache[GPXParserCore.cacheSlot(w, nameEnd - nameStart, parent)]
+                if entry.generation == bindingsGeneration && entry.length == nameEnd - nameStart
+                    && entry.parentKind == parent.kind && entry.parentOwner == parent.owner && entry.words == w
+                {
+                    let frame = Frame(
+                        kind: entry.kind, field: entry.field, nameStart: Int32(names.count),
+                        nameCount: Int32(nameEnd - nameStart), bindingCount: 0,
+                        owner: entry.kind == .extensions ? parent.kind : .document)
+                    names.append(buf.base + nameStart, nameEnd - nameStart)
+                    stack.append(frame)
+                    try startSemantics(kind: entry.kind, field: entry.field, parent: parent.kind)
+                    return
+                }
+            }
+        }
+        let colon = try checkQName(nameStart, nameEnd, colon: nameColon, colons: colons)
+        let ns = try resolve(nameStart, colon, isAttribute: false)
+        let localStart = colon >= 0 ? colon + 1 : nameStart
         var frame = Frame(
             kind: .ignore, field: .none, nameStart: Int32(names.count), nameCount: Int32(nameEnd - nameStart),
             bindingCount: declared, owner: .document)
@@ -1134,6 +1234,11 @@ struct GPXParserCore {
             frame.owner = parent.kind
         default:
             break
+        }
+        if let w = words {
+            elementCache[GPXParserCore.cacheSlot(w, nameEnd - nameStart, parent)] = ElementCacheEntry(
+                generation: bindingsGeneration, length: nameEnd - nameStart, words: w, parentKind: parent.kind,
+                parentOwner: parent.owner, kind: kind, field: field)
         }
         stack.append(frame)
         try startSemantics(kind: kind, field: field, parent: parent.kind)
@@ -1607,6 +1712,7 @@ struct GPXParserCore {
             let keep = bindings.count - Int(frame.bindingCount)
             nsArena.count = Int(bindings[keep].prefixStart)
             bindings.removeLast(Int(frame.bindingCount))
+            bindingsGeneration += 1
         }
         if stack.isEmpty { rootClosed = true }
     }
