@@ -1302,8 +1302,12 @@ struct GPXParserCore {
     /// The attribute with this unprefixed name, if present.
     mutating func attribute(_ name: StaticString) -> Attribute? {
         let n = name.utf8CodeUnitCount
-        for a in attrs where a.nameEnd - a.nameStart == n && memcmp(buf.base + a.nameStart, name.utf8Start, n) == 0 {
-            return a
+        let lit = name.utf8Start
+        let b = buf.base
+        for a in attrs where a.nameEnd - a.nameStart == n {
+            var i = 0
+            while i < n && b[a.nameStart + i] == lit[i] { i += 1 }
+            if i == n { return a }
         }
         return nil
     }
@@ -1727,11 +1731,9 @@ struct GPXParserCore {
     }
 
     mutating func number(_ field: F) throws(RouteKitError) -> Double? {
-        if text.count == 0 || textIsBlank() { return nil }
-        guard let v = parseDecimal(text.base, text.count) else {
-            throw error(.invalidValue, "<\(field)> is not a number")
-        }
-        return v
+        if let v = parseDecimal(text.base, text.count) { return v }
+        if textIsBlank() { return nil }  // <ele></ele> or <ele> </ele>: no value
+        throw error(.invalidValue, "<\(field)> is not a number")
     }
 
     mutating func endSemantics(_ frame: Frame) throws(RouteKitError) {
@@ -1870,11 +1872,9 @@ struct GPXParserCore {
     }
 
     mutating func timestamp() throws(RouteKitError) -> Timestamp? {
-        if text.count == 0 || textIsBlank() { return nil }
-        guard let t = parseTimestamp(text.base, text.count) else {
-            throw error(.invalidValue, "<time> '\(textString().prefix(40))' is not an ISO 8601 time")
-        }
-        return t
+        if let t = parseTimestamp(text.base, text.count) { return t }
+        if textIsBlank() { return nil }
+        throw error(.invalidValue, "<time> '\(textString().prefix(40))' is not an ISO 8601 time")
     }
 
     mutating func setPointField(_ field: F) throws(RouteKitError) {

@@ -25,6 +25,37 @@ private let powersOfTen: [Double] = [
 /// IEEE multiplication or division, which is exact; anything else goes to `strtod`.
 @inline(__always)
 func parseDecimal(_ start: UnsafePointer<UInt8>, _ count: Int) -> Double? {
+    // Fast path: -?digits[.digits] with at most 15 significant digits (47.3769123, 512.4, 120).
+    if count > 0 && count <= 17 {
+        var i = 0
+        let negative = start[0] == UInt8(ascii: "-")
+        if negative { i = 1 }
+        var m: UInt64 = 0
+        let intStart = i
+        while i < count {
+            let d = start[i] &- 48
+            if d > 9 { break }
+            m = m &* 10 &+ UInt64(d)
+            i += 1
+        }
+        var fraction = 0
+        if i < count && start[i] == UInt8(ascii: ".") && i > intStart {
+            i += 1
+            let fracStart = i
+            while i < count {
+                let d = start[i] &- 48
+                if d > 9 { break }
+                m = m &* 10 &+ UInt64(d)
+                i += 1
+            }
+            fraction = i - fracStart
+            if fraction == 0 { i = -1 }  // "12." → the general path decides
+        }
+        if i == count && i > intStart && m < (1 << 53) {
+            let v = fraction == 0 ? Double(m) : Double(m) / powersOfTen[fraction]
+            return negative ? -v : v
+        }
+    }
     var p = 0
     var end = count
     while p < end && isXMLSpace(start[p]) { p += 1 }
