@@ -830,17 +830,31 @@ struct GPXParserCore {
         let b = buf.base
         var q = p + 1
         let nameStart = q
-        var nameColon = -1
-        var nameColons = 0
         let table = nameBytes
-        while q < end {
-            let c = b[q]
-            if !table[Int(c)] { break }
-            if c == COLON {
-                nameColon = q
-                nameColons += 1
+        // The name ends at whitespace, '>' or '/': found eight bytes at a time. Its characters are checked in
+        // openElement, only when the element cache has not seen exactly this name before.
+        var found = false
+        while q + 8 <= end {
+            let x = UnsafeRawPointer(b + q).loadUnaligned(as: UInt64.self)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let high: UInt64 = 0x8080_8080_8080_8080
+            let below21 = (x &- ones &* 0x21) & ~x & high
+            let g = x ^ (ones &* 0x3E)
+            let s = x ^ (ones &* 0x2F)
+            let m = below21 | ((g &- ones) & ~g & high) | ((s &- ones) & ~s & high)
+            if m != 0 {
+                q += m.trailingZeroBitCount >> 3
+                found = true
+                break
             }
-            q += 1
+            q += 8
+        }
+        if !found {
+            while q < end {
+                let c = b[q]
+                if c <= 0x20 || c == GT || c == SLASH { break }
+                q += 1
+            }
         }
         if q >= end { return nil }
         let nameEnd = q
@@ -947,7 +961,7 @@ struct GPXParserCore {
                     nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close, hasAmp: valueHasAmp))
             q = close + 1
         }
-        try openElement(nameStart, nameEnd, colon: nameColon, colons: nameColons, tagEnd: q)
+        try openElement(nameStart, nameEnd, tagEnd: q)
         if selfClosing { try closeElement(tagEnd: q) }
         return q
     }
@@ -957,7 +971,9 @@ struct GPXParserCore {
         // Fast path: the expected name followed directly by '>'.
         if let top = stack.last {
             let n = Int(top.nameCount)
-            if p + 2 + n < end && b[p + 2 + n] == GT && memcmp(b + p + 2, names.base + Int(top.nameStart), n) == 0 {
+            if p + 2 + n < end && b[p + 2 + n] == GT
+                && GPXParserCore.sameBytes(b + p + 2, names.base + Int(top.nameStart), n)
+            {
                 try closeElement(tagEnd: p + 3 + n)
                 return p + 3 + n
             }
@@ -1033,7 +1049,9 @@ struct GPXParserCore {
         let b = buf.base
         for a in attrs {
             let n = a.nameEnd - a.nameStart
-            guard n >= 5, memcmp(b + a.nameStart, "xmlns", 5) == 0 else { continue }
+            guard n >= 5, b[a.nameStart] == UInt8(ascii: "x"), memcmp(b + a.nameStart, "xmlns", 5) == 0 else {
+                continue
+            }
             let prefixStart: Int
             let prefixCount: Int
             if n == 5 {
@@ -1128,9 +1146,46 @@ struct GPXParserCore {
         return Int(truncatingIfNeeded: (h ^ (h >> 29)) & 63)
     }
 
-    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, colon nameColon: Int, colons: Int, tagEnd: Int)
-        throws(RouteKitError)
-    {
+    /// Copies an element's name to the name stack (whole words for the usual short names).
+    @inline(__always)
+    mutating func pushName(_ s: Int, _ e: Int) {
+        let n = e - s
+        names.reserve(n + 32)
+        let src = UnsafeRawPointer(buf.base + s)
+        let dst = UnsafeMutableRawPointer(names.base + names.count)
+        if n <= 32 && s + 32 <= buf.count {
+            dst.storeBytes(of: src.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            dst.storeBytes(of: src.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 8, as: UInt64.self)
+            dst.storeBytes(
+                of: src.loadUnaligned(fromByteOffset: 16, as: UInt64.self), toByteOffset: 16, as: UInt64.self)
+            dst.storeBytes(
+                of: src.loadUnaligned(fromByteOffset: 24, as: UInt64.self), toByteOffset: 24, as: UInt64.self)
+        } else {
+            dst.copyMemory(from: src, byteCount: n)
+        }
+        names.count += n
+    }
+
+    /// Whether `n` bytes at `a` equal `n` bytes at `b` (short names compare in words, without a call).
+    @inline(__always)
+    static func sameBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var i = 0
+        while i + 8 <= n {
+            if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self)
+                != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+            {
+                return false
+            }
+            i += 8
+        }
+        while i < n {
+            if a[i] != b[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
+    mutating func openElement(_ nameStart: Int, _ nameEnd: Int, tagEnd: Int) throws(RouteKitError) {
         var declared: Int32 = 0
         if !attrs.isEmpty {
             declared = try declareNamespaces()
@@ -1152,7 +1207,7 @@ struct GPXParserCore {
                         seen?.insert(Array(UnsafeBufferPointer(start: b + a.nameStart, count: n))).inserted == false
                 } else {
                     for j in 0..<i where attrs[j].nameEnd - attrs[j].nameStart == n {
-                        if memcmp(b + attrs[j].nameStart, b + a.nameStart, n) == 0 { duplicate = true }
+                        if GPXParserCore.sameBytes(b + attrs[j].nameStart, b + a.nameStart, n) { duplicate = true }
                     }
                 }
                 if duplicate {
@@ -1179,11 +1234,25 @@ struct GPXParserCore {
                         kind: entry.kind, field: entry.field, nameStart: Int32(names.count),
                         nameCount: Int32(nameEnd - nameStart), bindingCount: 0,
                         owner: entry.kind == .extensions ? parent.kind : .document)
-                    names.append(buf.base + nameStart, nameEnd - nameStart)
+                    pushName(nameStart, nameEnd)
                     stack.append(frame)
                     try startSemantics(kind: entry.kind, field: entry.field, parent: parent.kind)
                     return
                 }
+            }
+        }
+        // Not seen before: check every character of the name and find its colon.
+        var nameColon = -1
+        var colons = 0
+        for i in nameStart..<nameEnd {
+            let c = buf.base[i]
+            if !nameBytes[Int(c)] {
+                throw error(
+                    .malformedXML, "invalid character in the element name <\(string(nameStart, nameEnd))>", at: i)
+            }
+            if c == COLON {
+                nameColon = i
+                colons += 1
             }
         }
         let colon = try checkQName(nameStart, nameEnd, colon: nameColon, colons: colons)
@@ -1192,7 +1261,7 @@ struct GPXParserCore {
         var frame = Frame(
             kind: .ignore, field: .none, nameStart: Int32(names.count), nameCount: Int32(nameEnd - nameStart),
             bindingCount: declared, owner: .document)
-        names.append(buf.base + nameStart, nameEnd - nameStart)
+        pushName(nameStart, nameEnd)
 
         guard let parent else {
             try openRoot(ns: ns, localStart: localStart, nameEnd: nameEnd)
