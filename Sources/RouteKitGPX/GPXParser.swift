@@ -409,19 +409,19 @@ struct GPXParserCore {
                         // A run of spaces in one step: count the leading 0x20 bytes of the next word.
                         let x = UnsafeRawPointer(b + q).loadUnaligned(as: UInt64.self) ^ 0x2020_2020_2020_2020
                         if x == 0 {
-                            q += 8
+                            q &+= 8
                             continue
                         }
                         q += x.trailingZeroBitCount >> 3
                     }
                     let c = b[q]
                     if c == NL {
-                        newlines += 1
+                        newlines &+= 1
                         lastNL = q
                     } else if c != 0x20 && c != 0x09 && c != 0x0D {
                         break
                     }
-                    q += 1
+                    q &+= 1
                 }
                 if q < end && b[q] == LT && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
                     line += newlines
@@ -435,7 +435,7 @@ struct GPXParserCore {
                         let c = b[r]
                         if c == LT { break }
                         if c == AMP { hasAmp = true }
-                        r += 1
+                        r &+= 1
                     }
                     if r < end {
                         line += newlines
@@ -847,13 +847,13 @@ struct GPXParserCore {
                 found = true
                 break
             }
-            q += 8
+            q &+= 8
         }
         if !found {
             while q < end {
                 let c = b[q]
                 if c <= 0x20 || c == GT || c == SLASH { break }
-                q += 1
+                q &+= 1
             }
         }
         if q >= end { return nil }
@@ -871,12 +871,12 @@ struct GPXParserCore {
                     lineStart = base + q + 1
                 }
                 sawSpace = true
-                q += 1
+                q &+= 1
             }
             if q >= end { return nil }
             let c = b[q]
             if c == GT {
-                q += 1
+                q &+= 1
                 break
             }
             if c == SLASH {
@@ -901,7 +901,7 @@ struct GPXParserCore {
                     attrColon = q
                     attrColons += 1
                 }
-                q += 1
+                q &+= 1
             }
             if q >= end { return nil }
             let ae = q
@@ -913,19 +913,19 @@ struct GPXParserCore {
                     line += 1
                     lineStart = base + q + 1
                 }
-                q += 1
+                q &+= 1
             }
             if q >= end { return nil }
             guard b[q] == EQ else {
                 throw error(.malformedXML, "attribute '\(string(an, ae))' has no '=' and value", at: q)
             }
-            q += 1
+            q &+= 1
             while q < end && isXMLSpace(b[q]) {
                 if b[q] == NL {
                     line += 1
                     lineStart = base + q + 1
                 }
-                q += 1
+                q &+= 1
             }
             if q >= end { return nil }
             let quote = b[q]
@@ -947,7 +947,7 @@ struct GPXParserCore {
                     line += 1
                     lineStart = base + close + 1
                 }
-                close += 1
+                close &+= 1
             }
             if close >= end { return nil }
             let colon = try checkQName(an, ae, colon: attrColon, colons: attrColons)
@@ -962,8 +962,40 @@ struct GPXParserCore {
             q = close + 1
         }
         try openElement(nameStart, nameEnd, tagEnd: q)
-        if selfClosing { try closeElement(tagEnd: q) }
+        if selfClosing {
+            try closeElement(tagEnd: q)
+        } else if stack.count > 0 && stack.base[stack.count - 1].kind == .leaf, let after = try leafValue(q, end) {
+            return after
+        }
         return q
+    }
+
+    /// Fast path for a value element just opened (`<ele>512.4</ele>`): when its text has no reference, no
+    /// newline and no markup, and its end tag is already buffered, reads the value and closes the element
+    /// here, skipping two trips through the token loop. Returns nil (having consumed nothing) otherwise.
+    @inline(__always)
+    mutating func leafValue(_ q: Int, _ end: Int) throws(RouteKitError) -> Int? {
+        let b = buf.base
+        var r = q
+        while r < end {
+            let c = b[r]
+            if c == LT { break }
+            if c == AMP || c == NL { return nil }
+            r &+= 1
+        }
+        let top = stack.base[stack.count - 1]
+        let n = Int(top.nameCount)
+        guard r + 2 + n < end, b[r + 1] == SLASH, b[r + 2 + n] == GT,
+            GPXParserCore.sameBytes(b + r + 2, names.base + Int(top.nameStart), n)
+        else { return nil }
+        text.count = 0
+        text.append(b + q, r - q)
+        // Errors in the value point at its end tag, as on the normal path.
+        tokStart = r
+        tokLine = line
+        tokLineStart = lineStart
+        try closeElement(tagEnd: r + 3 + n)
+        return r + 3 + n
     }
 
     mutating func endTag(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
