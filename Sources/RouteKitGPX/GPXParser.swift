@@ -401,28 +401,7 @@ struct GPXParserCore {
                 }
             } else {
                 // Fast path: whitespace between tags, counted as it is skipped.
-                var q = p
-                var newlines = 0
-                var lastNL = -1
-                while q < end {
-                    if q + 8 <= end {
-                        // A run of spaces in one step: count the leading 0x20 bytes of the next word.
-                        let x = UnsafeRawPointer(b + q).loadUnaligned(as: UInt64.self) ^ 0x2020_2020_2020_2020
-                        if x == 0 {
-                            q &+= 8
-                            continue
-                        }
-                        q += x.trailingZeroBitCount >> 3
-                    }
-                    let c = b[q]
-                    if c == NL {
-                        newlines &+= 1
-                        lastNL = q
-                    } else if c != 0x20 && c != 0x09 && c != 0x0D {
-                        break
-                    }
-                    q &+= 1
-                }
+                let (q, newlines, lastNL) = GPXParserCore.scanSpaces(b, p, end)
                 if q < end && b[q] == LT && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
                     line += newlines
                     if lastNL >= 0 { lineStart = base + lastNL + 1 }
@@ -478,6 +457,46 @@ struct GPXParserCore {
         }
         pos = p
         if final && p >= buf.count { try finishDocument() }
+    }
+
+    /// Skips XML whitespace from `p`: where it stops, how many newlines it passed and where the last one was.
+    /// Runs of spaces (indentation) go eight bytes at a time.
+    @inline(__always)
+    static func scanSpaces(_ b: UnsafeMutablePointer<UInt8>, _ p: Int, _ end: Int) -> (Int, Int, Int) {
+        var q = p
+        var newlines = 0
+        var lastNL = -1
+        while q < end {
+            if q + 8 <= end {
+                let x = UnsafeRawPointer(b + q).loadUnaligned(as: UInt64.self) ^ 0x2020_2020_2020_2020
+                if x == 0 {
+                    q &+= 8
+                    continue
+                }
+                q &+= x.trailingZeroBitCount >> 3
+            }
+            let c = b[q]
+            if c == NL {
+                newlines &+= 1
+                lastNL = q
+            } else if c != 0x20 && c != 0x09 && c != 0x0D {
+                break
+            }
+            q &+= 1
+        }
+        return (q, newlines, lastNL)
+    }
+
+    /// After a tag: skips the whitespace up to the next tag when the open element keeps no text, so the token
+    /// loop goes straight to that tag. Returns `q` unchanged otherwise.
+    @inline(__always)
+    mutating func skipToNextTag(_ q: Int, _ end: Int) -> Int {
+        if stack.count > 0 && stack.base[stack.count - 1].collectsText { return q }
+        let (r, newlines, lastNL) = GPXParserCore.scanSpaces(buf.base, q, end)
+        guard r < end && buf.base[r] == LT else { return q }
+        line &+= newlines
+        if lastNL >= 0 { lineStart = base + lastNL + 1 }
+        return r
     }
 
     func unexpectedEnd() -> RouteKitError {
@@ -967,7 +986,7 @@ struct GPXParserCore {
         } else if stack.count > 0 && stack.base[stack.count - 1].kind == .leaf, let after = try leafValue(q, end) {
             return after
         }
-        return q
+        return skipToNextTag(q, end)
     }
 
     /// Fast path for a value element just opened (`<ele>512.4</ele>`): when its text has no reference, no
@@ -995,7 +1014,7 @@ struct GPXParserCore {
         tokLine = line
         tokLineStart = lineStart
         try closeElement(tagEnd: r + 3 + n)
-        return r + 3 + n
+        return skipToNextTag(r + 3 + n, end)
     }
 
     mutating func endTag(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
@@ -1007,7 +1026,7 @@ struct GPXParserCore {
                 && GPXParserCore.sameBytes(b + p + 2, names.base + Int(top.nameStart), n)
             {
                 try closeElement(tagEnd: p + 3 + n)
-                return p + 3 + n
+                return skipToNextTag(p + 3 + n, end)
             }
         }
         guard let gt = memchrOffset(b, p + 2, end, GT) else { return nil }
