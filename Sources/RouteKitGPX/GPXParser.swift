@@ -996,12 +996,31 @@ struct GPXParserCore {
     mutating func leafValue(_ q: Int, _ end: Int) throws(RouteKitError) -> Int? {
         let b = buf.base
         var r = q
-        while r < end {
-            let c = b[r]
-            if c == LT { break }
-            if c == AMP || c == NL { return nil }
-            r &+= 1
+        // Eight bytes at a time to the first '<', '&' or newline (the lowest flagged byte is exact).
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        var found = false
+        while r + 8 <= end {
+            let x = UnsafeRawPointer(b + r).loadUnaligned(as: UInt64.self)
+            let lt = x ^ (ones &* 0x3C)
+            let amp = x ^ (ones &* 0x26)
+            let nl = x ^ (ones &* 0x0A)
+            let m = ((lt &- ones) & ~lt & high) | ((amp &- ones) & ~amp & high) | ((nl &- ones) & ~nl & high)
+            if m != 0 {
+                r &+= m.trailingZeroBitCount >> 3
+                found = true
+                break
+            }
+            r &+= 8
         }
+        if !found {
+            while r < end {
+                let c = b[r]
+                if c == LT || c == AMP || c == NL { break }
+                r &+= 1
+            }
+        }
+        guard r < end, b[r] == LT else { return nil }
         let top = stack.base[stack.count - 1]
         let n = Int(top.nameCount)
         guard r + 2 + n < end, b[r + 1] == SLASH, b[r + 2 + n] == GT,
@@ -1098,7 +1117,8 @@ struct GPXParserCore {
     mutating func declareNamespaces() throws(RouteKitError) -> Int32 {
         var declared: Int32 = 0
         let b = buf.base
-        for a in attrs {
+        for ai in 0..<attrs.count {
+            let a = attrs.base[ai]
             let n = a.nameEnd - a.nameStart
             guard n >= 5, b[a.nameStart] == UInt8(ascii: "x"), memcmp(b + a.nameStart, "xmlns", 5) == 0 else {
                 continue
@@ -1245,7 +1265,8 @@ struct GPXParserCore {
             let b = buf.base
             var seen: Set<[UInt8]>? = attrs.count > 16 ? Set(minimumCapacity: attrs.count) : nil
             var prefixed = 0
-            for (i, a) in attrs.enumerated() {
+            for i in 0..<attrs.count {
+                let a = attrs.base[i]
                 if a.colon >= 0 {
                     _ = try resolve(a.nameStart, a.colon, isAttribute: true)
                     prefixed += 1
@@ -1257,8 +1278,8 @@ struct GPXParserCore {
                     duplicate =
                         seen?.insert(Array(UnsafeBufferPointer(start: b + a.nameStart, count: n))).inserted == false
                 } else {
-                    for j in 0..<i where attrs[j].nameEnd - attrs[j].nameStart == n {
-                        if GPXParserCore.sameBytes(b + attrs[j].nameStart, b + a.nameStart, n) { duplicate = true }
+                    for j in 0..<i where attrs.base[j].nameEnd - attrs.base[j].nameStart == n {
+                        if GPXParserCore.sameBytes(b + attrs.base[j].nameStart, b + a.nameStart, n) { duplicate = true }
                     }
                 }
                 if duplicate {
@@ -1424,7 +1445,8 @@ struct GPXParserCore {
         let n = name.utf8CodeUnitCount
         let lit = name.utf8Start
         let b = buf.base
-        for a in attrs where a.nameEnd - a.nameStart == n {
+        for ai in 0..<attrs.count where attrs.base[ai].nameEnd - attrs.base[ai].nameStart == n {
+            let a = attrs.base[ai]
             var i = 0
             while i < n && b[a.nameStart + i] == lit[i] { i += 1 }
             if i == n { return a }
