@@ -26,9 +26,10 @@ public struct SeriesMerger {
                 while c < instants.count && instants[c] < t { c += 1 }
                 if c < instants.count && instants[c] == t {
                     points[i].values[series[k].type] = series[k].values[c]
-                    series[k].cursor = c
-                } else if c == instants.count || (c > 0 && instants[c] > t && c == series[k].cursor) {
-                    // Time went backwards (or no exact match ahead): binary search the whole series.
+                    // Past this sample: a second point with the same time takes the next sample.
+                    series[k].cursor = c + 1
+                } else if c == series[k].cursor {
+                    // Nothing ahead matches (time went backwards, or the series ended): binary search it all.
                     var lo = 0
                     var hi = instants.count
                     while lo < hi {
