@@ -233,7 +233,11 @@ struct GPXParserCore {
 
     // Structure.
     var stack = FrameStack()
-    var elementCache = [ElementCacheEntry](repeating: ElementCacheEntry(), count: 64)
+    let elementCache: UnsafeMutablePointer<ElementCacheEntry> = {
+        let p = UnsafeMutablePointer<ElementCacheEntry>.allocate(capacity: 64)
+        p.initialize(repeating: ElementCacheEntry(), count: 64)
+        return p
+    }()
     var bindingsGeneration = 1
     var names: RawBytes
     var bindings: [Binding] = []
@@ -284,6 +288,7 @@ struct GPXParserCore {
     }
 
     mutating func free() {
+        elementCache.deallocate()
         stack.free()
         nameBytes.deallocate()
         attrs.free()
@@ -980,7 +985,9 @@ struct GPXParserCore {
                     nameStart: an, nameEnd: ae, colon: colon, valueStart: q + 1, valueEnd: close, hasAmp: valueHasAmp))
             q = close + 1
         }
-        try openElement(nameStart, nameEnd, tagEnd: q)
+        if !(attrs.count == 0 && openCached(nameStart, nameEnd)) {
+            try openElement(nameStart, nameEnd, tagEnd: q)
+        }
         if selfClosing {
             try closeElement(tagEnd: q)
         } else if stack.count > 0 && stack.base[stack.count - 1].kind == .leaf, let after = try leafValue(q, end) {
@@ -1032,7 +1039,18 @@ struct GPXParserCore {
         tokStart = r
         tokLine = line
         tokLineStart = lineStart
-        try closeElement(tagEnd: r + 3 + n)
+        let parentKind = stack.count > 1 ? stack.base[stack.count - 2].kind : K.root
+        if top.bindingCount == 0
+            && (parentKind == .trkpt || parentKind == .rtept || parentKind == .wpt || parentKind == .tpx
+                || parentKind == .extensions)
+        {
+            // A point's value: pop and store it directly (what closeElement → setLeaf would do).
+            stack.count -= 1
+            names.count = Int(top.nameStart)
+            try setPointField(top.field)
+        } else {
+            try closeElement(tagEnd: r + 3 + n)
+        }
         return skipToNextTag(r + 3 + n, end)
     }
 
@@ -1253,6 +1271,32 @@ struct GPXParserCore {
             if a[i] != b[i] { return false }
             i += 1
         }
+        return true
+    }
+
+    /// Opens an element without attributes that the cache knows under this parent; false when it does not
+    /// (the caller then takes the full path). Only kinds whose opening needs no more than a frame qualify.
+    @inline(__always)
+    mutating func openCached(_ nameStart: Int, _ nameEnd: Int) -> Bool {
+        let depth = stack.count
+        guard depth > 0 && depth < FrameStack.capacity - 1 else { return false }
+        let parent = stack.base[depth - 1]
+        guard parent.kind != .capture && parent.kind != .ignore,
+            let w = GPXParserCore.nameWords(buf.base, nameStart, nameEnd, limit: buf.count)
+        else { return false }
+        let n = nameEnd - nameStart
+        let entry = elementCache[GPXParserCore.cacheSlot(w, n, parent)]
+        guard
+            entry.generation == bindingsGeneration && entry.length == n && entry.parentKind == parent.kind
+                && entry.parentOwner == parent.owner && entry.words == w
+                && (entry.kind == .leaf || entry.kind == .extensions || entry.kind == .tpx)
+        else { return false }
+        stack.append(
+            Frame(
+                kind: entry.kind, field: entry.field, nameStart: Int32(names.count), nameCount: Int32(n),
+                bindingCount: 0, owner: entry.kind == .extensions ? parent.kind : .document))
+        pushName(nameStart, nameEnd)
+        if entry.kind == .leaf { text.count = 0 }
         return true
     }
 
