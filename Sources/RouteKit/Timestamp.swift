@@ -188,6 +188,23 @@ extension Timestamp {
     ///
     /// About 20 ns per timestamp; no allocation.
     public static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int) -> Timestamp? {
+        var cache = DayCache()
+        return parse(s0, count0, dayCache: &cache)
+    }
+
+    /// The date part of the last time parsed and its day number, so that a run of times on the same day (every
+    /// GPS track) skips date validation and calendar arithmetic.
+    public struct DayCache: Sendable {
+        var word: UInt64 = 0
+        var tail: UInt16 = 0
+        var days: Int64 = 0
+        var valid = false
+        /// An empty cache.
+        public init() {}
+    }
+
+    /// ``parse(_:_:)`` with a cache of the last date seen (see ``DayCache``).
+    public static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int, dayCache: inout DayCache) -> Timestamp? {
         var s = s0
         var count = count0
         while count > 0 && isISOSpace(s[0]) {
@@ -196,24 +213,38 @@ extension Timestamp {
         }
         while count > 0 && isISOSpace(s[count - 1]) { count -= 1 }
         guard count >= 19 else { return nil }
-        guard let y0 = isoDigit(s, 0), let y1 = isoDigit(s, 1), let y2 = isoDigit(s, 2), let y3 = isoDigit(s, 3),
-            s[4] == UInt8(ascii: "-"), let mo0 = isoDigit(s, 5), let mo1 = isoDigit(s, 6), s[7] == UInt8(ascii: "-"),
-            let d0 = isoDigit(s, 8), let d1 = isoDigit(s, 9),
-            s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t") || s[10] == 0x20,
+        let word = UnsafeRawPointer(s).loadUnaligned(as: UInt64.self)
+        let tail = UnsafeRawPointer(s + 8).loadUnaligned(as: UInt16.self)
+        let days: Int64
+        if dayCache.valid && word == dayCache.word && tail == dayCache.tail {
+            days = dayCache.days
+        } else {
+            guard let y0 = isoDigit(s, 0), let y1 = isoDigit(s, 1), let y2 = isoDigit(s, 2), let y3 = isoDigit(s, 3),
+                s[4] == UInt8(ascii: "-"), let mo0 = isoDigit(s, 5), let mo1 = isoDigit(s, 6),
+                s[7] == UInt8(ascii: "-"), let d0 = isoDigit(s, 8), let d1 = isoDigit(s, 9)
+            else { return nil }
+            let year = y0 * 1000 + y1 * 100 + y2 * 10 + y3
+            let month = mo0 * 10 + mo1
+            let day = d0 * 10 + d1
+            guard year >= 1, month >= 1, month <= 12, day >= 1 else { return nil }
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+            let monthDays: Int64 =
+                month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
+            guard day <= monthDays else { return nil }
+            days = daysFromCivil(year: year, month: month, day: day)
+            dayCache.word = word
+            dayCache.tail = tail
+            dayCache.days = days
+            dayCache.valid = true
+        }
+        guard s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t") || s[10] == 0x20,
             let h0 = isoDigit(s, 11), let h1 = isoDigit(s, 12), s[13] == UInt8(ascii: ":"), let mi0 = isoDigit(s, 14),
             let mi1 = isoDigit(s, 15), s[16] == UInt8(ascii: ":"), let se0 = isoDigit(s, 17), let se1 = isoDigit(s, 18)
         else { return nil }
-        let year = y0 * 1000 + y1 * 100 + y2 * 10 + y3
-        let month = mo0 * 10 + mo1
-        let day = d0 * 10 + d1
         let hour = h0 * 10 + h1
         let minute = mi0 * 10 + mi1
         let second = se0 * 10 + se1
-        guard year >= 1, month >= 1, month <= 12, day >= 1, hour <= 24, minute <= 59, second <= 60 else { return nil }
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let monthDays: Int64 =
-            month == 2 ? (leap ? 29 : 28) : (month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31)
-        guard day <= monthDays else { return nil }
+        guard hour <= 24, minute <= 59, second <= 60 else { return nil }
         var i = 19
         var nanos: Int64 = 0
         if i < count && (s[i] == UInt8(ascii: ".") || s[i] == UInt8(ascii: ",")) {
@@ -259,7 +290,6 @@ extension Timestamp {
             }
         }
         guard i == count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
         let local = days * 86_400 + hour * 3600 + minute * 60 + second
         let utc = local - Int64(offset ?? 0)
         return Timestamp(Instant(seconds: utc, nanoseconds: Int32(nanos)), utcOffsetSeconds: offset)

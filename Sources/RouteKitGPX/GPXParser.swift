@@ -239,6 +239,7 @@ struct GPXParserCore {
         return p
     }()
     var bindingsGeneration = 1
+    var dayCache = Timestamp.DayCache()
     var names: RawBytes
     var bindings: [Binding] = []
     var nsArena: RawBytes
@@ -2058,7 +2059,7 @@ struct GPXParserCore {
     }
 
     mutating func timestamp() throws(RouteKitError) -> Timestamp? {
-        if let t = parseTimestamp(text.base, text.count) { return t }
+        if let t = parseTimestamp(text.base, text.count, cache: &dayCache) { return t }
         if textIsBlank() { return nil }
         throw error(.invalidValue, "<time> '\(textString().prefix(40))' is not an ISO 8601 time")
     }

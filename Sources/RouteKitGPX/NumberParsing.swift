@@ -165,3 +165,9 @@ func parseInteger(_ start: UnsafePointer<UInt8>, _ count: Int) -> Int? {
 func parseTimestamp(_ s: UnsafePointer<UInt8>, _ count: Int) -> Timestamp? {
     Timestamp.parse(s, count)
 }
+
+/// Parses a GPX time with a cache of the last date (see ``Timestamp/DayCache``).
+@inline(__always)
+func parseTimestamp(_ s: UnsafePointer<UInt8>, _ count: Int, cache: inout Timestamp.DayCache) -> Timestamp? {
+    Timestamp.parse(s, count, dayCache: &cache)
+}
