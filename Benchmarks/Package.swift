@@ -21,6 +21,7 @@ let package = Package(
             name: "GPXParse",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "RouteKit", package: "RouteKit"),
                 .product(name: "RouteKitGPX", package: "RouteKit"),
             ],
             path: "Benchmarks/GPXParse",

@@ -27,7 +27,7 @@ func jsonEscaped(_ s: String) -> String {
 /// routes (`LineString`) and tracks (`MultiLineString`, one line per segment; a pause also starts a new
 /// line). Positions are `[longitude, latitude]` or `[longitude, latitude, altitude]`. Per-point times and
 /// sensor values are not in GeoJSON's model: use CSV for those.
-public struct GeoJSONWriter {
+public struct GeoJSONWriter: GPXEventWriter {
     private let out: OutputSink
     private var features = 0
     private var inLine = false
@@ -163,7 +163,7 @@ public struct GeoJSONWriter {
 /// route), `time` (ISO 8601 as written), `latitude`, `longitude`, `altitude`, the accuracies, `speed`,
 /// `course`, the quantity values (`heartRate`, `cadence`, `temperature`, `waterTemperature`, `depth`,
 /// `power`) and `name`. Empty cells are missing values.
-public struct CSVWriter {
+public struct CSVWriter: GPXEventWriter {
     private let out: OutputSink
     private var track = -1
     private var route = -1

@@ -195,6 +195,18 @@ public struct GPXReadOptions: Sendable {
 /// incomplete tail for the next chunk. It checks XML well-formedness (tag nesting, attribute syntax,
 /// entity references, namespace prefixes bound everywhere, a single root) while it maps GPX elements to
 /// ``GPXPoint``s; it never builds a tree.
+/// Word-at-a-time byte tests (SWAR): the high bit of each byte of the result is set where the byte of `x`
+/// equals `c` (``bytesEqual``) or is below `n` (``bytesBelow``, n ≤ 0x80). Bits above the first flagged byte
+/// may be wrong (borrows); the lowest one is exact, which is all the scanners use.
+@inline(__always) func bytesEqual(_ x: UInt64, _ c: UInt8) -> UInt64 {
+    let y = x ^ (0x0101_0101_0101_0101 &* UInt64(c))
+    return (y &- 0x0101_0101_0101_0101) & ~y & 0x8080_8080_8080_8080
+}
+
+@inline(__always) func bytesBelow(_ x: UInt64, _ n: UInt8) -> UInt64 {
+    (x &- 0x0101_0101_0101_0101 &* UInt64(n)) & ~x & 0x8080_8080_8080_8080
+}
+
 /// A table of XML name bytes (anything but whitespace and the delimiters), one per parser.
 func makeNameByteTable() -> UnsafeMutablePointer<Bool> {
     let t = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
@@ -861,12 +873,7 @@ struct GPXParserCore {
         var found = false
         while q + 8 <= end {
             let x = UnsafeRawPointer(b + q).loadUnaligned(as: UInt64.self)
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let high: UInt64 = 0x8080_8080_8080_8080
-            let below21 = (x &- ones &* 0x21) & ~x & high
-            let g = x ^ (ones &* 0x3E)
-            let s = x ^ (ones &* 0x2F)
-            let m = below21 | ((g &- ones) & ~g & high) | ((s &- ones) & ~s & high)
+            let m = bytesBelow(x, 0x21) | bytesEqual(x, GT) | bytesEqual(x, SLASH)
             if m != 0 {
                 q += m.trailingZeroBitCount >> 3
                 found = true
@@ -1004,16 +1011,11 @@ struct GPXParserCore {
     mutating func leafValue(_ q: Int, _ end: Int) throws(RouteKitError) -> Int? {
         let b = buf.base
         var r = q
-        // Eight bytes at a time to the first '<', '&' or newline (the lowest flagged byte is exact).
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
+        // Eight bytes at a time to the first '<', '&' or newline.
         var found = false
         while r + 8 <= end {
             let x = UnsafeRawPointer(b + r).loadUnaligned(as: UInt64.self)
-            let lt = x ^ (ones &* 0x3C)
-            let amp = x ^ (ones &* 0x26)
-            let nl = x ^ (ones &* 0x0A)
-            let m = ((lt &- ones) & ~lt & high) | ((amp &- ones) & ~amp & high) | ((nl &- ones) & ~nl & high)
+            let m = bytesEqual(x, LT) | bytesEqual(x, AMP) | bytesEqual(x, NL)
             if m != 0 {
                 r &+= m.trailingZeroBitCount >> 3
                 found = true

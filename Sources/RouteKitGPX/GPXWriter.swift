@@ -1,6 +1,22 @@
 import Foundation
 public import RouteKit
 
+/// Something that writes ``GPXEvent``s to an output, streaming: ``GPXWriter``, ``GeoJSONWriter``, ``CSVWriter``.
+public protocol GPXEventWriter {
+    /// Writes one event.
+    mutating func write(_ event: GPXEvent) throws(RouteKitError)
+    /// Ends the output and flushes it.
+    mutating func finish() throws(RouteKitError)
+}
+
+extension GPXEventWriter {
+    /// Writes every event of `reader`, then finishes.
+    public mutating func write(contentsOf reader: GPXReader) throws(RouteKitError) {
+        while let event = try reader.next() { try write(event) }
+        try finish()
+    }
+}
+
 /// Writes GPX 1.1 that validates against the GPX 1.1 schema, from ``GPXEvent``s, streaming.
 ///
 /// - Known extension values go back into each point's `<extensions>`: heart rate, cadence, temperatures,
@@ -15,7 +31,7 @@ public import RouteKit
 /// GPX 1.1 orders a file as metadata, waypoints, routes, tracks, extensions. Events must come in that order
 /// (``GPXDocument/events(batchSize:)`` does); a waypoint or route after a track throws
 /// ``RouteKitError/Code/invalidArgument``. `routekit convert` reads a file twice when it needs to reorder.
-public struct GPXWriter {
+public struct GPXWriter: GPXEventWriter {
     private let out: OutputSink
     private var state: State = .start
     private var rootExtensions: [String] = []

@@ -69,17 +69,13 @@ struct Convert: ParsableCommand {
         case .geojson:
             let out = try sink()
             var writer = GeoJSONWriter(to: out)
-            let reader = try GPXReader(path: input)
-            while let event = try reader.next() { try writer.write(event) }
-            try writer.finish()
+            try writer.write(contentsOf: GPXReader(path: input))
             try out.close()
             return "GeoJSON written"
         case .csv:
             let out = try sink()
             var writer = CSVWriter(to: out)
-            let reader = try GPXReader(path: input)
-            while let event = try reader.next() { try writer.write(event) }
-            try writer.finish()
+            try writer.write(contentsOf: GPXReader(path: input))
             try out.close()
             return "CSV written"
         }

@@ -6,6 +6,7 @@
 
 import Benchmark
 import Foundation
+import RouteKit
 import RouteKitGPX
 
 // MARK: - Benchmarks
@@ -285,36 +286,9 @@ struct ByteWriter {
         }
     }
 
-    /// `YYYY-MM-DDThh:mm:ssZ` (UTC).
+    /// `YYYY-MM-DDThh:mm:ssZ` (UTC), as RouteKit's own ``Timestamp`` writes it.
     mutating func appendTime(epochSeconds: Int) {
-        let days = epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400
-        let secondOfDay = epochSeconds - days * 86_400
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        appendInt(year)
-        bytes.append(UInt8(ascii: "-"))
-        appendTwoDigits(month)
-        bytes.append(UInt8(ascii: "-"))
-        appendTwoDigits(day)
-        bytes.append(UInt8(ascii: "T"))
-        appendTwoDigits(secondOfDay / 3_600)
-        bytes.append(UInt8(ascii: ":"))
-        appendTwoDigits(secondOfDay / 60 % 60)
-        bytes.append(UInt8(ascii: ":"))
-        appendTwoDigits(secondOfDay % 60)
-        bytes.append(UInt8(ascii: "Z"))
+        Timestamp(Instant(seconds: Int64(epochSeconds)), utcOffsetSeconds: 0).appendISO8601(to: &bytes)
     }
 
-    private mutating func appendTwoDigits(_ v: Int) {
-        bytes.append(UInt8(ascii: "0") + UInt8(v / 10))
-        bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
-    }
 }
