@@ -95,17 +95,18 @@ public struct Location: Sendable, Hashable {
         guard longitude.isFinite, longitude >= -180, longitude <= 180 else {
             throw fail("longitude is not a finite number in -180...180")
         }
-        let optionals: [(String, Double)] = [
-            ("altitude", _altitude), ("horizontalAccuracy", _horizontalAccuracy),
-            ("verticalAccuracy", _verticalAccuracy), ("speed", _speed), ("speedAccuracy", _speedAccuracy),
-            ("course", _course), ("courseAccuracy", _courseAccuracy),
-        ]
-        for (name, value) in optionals where !value.isNaN && !value.isFinite {
-            throw fail("\(name) is not finite")
+        // A missing value is NaN; a present one must be finite, and accuracies not negative. No allocation on
+        // the good path: this runs for every location of every batch.
+        @inline(__always) func bad(_ v: Double, accuracy: Bool) -> Bool {
+            !v.isNaN && (!v.isFinite || (accuracy && v < 0))
         }
-        for (name, value) in optionals.dropFirst() where name.hasSuffix("Accuracy") && value < 0 {
-            throw fail("\(name) is negative")
-        }
+        if bad(_altitude, accuracy: false) { throw fail("altitude is not finite") }
+        if bad(_speed, accuracy: false) { throw fail("speed is not finite") }
+        if bad(_course, accuracy: false) { throw fail("course is not finite") }
+        if bad(_horizontalAccuracy, accuracy: true) { throw fail("horizontalAccuracy is not finite or is negative") }
+        if bad(_verticalAccuracy, accuracy: true) { throw fail("verticalAccuracy is not finite or is negative") }
+        if bad(_speedAccuracy, accuracy: true) { throw fail("speedAccuracy is not finite or is negative") }
+        if bad(_courseAccuracy, accuracy: true) { throw fail("courseAccuracy is not finite or is negative") }
     }
 
     public static func == (a: Location, b: Location) -> Bool {

@@ -179,9 +179,10 @@ struct Attribute {
 
 /// Options for reading GPX.
 public struct GPXReadOptions: Sendable {
-    /// Points per ``GPXEvent/trackPoints(_:)`` or ``GPXEvent/routePoints(_:)`` batch. Default 1024.
+    /// Points per ``GPXEvent/trackPoints(_:)`` or ``GPXEvent/routePoints(_:)`` batch. Default 1024 (1 to 2^20).
     public var batchSize: Int = 1024
-    /// Bytes read from the file at a time. Default 1 MiB. Memory stays near this whatever the file size.
+    /// Bytes read from the file at a time. Default 1 MiB (1 byte to 64 MiB). Memory stays near this whatever the
+    /// file size.
     public var chunkSize: Int = 1 << 20
     /// The largest single XML token (a tag, a text node, a comment) accepted, in bytes. Default 64 MiB.
     public var maxTokenSize: Int = 64 << 20
@@ -225,6 +226,8 @@ struct GPXParserCore {
     /// Limits that keep hostile input linear: attributes on one element, namespace declarations in scope.
     static let maxAttributes = 10_000
     static let maxBindings = 1_000
+    /// Longest element name or namespace declaration: keeps the name and namespace stacks' Int32 offsets safe.
+    static let maxNameLength = 65_536
     let fileName: String?
 
     // Input buffer.
@@ -384,14 +387,16 @@ struct GPXParserCore {
     // MARK: - Tokenizer
 
     /// Parses every complete token in the buffer. With `final`, the input has ended.
-    mutating func parse(final: Bool) throws(RouteKitError) {
+    /// - Parameter force: parse the tail now even if an incomplete token was just retried (used before reporting
+    ///   a decompression error, so that errors come in stream order whatever the chunk sizes).
+    mutating func parse(final: Bool, force: Bool = false) throws(RouteKitError) {
         if atStart {
             guard try detectStart(final: final) else { return }
         }
         // After an incomplete token of length L, wait until the tail has at least doubled before scanning
         // it again: rescanning a long token (a big text, comment or extension) on every small chunk would
         // be quadratic; this keeps the total work linear and changes no result.
-        if !final && incompleteLength > 0 && buf.count - pos < 2 * incompleteLength { return }
+        if !final && !force && incompleteLength > 0 && buf.count - pos < 2 * incompleteLength { return }
         incompleteLength = 0
         var p = pos
         while p < buf.count {
@@ -890,6 +895,10 @@ struct GPXParserCore {
         }
         if q >= end { return nil }
         let nameEnd = q
+        if nameEnd - nameStart > GPXParserCore.maxNameLength {
+            throw error(
+                .malformedXML, "an element name is longer than \(GPXParserCore.maxNameLength) bytes (RouteKit's limit)")
+        }
         if nameEnd == nameStart {
             throw error(.malformedXML, "'<' is not followed by an element name")
         }
@@ -1174,6 +1183,11 @@ struct GPXParserCore {
             }
             if prefixCount == 5 && memcmp(b + prefixStart, "xmlns", 5) == 0 {
                 throw error(.malformedXML, "the prefix 'xmlns' cannot be declared")
+            }
+            if prefixCount + uriBytes.count > GPXParserCore.maxNameLength {
+                throw error(
+                    .malformedXML,
+                    "a namespace declaration is longer than \(GPXParserCore.maxNameLength) bytes (RouteKit's limit)")
             }
             if bindings.count >= GPXParserCore.maxBindings {
                 throw error(

@@ -53,9 +53,12 @@ public final class GPXReader {
             close(fd)
             throw RouteKitError(.io, "is a directory, not a GPX file", file: path)
         }
+        var options = options
+        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
+        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
         self.fileName = path
         self.input = .file(fd)
-        self.chunkSize = max(options.chunkSize, 1)
+        self.chunkSize = options.chunkSize
         self.core = GPXParserCore(options: options, fileName: path)
         // At least 2 bytes: sniffing gathers the gzip magic even with 1-byte chunks.
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
@@ -66,7 +69,9 @@ public final class GPXReader {
         bytes: [UInt8], name: String = "<memory>", chunkSize: Int? = nil, options: GPXReadOptions = GPXReadOptions()
     ) {
         var options = options
-        if let chunkSize { options.chunkSize = max(chunkSize, 1) }
+        if let chunkSize { options.chunkSize = chunkSize }
+        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
+        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
         self.fileName = name
         self.input = .bytes(bytes, offset: 0)
         self.chunkSize = options.chunkSize
@@ -115,17 +120,24 @@ public final class GPXReader {
             let n = try readRaw(into: scratch, capacity: chunkSize)
             if n == 0 {
                 guard inflater.ended else {
+                    try core.parse(final: false, force: true)
                     throw RouteKitError(.compression, "the gzip data ends early (truncated file)", file: fileName)
                 }
                 try core.parse(final: true)
                 finished = true
                 return
             }
-            try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
-                (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-                core.append(p, count)
-                try core.parse(final: false)
-                try core.checkTokenLimit()
+            do {
+                try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
+                    (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+                    core.append(p, count)
+                    try core.parse(final: false)
+                    try core.checkTokenLimit()
+                }
+            } catch  where error.code == .compression {
+                // Errors in stream order: what decompressed before the corruption is parsed first.
+                try core.parse(final: false, force: true)
+                throw error
             }
             return
         }
@@ -166,10 +178,15 @@ public final class GPXReader {
                 .warning(
                     GPXWarning(kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading"))
             )
-            try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
-                (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-                core.append(p, count)
-                try core.parse(final: false)
+            do {
+                try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
+                    (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+                    core.append(p, count)
+                    try core.parse(final: false)
+                }
+            } catch  where error.code == .compression {
+                try core.parse(final: false, force: true)
+                throw error
             }
         } else if n == 0 {
             try core.parse(final: true)

@@ -116,6 +116,7 @@ public struct GPXWriter: GPXEventWriter {
             writeMetadata(m)
         case .waypoint(let p):
             try advance(to: .waypoints, what: "a waypoint")
+            try p.location.validate(index: 0)
             writePoint(p, element: "wpt", indent: 2)
         case .routeStart(let info):
             try advance(to: .routes, what: "a route")
@@ -124,6 +125,7 @@ public struct GPXWriter: GPXEventWriter {
             state = .inRoute
         case .routePoints(let points):
             guard state == .inRoute else { throw RouteKitError(.invalidArgument, "route points outside a route") }
+            try Self.validate(points)
             for p in points { writePoint(p, element: "rtept", indent: 4) }
             try out.maybeFlush()
         case .routeEnd:
@@ -146,6 +148,7 @@ public struct GPXWriter: GPXEventWriter {
                 state = .inSegment
             }
             guard state == .inSegment else { throw RouteKitError(.invalidArgument, "track points outside a segment") }
+            try Self.validate(points)
             for p in points { writePoint(p, element: "trkpt", indent: 6) }
             try out.maybeFlush()
         case .pause:
@@ -176,6 +179,12 @@ public struct GPXWriter: GPXEventWriter {
         case .warning:
             break
         }
+    }
+
+    /// Every point of a batch must be a valid location (what the reader produces always is); the error names
+    /// the index in the batch.
+    static func validate(_ points: [GPXPoint]) throws(RouteKitError) {
+        for (i, p) in points.enumerated() { try p.location.validate(index: i) }
     }
 
     /// Closes the document and flushes.

@@ -221,3 +221,46 @@ struct MalformedInputTests {
         }
     }
 }
+
+@Suite("Limits and writer input")
+struct LimitsTests {
+    @Test("over-long element names and namespace URIs are refused, not a trap")
+    func longNames() {
+        let name = String(repeating: "a", count: 70_000)
+        for xml in [
+            "<gpx xmlns=\"http://www.topografix.com/GPX/1/1\"><\(name)/></gpx>",
+            "<gpx xmlns=\"http://www.topografix.com/GPX/1/1\" xmlns:x=\"urn:\(name)\"/>",
+        ] {
+            #expect(throws: RouteKitError.self) { try GPXDocument(bytes: Array(xml.utf8)) }
+        }
+    }
+
+    @Test("absurd read options are clamped, not trusted")
+    func options() throws {
+        var options = GPXReadOptions()
+        options.chunkSize = .max
+        options.batchSize = 0
+        let reader = GPXReader(bytes: Array(Fixtures.everyFeature.utf8), options: options)
+        #expect(try GPXDocument(reader: reader).tracks.first?.pointCount == 3)
+    }
+
+    @Test("the writer refuses a point that is not a valid location, naming its index")
+    func writerValidates() {
+        var document = GPXDocument()
+        document.tracks = [
+            GPXTrack(segments: [
+                GPXSegment(points: [
+                    GPXPoint(location: Location(latitude: 1, longitude: 2)),
+                    GPXPoint(location: Location(latitude: .nan, longitude: 2)),
+                ])
+            ])
+        ]
+        do {
+            _ = try GPXWriter.data(for: document)
+            Issue.record("written")
+        } catch {
+            #expect(error.code == .invalidLocation)
+            #expect(error.index == 1)
+        }
+    }
+}
