@@ -557,6 +557,11 @@ struct GPXParserCore {
 
     mutating func finishDocument() throws(RouteKitError) {
         if finished { return }
+        // Errors here are at the end of the input: the line counters are exact there, whatever token came last
+        // (its offsets may predate a compaction of the buffer).
+        tokStart = pos
+        tokLine = line
+        tokLineStart = lineStart
         if !stack.isEmpty { throw unexpectedEnd() }
         guard rootSeen else {
             throw error(

@@ -188,6 +188,30 @@ struct MalformedInputTests {
         }
     }
 
+    @Test(
+        "end-of-input errors point at the end whatever the chunk size",
+        arguments: [
+            "<?pi data?>\n\n   <!-- only a comment -->",
+            "<?pi data?>\n<!-- first\nsecond\nthird -->",
+            "<?pi data?>\n\n   <!-- only a comment -->\n\t\n",
+            "<?xml version=\"1.0\"?>\n<gpx xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk>\n  <name>open</name>\n",
+            String(repeating: "<?p x?>\n", count: 300) + "<?p x?>",
+        ])
+    func endOfInput(_ xml: String) {
+        var seen: Set<String> = []
+        for chunk in [1, 3, 7, 61, 4096, 1 << 20] {
+            do {
+                _ = try GPXDocument(bytes: Array(xml.utf8), name: "e.gpx", chunkSize: chunk)
+                Issue.record("accepted")
+            } catch {
+                seen.insert("\(error.line ?? 0):\(error.column ?? 0) \(error.message)")
+            }
+        }
+        #expect(seen.count == 1, "\(seen)")
+        let lines = xml.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(seen.first?.hasPrefix("\(lines.count):\((lines.last?.utf8.count ?? 0) + 1) ") == true, "\(seen)")
+    }
+
     @Test("coordinates appear only in debugDescription")
     func privacy() throws {
         do {
