@@ -27,16 +27,25 @@ func jsonEscaped(_ s: String) -> String {
 /// routes (`LineString`) and tracks (`MultiLineString`, one line per segment; a pause also starts a new
 /// line). Positions are `[longitude, latitude]` or `[longitude, latitude, altitude]`. Per-point times and
 /// sensor values are not in GeoJSON's model: use CSV for those.
+///
+/// RFC 7946 lines need two positions: a route or segment with fewer is left out of the geometry (counted in the
+/// feature's `pointsNotInGeometry`), and a path with no drawable line gets `"geometry": null`. A waypoint that a
+/// producer put inside a route or track is written after that feature.
 public struct GeoJSONWriter: GPXEventWriter {
     private let out: OutputSink
     private var features = 0
-    private var inLine = false
-    private var linePoints = 0
+    // The open route or track feature.
+    private var inPath = false
+    private var isTrack = false
+    private var headerWritten = false
     private var lines = 0
+    private var lineFirst: Location?
+    private var lineCount = 0
+    private var notInGeometry = 0
+    private var points = 0
     private var first: Timestamp?
     private var last: Timestamp?
-    private var points = 0
-    private var inTrack = false
+    private var pendingWaypoints: [GPXPoint] = []
 
     public init(to out: OutputSink) {
         self.out = out
@@ -60,92 +69,116 @@ public struct GeoJSONWriter: GPXEventWriter {
         out.writeByte(0x5D)
     }
 
-    private func property(_ key: String, _ value: String?, first: Bool = false) {
+    private func property(_ key: String, _ value: String?) {
         guard let value else { return }
-        if !first { out.writeByte(0x2C) }
-        out.write("\"\(key)\":\"")
+        out.write(",\"\(key)\":\"")
         out.write(jsonEscaped(value))
         out.writeByte(0x22)
     }
 
-    private mutating func openLine() {
-        if lines > 0 { out.writeByte(0x2C) }
-        out.writeByte(0x5B)
-        inLine = true
-        linePoints = 0
-        lines += 1
+    private mutating func writeWaypoint(_ p: GPXPoint) {
+        beginFeature()
+        out.write("{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":")
+        position(p.location)
+        out.write("},\"properties\":{\"kind\":\"waypoint\"")
+        property("name", p.extras?.name)
+        property("desc", p.extras?.description)
+        property("sym", p.extras?.symbol)
+        property("time", p.location.timestamp?.iso8601)
+        out.write("}}")
     }
 
-    private mutating func closeLine() {
-        if inLine { out.writeByte(0x5D) }
-        inLine = false
+    private mutating func startPath(track: Bool) {
+        inPath = true
+        isTrack = track
+        headerWritten = false
+        lines = 0
+        lineFirst = nil
+        lineCount = 0
+        notInGeometry = 0
+        points = 0
+        first = nil
+        last = nil
+    }
+
+    /// Adds a position to the current line; the feature and the line open at its second position.
+    private mutating func add(_ l: Location) {
+        points += 1
+        if let t = l.timestamp {
+            if first == nil { first = t }
+            last = t
+        }
+        lineCount += 1
+        if lineCount == 1 {
+            lineFirst = l
+            return
+        }
+        if lineCount == 2, let head = lineFirst {
+            if !headerWritten {
+                beginFeature()
+                out.write(
+                    isTrack
+                        ? "{\"type\":\"Feature\",\"geometry\":{\"type\":\"MultiLineString\",\"coordinates\":["
+                        : "{\"type\":\"Feature\",\"geometry\":{\"type\":\"LineString\",\"coordinates\":")
+                headerWritten = true
+            }
+            if isTrack && lines > 0 { out.writeByte(0x2C) }
+            lines += 1
+            out.writeByte(0x5B)
+            position(head)
+        }
+        out.writeByte(0x2C)
+        position(l)
+    }
+
+    private mutating func endLine() {
+        if lineCount >= 2 { out.writeByte(0x5D) } else { notInGeometry += lineCount }
+        lineCount = 0
+        lineFirst = nil
+    }
+
+    private mutating func endPath(_ info: GPXPathInfo) {
+        endLine()
+        if headerWritten {
+            out.write(isTrack ? "]},\"properties\":{\"kind\":\"track\"" : "},\"properties\":{\"kind\":\"route\"")
+        } else {
+            beginFeature()
+            out.write(
+                "{\"type\":\"Feature\",\"geometry\":null,\"properties\":{\"kind\":\"\(isTrack ? "track" : "route")\"")
+        }
+        property("name", info.name)
+        property("desc", info.description)
+        property("type", info.type)
+        property("start", first?.iso8601)
+        property("end", last?.iso8601)
+        out.write(",\"points\":\(points)")
+        if notInGeometry > 0 { out.write(",\"pointsNotInGeometry\":\(notInGeometry)") }
+        out.write("}}")
+        inPath = false
+        for w in pendingWaypoints { writeWaypoint(w) }
+        pendingWaypoints.removeAll()
     }
 
     public mutating func write(_ event: GPXEvent) throws(RouteKitError) {
         switch event {
         case .waypoint(let p):
-            beginFeature()
-            out.write("{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":")
-            position(p.location)
-            out.write("},\"properties\":{\"kind\":\"waypoint\"")
-            property("name", p.extras?.name)
-            property("desc", p.extras?.description)
-            property("sym", p.extras?.symbol)
-            property("time", p.location.timestamp?.iso8601)
-            out.write("}}")
+            if inPath { pendingWaypoints.append(p) } else { writeWaypoint(p) }
         case .routeStart:
-            beginFeature()
-            out.write("{\"type\":\"Feature\",\"geometry\":{\"type\":\"LineString\",\"coordinates\":[")
-            linePoints = 0
+            startPath(track: false)
         case .routePoints(let batch):
-            for p in batch {
-                if linePoints > 0 { out.writeByte(0x2C) }
-                position(p.location)
-                linePoints += 1
-            }
+            for p in batch { add(p.location) }
             try out.maybeFlush()
         case .routeEnd(let info):
-            out.write("]},\"properties\":{\"kind\":\"route\"")
-            property("name", info.name)
-            property("desc", info.description)
-            out.write("}}")
+            endPath(info)
         case .trackStart:
-            beginFeature()
-            out.write("{\"type\":\"Feature\",\"geometry\":{\"type\":\"MultiLineString\",\"coordinates\":[")
-            lines = 0
-            points = 0
-            first = nil
-            last = nil
-            inTrack = true
-        case .segmentStart, .resume:
-            if inTrack && !inLine { openLine() }
-        case .pause:
-            closeLine()
+            startPath(track: true)
+        case .pause, .segmentEnd:
+            endLine()
         case .trackPoints(let batch):
-            if !inLine { openLine() }
-            for p in batch {
-                if linePoints > 0 { out.writeByte(0x2C) }
-                position(p.location)
-                linePoints += 1
-                if let t = p.location.timestamp {
-                    if first == nil { first = t }
-                    last = t
-                }
-            }
-            points += batch.count
+            for p in batch { add(p.location) }
             try out.maybeFlush()
-        case .segmentEnd:
-            closeLine()
         case .trackEnd(let info):
-            closeLine()
-            out.write("]},\"properties\":{\"kind\":\"track\"")
-            property("name", info.name)
-            property("desc", info.description)
-            property("type", info.type)
-            property("start", first?.iso8601)
-            property("end", last?.iso8601)
-            out.write(",\"points\":\(points)}}")
-            inTrack = false
+            endPath(info)
         default:
             break
         }

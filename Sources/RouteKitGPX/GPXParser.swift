@@ -184,7 +184,8 @@ public struct GPXReadOptions: Sendable {
     /// Bytes read from the file at a time. Default 1 MiB (1 byte to 64 MiB). Memory stays near this whatever the
     /// file size.
     public var chunkSize: Int = 1 << 20
-    /// The largest single XML token (a tag, a text node, a comment) accepted, in bytes. Default 64 MiB.
+    /// The largest single XML token (a tag, a text node, a comment) held in memory while more input is read, in
+    /// bytes. Default 64 MiB. With the read buffer, this bounds the reader's memory whatever the input.
     public var maxTokenSize: Int = 64 << 20
     /// Creates default options.
     public init() {}
@@ -228,6 +229,8 @@ struct GPXParserCore {
     static let maxBindings = 1_000
     /// Longest element name or namespace declaration: keeps the name and namespace stacks' Int32 offsets safe.
     static let maxNameLength = 65_536
+    /// Largest unknown extension element kept for writing back (bytes).
+    static let maxCaptureSize = 1 << 20
     let fileName: String?
 
     // Input buffer.
@@ -279,6 +282,7 @@ struct GPXParserCore {
     var pathStarted = false
     var meta = GPXMetadata()
     var metaEmitted = false
+    var emittedMeta = GPXMetadata()
     var person = GPXPerson()
     var link = GPXLink(href: "")
     var segmentExtensions: [String] = []
@@ -288,9 +292,10 @@ struct GPXParserCore {
     var capture: RawBytes
     var captureDepth = 0  // stack depth of the captured root (0: not capturing)
     var captureInsert = 0
-    var captureUsed: [[UInt8]] = []
+    var captureUsed: Set<[UInt8]> = []
     var captureUsesDefault = false
-    var captureBindingMark = 0  // bindings in scope outside the captured fragment
+    var captureBindingMark = 0
+    var captureTooLarge = false  // bindings in scope outside the captured fragment
 
     init(options: GPXReadOptions, fileName: String?) {
         self.options = options
@@ -379,7 +384,8 @@ struct GPXParserCore {
 
     /// Checks the token-size limit after a parse stopped on an incomplete token.
     mutating func checkTokenLimit() throws(RouteKitError) {
-        if buf.count - pos > options.maxTokenSize {
+        // The incomplete token's own length (the tail may hold more than one token while a retry is deferred).
+        if incompleteLength > options.maxTokenSize {
             throw error(.malformedXML, "a single XML token is larger than \(options.maxTokenSize) bytes")
         }
     }
@@ -455,6 +461,13 @@ struct GPXParserCore {
                     } else {
                         next = nil
                     }
+                } else if stack.isEmpty && q < end {
+                    // Outside the root only markup may follow: fail now rather than buffer up to the next '<'.
+                    throw error(
+                        .malformedXML,
+                        rootSeen
+                            ? "text after the root element"
+                            : "not XML: expected '<' but found other content before the root element", at: q)
                 } else if let lt = memchrOffset(b, q, end, LT) {
                     try textToken(p, lt)
                     next = lt
@@ -596,7 +609,7 @@ struct GPXParserCore {
             case .capture:
                 countLines(from, to)
                 try checkEntities(from, to)
-                capture.append(b + from, to - from)
+                captureAppend(b + from, to - from)
                 return
             default:
                 break
@@ -655,7 +668,7 @@ struct GPXParserCore {
     /// Decodes the reference at `b[amp]` into `out`; returns the offset after its `;`.
     func decodeEntity(_ amp: Int, _ to: Int, into out: inout RawBytes) throws(RouteKitError) -> Int {
         let b = buf.base
-        guard let semi = memchrOffset(b, amp + 1, min(to, amp + 12), SEMI) else {
+        guard let semi = memchrOffset(b, amp + 1, min(to, amp + 64), SEMI) else {
             throw error(.malformedXML, "'&' does not start an entity or character reference (write &amp;)", at: amp)
         }
         let n = semi - amp - 1
@@ -689,7 +702,8 @@ struct GPXParserCore {
                         ok = false
                         break
                     }
-                    value = value * 16 + d
+                    // Past U+10FFFF it is invalid anyway: stop before the arithmetic can overflow.
+                    value = min(value, 0x11_0000) * 16 + d
                 }
             } else {
                 for k in 1..<n {
@@ -698,10 +712,11 @@ struct GPXParserCore {
                         ok = false
                         break
                     }
-                    value = value * 10 + UInt32(d)
+                    value = min(value, 0x11_0000) * 10 + UInt32(d)
                 }
             }
-            guard ok, let scalar = Unicode.Scalar(value), value == 0x9 || value == 0xA || value == 0xD || value >= 0x20
+            guard ok, let scalar = Unicode.Scalar(value), value == 0x9 || value == 0xA || value == 0xD || value >= 0x20,
+                value != 0xFFFE && value != 0xFFFF
             else {
                 throw error(.malformedXML, "invalid character reference", at: amp)
             }
@@ -729,7 +744,7 @@ struct GPXParserCore {
             let decl = String(decoding: UnsafeBufferPointer(start: b + t, count: close - t), as: UTF8.self)
             try applyDeclaration(decl)
         } else if captureDepth > 0 {
-            capture.append(b + p, close + 2 - p)
+            captureAppend(b + p, close + 2 - p)
         }
         return close + 2
     }
@@ -804,7 +819,7 @@ struct GPXParserCore {
                 throw error(.malformedXML, "'--' is not allowed inside a comment")
             }
             countLines(p, close)
-            if captureDepth > 0 { capture.append(b + p, close + 3 - p) }
+            if captureDepth > 0 { captureAppend(b + p, close + 3 - p) }
             return close + 3
         }
         guard let isCDATA = starts("<![CDATA[") else { return nil }
@@ -818,7 +833,7 @@ struct GPXParserCore {
             case .leaf, .person, .email:
                 text.append(b + p + 9, close - p - 9)
             case .capture:
-                capture.append(b + p, close + 3 - p)
+                captureAppend(b + p, close + 3 - p)
             default:
                 var i = p + 9
                 while i < close && isXMLSpace(b[i]) { i += 1 }
@@ -1779,7 +1794,18 @@ struct GPXParserCore {
     mutating func flushMetadata() {
         if !metaEmitted {
             metaEmitted = true
+            emittedMeta = meta
             if !meta.isEmpty { events.append(.metadata(meta)) }
+        }
+    }
+
+    /// A coordinate attribute's number (character references decoded first, as XML requires).
+    mutating func coordinate(_ a: Attribute) -> Double? {
+        if !a.hasAmp { return parseDecimal(buf.base + a.valueStart, a.valueEnd - a.valueStart) }
+        var text = Array(attributeValue(a).utf8)
+        return text.withUnsafeMutableBufferPointer { t in
+            guard let base = t.baseAddress else { return nil }
+            return parseDecimal(base, t.count)
         }
     }
 
@@ -1796,12 +1822,12 @@ struct GPXParserCore {
         guard let lo = attribute("lon") else {
             throw error(.invalidValue, "<\(element)> has no lon attribute")
         }
-        guard let lat = parseDecimal(buf.base + la.valueStart, la.valueEnd - la.valueStart) else {
+        guard let lat = coordinate(la) else {
             throw error(
                 .invalidValue, "the lat attribute of <\(element)> is not a number", at: la.valueStart,
                 detail: "lat=\"\(string(la.valueStart, la.valueEnd))\"")
         }
-        guard let lon = parseDecimal(buf.base + lo.valueStart, lo.valueEnd - lo.valueStart) else {
+        guard let lon = coordinate(lo) else {
             throw error(
                 .invalidValue, "the lon attribute of <\(element)> is not a number", at: lo.valueStart,
                 detail: "lon=\"\(string(lo.valueStart, lo.valueEnd))\"")
@@ -1834,6 +1860,7 @@ struct GPXParserCore {
 
     mutating func beginCapture(_ nameStart: Int, nameEnd: Int, colon: Int, tagStart: Int, tagEnd: Int) {
         captureDepth = stack.count
+        captureTooLarge = false
         captureBindingMark = bindings.count - Int(stack[stack.count - 1].bindingCount)
         capture.count = 0
         captureUsed.removeAll(keepingCapacity: true)
@@ -1842,11 +1869,23 @@ struct GPXParserCore {
         captureInsert = nameEnd - tagStart
     }
 
+    /// Appends to the fragment being captured, up to ``maxCaptureSize``; past it the fragment is dropped (with a
+    /// warning) so that one huge unknown extension cannot grow memory without bound.
+    mutating func captureAppend(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        if captureTooLarge { return }
+        if capture.count + n > GPXParserCore.maxCaptureSize {
+            captureTooLarge = true
+            capture.count = 0
+            return
+        }
+        capture.append(p, n)
+    }
+
     mutating func captureTag(_ nameStart: Int, colon: Int, tagStart: Int, tagEnd: Int) {
-        capture.append(buf.base + tagStart, tagEnd - tagStart)
+        captureAppend(buf.base + tagStart, tagEnd - tagStart)
         func use(_ s: Int, _ e: Int) {
             let prefix = Array(UnsafeBufferPointer(start: buf.base + s, count: e - s))
-            if !captureUsed.contains(prefix) { captureUsed.append(prefix) }
+            captureUsed.insert(prefix)
         }
         if colon >= 0 { use(nameStart, colon) } else { captureUsesDefault = true }
         for a in attrs
@@ -1857,6 +1896,11 @@ struct GPXParserCore {
 
     /// Closes the captured fragment: declares, on its root, every namespace it uses from outside.
     mutating func endCapture(owner: K) {
+        if captureTooLarge {
+            captureDepth = 0
+            warn("largeExtension", "an unknown extension element larger than 1 MiB was skipped")
+            return
+        }
         var decls = ""
         // Only namespaces declared outside the fragment need declaring on its root.
         let rootBindings = Array(bindings[0..<captureBindingMark])
@@ -1914,7 +1958,7 @@ struct GPXParserCore {
         guard let frame = stack.popLast() else { return }
         if frame.kind == .capture {
             // An end tag is copied here; a self-closing tag was copied whole when it opened.
-            if buf.base[tokStart + 1] == SLASH { capture.append(buf.base + tokStart, tagEnd - tokStart) }
+            if buf.base[tokStart + 1] == SLASH { captureAppend(buf.base + tokStart, tagEnd - tokStart) }
             if stack.count + 1 == captureDepth { endCapture(owner: frame.owner) }
         } else {
             try endSemantics(frame)
@@ -1936,6 +1980,19 @@ struct GPXParserCore {
     mutating func textIsBlank() -> Bool {
         for i in 0..<text.count where !isXMLSpace(text.base[i]) { return false }
         return true
+    }
+
+    /// Speed, course and accuracies: Core Location writes -1 for "unknown"; RouteKit keeps no value in disguise,
+    /// so a negative value is read as missing, with a warning.
+    mutating func nonNegative(_ field: F) throws(RouteKitError) -> Double? {
+        guard let v = try number(field) else { return nil }
+        if v < 0 {
+            warn(
+                "negativeValue",
+                "negative speed, course or accuracy values (Core Location's -1 for unknown) were read as missing")
+            return nil
+        }
+        return v
     }
 
     mutating func number(_ field: F) throws(RouteKitError) -> Double? {
@@ -1984,9 +2041,17 @@ struct GPXParserCore {
             events.append(.routeEnd(path))
         case .metadata:
             metaEmitted = true
+            emittedMeta = meta
             events.append(.metadata(meta))
         case .root:
             flushMetadata()
+            if meta != emittedMeta {
+                // GPX 1.0 descriptive elements after the first waypoint, route or track: said again, complete.
+                warn(
+                    "lateMetadata",
+                    "file-level name, time or other metadata came after the first waypoint, route or track")
+                events.append(.metadata(meta))
+            }
             if !rootExtensions.isEmpty { events.append(.documentExtensions(rootExtensions)) }
         case .person:
             if person.name == nil && !textIsBlank() { person.name = textString() }
@@ -2082,7 +2147,7 @@ struct GPXParserCore {
     mutating func timestamp() throws(RouteKitError) -> Timestamp? {
         if let t = parseTimestamp(text.base, text.count, cache: &dayCache) { return t }
         if textIsBlank() { return nil }
-        throw error(.invalidValue, "<time> '\(textString().prefix(40))' is not an ISO 8601 time")
+        throw error(.invalidValue, "<time> is not an ISO 8601 time", detail: "<time>\(textString().prefix(60))</time>")
     }
 
     mutating func setPointField(_ field: F) throws(RouteKitError) {
@@ -2095,12 +2160,12 @@ struct GPXParserCore {
         case .wtemp: values.storage.3 = try number(field) ?? .nan
         case .depth: values.storage.4 = try number(field) ?? .nan
         case .power: values.storage.5 = try number(field) ?? .nan
-        case .speed: location.speed = try number(field)
-        case .course: location.course = try number(field)
-        case .hAcc: location.horizontalAccuracy = try number(field)
-        case .vAcc: location.verticalAccuracy = try number(field)
-        case .speedAcc: location.speedAccuracy = try number(field)
-        case .courseAcc: location.courseAccuracy = try number(field)
+        case .speed: location.speed = try nonNegative(field)
+        case .course: location.course = try nonNegative(field)
+        case .hAcc: location.horizontalAccuracy = try nonNegative(field)
+        case .vAcc: location.verticalAccuracy = try nonNegative(field)
+        case .speedAcc: location.speedAccuracy = try nonNegative(field)
+        case .courseAcc: location.courseAccuracy = try nonNegative(field)
         default:
             hasExtras = true
             switch field {

@@ -261,6 +261,13 @@ final class Inflater {
         stream.avail_in = UInt32(input.count)
         while stream.avail_in > 0 {
             if ended {
+                // Zero padding after the last member (tape and block tools add it; gzip ignores it).
+                if let next = stream.next_in,
+                    UnsafeBufferPointer(start: next, count: Int(stream.avail_in)).allSatisfy({ $0 == 0 })
+                {
+                    stream.avail_in = 0
+                    break
+                }
                 // Another gzip member follows (concatenated .gz files are valid).
                 guard inflateReset(&stream) == Z_OK else {
                     throw RouteKitError(

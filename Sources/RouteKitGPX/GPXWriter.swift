@@ -300,8 +300,9 @@ public struct GPXWriter: GPXEventWriter {
     }
 
     static func isGYear(_ s: String) -> Bool {
+        // xs:gYear: at least four digits, and year 0000 does not exist.
         let u = Array(s.utf8)
-        return u.count >= 4 && u.allSatisfy { $0 >= 48 && $0 <= 57 }
+        return u.count >= 4 && u.allSatisfy { $0 >= 48 && $0 <= 57 } && u.contains { $0 != 48 }
     }
 
     private mutating func writePathInfo(_ info: GPXPathInfo) {
@@ -318,7 +319,13 @@ public struct GPXWriter: GPXEventWriter {
         writeExtensions(info.extensions, values: nil, location: nil, indent: i)
     }
 
-    private func timeElement(_ t: Timestamp, indent: Int) {
+    private mutating func timeElement(_ t: Timestamp, indent: Int) {
+        var t = t
+        if let offset = t.utcOffsetSeconds, abs(Int(offset)) > 14 * 3600 {
+            // xs:dateTime allows offsets up to ±14:00: write the same instant in UTC.
+            t.utcOffsetSeconds = 0
+            droppedValues += 1
+        }
         out.writeSpaces(indent)
         out.write("<time>")
         out.writeTimestamp(t)
@@ -343,7 +350,7 @@ public struct GPXWriter: GPXEventWriter {
         let extras = p.extras
         if let e = extras {
             if let mv = e.magneticVariation {
-                if mv >= 0 && mv <= 360 { decimal("magvar", mv, indent: i) } else { droppedValues += 1 }
+                if mv >= 0 && mv < 360 { decimal("magvar", mv, indent: i) } else { droppedValues += 1 }
             }
             decimal("geoidheight", e.geoidHeight, indent: i)
             element("name", e.name, indent: i)
@@ -456,24 +463,38 @@ public struct GPXWriter: GPXEventWriter {
     /// `<extensions>` only takes those).
     static func isForeignFragment(_ fragment: String) -> Bool {
         let u = Array(fragment.utf8)
+        func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
         guard u.first == 0x3C else { return false }
         var i = 1
-        while i < u.count
-            && !(u[i] == 0x20 || u[i] == 0x3E || u[i] == 0x2F || u[i] == 0x0A || u[i] == 0x09 || u[i] == 0x0D)
-        { i += 1 }
+        while i < u.count && !isSpace(u[i]) && u[i] != 0x3E && u[i] != 0x2F { i += 1 }
         let name = u[1..<i]
-        guard let tagEnd = u[i...].firstIndex(of: 0x3E) else { return false }
-        let tag = String(decoding: u[i..<tagEnd], as: UTF8.self)
-        let declaration: String
+        let wanted: [UInt8]
         if let colon = name.firstIndex(of: 0x3A) {
-            declaration = "xmlns:" + String(decoding: u[1..<colon], as: UTF8.self) + "="
+            wanted = Array("xmlns:".utf8) + Array(u[1..<colon])
         } else {
-            declaration = "xmlns="
+            wanted = Array("xmlns".utf8)
         }
-        guard let r = tag.range(of: declaration) else { return false }
-        let rest = tag[r.upperBound...]
-        guard let quote = rest.first else { return false }
-        let uri = rest.dropFirst().prefix { $0 != quote }
-        return !uri.isEmpty && uri != GPXNamespaces.gpx11 && uri != GPXNamespaces.gpx10
+        // Walk the root tag's attributes: name, optional spaces, '=', optional spaces, quoted value.
+        while i < u.count {
+            while i < u.count && isSpace(u[i]) { i += 1 }
+            guard i < u.count, u[i] != 0x3E, u[i] != 0x2F else { return false }
+            let nameStart = i
+            while i < u.count && !isSpace(u[i]) && u[i] != 0x3D { i += 1 }
+            let attribute = Array(u[nameStart..<i])
+            while i < u.count && isSpace(u[i]) { i += 1 }
+            guard i < u.count, u[i] == 0x3D else { return false }
+            i += 1
+            while i < u.count && isSpace(u[i]) { i += 1 }
+            guard i < u.count, u[i] == 0x22 || u[i] == 0x27 else { return false }
+            let quote = u[i]
+            let valueStart = i + 1
+            guard let valueEnd = u[valueStart...].firstIndex(of: quote) else { return false }
+            i = valueEnd + 1
+            if attribute == wanted {
+                let uri = String(decoding: u[valueStart..<valueEnd], as: UTF8.self)
+                return !uri.isEmpty && uri != GPXNamespaces.gpx11 && uri != GPXNamespaces.gpx10
+            }
+        }
+        return false
     }
 }

@@ -15,7 +15,12 @@ struct Convert: ParsableCommand {
             as Point). CSV output is one row per point with every field and sensor value.
 
             The format follows the output's extension (.gpx, .geojson/.json, .csv) unless --format is given. \
-            Use -o - for standard output. On error nothing is left behind: the output file is removed.
+            Use -o - for standard output. A file output is written to a temporary file beside it and renamed \
+            into place only when the conversion succeeds: a failed conversion leaves an existing file as it was. \
+            The output may not be the input file.
+
+            GPX 1.1 puts waypoints before routes before tracks. When a file does not, RouteKit reads it once per \
+            kind to reorder it in constant memory; that needs a regular file (not a pipe).
 
             Examples:
               routekit convert old-1.0.gpx -o clean.gpx
@@ -45,35 +50,76 @@ struct Convert: ParsableCommand {
         return .gpx
     }
 
+    /// Where the bytes go.
+    enum Target {
+        /// Standard output.
+        case standardOutput
+        /// A regular file (new or replaced): written to `temporary`, renamed to `path` on success.
+        case file(path: String, temporary: String)
+        /// An existing non-regular file (a device, a FIFO): written in place, never removed.
+        case special(path: String)
+    }
+
     func run() throws {
+        var target: Target?
         do {
-            let summary = try convert()
-            if output != "-" {
-                printError("\(input) → \(output): \(summary)")
+            // The input is checked before anything touches the output (not opened: a pipe can be read only once).
+            guard access(input, R_OK) == 0 else {
+                throw RouteKitError(.io, "cannot read the input: \(String(cString: strerror(errno)))", file: input)
             }
+            let resolved = try resolveTarget()
+            target = resolved
+            let summary = try convert(to: resolved)
+            if case .file(let path, let temporary) = resolved, rename(temporary, path) != 0 {
+                throw RouteKitError(
+                    .io, "cannot move the result into place: \(String(cString: strerror(errno)))", file: path)
+            }
+            if output != "-" { printError("\(input) → \(output): \(summary)") }
         } catch {
-            if output != "-" { try? FileManager.default.removeItem(atPath: output) }
-            printError("error: " + error.description)
+            if case .file(_, let temporary) = target { unlink(temporary) }
+            printError("error: \(error)")
             throw exitInputFailed
         }
     }
 
-    func sink() throws(RouteKitError) -> OutputSink {
-        output == "-" ? OutputSink.standardOutput() : try OutputSink(path: output)
+    func resolveTarget() throws(RouteKitError) -> Target {
+        if output == "-" { return .standardOutput }
+        var inputStat = stat()
+        var outputStat = stat()
+        let inputKnown = stat(input, &inputStat) == 0
+        if stat(output, &outputStat) == 0 {
+            if inputKnown && inputStat.st_dev == outputStat.st_dev && inputStat.st_ino == outputStat.st_ino {
+                throw RouteKitError(
+                    .invalidArgument, "the output is the input file; choose another output", file: output)
+            }
+            if (outputStat.st_mode & S_IFMT) != S_IFREG { return .special(path: output) }
+        }
+        let directory = (output as NSString).deletingLastPathComponent
+        let name = (output as NSString).lastPathComponent
+        let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).routekit-\(getpid()).tmp"
+        return .file(path: output, temporary: temporary)
     }
 
-    func convert() throws(RouteKitError) -> String {
+    func sink(_ target: Target) throws(RouteKitError) -> OutputSink {
+        switch target {
+        case .standardOutput: return OutputSink.standardOutput()
+        case .file(_, let temporary): return try OutputSink(path: temporary)
+        case .special(let path): return try OutputSink(path: path)
+        }
+    }
+
+    func convert(to target: Target) throws(RouteKitError) -> String {
         switch resolvedFormat {
         case .gpx:
-            return try convertGPX()
+            return try convertGPX(to: target)
         case .geojson:
-            let out = try sink()
+            let out = try sink(target)
             var writer = GeoJSONWriter(to: out)
             try writer.write(contentsOf: GPXReader(path: input))
             try out.close()
             return "GeoJSON written"
         case .csv:
-            let out = try sink()
+            let out = try sink(target)
             var writer = CSVWriter(to: out)
             try writer.write(contentsOf: GPXReader(path: input))
             try out.close()
@@ -81,68 +127,118 @@ struct Convert: ParsableCommand {
         }
     }
 
-    /// GPX 1.1 puts waypoints and routes before tracks. Most files already do; when one does not, the input
-    /// is read twice (waypoints and routes first, then tracks), so memory stays constant.
-    func convertGPX() throws(RouteKitError) -> String {
-        if output != "-", let result = try convertGPXOnePass() { return result }
-        let out = try sink()
-        var writer = GPXWriter(to: out)
-        var reader = try GPXReader(path: input)
-        var warnings = 0
-        while let event = try reader.next() {
+    /// Whether the input is a regular file (which can be read more than once).
+    var inputIsRegularFile: Bool {
+        var s = stat()
+        return stat(input, &s) == 0 && (s.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// GPX 1.1 orders waypoints, routes, tracks. Most files already do and are converted in one pass; a file that
+    /// does not is read once per kind (constant memory), which needs a regular file.
+    func convertGPX(to target: Target) throws(RouteKitError) -> String {
+        let rewritable: Bool
+        if case .file = target { rewritable = true } else { rewritable = false }
+        let regular = inputIsRegularFile
+        if regular && !rewritable {
+            // Standard output or a device cannot be rewound: find out first whether the file needs reordering.
+            if try needsReordering() { return try convertGPXReordering(to: target) }
+        }
+        if let result = try convertGPXInOrder(to: target) { return result }
+        guard regular else {
+            throw RouteKitError(
+                .invalidGPX,
+                "the file puts waypoints or routes after its tracks (or waypoints after routes); GPX 1.1 needs them first, and reordering needs a regular file, not a pipe",
+                file: input)
+        }
+        return try convertGPXReordering(to: target)
+    }
+
+    /// Whether an event breaks GPX 1.1's order (waypoints, routes, tracks) given what came before.
+    struct OrderCheck {
+        var sawRoute = false
+        var sawTrack = false
+        var sawContent = false
+
+        mutating func breaksOrder(_ event: GPXEvent) -> Bool {
             switch event {
-            case .trackStart, .segmentStart, .trackPoints, .segmentEnd, .trackEnd, .pause, .resume, .documentExtensions:
-                continue
-            case .warning:
-                warnings += 1
-            default:
-                try writer.write(event)
+            case .metadata: return sawContent
+            case .waypoint:
+                sawContent = true
+                return sawRoute || sawTrack
+            case .routeStart:
+                sawContent = true
+                sawRoute = true
+                return sawTrack
+            case .trackStart:
+                sawContent = true
+                sawTrack = true
+                return false
+            default: return false
             }
         }
-        reader = try GPXReader(path: input)
-        var inTrack = false
+    }
+
+    func needsReordering() throws(RouteKitError) -> Bool {
+        let reader = try GPXReader(path: input)
+        var order = OrderCheck()
         while let event = try reader.next() {
-            switch event {
-            case .trackStart:
-                inTrack = true
-                try writer.write(event)
-            case .trackEnd:
-                inTrack = false
-                try writer.write(event)
-            case .segmentStart, .trackPoints, .segmentEnd, .pause, .resume, .documentExtensions:
-                try writer.write(event)
-            default:
-                _ = inTrack
+            if order.breaksOrder(event) { return true }
+        }
+        return false
+    }
+
+    /// Writes in one pass; returns nil when the input turns out to need reordering (what was written is discarded
+    /// by the caller: this is only used on rewritable targets or after a check).
+    func convertGPXInOrder(to target: Target) throws(RouteKitError) -> String? {
+        let out = try sink(target)
+        var writer = GPXWriter(to: out)
+        let reader = try GPXReader(path: input)
+        var warnings = 0
+        var order = OrderCheck()
+        while let event = try reader.next() {
+            if order.breaksOrder(event) {
+                try out.close()
+                return nil
             }
+            if case .warning = event { warnings += 1 }
+            try writer.write(event)
         }
         try writer.finish()
         try out.close()
         return describe(writer, warnings: warnings)
     }
 
-    /// Writes in one pass; returns nil (having written nothing useful) when the input needs reordering.
-    func convertGPXOnePass() throws(RouteKitError) -> String? {
-        let out = try sink()
+    /// Three filtered passes: metadata and waypoints, then routes, then tracks.
+    func convertGPXReordering(to target: Target) throws(RouteKitError) -> String {
+        let out = try sink(target)
         var writer = GPXWriter(to: out)
-        let reader = try GPXReader(path: input)
         var warnings = 0
-        var seenTrack = false
-        while let event = try reader.next() {
-            switch event {
-            case .trackStart: seenTrack = true
-            case .waypoint, .routeStart, .metadata:
-                if seenTrack {
-                    try out.close()
-                    return nil
+        for pass in 0..<3 {
+            let reader = try GPXReader(path: input)
+            var inRoute = false
+            while let event = try reader.next() {
+                let kind: Int
+                switch event {
+                case .document, .metadata, .waypoint: kind = 0
+                case .warning:
+                    if pass == 0 { warnings += 1 }
+                    continue
+                case .routeStart:
+                    inRoute = true
+                    kind = 1
+                case .routeEnd:
+                    inRoute = false
+                    kind = 1
+                case .routePoints: kind = 1
+                case .documentExtensions: kind = 2
+                default: kind = inRoute ? 1 : 2
                 }
-            case .warning: warnings += 1
-            default: break
+                if kind == pass { try writer.write(event) }
             }
-            try writer.write(event)
         }
         try writer.finish()
         try out.close()
-        return describe(writer, warnings: warnings)
+        return describe(writer, warnings: warnings) + "; reordered (waypoints, routes, tracks)"
     }
 
     func describe(_ writer: GPXWriter, warnings: Int) -> String {

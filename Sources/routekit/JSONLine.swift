@@ -37,7 +37,22 @@ struct JSONError: Encodable {
 
 /// Writes to standard error.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    // write(2), not FileHandle.write: Foundation's write traps on EINTR and EPIPE.
+    let bytes = Array((text + "\n").utf8)
+    bytes.withUnsafeBytes { buffer in
+        guard let base = buffer.baseAddress else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(2, base + offset, buffer.count - offset)
+            if n > 0 {
+                offset += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
 }
 
 /// Whether standard error is a terminal (progress is shown only then).
