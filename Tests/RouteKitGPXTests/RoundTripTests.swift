@@ -147,12 +147,16 @@ enum SchemaValidator {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: xmllint)
         process.arguments = ["--noout", "--schema", schema, file.path]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
+        let log = file.appendingPathExtension("log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardError = handle
+        process.standardOutput = handle
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        try handle.close()
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(process.terminationStatus == 0, "\(name) does not validate: \(output.prefix(2000))")
     }
 }

@@ -33,17 +33,28 @@ enum CLI {
         guard let executable else { throw CocoaError(.fileNoSuchFile) }
         process.executableURL = executable
         process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
+        // Output goes to files, not pipes: no pipe-buffer deadlock, and no FileHandle read (Foundation's
+        // readDataToEndOfFile traps when a signal interrupts it).
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-cli-\(UUID().uuidString)")
+        let outURL = base.appendingPathExtension("out")
+        let errURL = base.appendingPathExtension("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        try out.close()
+        try err.close()
         return Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            status: process.terminationStatus, stdout: try String(contentsOf: outURL, encoding: .utf8),
+            stderr: try String(contentsOf: errURL, encoding: .utf8))
     }
 
     static func temporaryFile(_ name: String, _ contents: String) throws -> String {
@@ -134,5 +145,50 @@ struct CLITests {
         #expect(result.status == 1)
         #expect(result.stdout.split(separator: "\n").count == files.count)
         #expect(!result.stdout.contains("\"status\":\"ok\""))
+    }
+}
+
+@Suite("convert never destroys files", .enabled(if: CLI.executable != nil, "the routekit executable was not found"))
+struct ConvertSafetyTests {
+    @Test("the output may not be the input, directly or through a link")
+    func sameFile() throws {
+        let input = try CLI.temporaryFile("same.gpx", CLITests.good)
+        let before = try Data(contentsOf: URL(fileURLWithPath: input))
+        let link = input + ".link.gpx"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: input)
+        for output in [input, link] {
+            let result = try CLI.run(["convert", input, "-o", output])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("the output is the input file"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == before)
+    }
+
+    @Test("a failed conversion leaves an existing output as it was and no temporary file")
+    func existingOutputKept() throws {
+        let output = try CLI.temporaryFile("existing.csv", "keep me\n")
+        let directory = (output as NSString).deletingLastPathComponent
+        let bad = try CLI.temporaryFile("bad.gpx", "<gpx")
+        for input in [bad, bad + ".missing"] {
+            #expect(try CLI.run(["convert", input, "-o", output]).status == 1)
+            #expect(try String(contentsOfFile: output, encoding: .utf8) == "keep me\n")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasSuffix(".tmp") && $0.contains("existing.csv")
+        }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("a route before a waypoint is reordered into valid GPX 1.1")
+    func reorder() throws {
+        let input = try CLI.temporaryFile(
+            "order.gpx",
+            "<gpx xmlns=\"http://www.topografix.com/GPX/1/1\"><rte><rtept lat=\"1\" lon=\"2\"/></rte><wpt lat=\"3\" lon=\"4\"/></gpx>")
+        let result = try CLI.run(["convert", input, "-o", "-"])
+        #expect(result.status == 0)
+        let text = result.stdout
+        let wpt = try #require(text.range(of: "<wpt"))
+        let rte = try #require(text.range(of: "<rte>"))
+        #expect(wpt.lowerBound < rte.lowerBound)
     }
 }
