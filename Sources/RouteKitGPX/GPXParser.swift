@@ -438,18 +438,18 @@ struct GPXParserCore {
                 } else if let top = stack.last, top.kind == .leaf {
                     // A value (<ele>, <time>, <hr>…): one pass finds its end and whether it has references.
                     var r = q
-                    var hasAmp = false
+                    var special = false
                     while r < end {
                         let c = b[r]
                         if c == LT { break }
-                        if c == AMP { hasAmp = true }
+                        if c == AMP || c < 0x20 { special = true }
                         r &+= 1
                     }
                     if r < end {
                         line += newlines
                         if lastNL >= 0 { lineStart = base + lastNL + 1 }
                         countLines(q, r)
-                        if hasAmp {
+                        if special {
                             try appendText(p, r)
                         } else {
                             text.append(b + p, r - p)
@@ -643,6 +643,7 @@ struct GPXParserCore {
 
     /// Appends text to `text`, decoding entity and character references.
     mutating func appendText(_ from: Int, _ to: Int) throws(RouteKitError) {
+        try checkChars(from, to)
         let b = buf.base
         var i = from
         while i < to {
@@ -655,8 +656,29 @@ struct GPXParserCore {
         }
     }
 
+    /// XML 1.0 allows no control character but tab, line feed and carriage return.
+    @inline(__always) static func isForbiddenControl(_ c: UInt8) -> Bool {
+        c < 0x20 && c != 0x09 && c != 0x0A && c != 0x0D
+    }
+
+    /// Refuses the control characters XML 1.0 does not allow in `b[from..<to]`.
+    mutating func checkChars(_ from: Int, _ to: Int) throws(RouteKitError) {
+        let b = buf.base
+        var i = from
+        while i < to {
+            if GPXParserCore.isForbiddenControl(b[i]) {
+                let hex = String(b[i], radix: 16, uppercase: true)
+                throw error(
+                    .malformedXML, "control character U+\(hex.count < 2 ? "000" : "00")\(hex) is not allowed in XML",
+                    at: i)
+            }
+            i += 1
+        }
+    }
+
     /// Checks that every `&` in `b[from..<to]` starts a valid reference.
     mutating func checkEntities(_ from: Int, _ to: Int) throws(RouteKitError) {
+        try checkChars(from, to)
         var i = from
         var scratch = RawBytes(capacity: 8)
         defer { scratch.free() }
@@ -733,6 +755,7 @@ struct GPXParserCore {
     mutating func processingInstruction(_ p: Int, _ end: Int) throws(RouteKitError) -> Int? {
         let b = buf.base
         guard let close = find(b, p + 2, end, "?>") else { return nil }
+        try checkChars(p + 2, close)
         countLines(p, close)
         var t = p + 2
         while t < close && !isXMLSpace(b[t]) { t += 1 }
@@ -818,6 +841,7 @@ struct GPXParserCore {
             if find(b, p + 4, close, "--") != nil || b[close - 1] == UInt8(ascii: "-") && close - 1 >= p + 4 {
                 throw error(.malformedXML, "'--' is not allowed inside a comment")
             }
+            try checkChars(p + 4, close)
             countLines(p, close)
             if captureDepth > 0 { captureAppend(b + p, close + 3 - p) }
             return close + 3
@@ -825,6 +849,7 @@ struct GPXParserCore {
         guard let isCDATA = starts("<![CDATA[") else { return nil }
         if isCDATA {
             guard let close = find(b, p + 9, end, "]]>") else { return nil }
+            try checkChars(p + 9, close)
             countLines(p, close)
             guard let top = stack.last else {
                 throw error(.malformedXML, "CDATA outside the root element")
@@ -1000,6 +1025,10 @@ struct GPXParserCore {
                 let c = b[close]
                 if c == quote { break }
                 if c == AMP { valueHasAmp = true }
+                if GPXParserCore.isForbiddenControl(c) {
+                    throw error(
+                        .malformedXML, "a control character is not allowed in the value of an attribute", at: close)
+                }
                 if c == LT {
                     throw error(
                         .malformedXML, "'<' is not allowed in the value of attribute '\(string(an, ae))'", at: q)
@@ -1044,7 +1073,7 @@ struct GPXParserCore {
         var found = false
         while r + 8 <= end {
             let x = UnsafeRawPointer(b + r).loadUnaligned(as: UInt64.self)
-            let m = bytesEqual(x, LT) | bytesEqual(x, AMP) | bytesEqual(x, NL)
+            let m = bytesEqual(x, LT) | bytesEqual(x, AMP) | bytesBelow(x, 0x20)
             if m != 0 {
                 r &+= m.trailingZeroBitCount >> 3
                 found = true
@@ -1055,7 +1084,7 @@ struct GPXParserCore {
         if !found {
             while r < end {
                 let c = b[r]
-                if c == LT || c == AMP || c == NL { break }
+                if c == LT || c == AMP || c < 0x20 { break }
                 r &+= 1
             }
         }

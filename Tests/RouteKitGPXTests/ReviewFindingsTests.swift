@@ -178,3 +178,36 @@ struct CharacterReferenceTests {
         }
     }
 }
+
+@Suite("Control characters")
+struct ControlCharacterTests {
+    static let places: [(String, String)] = [
+        ("value", "<wpt lat=\"1\" lon=\"2\"><ele>1\u{02}2</ele></wpt>"),
+        ("value via fast path", "<wpt lat=\"1\" lon=\"2\"><name>abc\u{01}defghijk</name></wpt>"),
+        ("attribute", "<wpt lat=\"1\" lon=\"2\" x:a=\"a\u{07}b\"/>"),
+        ("extension text", "<wpt lat=\"1\" lon=\"2\"><extensions><x:n>a\u{02}b</x:n></extensions></wpt>"),
+        ("comment", "<!-- a\u{0B}b -->"),
+        ("CDATA", "<metadata><name><![CDATA[a\u{1F}b]]></name></metadata>"),
+        ("text between elements", "<metadata>\u{00}</metadata>"),
+    ]
+
+    @Test("control characters other than tab, LF and CR are refused everywhere", arguments: places.indices)
+    func refused(_ i: Int) {
+        let (place, body) = Self.places[i]
+        let xml = "<gpx xmlns=\"http://www.topografix.com/GPX/1/1\" xmlns:x=\"urn:x\">\(body)</gpx>"
+        for chunk in [1, 7, 4096] {
+            do {
+                _ = try GPXDocument(bytes: Array(xml.utf8), chunkSize: chunk)
+                Issue.record("\(place): accepted")
+            } catch {
+                #expect(error.code == .malformedXML, "\(place)")
+            }
+        }
+    }
+
+    @Test("tab, LF and CR inside values are fine")
+    func allowed() throws {
+        let xml = "<gpx xmlns=\"http://www.topografix.com/GPX/1/1\"><wpt lat=\"1\" lon=\"2\"><name>a\tb\r\nc</name></wpt></gpx>"
+        #expect(try GPXDocument(bytes: Array(xml.utf8)).waypoints.first?.extras?.name == "a\tb\r\nc")
+    }
+}
