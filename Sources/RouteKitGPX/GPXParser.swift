@@ -243,7 +243,10 @@ struct GPXParserCore {
     var tokLine = 1
     var tokLineStart = 0
     var tokStart = 0
+    /// Whether the input is in a single-byte encoding being transcoded to UTF-8.
     var latin1 = false
+    /// Code points of bytes 0x80-0xFF for windows-1252 or ISO-8859-15 (empty: ISO-8859-1, byte = code point).
+    var upperHalf: [UInt32] = []
     var atStart = true
     var declarationOffset = 0  // where an XML declaration may stand (after a BOM)
     var incompleteLength = 0  // length of the incomplete token the last parse stopped at
@@ -362,24 +365,7 @@ struct GPXParserCore {
     /// Appends bytes (transcoding ISO-8859-1 to UTF-8 when the document declared it).
     mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
         compact()
-        if latin1 {
-            buf.reserve(2 * n)
-            var o = buf.count
-            for i in 0..<n {
-                let c = p[i]
-                if c < 0x80 {
-                    buf.base[o] = c
-                    o += 1
-                } else {
-                    buf.base[o] = 0xC0 | (c >> 6)
-                    buf.base[o + 1] = 0x80 | (c & 0x3F)
-                    o += 2
-                }
-            }
-            buf.count = o
-        } else {
-            buf.append(p, n)
-        }
+        if latin1 { appendRaw(p, n) } else { buf.append(p, n) }
     }
 
     /// Checks the token-size limit after a parse stopped on an incomplete token.
@@ -780,8 +766,9 @@ struct GPXParserCore {
         switch value {
         case "utf-8", "utf8", "us-ascii", "ascii":
             break
-        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-8859-15", "windows-1252",
-            "cp1252":
+        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-8859-15", "iso8859-15",
+            "latin-9", "windows-1252", "cp1252":
+            upperHalf = singleByteTable(value)
             latin1 = true
             // Transcode what is already buffered after the declaration.
             let startOfRest = tokStart  // the declaration itself is ASCII
@@ -801,23 +788,62 @@ struct GPXParserCore {
         default:
             throw error(
                 .unsupportedEncoding,
-                "the file declares encoding '\(value)', which RouteKit does not read (UTF-8 and ISO-8859-1 are read)")
+                "the file declares encoding '\(value)', which RouteKit does not read (it reads UTF-8, ISO-8859-1, ISO-8859-15 and windows-1252)"
+            )
         }
+    }
+
+    /// The code points of bytes 0x80-0xFF in windows-1252 and ISO-8859-15 (empty for ISO-8859-1).
+    func singleByteTable(_ encoding: String) -> [UInt32] {
+        var table = (0x80..<0x100).map { UInt32($0) }
+        if encoding == "windows-1252" || encoding == "cp1252" {
+            let high: [UInt32] = [
+                0x20AC, 0xFFFD, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152,
+                0xFFFD, 0x017D, 0xFFFD, 0xFFFD, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122,
+                0x0161, 0x203A, 0x0153, 0xFFFD, 0x017E, 0x0178,
+            ]
+            for (i, cp) in high.enumerated() { table[i] = cp }
+            return table
+        }
+        if encoding.hasSuffix("15") || encoding == "latin-9" {
+            for (byte, cp) in [
+                (0xA4, 0x20AC), (0xA6, 0x0160), (0xA8, 0x0161), (0xB4, 0x017D), (0xB8, 0x017E), (0xBC, 0x0152),
+                (0xBD, 0x0153), (0xBE, 0x0178),
+            ] {
+                table[byte - 0x80] = UInt32(cp)
+            }
+            return table
+        }
+        return []
     }
 
     /// Appends with transcoding but without compacting (used mid-parse).
     mutating func appendRaw(_ p: UnsafePointer<UInt8>, _ n: Int) {
-        buf.reserve(2 * n)
+        guard latin1 else {
+            buf.append(p, n)
+            return
+        }
+        // A single-byte encoding: bytes 0x80-0xFF through the declared code page, to UTF-8.
+        buf.reserve(3 * n)
         var o = buf.count
+        let table = upperHalf
         for i in 0..<n {
             let c = p[i]
-            if c < 0x80 || !latin1 {
+            if c < 0x80 {
                 buf.base[o] = c
                 o += 1
-            } else {
-                buf.base[o] = 0xC0 | (c >> 6)
-                buf.base[o + 1] = 0x80 | (c & 0x3F)
+                continue
+            }
+            let cp = table.isEmpty ? UInt32(c) : table[Int(c) - 0x80]
+            if cp < 0x800 {
+                buf.base[o] = UInt8(0xC0 | (cp >> 6))
+                buf.base[o + 1] = UInt8(0x80 | (cp & 0x3F))
                 o += 2
+            } else {
+                buf.base[o] = UInt8(0xE0 | (cp >> 12))
+                buf.base[o + 1] = UInt8(0x80 | ((cp >> 6) & 0x3F))
+                buf.base[o + 2] = UInt8(0x80 | (cp & 0x3F))
+                o += 3
             }
         }
         buf.count = o

@@ -211,3 +211,22 @@ struct ControlCharacterTests {
         #expect(try GPXDocument(bytes: Array(xml.utf8)).waypoints.first?.extras?.name == "a\tb\r\nc")
     }
 }
+
+@Suite("Single-byte encodings")
+struct SingleByteEncodingTests {
+    static func name(_ encoding: String, _ bytes: [UInt8], chunk: Int) throws -> String? {
+        let head = Array(
+            "<?xml version=\"1.0\" encoding=\"\(encoding)\"?><gpx xmlns=\"http://www.topografix.com/GPX/1/1\"><wpt lat=\"1\" lon=\"2\"><name>"
+                .utf8)
+        let tail = Array("</name></wpt></gpx>".utf8)
+        return try GPXDocument(bytes: head + bytes + tail, chunkSize: chunk).waypoints.first?.extras?.name
+    }
+
+    @Test("windows-1252, ISO-8859-15 and ISO-8859-1 each decode their own upper half", arguments: [1, 5, 4096])
+    func encodings(chunk: Int) throws {
+        // 0x80 0x96 0xE9 0xA4: € – é in windows-1252; in ISO-8859-15 0xA4 is €; in ISO-8859-1 it is ¤.
+        #expect(try Self.name("windows-1252", [0x80, 0x20, 0x96, 0x20, 0xE9], chunk: chunk) == "€ – é")
+        #expect(try Self.name("ISO-8859-15", [0xA4, 0x20, 0xE9], chunk: chunk) == "€ é")
+        #expect(try Self.name("ISO-8859-1", [0xA4, 0x20, 0xE9], chunk: chunk) == "¤ é")
+    }
+}
