@@ -5,7 +5,7 @@ import RouteKit
 struct RouteKitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "routekit",
-        abstract: "Import, inspect, convert, smooth and follow GPS routes.",
+        abstract: "Inspect and convert GPS routes (importing, smoothing and following arrive with the route store).",
         discussion: """
             RouteKit reads GPX 1.0 and 1.1 from any producer (Garmin, Strava, Apple Health, OsmAnd, GPSBabel…), \
             tolerating real-world quirks with a warning and refusing broken files with the file, line and column \
