@@ -148,7 +148,7 @@ enum SchemaValidator {
         process.executableURL = URL(fileURLWithPath: xmllint)
         process.arguments = ["--noout", "--schema", schema, file.path]
         let log = file.appendingPathExtension("log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
         let handle = try FileHandle(forWritingTo: log)
         process.standardError = handle

@@ -38,8 +38,8 @@ enum CLI {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-cli-\(UUID().uuidString)")
         let outURL = base.appendingPathExtension("out")
         let errURL = base.appendingPathExtension("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
