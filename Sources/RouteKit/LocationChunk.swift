@@ -24,13 +24,23 @@ public enum LocationChunk {
         w.decimalColumn(locations.map(\.latitude))
         w.decimalColumn(locations.map(\.longitude))
         w.timestamps(locations.map(\.timestamp))
-        for field in optionalFields { w.optionalColumn(locations.map { $0[keyPath: field] }) }
+        for field in 0..<optionalFieldCount { w.optionalColumn(locations.map { optionalField($0, field) }) }
         return w.bytes
     }
 
-    /// The optional fields, in their column order (computed: key paths are not `Sendable` globals).
-    static var optionalFields: [KeyPath<Location, Double?>] {
-        [\.altitude, \.horizontalAccuracy, \.verticalAccuracy, \.speed, \.speedAccuracy, \.course, \.courseAccuracy]
+    /// The optional fields, in their column order (a switch, not key paths: those are slow to read per value).
+    static let optionalFieldCount = 7
+
+    @inline(__always) static func optionalField(_ l: Location, _ field: Int) -> Double? {
+        switch field {
+        case 0: l.altitude
+        case 1: l.horizontalAccuracy
+        case 2: l.verticalAccuracy
+        case 3: l.speed
+        case 4: l.speedAccuracy
+        case 5: l.course
+        default: l.courseAccuracy
+        }
     }
 
     static let powers: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
@@ -53,29 +63,33 @@ public enum LocationChunk {
             varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
         }
 
-        /// The smallest `k` for which every value is exactly `m · 10^-k`, with its mantissas.
+        /// Whether `v` is exactly the `Double` nearest `m · 10^-k` for an integer `m` below 2^53; `m` if so.
+        @inline(__always) static func mantissa(_ v: Double, _ k: Int) -> Int64? {
+            let scaled = (v * powers[k]).rounded()
+            guard abs(scaled) < 9_007_199_254_740_992 else { return nil }  // 2^53: exact integers only
+            // Checked through the stored integer, so -0.0 (whose mantissa is 0) falls back to raw.
+            let m = Int64(scaled)
+            return (Double(m) / powers[k]).bitPattern == v.bitPattern ? m : nil
+        }
+
+        /// The smallest `k` for which every value is exactly `m · 10^-k`, with its mantissas. One pass raises `k`
+        /// as needed (a value exact at `k` is exact at every larger `k`: the same rational, the same nearest
+        /// `Double`), a second computes the mantissas.
         static func decimalScale(_ values: [Double]) -> (Int, [Int64])? {
-            for k in 0..<powers.count {
-                var mantissas: [Int64] = []
-                mantissas.reserveCapacity(values.count)
-                var fits = true
-                for v in values {
-                    let scaled = (v * powers[k]).rounded()
-                    guard abs(scaled) < 9_007_199_254_740_992 else {  // 2^53: exact integers only
-                        fits = false
-                        break
-                    }
-                    // Checked through the stored integer, so -0.0 (whose mantissa is 0) falls back to raw.
-                    let m = Int64(scaled)
-                    guard (Double(m) / powers[k]).bitPattern == v.bitPattern else {
-                        fits = false
-                        break
-                    }
-                    mantissas.append(m)
+            var k = 0
+            for v in values {
+                while mantissa(v, k) == nil {
+                    k += 1
+                    if k == powers.count { return nil }
                 }
-                if fits { return (k, mantissas) }
             }
-            return nil
+            var mantissas: [Int64] = []
+            mantissas.reserveCapacity(values.count)
+            for v in values {
+                guard let m = mantissa(v, k) else { return nil }
+                mantissas.append(m)
+            }
+            return (k, mantissas)
         }
 
         /// Tag 0: decimal (k, delta mantissas); tag 1: raw bit patterns.
@@ -178,7 +192,7 @@ public enum LocationChunk {
         let longitudes = try r.decimalColumn(count)
         let times = try r.timestamps(count)
         var optionals: [[Double?]] = []
-        for _ in optionalFields { optionals.append(try r.optionalColumn(count)) }
+        for _ in 0..<optionalFieldCount { optionals.append(try r.optionalColumn(count)) }
         guard r.offset == bytes.count else { throw Reader.corrupt("trailing bytes") }
         var out: [Location] = []
         out.reserveCapacity(count)

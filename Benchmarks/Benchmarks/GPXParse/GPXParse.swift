@@ -36,6 +36,37 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(inMemoryGPX.count)  // generate the document before the first iteration
     }
 
+    // Route storage: the 100k generated points as 4096-point LocationChunks (what a store reads back).
+    Benchmark(
+        "LocationChunk decode (100k points, 4096 per chunk)",
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal, pointsPerSecond], warmupIterations: 2, maxDuration: .seconds(5))
+    ) { benchmark in
+        let start = ContinuousClock.now
+        var points = 0
+        for chunk in encodedChunks { points += try LocationChunk.decode(chunk).count }
+        let elapsed = start.duration(to: .now)
+        blackHole(points)
+        benchmark.measurement(pointsPerSecond, rate(points, elapsed))
+    } setup: {
+        blackHole(encodedChunks.count)
+    }
+
+    Benchmark(
+        "LocationChunk encode (100k points, 4096 per chunk)",
+        configuration: .init(
+            metrics: [.wallClock, .mallocCountTotal, pointsPerSecond], warmupIterations: 2, maxDuration: .seconds(5))
+    ) { benchmark in
+        let start = ContinuousClock.now
+        var bytes = 0
+        for chunk in locationChunks { bytes += LocationChunk.encode(chunk).count }
+        let elapsed = start.duration(to: .now)
+        blackHole(bytes)
+        benchmark.measurement(pointsPerSecond, rate(inMemoryPointCount, elapsed))
+    } setup: {
+        blackHole(locationChunks.count)
+    }
+
     let path = ProcessInfo.processInfo.environment["ROUTEKIT_BENCH_GPX"] ?? "/work/data/track_1m.gpx"
     if FileManager.default.isReadableFile(atPath: path) {
         Benchmark(
@@ -107,6 +138,18 @@ let inMemoryPointCount = 100_000
 
 /// Generated once per process, on first use (~25 MB).
 let inMemoryGPX: [UInt8] = SyntheticGPX.make(points: inMemoryPointCount, seed: 42)
+
+/// The same points as locations in 4096-point runs, and those runs encoded (built once, on first use).
+let locationChunks: [[Location]] = {
+    var all: [Location] = []
+    let reader = GPXReader(bytes: inMemoryGPX, name: "generated.gpx")
+    while let event = try? reader.next() {
+        if case .trackPoints(let batch) = event { all += batch.map(\.location) }
+    }
+    return stride(from: 0, to: all.count, by: 4096).map { Array(all[$0..<min($0 + 4096, all.count)]) }
+}()
+
+let encodedChunks: [[UInt8]] = locationChunks.map { LocationChunk.encode($0) }
 
 /// A deterministic generator of realistic GPX 1.1 tracks, laid out like `shared/peers/make_gpx.py`'s files
 /// (one `<trk>`, one `<trkseg>`, 1 Hz points with `<ele>`, `<time>` and a Garmin TrackPointExtension heart
