@@ -41,6 +41,9 @@ let package = Package(
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
         .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CZlib"], swiftSettings: swiftSettings),
 
+        // Support for tests (and, later, the store conformance suite): deterministic randomness, child processes.
+        .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
+
         .executableTarget(
             name: "routekit",
             dependencies: [
@@ -50,10 +53,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "RouteKitTests", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitTests", dependencies: ["RouteKit", "RouteKitTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
-        .testTarget(name: "RouteKitGPXTests", dependencies: ["RouteKitGPX"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitTesting"], swiftSettings: swiftSettings),
         // End-to-end tests of the built `routekit` executable (it is a dependency so it gets built first).
-        .testTarget(name: "RoutekitCLITests", dependencies: ["routekit"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RoutekitCLITests", dependencies: ["routekit", "RouteKitTesting"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitTesting
 import Testing
 
 @testable import RouteKitGPX
@@ -144,33 +145,9 @@ enum SchemaValidator {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-\(UUID().uuidString)-\(name)")
         try Data(bytes).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: xmllint)
-        process.arguments = ["--noout", "--schema", schema, file.path]
-        let log = file.appendingPathExtension("log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardError = handle
-        process.standardOutput = handle
-        try process.run()
-        process.waitUntilExit()
-        try handle.close()
-        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 0, "\(name) does not validate: \(output.prefix(2000))")
-    }
-}
-
-/// A small deterministic PRNG for reproducible generated tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        let result = try runChildProcess(URL(fileURLWithPath: xmllint), ["--noout", "--schema", schema, file.path])
+        let output = result.output + result.errorOutput
+        #expect(result.status == 0, "\(name) does not validate: \(output.prefix(2000))")
     }
 }
 

@@ -1,4 +1,5 @@
 import RouteKit
+import RouteKitTesting
 import Testing
 
 @testable import RouteKitGPX

@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitTesting
 import Testing
 
 @testable import RouteKitGPX

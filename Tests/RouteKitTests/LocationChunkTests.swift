@@ -1,21 +1,11 @@
 import Foundation
 import RouteKit
+import RouteKitTesting
 import Testing
 
 @Suite("Location chunks")
 struct LocationChunkTests {
-    struct Rng: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func value(_ rng: inout Rng, _ range: ClosedRange<Double>) -> Double {
+    static func value(_ rng: inout SplitMix64, _ range: ClosedRange<Double>) -> Double {
         let v = Double.random(in: range, using: &rng)
         switch Int.random(in: 0...3, using: &rng) {
         case 0: return v  // full precision: raw column
@@ -27,10 +17,10 @@ struct LocationChunkTests {
     }
 
     static func randomLocations(seed: UInt64) -> [Location] {
-        var rng = Rng(state: seed)
+        var rng = SplitMix64(seed: seed)
         let mode = seed % 3  // decimal-friendly, mixed, or anything goes
         return (0..<Int.random(in: 0...300, using: &rng)).map { _ in
-            func maybe(_ p: Double, _ make: (inout Rng) -> Double) -> Double? {
+            func maybe(_ p: Double, _ make: (inout SplitMix64) -> Double) -> Double? {
                 Double.random(in: 0..<1, using: &rng) < p ? make(&rng) : nil
             }
             let lat = mode == 0 ? (Double(Int.random(in: -900_000_000...900_000_000, using: &rng)) / 1e7) : value(&rng, -90...90)
@@ -74,7 +64,7 @@ struct LocationChunkTests {
 
     @Test("a 1 Hz GPS track (7-decimal coordinates, 0.1 m elevation, whole-second UTC times) costs under 24 bytes a point")
     func compact() throws {
-        var rng = Rng(state: 42)
+        var rng = SplitMix64(seed: 42)
         var lat = 47.3769
         var lon = 8.5417
         var ele = 500.0
@@ -95,7 +85,7 @@ struct LocationChunkTests {
 
     @Test("corrupt or truncated bytes give a typed error, never a crash", arguments: 0..<100)
     func corrupt(seed: UInt64) {
-        var rng = Rng(state: seed &+ 1000)
+        var rng = SplitMix64(seed: seed &+ 1000)
         var bytes = LocationChunk.encode(Self.randomLocations(seed: seed))
         guard !bytes.isEmpty else { return }
         switch seed % 3 {

@@ -1,4 +1,5 @@
 import Foundation
+import RouteKitTesting
 import Testing
 
 /// Runs the built `routekit` executable end to end.
@@ -29,32 +30,9 @@ enum CLI {
     }
 
     static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
         guard let executable else { throw CocoaError(.fileNoSuchFile) }
-        process.executableURL = executable
-        process.arguments = arguments
-        // Output goes to files, not pipes: no pipe-buffer deadlock, and no FileHandle read (Foundation's
-        // readDataToEndOfFile traps when a signal interrupts it).
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-cli-\(UUID().uuidString)")
-        let outURL = base.appendingPathExtension("out")
-        let errURL = base.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Result(
-            status: process.terminationStatus, stdout: try String(contentsOf: outURL, encoding: .utf8),
-            stderr: try String(contentsOf: errURL, encoding: .utf8))
+        let r = try runChildProcess(executable, arguments)
+        return Result(status: r.status, stdout: r.output, stderr: r.errorOutput)
     }
 
     static func temporaryFile(_ name: String, _ contents: String) throws -> String {
