@@ -266,7 +266,6 @@ struct GPXParserCore {
     var nsArena: RawBytes
     var attrs = AttributeList()
     var rootSeen = false
-    var rootClosed = false
     var rootHasNamespace = true
 
     // Output.
@@ -2025,7 +2024,6 @@ struct GPXParserCore {
             bindings.removeLast(Int(frame.bindingCount))
             bindingsGeneration += 1
         }
-        if stack.isEmpty { rootClosed = true }
     }
 
     mutating func textString() -> String {

@@ -77,10 +77,6 @@ struct RawBytes {
     }
 
     var string: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
-
-    func equals(_ offset: Int, _ n: Int, _ p: UnsafePointer<UInt8>, _ m: Int) -> Bool {
-        n == m && memcmp(base + offset, p, n) == 0
-    }
 }
 
 @inline(__always) func memchrOffset(_ base: UnsafePointer<UInt8>, _ from: Int, _ to: Int, _ byte: UInt8) -> Int? {

@@ -113,18 +113,20 @@ struct Convert: ParsableCommand {
         case .gpx:
             return try convertGPX(to: target)
         case .geojson:
-            let out = try sink(target)
-            var writer = GeoJSONWriter(to: out)
-            try writer.write(contentsOf: GPXReader(path: input))
-            try out.close()
+            try stream(to: target, GeoJSONWriter.init(to:))
             return "GeoJSON written"
         case .csv:
-            let out = try sink(target)
-            var writer = CSVWriter(to: out)
-            try writer.write(contentsOf: GPXReader(path: input))
-            try out.close()
+            try stream(to: target, CSVWriter.init(to:))
             return "CSV written"
         }
+    }
+
+    /// One pass, in file order (GeoJSON and CSV have no ordering rule).
+    func stream<W: GPXEventWriter>(to target: Target, _ makeWriter: (OutputSink) -> W) throws(RouteKitError) {
+        let out = try sink(target)
+        var writer = makeWriter(out)
+        try writer.write(contentsOf: GPXReader(path: input))
+        try out.close()
     }
 
     /// Whether the input is a regular file (which can be read more than once).
