@@ -13,10 +13,12 @@ let package = Package(
         .library(name: "RouteKit", targets: ["RouteKit"]),
         .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
+        .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .executable(name: "routekit", targets: ["routekit"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
@@ -41,13 +43,21 @@ let package = Package(
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
         .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CZlib"], swiftSettings: swiftSettings),
 
-        // Support for tests (and, later, the store conformance suite): deterministic randomness, child processes.
+        // The embedded default store: one SQLite file (WAL) through GRDB.
+        .target(
+            name: "RouteKitSQLite",
+            dependencies: ["RouteKit", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+
+        // Support for tests: the store conformance suite every backend runs, deterministic randomness,
+        // child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitGEOS",
+                "RouteKit", "RouteKitGPX", "RouteKitGEOS", "RouteKitSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -55,6 +65,9 @@ let package = Package(
 
         .testTarget(
             name: "RouteKitTests", dependencies: ["RouteKit", "RouteKitTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitSQLiteTests", dependencies: ["RouteKitSQLite", "RouteKitGPX", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitTesting"], swiftSettings: swiftSettings),

@@ -14,6 +14,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
             case geos
+            case notFound, storage, incompatibleStore, builderState
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -40,6 +41,14 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let io = Code(.io)
         /// The GEOS library reported an error.
         public static let geos = Code(.geos)
+        /// The workout, route or builder named does not exist (or is no longer current).
+        public static let notFound = Code(.notFound)
+        /// The store failed: the database could not be opened, read or written.
+        public static let storage = Code(.storage)
+        /// The store was written by a newer RouteKit, or is not a RouteKit store at all.
+        public static let incompatibleStore = Code(.incompatibleStore)
+        /// A route builder was used in a state that does not allow it (finished, discarded, empty).
+        public static let builderState = Code(.builderState)
 
         /// The code's stable name, as printed in JSON output (`"invalidValue"`).
         public var description: String { base.rawValue }

@@ -1,0 +1,371 @@
+import Foundation
+
+/// Metadata keys RouteKit gives a meaning to.
+public enum MetadataKey {
+    /// A route's or workout's sync identifier, as given to ``RouteBuilder/finish(workout:metadata:)``.
+    public static let syncIdentifier = "syncIdentifier"
+    /// The sync version that goes with ``syncIdentifier``.
+    public static let syncVersion = "syncVersion"
+    /// On a derived route (one the processing pipeline made): the uuid and version of its input. A route
+    /// without it is a raw version, kept as provenance when a derived version replaces it.
+    public static let derivedFrom = "derivedFrom"
+    /// `true` on a route recovered from a builder whose origin was gone: it holds what was acknowledged.
+    public static let partial = "partial"
+}
+
+/// The result of ``RouteBuilder/finish(workout:metadata:)``.
+public struct RouteFinish: Hashable, Sendable {
+    /// The route as saved (or, when ``outcome`` is stale, as it would have been saved).
+    public var route: RouteSample
+    /// Whether it was inserted, replaced an older version, or was stale.
+    public var outcome: SaveOutcome
+}
+
+/// Collects a route's locations in batches, durable as they arrive, and turns them into a ``RouteSample``
+/// (HealthKit's `HKWorkoutRouteBuilder`).
+///
+/// ```swift
+/// let builder = try await RouteBuilder(store: store, source: source)
+/// try await builder.insert(batch1)          // durable when it returns
+/// try await builder.insert(batch2)
+/// let workout = Workout(activityType: .running, start: s, end: e, source: source)
+/// _ = try await store.saveWorkout(workout)  // the workout exists first
+/// let finished = try await builder.finish(workout: workout, metadata: [:])
+/// ```
+///
+/// - Batches are atomic: one bad location refuses the whole batch, naming its index and the reason, and
+///   nothing stored changes.
+/// - Locations go to the store as they arrive, in packed chunks of ``chunkSize``; memory stays bounded
+///   whatever the route's length (finishing a builder whose batches overlap in time merges them on disk,
+///   holding at most ``mergeFanIn`` chunks in memory).
+/// - A builder that never finishes stays in the store as a ``PendingBuilder``: ``resume(_:in:)`` picks it up
+///   again; ``discard()`` drops it.
+///
+/// A builder is used by one task at a time.
+public final class RouteBuilder {
+    /// Locations (or samples) per stored chunk: also the importer's batch size.
+    public static let chunkSize = 1024
+    /// How many sorted runs one merge pass reads at once.
+    public static let mergeFanIn = 16
+
+    /// The builder's identity (what `routekit builders` lists).
+    public let id: UUID
+    /// Who is building: the route and its series will belong to it.
+    public let source: Source
+    /// How locations are ordered when the builder finishes.
+    public let order: LocationOrder
+    /// Where the locations come from, if recorded.
+    public let origin: BuilderOrigin?
+    /// The store written to.
+    public let store: any RouteStore
+
+    private enum State { case open, finished, discarded }
+    private var state = State.open
+    private var metadata: [String: MetadataValue]
+    private var nextSequence: Int
+    /// What has been acknowledged.
+    public private(set) var progress: BuilderProgress
+
+    /// Creates a builder and records it in the store.
+    public init(
+        store: any RouteStore, source: Source, order: LocationOrder = .timestamp, origin: BuilderOrigin? = nil
+    ) async throws(RouteKitError) {
+        let record = PendingBuilder(source: source, order: order, origin: origin)
+        try await store.createBuilder(record)
+        self.id = record.id
+        self.source = source
+        self.order = order
+        self.origin = origin
+        self.store = store
+        self.metadata = [:]
+        self.nextSequence = 0
+        self.progress = record.progress
+    }
+
+    private init(store: any RouteStore, pending: PendingBuilder) {
+        self.id = pending.id
+        self.source = pending.source
+        self.order = pending.order
+        self.origin = pending.origin
+        self.store = store
+        self.metadata = pending.metadata
+        self.nextSequence = pending.nextSequence
+        self.progress = pending.progress
+    }
+
+    /// Picks up a pending builder (after a crash, or from another process) where its last acknowledged batch
+    /// left it.
+    public static func resume(_ pending: PendingBuilder, in store: any RouteStore) async throws(RouteKitError)
+        -> RouteBuilder
+    {
+        guard try await store.pendingBuilder(id: pending.id) != nil else {
+            throw RouteKitError(.notFound, "route builder \(pending.id) is not pending (finished or discarded)")
+        }
+        try await store.dropStaging(builder: pending.id)
+        guard let fresh = try await store.pendingBuilder(id: pending.id) else {
+            throw RouteKitError(.notFound, "route builder \(pending.id) is not pending (finished or discarded)")
+        }
+        return RouteBuilder(store: store, pending: fresh)
+    }
+
+    private func checkOpen() throws(RouteKitError) {
+        switch state {
+        case .open: return
+        case .finished: throw RouteKitError(.builderState, "route builder \(id) has finished; start a new one")
+        case .discarded: throw RouteKitError(.builderState, "route builder \(id) was discarded; start a new one")
+        }
+    }
+
+    /// Adds a batch of locations, and optionally samples related to the workout, in one transaction that is
+    /// durable when this returns.
+    ///
+    /// - Parameters:
+    ///   - batch: the locations; in ``LocationOrder/timestamp`` mode each needs a time and the batch may be
+    ///     in any order; in ``LocationOrder/insertion`` mode they are kept as given.
+    ///   - related: quantity samples to store beside the route (attached to the workout on finish).
+    ///   - checkpoint: an origin-specific checkpoint of everything acknowledged once this batch is.
+    /// - Throws: ``RouteKitError/Code/invalidLocation`` naming the first bad location's index (nothing is
+    ///   stored), ``RouteKitError/Code/invalidValue`` for a sample that is not a finite number,
+    ///   ``RouteKitError/Code/builderState`` after ``finish(workout:metadata:)`` or ``discard()``.
+    public func insert(
+        _ batch: [Location], related: [QuantityType: [QuantitySample]] = [:], checkpoint: String? = nil
+    ) async throws(RouteKitError) {
+        try checkOpen()
+        try batch.validateBatch()
+        var locations = batch
+        if order == .timestamp {
+            for (i, l) in batch.enumerated() where l.timestamp == nil {
+                throw RouteKitError(
+                    .invalidLocation, "location \(i) has no time (a builder ordering by timestamp needs one)",
+                    index: i)
+            }
+            if !Self.isSorted(batch) {
+                locations = batch.enumerated().sorted { a, b in
+                    let ta = a.element.timestamp?.instant ?? Instant(seconds: .min)
+                    let tb = b.element.timestamp?.instant ?? Instant(seconds: .min)
+                    return ta < tb || (ta == tb && a.offset < b.offset)
+                }.map(\.element)
+            }
+        }
+        var chunks: [StoredChunk] = []
+        var sequence = nextSequence
+        var start = 0
+        while start < locations.count {
+            let end = min(start + Self.chunkSize, locations.count)
+            chunks.append(.locations(Array(locations[start..<end]), sequence: sequence))
+            sequence += 1
+            start = end
+        }
+        for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
+            guard let samples = related[type], !samples.isEmpty else { continue }
+            for (i, s) in samples.enumerated() where !s.value.isFinite {
+                throw RouteKitError(.invalidValue, "sample \(i) of \(type) is not a finite number", index: i)
+            }
+            let sorted = samples.sorted { $0.timestamp.instant < $1.timestamp.instant }
+            var s = 0
+            while s < sorted.count {
+                let e = min(s + Self.chunkSize, sorted.count)
+                chunks.append(.samples(Array(sorted[s..<e]), of: type, sequence: sequence))
+                sequence += 1
+                s = e
+            }
+        }
+        let newProgress = BuilderProgress(
+            locationCount: progress.locationCount + batch.count, checkpoint: checkpoint ?? progress.checkpoint)
+        guard !chunks.isEmpty else { return }
+        try await store.appendToBuilder(id: id, chunks: chunks, progress: newProgress, metadata: metadata)
+        nextSequence = sequence
+        progress = newProgress
+    }
+
+    private static func isSorted(_ batch: [Location]) -> Bool {
+        var previous: Instant?
+        for l in batch {
+            guard let t = l.timestamp?.instant else { continue }
+            if let p = previous, t < p { return false }
+            previous = t
+        }
+        return true
+    }
+
+    /// Adds metadata to the route being built (later values for a key win); durable when this returns.
+    public func addMetadata(_ more: [String: MetadataValue]) async throws(RouteKitError) {
+        try checkOpen()
+        let merged = metadata.merging(more) { _, new in new }
+        try await store.appendToBuilder(id: id, chunks: [], progress: progress, metadata: merged)
+        metadata = merged
+    }
+
+    /// The metadata added so far.
+    public var currentMetadata: [String: MetadataValue] { metadata }
+
+    /// Turns the collected locations into a route of `workout`, which must already be saved.
+    ///
+    /// The route's sync identity comes from ``MetadataKey/syncIdentifier`` and ``MetadataKey/syncVersion`` in
+    /// the metadata (a new unique identifier with version 1 when both are absent). Saving follows the store's
+    /// sync semantics: an equal or higher current version makes the outcome stale and the builder's data is
+    /// dropped. The builder is spent afterwards, whatever the outcome.
+    ///
+    /// - Throws: ``RouteKitError/Code/builderState`` when no location was inserted (the builder stays open),
+    ///   ``RouteKitError/Code/missingSyncVersion`` for an identifier without a version,
+    ///   ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner`` when it
+    ///   belongs to another source.
+    public func finish(workout: Workout, metadata more: [String: MetadataValue] = [:]) async throws(RouteKitError)
+        -> RouteFinish
+    {
+        try checkOpen()
+        guard progress.locationCount > 0 else {
+            throw RouteKitError(
+                .builderState, "route builder \(id) has no locations: insert at least one batch before finishing")
+        }
+        var all = metadata.merging(more) { _, new in new }
+        let identifier: String?
+        switch all[MetadataKey.syncIdentifier] {
+        case .string(let s)?: identifier = s
+        case nil: identifier = nil
+        case let other?: identifier = "\(other)"
+        }
+        let version: Int64?
+        switch all[MetadataKey.syncVersion] {
+        case .integer(let v)?: version = v
+        case nil: version = nil
+        default: throw RouteKitError(.invalidArgument, "the sync version must be an integer")
+        }
+        all[MetadataKey.syncIdentifier] = nil
+        all[MetadataKey.syncVersion] = nil
+        let sync = try SyncIdentity.from(identifier: identifier, version: version)
+        guard try await store.workout(id: workout.id) != nil else {
+            throw RouteKitError(.notFound, "workout \(workout.id) is not saved (save it before finishing its route)")
+        }
+        guard workout.source == source else {
+            throw RouteKitError(
+                .notOwner, "workout \(workout.id) belongs to source '\(workout.source)', not '\(source)'")
+        }
+        let order = try await finalOrder()
+        let (start, end) = try await bounds()
+        let route = RouteSample(
+            workoutID: workout.id, source: source,
+            sync: sync ?? SyncIdentity(identifier: UUID().uuidString.lowercased(), version: 1), start: start, end: end,
+            locationCount: progress.locationCount, metadata: all)
+        let outcome = try await store.finishBuilder(id: id, route: route, sequenceOrder: order)
+        state = .finished
+        return RouteFinish(route: route, outcome: outcome)
+    }
+
+    /// Drops the builder and everything it collected.
+    public func discard() async throws(RouteKitError) {
+        try checkOpen()
+        try await store.discardBuilder(id: id, as: source)
+        state = .discarded
+    }
+
+    // MARK: Ordering on finish
+
+    /// The location chunks' sequence numbers in final order, merging on disk when timestamp order needs it.
+    private func finalOrder() async throws(RouteKitError) -> [Int] {
+        var chunks = try await store.builderChunkBounds(id: id, kind: .locations)
+        if order == .insertion { return chunks.map(\.sequence) }
+        while true {
+            let runs = Self.sortedRuns(chunks)
+            if runs.count <= 1 { return runs.first ?? [] }
+            // Merge the first `mergeFanIn` runs into one; repeat until one run is left.
+            try await mergeRuns(Array(runs.prefix(Self.mergeFanIn)))
+            chunks = try await store.builderChunkBounds(id: id, kind: .locations)
+        }
+    }
+
+    /// Groups chunks (each sorted inside) into runs that follow one another in time: each chunk goes to the
+    /// first run whose last time is not after its first.
+    static func sortedRuns(_ chunks: [StoredChunk]) -> [[Int]] {
+        let sorted = chunks.sorted {
+            let a = $0.minTime ?? Instant(seconds: .min)
+            let b = $1.minTime ?? Instant(seconds: .min)
+            return a < b || (a == b && $0.sequence < $1.sequence)
+        }
+        var runs: [[Int]] = []
+        var lastTimes: [Instant] = []
+        for c in sorted {
+            let lo = c.minTime ?? Instant(seconds: .min)
+            let hi = c.maxTime ?? lo
+            if let r = lastTimes.firstIndex(where: { $0 <= lo }) {
+                runs[r].append(c.sequence)
+                lastTimes[r] = hi
+            } else {
+                runs.append([c.sequence])
+                lastTimes.append(hi)
+            }
+        }
+        return runs
+    }
+
+    private func mergeRuns(_ runs: [[Int]]) async throws(RouteKitError) {
+        try await store.dropStaging(builder: id)
+        // One decoded chunk per run in memory.
+        var heads: [[Location]] = []
+        var positions: [Int] = []
+        var nextChunk: [Int] = []
+        for run in runs {
+            heads.append(try await load(run[0]))
+            positions.append(0)
+            nextChunk.append(1)
+        }
+        var out: [Location] = []
+        out.reserveCapacity(Self.chunkSize)
+        var sequence = nextSequence
+        while true {
+            var best = -1
+            var bestTime = Instant(seconds: .max)
+            for r in 0..<runs.count where positions[r] < heads[r].count {
+                let t = heads[r][positions[r]].timestamp?.instant ?? Instant(seconds: .min)
+                if best < 0 || t < bestTime {
+                    best = r
+                    bestTime = t
+                }
+            }
+            if best < 0 { break }
+            out.append(heads[best][positions[best]])
+            positions[best] += 1
+            if positions[best] == heads[best].count && nextChunk[best] < runs[best].count {
+                heads[best] = try await load(runs[best][nextChunk[best]])
+                positions[best] = 0
+                nextChunk[best] += 1
+            }
+            if out.count == Self.chunkSize {
+                try await store.appendToBuilder(
+                    id: id, chunks: [.locations(out, sequence: sequence, kind: .staging)], progress: progress,
+                    metadata: metadata)
+                sequence += 1
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        if !out.isEmpty {
+            try await store.appendToBuilder(
+                id: id, chunks: [.locations(out, sequence: sequence, kind: .staging)], progress: progress,
+                metadata: metadata)
+            sequence += 1
+        }
+        try await store.promoteStaging(builder: id, replacing: runs.flatMap { $0 })
+        nextSequence = sequence
+    }
+
+    private func load(_ sequence: Int) async throws(RouteKitError) -> [Location] {
+        guard let chunk = try await store.builderChunk(id: id, kind: .locations, sequence: sequence) else {
+            throw RouteKitError(.storage, "route builder \(id) lost its chunk \(sequence)")
+        }
+        return try LocationChunk.decode(chunk.bytes)
+    }
+
+    /// The earliest and latest timestamps (with their written offsets), reading only the two chunks that
+    /// hold them.
+    private func bounds() async throws(RouteKitError) -> (Timestamp?, Timestamp?) {
+        let chunks = try await store.builderChunkBounds(id: id, kind: .locations)
+        let mins = chunks.compactMap { c in c.minTime.map { (c.sequence, $0) } }
+        let maxes = chunks.compactMap { c in c.maxTime.map { (c.sequence, $0) } }
+        guard let lo = mins.min(by: { $0.1 < $1.1 }), let hi = maxes.max(by: { $0.1 < $1.1 }) else {
+            return (nil, nil)
+        }
+        let first = try await load(lo.0).compactMap(\.timestamp).min { $0.instant < $1.instant }
+        let last = try await load(hi.0).compactMap(\.timestamp).max { $0.instant < $1.instant }
+        return (first, last)
+    }
+}

@@ -1,0 +1,357 @@
+import Foundation
+
+/// What happened when an object with a sync identity was saved.
+///
+/// An equal or higher version already in the store is a normal race between writers, not a failure, so it
+/// is an outcome (``stale(current:currentVersion:)``) rather than an error.
+public enum SaveOutcome: Hashable, Sendable {
+    /// Nothing current had the identity: the object was added.
+    case inserted(UUID)
+    /// The current object had a lower version: it was deleted and this one added, in one transaction.
+    case replaced(UUID, previous: UUID, previousVersion: Int64)
+    /// The current object has an equal or higher version: nothing was saved.
+    case stale(current: UUID, currentVersion: Int64)
+
+    /// The uuid of the object now saved, `nil` when stale.
+    public var savedID: UUID? {
+        switch self {
+        case .inserted(let id), .replaced(let id, _, _): id
+        case .stale: nil
+        }
+    }
+}
+
+/// How a route builder orders its locations when it finishes.
+public enum LocationOrder: String, Hashable, Sendable, Codable {
+    /// By timestamp (HealthKit's behaviour): batches may arrive in any order; every location needs a time.
+    case timestamp
+    /// As inserted (the importer's mode): real clocks jump backwards and route planners write no times.
+    case insertion
+}
+
+/// Where a builder's locations come from, so that an interrupted build can be found again and resumed.
+public struct BuilderOrigin: Hashable, Sendable, Codable {
+    /// The kind of origin (`"gpx-import"`).
+    public var kind: String
+    /// A stable key that the same origin produces again (for an import: a hash of the track's first points
+    /// and fields, independent of the file's name and formatting).
+    public var key: String
+    /// For people: the file it was read from, and which track.
+    public var label: String?
+
+    /// Creates an origin.
+    public init(kind: String, key: String, label: String? = nil) {
+        self.kind = kind
+        self.key = key
+        self.label = label
+    }
+}
+
+/// How far a builder got: written with every acknowledged batch, in the same transaction.
+public struct BuilderProgress: Hashable, Sendable, Codable {
+    /// Locations acknowledged (durable) so far.
+    public var locationCount: Int
+    /// An origin-specific checkpoint of the acknowledged prefix (the importer's running content hash).
+    public var checkpoint: String?
+
+    /// Creates a progress record.
+    public init(locationCount: Int, checkpoint: String? = nil) {
+        self.locationCount = locationCount
+        self.checkpoint = checkpoint
+    }
+}
+
+/// A route builder that has not finished: what ``RouteStore/pendingBuilders()`` lists after a crash.
+public struct PendingBuilder: Hashable, Sendable, Identifiable {
+    /// The builder's identity.
+    public var id: UUID
+    /// Who is building.
+    public var source: Source
+    /// How it orders locations when it finishes.
+    public var order: LocationOrder
+    /// Where its locations come from, if recorded.
+    public var origin: BuilderOrigin?
+    /// How far it got.
+    public var progress: BuilderProgress
+    /// Metadata added so far.
+    public var metadata: [String: MetadataValue]
+    /// When it was created.
+    public var created: Date
+    /// When its last batch was acknowledged.
+    public var updated: Date
+    /// The sequence number its next chunk takes.
+    public var nextSequence: Int
+
+    /// Creates a record.
+    public init(
+        id: UUID = UUID(), source: Source, order: LocationOrder, origin: BuilderOrigin?,
+        progress: BuilderProgress = BuilderProgress(locationCount: 0), metadata: [String: MetadataValue] = [:],
+        created: Date = Date(), updated: Date = Date(), nextSequence: Int = 0
+    ) {
+        self.id = id
+        self.source = source
+        self.order = order
+        self.origin = origin
+        self.progress = progress
+        self.metadata = metadata
+        self.created = created
+        self.updated = updated
+        self.nextSequence = nextSequence
+    }
+}
+
+/// What a chunk holds.
+public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
+    /// Locations (``LocationChunk``).
+    case locations
+    /// Samples of one quantity type (``QuantityChunk``).
+    case quantity(QuantityType)
+    /// Locations being merged into time order while a builder finishes (never read by queries).
+    case staging
+
+    /// The stable name stored in a backend (`"locations"`, `"heartRate"`, `"staging"`).
+    public var description: String {
+        switch self {
+        case .locations: "locations"
+        case .quantity(let type): type.identifier
+        case .staging: "staging"
+        }
+    }
+
+    /// The kind stored under a name; `nil` for a name this version does not know.
+    public init?(name: String) {
+        switch name {
+        case "locations": self = .locations
+        case "staging": self = .staging
+        default:
+            guard let type = QuantityType(identifier: name) else { return nil }
+            self = .quantity(type)
+        }
+    }
+}
+
+/// One packed chunk as a backend stores it: a few thousand locations or samples, with the bounds a query
+/// uses to skip it.
+public struct StoredChunk: Hashable, Sendable {
+    /// What it holds.
+    public var kind: ChunkKind
+    /// Its position among the chunks of the same kind in its container.
+    public var sequence: Int
+    /// How many locations or samples it holds.
+    public var count: Int
+    /// The earliest time in it (`nil` when none has a time).
+    public var minTime: Instant?
+    /// The latest time in it.
+    public var maxTime: Instant?
+    /// The packed bytes.
+    public var bytes: [UInt8]
+
+    /// Creates a chunk record.
+    public init(kind: ChunkKind, sequence: Int, count: Int, minTime: Instant?, maxTime: Instant?, bytes: [UInt8]) {
+        self.kind = kind
+        self.sequence = sequence
+        self.count = count
+        self.minTime = minTime
+        self.maxTime = maxTime
+        self.bytes = bytes
+    }
+
+    /// Packs locations (in the order given).
+    public static func locations(_ locations: [Location], sequence: Int, kind: ChunkKind = .locations) -> StoredChunk {
+        var lo: Instant?
+        var hi: Instant?
+        for l in locations {
+            guard let t = l.timestamp?.instant else { continue }
+            if lo.map({ t < $0 }) ?? true { lo = t }
+            if hi.map({ t > $0 }) ?? true { hi = t }
+        }
+        return StoredChunk(
+            kind: kind, sequence: sequence, count: locations.count, minTime: lo, maxTime: hi,
+            bytes: LocationChunk.encode(locations))
+    }
+
+    /// Packs quantity samples (in the order given).
+    public static func samples(_ samples: [QuantitySample], of type: QuantityType, sequence: Int) -> StoredChunk {
+        let times = samples.map(\.timestamp.instant)
+        return StoredChunk(
+            kind: .quantity(type), sequence: sequence, count: samples.count, minTime: times.min(),
+            maxTime: times.max(), bytes: QuantityChunk.encode(samples))
+    }
+}
+
+/// Reads stored chunks one at a time, in order, from one consistent version of the store.
+///
+/// A cursor holds what the backend needs for that (a read snapshot on SQLite, a repeatable-read transaction
+/// on PostgreSQL) until it returns `nil`, ``close()`` is called, or it is released.
+public protocol ChunkCursor: AnyObject {
+    /// The next chunk, `nil` at the end.
+    func next() async throws(RouteKitError) -> StoredChunk?
+    /// Releases what the cursor holds. Calling it twice, or after the end, does nothing.
+    func close()
+}
+
+/// Which routes to list.
+public struct RouteFilter: Hashable, Sendable {
+    /// Only routes of this workout.
+    public var workout: UUID?
+    /// Only routes of this source.
+    public var source: Source?
+    /// Only routes with this sync identifier.
+    public var syncIdentifier: String?
+    /// At most this many (the oldest first by insertion order).
+    public var limit: Int?
+
+    /// Creates a filter; no argument matches every current route.
+    public init(workout: UUID? = nil, source: Source? = nil, syncIdentifier: String? = nil, limit: Int? = nil) {
+        self.workout = workout
+        self.source = source
+        self.syncIdentifier = syncIdentifier
+        self.limit = limit
+    }
+}
+
+/// Which workouts to list.
+public struct WorkoutFilter: Hashable, Sendable {
+    /// Only workouts of this source.
+    public var source: Source?
+    /// Only workouts with this sync identifier.
+    public var syncIdentifier: String?
+    /// At most this many.
+    public var limit: Int?
+
+    /// Creates a filter; no argument matches every workout.
+    public init(source: Source? = nil, syncIdentifier: String? = nil, limit: Int? = nil) {
+        self.source = source
+        self.syncIdentifier = syncIdentifier
+        self.limit = limit
+    }
+}
+
+/// A store of workouts, routes and their related series: the protocol every backend (SQLite, PostgreSQL)
+/// implements, with the semantics of DESIGN.md ("Identity", "Workouts and routes", "Route builder").
+///
+/// Nothing here assumes one writer or one machine: every method is one transaction of its own, identity
+/// checks happen inside it, and builders are records in the store, not state in a process.
+///
+/// Most callers use the higher-level types built on it: ``RouteBuilder`` to write a route and
+/// ``RouteQuery`` (``RouteStore/locations(of:batchSize:interval:)``) to read one back.
+public protocol RouteStore: AnyObject, Sendable {
+    /// The store's own identity (anchors and exports name it).
+    var storeID: UUID { get }
+
+    // MARK: Workouts
+
+    /// Saves a workout: inserted when nothing current has its sync identity (or it has none), replacing the
+    /// current one when its version is higher (the old workout's routes and series are deleted with it),
+    /// ``SaveOutcome/stale(current:currentVersion:)`` otherwise.
+    /// - Throws: ``RouteKitError/Code/notOwner`` never: the identity is scoped to the workout's source.
+    func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome
+    /// A current workout by uuid.
+    func workout(id: UUID) async throws(RouteKitError) -> Workout?
+    /// Current workouts, oldest saved first.
+    func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout]
+    /// Deletes a workout with its routes and series.
+    /// - Throws: ``RouteKitError/Code/notFound``, or ``RouteKitError/Code/notOwner`` when `source` did not
+    ///   write it.
+    func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError)
+
+    // MARK: Routes
+
+    /// A route by uuid: current, or kept as provenance after it was replaced.
+    func route(id: UUID) async throws(RouteKitError) -> RouteSample?
+    /// Whether the route is current (not replaced, not deleted).
+    func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool
+    /// Current routes, oldest saved first.
+    func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample]
+    /// Deletes a current route (its kept provenance goes with it).
+    /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
+    func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError)
+    /// The route's location chunks in order, from one consistent version, skipping chunks wholly outside
+    /// `interval`.
+    /// - Throws: ``RouteKitError/Code/notFound`` when there is no such route.
+    func locationChunks(ofRoute id: UUID, interval: ClosedRange<Instant>?) async throws(RouteKitError)
+        -> any ChunkCursor
+
+    // MARK: Series
+
+    /// Appends packed samples to a workout's series, as `source` (the backend numbers the chunks after the
+    /// workout's existing ones; the chunks' own sequence numbers are ignored).
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not current.
+    func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source) async throws(RouteKitError)
+    /// The quantity types a workout has series of.
+    func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType]
+    /// A workout's series chunks of one type, ordered by time.
+    func seriesChunks(ofWorkout id: UUID, type: QuantityType) async throws(RouteKitError) -> any ChunkCursor
+
+    // MARK: Builders (use ``RouteBuilder``)
+
+    /// Records a new builder.
+    func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError)
+    /// A pending builder by id.
+    func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder?
+    /// Every pending builder, oldest first.
+    func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder]
+    /// Adds chunks to a builder and records its progress and metadata, in one transaction: durable on return.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the builder is no longer pending.
+    func appendToBuilder(
+        id: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+    ) async throws(RouteKitError)
+    /// One of a builder's chunks, `nil` when there is none with that kind and sequence number.
+    func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk?
+    /// A builder's chunk bounds of one kind (``StoredChunk/bytes`` left empty), by sequence number.
+    func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk]
+    /// One transaction: deletes the builder's location chunks with the given sequence numbers and turns
+    /// every staging chunk into a location chunk (the end of one merge pass).
+    func promoteStaging(builder id: UUID, replacing sequences: [Int]) async throws(RouteKitError)
+    /// Deletes a builder's staging chunks (what an interrupted merge left).
+    func dropStaging(builder id: UUID) async throws(RouteKitError)
+    /// One transaction: saves `route` from the builder's location chunks (taken in `sequenceOrder`, or by
+    /// sequence number when `nil`) with the sync semantics of ``saveWorkout(_:)`` (a replaced route keeps
+    /// its workout and is kept as provenance when it was a raw version), attaches the builder's series to the
+    /// route's workout, and retires the builder. When stale, the builder is discarded and nothing is saved.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the builder is not pending or the workout is not current;
+    ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source.
+    func finishBuilder(id: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError) -> SaveOutcome
+    /// Drops a pending builder and its chunks.
+    /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
+    func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError)
+}
+
+extension RouteStore {
+    /// A route's locations as an `AsyncSequence` of ordered batches, the last one marked done.
+    ///
+    /// - Parameters:
+    ///   - route: the route's uuid.
+    ///   - batchSize: locations per batch (at least 1; the last batch may hold fewer).
+    ///   - interval: only locations whose time lies in it (a route without times then yields none).
+    public func locations(
+        of route: UUID, batchSize: Int = RouteQuery.defaultBatchSize, interval: ClosedRange<Instant>? = nil
+    )
+        -> RouteQuery
+    {
+        RouteQuery(store: self, route: route, batchSize: batchSize, interval: interval)
+    }
+
+    /// A workout's samples of one type as an `AsyncSequence` of batches in time order.
+    public func samples(of type: QuantityType, workout: UUID, batchSize: Int = RouteQuery.defaultBatchSize)
+        -> SeriesQuery
+    {
+        SeriesQuery(store: self, workout: workout, type: type, batchSize: batchSize)
+    }
+
+    /// Saves a series related to a workout (sorted by time, packed in chunks).
+    public func saveSeries(_ series: QuantitySeries, workout: UUID, as source: Source) async throws(RouteKitError) {
+        for (i, s) in series.samples.enumerated() where !s.value.isFinite {
+            throw RouteKitError(.invalidValue, "sample \(i) of \(series.type) is not a finite number", index: i)
+        }
+        let sorted = series.samples.sorted { $0.timestamp.instant < $1.timestamp.instant }
+        var chunks: [StoredChunk] = []
+        var start = 0
+        while start < sorted.count {
+            let end = min(start + RouteBuilder.chunkSize, sorted.count)
+            chunks.append(.samples(Array(sorted[start..<end]), of: series.type, sequence: -1))
+            start = end
+        }
+        try await appendSeries(chunks, toWorkout: workout, as: source)
+    }
+}

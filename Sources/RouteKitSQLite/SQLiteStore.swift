@@ -1,0 +1,724 @@
+public import Foundation
+import GRDB
+public import RouteKit
+
+/// The embedded default store: one SQLite file in WAL mode, through GRDB.
+///
+/// - **Durability:** a write (a builder's batch, a save, a delete) is one transaction; when the call returns
+///   it survives a killed process. With ``Durability/powerLoss`` it also survives a power cut (SQLite's
+///   `synchronous=FULL`: an fsync per commit; see `Benchmarks/README.md` for the measured cost).
+/// - **Several processes** may open the same file: writes take SQLite's write lock at their start
+///   (`BEGIN IMMEDIATE`) and wait up to ``Options/busyTimeout`` for it.
+/// - **Migrations:** a store written by an older RouteKit is upgraded when opened; one written by a newer
+///   RouteKit is refused with ``RouteKitError/Code/incompatibleStore``.
+/// - **Reads are consistent:** a route query reads from a snapshot, so a route replaced mid-read is read whole.
+public final class SQLiteStore: RouteStore {
+    /// When a write counts as done.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// Survives the process being killed (`synchronous=NORMAL` in WAL mode). The default.
+        case processCrash = "process"
+        /// Also survives power loss and OS crashes (`synchronous=FULL`): slower.
+        case powerLoss = "power"
+    }
+
+    /// How to open a store.
+    public struct Options: Sendable {
+        /// When a write counts as done.
+        public var durability: Durability
+        /// How long a write waits for another process's write to finish.
+        public var busyTimeout: TimeInterval
+        /// Creates options.
+        public init(durability: Durability = .processCrash, busyTimeout: TimeInterval = 30) {
+            self.durability = durability
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    /// The file's path.
+    public let path: String
+    public let storeID: UUID
+    let pool: DatabasePool
+
+    /// Opens the store at `path`, creating it (and its folder) if needed.
+    /// - Throws: ``RouteKitError/Code/storage`` when the file cannot be opened or is not SQLite;
+    ///   ``RouteKitError/Code/incompatibleStore`` when a newer RouteKit wrote it.
+    public init(path: String, options: Options = Options()) throws(RouteKitError) {
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(options.busyTimeout)
+        config.label = "routekit"
+        let synchronous = options.durability == .powerLoss ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        do {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            }
+            let pool = try DatabasePool(path: path, configuration: config)
+            let migrator = Schema.migrator
+            let known = Set(migrator.migrations)
+            let applied = try pool.read { db in try migrator.appliedIdentifiers(db) }
+            if let unknown = applied.subtracting(known).sorted().first {
+                throw RouteKitError(
+                    .incompatibleStore,
+                    "the store at \(path) was written by a newer RouteKit (schema '\(unknown)'); upgrade RouteKit")
+            }
+            try migrator.migrate(pool)
+            let id = try pool.write { db -> String in
+                if let existing = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'store_id'") {
+                    return existing
+                }
+                let fresh = UUID().uuidString.lowercased()
+                try db.execute(sql: "INSERT INTO store_info(key, value) VALUES ('store_id', ?)", arguments: [fresh])
+                return fresh
+            }
+            guard let uuid = UUID(uuidString: id) else {
+                throw RouteKitError(.incompatibleStore, "the store at \(path) has a malformed store id")
+            }
+            self.pool = pool
+            self.storeID = uuid
+        } catch let error as RouteKitError {
+            throw error
+        } catch {
+            throw RouteKitError(.storage, "cannot open the store at \(path): \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let e = error as? DatabaseError { return e.message ?? "SQLite error \(e.resultCode)" }
+        return "\(error)"
+    }
+
+    // MARK: Transactions
+
+    /// One `BEGIN IMMEDIATE` transaction; a `RouteKitError` thrown inside rolls it back and comes out as is.
+    func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T)
+        async throws(RouteKitError) -> T
+    {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw RouteKitError(.storage, "\(what): the transaction produced nothing") }
+                return result
+            }
+        } catch let error as RouteKitError {
+            throw error
+        } catch {
+            throw RouteKitError(.storage, "\(what) failed: \(Self.describe(error))")
+        }
+    }
+
+    func read<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T)
+        async throws(RouteKitError) -> T
+    {
+        do {
+            return try await pool.read(body)
+        } catch let error as RouteKitError {
+            throw error
+        } catch {
+            throw RouteKitError(.storage, "\(what) failed: \(Self.describe(error))")
+        }
+    }
+
+    // MARK: Encoding rows
+
+    struct EventBody: Codable {
+        var kind: WorkoutEvent.Kind
+        var start: Timestamp?
+        var end: Timestamp?
+    }
+
+    struct WorkoutBody: Codable {
+        var activity: String
+        var start: Timestamp?
+        var end: Timestamp?
+        var events: [EventBody]
+        var metadata: [String: MetadataValue]
+    }
+
+    struct RouteBody: Codable {
+        var start: Timestamp?
+        var end: Timestamp?
+        var metadata: [String: MetadataValue]
+    }
+
+    static func json<T: Encodable>(_ value: T) throws -> String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return String(decoding: try e.encode(value), as: UTF8.self)
+    }
+
+    static func unjson<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    static func source(_ name: String) throws -> Source {
+        do { return try Source(name: name) } catch { throw RouteKitError(.storage, "a stored source name is invalid") }
+    }
+
+    static func uuid(_ text: String) throws -> UUID {
+        guard let u = UUID(uuidString: text) else { throw RouteKitError(.storage, "a stored uuid is malformed") }
+        return u
+    }
+
+    static func workout(_ row: Row) throws -> Workout {
+        let body = try unjson(WorkoutBody.self, row["body"])
+        let syncID: String? = row["sync_id"]
+        let version: Int64? = row["sync_version"]
+        return Workout(
+            id: try uuid(row["uuid"]), activityType: ActivityType(rawValue: body.activity), start: body.start,
+            end: body.end, source: try source(row["source"]),
+            sync: syncID.map { SyncIdentity(identifier: $0, version: version ?? 0) },
+            events: body.events.map { WorkoutEvent(kind: $0.kind, start: $0.start, end: $0.end) },
+            metadata: body.metadata)
+    }
+
+    static func route(_ row: Row) throws -> RouteSample {
+        let body = try unjson(RouteBody.self, row["body"])
+        return RouteSample(
+            id: try uuid(row["uuid"]), workoutID: try uuid(row["workout_uuid"]), source: try source(row["source"]),
+            sync: SyncIdentity(identifier: row["sync_id"], version: row["sync_version"]), start: body.start,
+            end: body.end, locationCount: row["location_count"], metadata: body.metadata)
+    }
+
+    static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    // MARK: Workouts
+
+    public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
+        let body = WorkoutBody(
+            activity: workout.activityType.rawValue, start: workout.start, end: workout.end,
+            events: workout.events.map { EventBody(kind: $0.kind, start: $0.start, end: $0.end) },
+            metadata: workout.metadata)
+        return try await write("saving workout \(workout.id)") { db in
+            if try Row.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [Self.key(workout.id)])
+                != nil
+            {
+                throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
+            }
+            var outcome = SaveOutcome.inserted(workout.id)
+            if let sync = workout.sync {
+                if let row = try Row.fetchOne(
+                    db, sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?",
+                    arguments: [workout.source.name, sync.identifier])
+                {
+                    let current = try Self.uuid(row["uuid"])
+                    let version: Int64 = row["sync_version"]
+                    if version >= sync.version { return .stale(current: current, currentVersion: version) }
+                    try Self.deleteWorkoutRows(db, Self.key(current))
+                    outcome = .replaced(workout.id, previous: current, previousVersion: version)
+                }
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Self.key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
+                    workout.start?.instant.seconds, workout.end?.instant.seconds, try Self.json(body),
+                ])
+            return outcome
+        }
+    }
+
+    public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
+        try await read("reading workout \(id)") { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE uuid = ?", arguments: [Self.key(id)]).map(
+                Self.workout)
+        }
+    }
+
+    public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
+        try await read("listing workouts") { db in
+            var sql = "SELECT * FROM workout WHERE 1"
+            var args: [(any DatabaseValueConvertible)?] = []
+            if let s = filter.source {
+                sql += " AND source = ?"
+                args.append(s.name)
+            }
+            if let s = filter.syncIdentifier {
+                sql += " AND sync_id = ?"
+                args.append(s)
+            }
+            sql += " ORDER BY id"
+            if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.workout)
+        }
+    }
+
+    public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await write("deleting workout \(id)") { db in
+            guard
+                let owner = try String.fetchOne(
+                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(id)])
+            else { throw RouteKitError(.notFound, "no workout \(id)") }
+            guard owner == source.name else {
+                throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
+            }
+            try Self.deleteWorkoutRows(db, Self.key(id))
+        }
+    }
+
+    /// Deletes a workout, its routes (current and kept) and its series, with their chunks.
+    static func deleteWorkoutRows(_ db: Database, _ workout: String) throws {
+        let containers =
+            try String.fetchAll(db, sql: "SELECT container FROM route WHERE workout_uuid = ?", arguments: [workout])
+            + String.fetchAll(db, sql: "SELECT container FROM series WHERE workout_uuid = ?", arguments: [workout])
+        try db.execute(sql: "DELETE FROM route WHERE workout_uuid = ?", arguments: [workout])
+        try db.execute(sql: "DELETE FROM series WHERE workout_uuid = ?", arguments: [workout])
+        try db.execute(sql: "DELETE FROM workout WHERE uuid = ?", arguments: [workout])
+        for c in Set(containers) { try dropContainerIfUnused(db, c) }
+    }
+
+    /// Deletes a container's chunks unless a route, a series or a pending builder still uses it.
+    static func dropContainerIfUnused(_ db: Database, _ container: String) throws {
+        let used = try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS(SELECT 1 FROM route WHERE container = ?1)
+                    OR EXISTS(SELECT 1 FROM series WHERE container = ?1)
+                    OR EXISTS(SELECT 1 FROM builder WHERE uuid = ?1)
+                """, arguments: [container])
+        if used != true { try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [container]) }
+    }
+
+    // MARK: Routes
+
+    public func route(id: UUID) async throws(RouteKitError) -> RouteSample? {
+        try await read("reading route \(id)") { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM route WHERE uuid = ?", arguments: [Self.key(id)]).map(Self.route)
+        }
+    }
+
+    public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool {
+        try await read("reading route \(id)") { db in
+            try Bool.fetchOne(db, sql: "SELECT current FROM route WHERE uuid = ?", arguments: [Self.key(id)]) ?? false
+        }
+    }
+
+    public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
+        try await read("listing routes") { db in
+            var sql = "SELECT * FROM route WHERE current = 1"
+            var args: [(any DatabaseValueConvertible)?] = []
+            if let w = filter.workout {
+                sql += " AND workout_uuid = ?"
+                args.append(Self.key(w))
+            }
+            if let s = filter.source {
+                sql += " AND source = ?"
+                args.append(s.name)
+            }
+            if let s = filter.syncIdentifier {
+                sql += " AND sync_id = ?"
+                args.append(s)
+            }
+            sql += " ORDER BY id"
+            if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.route)
+        }
+    }
+
+    public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await write("deleting route \(id)") { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT source, sync_id FROM route WHERE uuid = ? AND current = 1",
+                    arguments: [Self.key(id)])
+            else { throw RouteKitError(.notFound, "no current route \(id)") }
+            let owner: String = row["source"]
+            guard owner == source.name else {
+                throw RouteKitError(.notOwner, "route \(id) belongs to source '\(owner)', not '\(source)'")
+            }
+            let syncID: String = row["sync_id"]
+            let containers = try String.fetchAll(
+                db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ?", arguments: [owner, syncID])
+            try db.execute(sql: "DELETE FROM route WHERE source = ? AND sync_id = ?", arguments: [owner, syncID])
+            for c in Set(containers) { try Self.dropContainerIfUnused(db, c) }
+        }
+    }
+
+    public func locationChunks(ofRoute id: UUID, interval: ClosedRange<Instant>?) async throws(RouteKitError)
+        -> any ChunkCursor
+    {
+        do {
+            let snapshot = try pool.makeSnapshot()
+            let ids = try syncRead(snapshot) { db -> [Int64] in
+                guard
+                    let container = try String.fetchOne(
+                        db, sql: "SELECT container FROM route WHERE uuid = ?", arguments: [Self.key(id)])
+                else { throw RouteKitError(.notFound, "no route \(id)") }
+                var sql = "SELECT id FROM chunk WHERE container = ? AND kind = 'locations'"
+                var args: [(any DatabaseValueConvertible)?] = [container]
+                if let interval {
+                    // Chunks without times hold no location of an interval; the bounds are whole seconds.
+                    sql += " AND max_s >= ? AND min_s <= ?"
+                    args += [interval.lowerBound.seconds, interval.upperBound.seconds]
+                }
+                sql += " ORDER BY seq"
+                return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(args))
+            }
+            return SnapshotCursor(snapshot: snapshot, ids: ids, kind: .locations)
+        } catch let error as RouteKitError {
+            throw error
+        } catch {
+            throw RouteKitError(.storage, "reading route \(id) failed: \(Self.describe(error))")
+        }
+    }
+
+    // MARK: Series
+
+    public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+        async throws(RouteKitError)
+    {
+        let container = "series-" + Self.key(id)
+        try await write("saving series of workout \(id)") { db in
+            guard
+                let owner = try String.fetchOne(
+                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(id)])
+            else { throw RouteKitError(.notFound, "no workout \(id)") }
+            guard owner == source.name else {
+                throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
+            }
+            var next =
+                try Int.fetchOne(db, sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?", arguments: [container])
+                ?? 0
+            for var chunk in chunks {
+                chunk.sequence = next
+                next += 1
+                try Self.insert(db, chunk, container: container)
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)",
+                    arguments: [Self.key(id), source.name, chunk.kind.description, container])
+            }
+        }
+    }
+
+    public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
+        try await read("reading series of workout \(id)") { db in
+            let kinds = try String.fetchAll(
+                db, sql: "SELECT DISTINCT kind FROM series WHERE workout_uuid = ?", arguments: [Self.key(id)])
+            let known = Set(kinds)
+            return QuantityType.all.filter { known.contains($0.identifier) }
+        }
+    }
+
+    public func seriesChunks(ofWorkout id: UUID, type: QuantityType) async throws(RouteKitError) -> any ChunkCursor {
+        do {
+            let snapshot = try pool.makeSnapshot()
+            let ids = try syncRead(snapshot) { db in
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
+                        WHERE s.workout_uuid = ? AND s.kind = ?
+                        ORDER BY c.min_s, c.min_ns, s.id, c.seq
+                        """, arguments: [Self.key(id), type.identifier])
+            }
+            return SnapshotCursor(snapshot: snapshot, ids: ids, kind: .quantity(type))
+        } catch {
+            throw RouteKitError(.storage, "reading series of workout \(id) failed: \(Self.describe(error))")
+        }
+    }
+
+    // MARK: Chunks
+
+    static func insert(_ db: Database, _ chunk: StoredChunk, container: String) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                container, chunk.kind.description, chunk.sequence, chunk.count, chunk.minTime?.seconds,
+                chunk.minTime.map { Int64($0.nanoseconds) }, chunk.maxTime?.seconds,
+                chunk.maxTime.map { Int64($0.nanoseconds) }, Data(chunk.bytes),
+            ])
+    }
+
+    static func chunk(_ row: Row, withData: Bool) throws -> StoredChunk {
+        let kindName: String = row["kind"]
+        guard let kind = ChunkKind(name: kindName) else {
+            throw RouteKitError(.incompatibleStore, "the store holds chunks of an unknown kind '\(kindName)'")
+        }
+        func instant(_ s: String, _ ns: String) -> Instant? {
+            let seconds: Int64? = row[s]
+            let nanos: Int64? = row[ns]
+            return seconds.map { Instant(seconds: $0, nanoseconds: Int32(truncatingIfNeeded: nanos ?? 0)) }
+        }
+        let data: Data? = withData ? row["data"] : nil
+        return StoredChunk(
+            kind: kind, sequence: row["seq"], count: row["count"], minTime: instant("min_s", "min_ns"),
+            maxTime: instant("max_s", "max_ns"), bytes: data.map { [UInt8]($0) } ?? [])
+    }
+
+    // MARK: Builders
+
+    public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
+        let metadata: String
+        do { metadata = try Self.json(b.metadata) } catch {
+            throw RouteKitError(.invalidArgument, "the builder's metadata cannot be stored")
+        }
+        try await write("creating route builder \(b.id)") { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO builder(uuid, source, location_order, origin_kind, origin_key, origin_label,
+                        location_count, checkpoint, metadata, created, updated)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Self.key(b.id), b.source.name, b.order.rawValue, b.origin?.kind, b.origin?.key, b.origin?.label,
+                    b.progress.locationCount, b.progress.checkpoint, metadata, b.created.timeIntervalSince1970,
+                    b.updated.timeIntervalSince1970,
+                ])
+        }
+    }
+
+    static func builder(_ db: Database, _ row: Row) throws -> PendingBuilder {
+        let key: String = row["uuid"]
+        let kind: String? = row["origin_kind"]
+        let originKey: String? = row["origin_key"]
+        let orderName: String = row["location_order"]
+        let next = try Int.fetchOne(db, sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?", arguments: [key])
+        return PendingBuilder(
+            id: try uuid(key), source: try source(row["source"]),
+            order: LocationOrder(rawValue: orderName) ?? .insertion,
+            origin: kind.map { BuilderOrigin(kind: $0, key: originKey ?? "", label: row["origin_label"]) },
+            progress: BuilderProgress(locationCount: row["location_count"], checkpoint: row["checkpoint"]),
+            metadata: try unjson([String: MetadataValue].self, row["metadata"]),
+            created: Date(timeIntervalSince1970: row["created"]), updated: Date(timeIntervalSince1970: row["updated"]),
+            nextSequence: next ?? 0)
+    }
+
+    public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
+        try await read("reading route builder \(id)") { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM builder WHERE uuid = ?", arguments: [Self.key(id)]).map {
+                try Self.builder(db, $0)
+            }
+        }
+    }
+
+    public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] {
+        try await read("listing route builders") { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM builder ORDER BY created, uuid").map { try Self.builder(db, $0) }
+        }
+    }
+
+    public func appendToBuilder(
+        id: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+    ) async throws(RouteKitError) {
+        let metadataJSON: String
+        do { metadataJSON = try Self.json(metadata) } catch {
+            throw RouteKitError(.invalidArgument, "the builder's metadata cannot be stored")
+        }
+        let now = Date().timeIntervalSince1970
+        try await write("storing a batch of route builder \(id)") { db in
+            try db.execute(
+                sql: "UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ? WHERE uuid = ?",
+                arguments: [progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id)])
+            guard db.changesCount == 1 else {
+                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+            }
+            for chunk in chunks { try Self.insert(db, chunk, container: Self.key(id)) }
+        }
+    }
+
+    public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
+        try await read("reading route builder \(id)") { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM chunk WHERE container = ? AND kind = ? AND seq = ?",
+                arguments: [Self.key(id), kind.description, sequence]
+            ).map { try Self.chunk($0, withData: true) }
+        }
+    }
+
+    public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
+        try await read("reading route builder \(id)") { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT kind, seq, count, min_s, min_ns, max_s, max_ns FROM chunk
+                    WHERE container = ? AND kind = ? ORDER BY seq
+                    """, arguments: [Self.key(id), kind.description]
+            ).map { try Self.chunk($0, withData: false) }
+        }
+    }
+
+    public func promoteStaging(builder id: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
+        try await write("merging route builder \(id)") { db in
+            for s in sequences {
+                try db.execute(
+                    sql: "DELETE FROM chunk WHERE container = ? AND kind = 'locations' AND seq = ?",
+                    arguments: [Self.key(id), s])
+            }
+            try db.execute(
+                sql: "UPDATE chunk SET kind = 'locations' WHERE container = ? AND kind = 'staging'",
+                arguments: [Self.key(id)])
+        }
+    }
+
+    public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+        try await write("cleaning route builder \(id)") { db in
+            try db.execute(
+                sql: "DELETE FROM chunk WHERE container = ? AND kind = 'staging'", arguments: [Self.key(id)])
+        }
+    }
+
+    public func finishBuilder(id: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
+        -> SaveOutcome
+    {
+        let body: String
+        do { body = try Self.json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
+            throw RouteKitError(.invalidArgument, "the route's metadata cannot be stored")
+        }
+        let derived = route.metadata[MetadataKey.derivedFrom] != nil
+        return try await write("finishing route builder \(id)") { db in
+            let key = Self.key(id)
+            guard
+                let builderSource = try String.fetchOne(
+                    db, sql: "SELECT source FROM builder WHERE uuid = ?", arguments: [key])
+            else {
+                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+            }
+            guard builderSource == route.source.name else {
+                throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(builderSource)'")
+            }
+            guard
+                let workoutSource = try String.fetchOne(
+                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(route.workoutID)])
+            else { throw RouteKitError(.notFound, "workout \(route.workoutID) is not saved") }
+            guard workoutSource == route.source.name else {
+                throw RouteKitError(
+                    .notOwner, "workout \(route.workoutID) belongs to source '\(workoutSource)', not '\(route.source)'")
+            }
+            var outcome = SaveOutcome.inserted(route.id)
+            if let row = try Row.fetchOne(
+                db,
+                sql:
+                    "SELECT uuid, sync_version, raw, container FROM route WHERE source = ? AND sync_id = ? AND current = 1",
+                arguments: [route.source.name, route.sync.identifier])
+            {
+                let current = try Self.uuid(row["uuid"])
+                let version: Int64 = row["sync_version"]
+                if version >= route.sync.version {
+                    try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
+                    try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
+                    return .stale(current: current, currentVersion: version)
+                }
+                let wasRaw: Bool = row["raw"]
+                if wasRaw && derived {
+                    try db.execute(sql: "UPDATE route SET current = 0 WHERE uuid = ?", arguments: [Self.key(current)])
+                } else {
+                    try db.execute(sql: "DELETE FROM route WHERE uuid = ?", arguments: [Self.key(current)])
+                    try Self.dropContainerIfUnused(db, row["container"])
+                }
+                if !derived {
+                    // A new raw version: older kept provenance of this identity is no longer the raw one.
+                    let old = try String.fetchAll(
+                        db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0",
+                        arguments: [route.source.name, route.sync.identifier])
+                    try db.execute(
+                        sql: "DELETE FROM route WHERE source = ? AND sync_id = ? AND current = 0",
+                        arguments: [route.source.name, route.sync.identifier])
+                    for c in old { try Self.dropContainerIfUnused(db, c) }
+                }
+                outcome = .replaced(route.id, previous: current, previousVersion: version)
+            }
+            if let order = sequenceOrder, order != order.sorted() {
+                // Renumber in two steps so that no two chunks ever share a number.
+                for (position, s) in order.enumerated() {
+                    try db.execute(
+                        sql: "UPDATE chunk SET seq = ? WHERE container = ? AND kind = 'locations' AND seq = ?",
+                        arguments: [-1 - position, key, s])
+                }
+                try db.execute(
+                    sql: "UPDATE chunk SET seq = -1 - seq WHERE container = ? AND kind = 'locations' AND seq < 0",
+                    arguments: [key])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
+                        location_count, container, body)
+                    VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Self.key(route.id), Self.key(route.workoutID), route.source.name, route.sync.identifier,
+                    route.sync.version, !derived, route.start?.instant.seconds, route.end?.instant.seconds,
+                    route.locationCount, key, body,
+                ])
+            let kinds = try String.fetchAll(
+                db, sql: "SELECT DISTINCT kind FROM chunk WHERE container = ? AND kind NOT IN ('locations', 'staging')",
+                arguments: [key])
+            for kind in kinds {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)",
+                    arguments: [Self.key(route.workoutID), route.source.name, kind, key])
+            }
+            try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
+            return outcome
+        }
+    }
+
+    public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await write("discarding route builder \(id)") { db in
+            let key = Self.key(id)
+            guard
+                let owner = try String.fetchOne(db, sql: "SELECT source FROM builder WHERE uuid = ?", arguments: [key])
+            else {
+                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+            }
+            guard owner == source.name else {
+                throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(owner)', not '\(source)'")
+            }
+            try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
+            try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
+        }
+    }
+}
+
+/// A snapshot read without a hop to another executor (the reads are a few milliseconds at most).
+func syncRead<T>(_ snapshot: DatabaseSnapshot, _ body: (Database) throws -> T) throws -> T {
+    try snapshot.read(body)
+}
+
+/// Reads chunks by row id from a snapshot taken when the query started.
+final class SnapshotCursor: ChunkCursor {
+    private var snapshot: DatabaseSnapshot?
+    private let ids: [Int64]
+    private var position = 0
+    private let kind: ChunkKind
+
+    init(snapshot: DatabaseSnapshot, ids: [Int64], kind: ChunkKind) {
+        self.snapshot = snapshot
+        self.ids = ids
+        self.kind = kind
+    }
+
+    func next() async throws(RouteKitError) -> StoredChunk? {
+        guard let snapshot, position < ids.count else {
+            close()
+            return nil
+        }
+        let id = ids[position]
+        position += 1
+        do {
+            let row = try syncRead(snapshot) { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM chunk WHERE id = ?", arguments: [id])
+            }
+            guard let row else { throw RouteKitError(.storage, "a chunk vanished from a snapshot") }
+            return try SQLiteStore.chunk(row, withData: true)
+        } catch let error as RouteKitError {
+            throw error
+        } catch {
+            throw RouteKitError(.storage, "reading a chunk failed: \(SQLiteStore.describe(error))")
+        }
+    }
+
+    func close() { snapshot = nil }
+}

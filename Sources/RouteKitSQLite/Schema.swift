@@ -1,0 +1,86 @@
+import GRDB
+
+/// The store's schema, as GRDB migrations: every change to it is a new migration appended here, so a store
+/// written by an older RouteKit opens (and is upgraded) in a newer one, and a store written by a newer one is
+/// refused instead of being misread.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE store_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+                    -- Current workouts. A replaced or deleted workout is removed with its routes and series.
+                    CREATE TABLE workout(
+                        id INTEGER PRIMARY KEY,
+                        uuid TEXT NOT NULL UNIQUE,
+                        source TEXT NOT NULL,
+                        sync_id TEXT,
+                        sync_version INTEGER,
+                        start_s INTEGER,
+                        end_s INTEGER,
+                        body TEXT NOT NULL);
+                    CREATE UNIQUE INDEX workout_sync ON workout(source, sync_id) WHERE sync_id IS NOT NULL;
+
+                    -- Routes: current = 1 for the current version of a sync identity, 0 for a raw version kept
+                    -- as provenance after a derived version replaced it. Locations live in `chunk` under
+                    -- `container` (the uuid of the builder that collected them).
+                    CREATE TABLE route(
+                        id INTEGER PRIMARY KEY,
+                        uuid TEXT NOT NULL UNIQUE,
+                        workout_uuid TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        sync_id TEXT NOT NULL,
+                        sync_version INTEGER NOT NULL,
+                        current INTEGER NOT NULL,
+                        raw INTEGER NOT NULL,
+                        start_s INTEGER,
+                        end_s INTEGER,
+                        location_count INTEGER NOT NULL,
+                        container TEXT NOT NULL,
+                        body TEXT NOT NULL);
+                    CREATE UNIQUE INDEX route_current ON route(source, sync_id) WHERE current = 1;
+                    CREATE INDEX route_workout ON route(workout_uuid);
+                    CREATE INDEX route_identity ON route(source, sync_id);
+
+                    -- Pending route builders (a finished or discarded builder's row is deleted).
+                    CREATE TABLE builder(
+                        uuid TEXT PRIMARY KEY,
+                        source TEXT NOT NULL,
+                        location_order TEXT NOT NULL,
+                        origin_kind TEXT,
+                        origin_key TEXT,
+                        origin_label TEXT,
+                        location_count INTEGER NOT NULL,
+                        checkpoint TEXT,
+                        metadata TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        updated REAL NOT NULL);
+                    CREATE INDEX builder_origin ON builder(origin_kind, origin_key);
+
+                    -- Packed chunks of locations or quantity samples (RouteKit's LocationChunk/QuantityChunk).
+                    CREATE TABLE chunk(
+                        id INTEGER PRIMARY KEY,
+                        container TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        count INTEGER NOT NULL,
+                        min_s INTEGER, min_ns INTEGER,
+                        max_s INTEGER, max_ns INTEGER,
+                        data BLOB NOT NULL,
+                        UNIQUE(container, kind, seq));
+
+                    -- Which containers hold a workout's series of a kind.
+                    CREATE TABLE series(
+                        id INTEGER PRIMARY KEY,
+                        workout_uuid TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        container TEXT NOT NULL,
+                        UNIQUE(workout_uuid, kind, container));
+                    """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,474 @@
+import Foundation
+public import RouteKit
+
+/// A conformance failure: which check, and what was expected.
+public struct ConformanceFailure: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+}
+
+/// One check of the store conformance suite.
+public struct ConformanceCheck: Sendable, CustomStringConvertible {
+    /// The check's name (what a test run prints).
+    public let name: String
+    /// Runs the check against a fresh, empty store.
+    public let run: @Sendable (any RouteStore) async throws -> Void
+
+    public var description: String { name }
+}
+
+/// The store conformance suite: the semantics of DESIGN.md ("Identity", "Workouts and routes", "Route builder",
+/// "Route query") as checks that every ``RouteStore`` backend runs, each against a fresh store:
+///
+/// ```swift
+/// @Test(arguments: StoreConformance.checks)
+/// func conformance(_ check: ConformanceCheck) async throws {
+///     try await check.run(try makeEmptyStore())
+/// }
+/// ```
+public enum StoreConformance {
+    /// Every check.
+    public static let checks: [ConformanceCheck] = [
+        ConformanceCheck(name: "workout sync identity: insert, stale, replace", run: workoutSyncIdentity),
+        ConformanceCheck(name: "workouts without sync identity are always inserted", run: workoutWithoutSync),
+        ConformanceCheck(
+            name: "deleting a workout needs its source and takes its routes and series", run: deleteWorkout),
+        ConformanceCheck(name: "builder orders out-of-order batches by time, losslessly", run: builderTimestampOrder),
+        ConformanceCheck(name: "builder merges overlapping batches on disk", run: builderOverlappingMerge),
+        ConformanceCheck(
+            name: "builder in insertion order keeps order and allows missing times", run: builderInsertionOrder),
+        ConformanceCheck(name: "a batch with one bad location is refused whole", run: badBatchRefused),
+        ConformanceCheck(name: "finish needs a saved workout, data, and an open builder", run: finishPreconditions),
+        ConformanceCheck(
+            name: "route sync identity: replace keeps raw provenance, stale drops the builder", run: routeSyncIdentity),
+        ConformanceCheck(name: "a foreign source can neither replace nor delete", run: foreignSourceRefused),
+        ConformanceCheck(name: "pending builders survive and resume where they stopped", run: pendingBuilderResume),
+        ConformanceCheck(name: "route query: batches, done, interval, bad batch size", run: routeQueryBatches),
+        ConformanceCheck(name: "route query reads one version while the route is replaced", run: routeQueryConsistent),
+        ConformanceCheck(
+            name: "quantity series: from the builder and saved directly, in time order", run: quantitySeries),
+        ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
+    ]
+
+    // MARK: Helpers
+
+    static func expect(
+        _ condition: Bool, _ message: @autoclosure () -> String, line: Int = #line
+    ) throws {
+        if !condition { throw ConformanceFailure(description: "StoreConformance.swift:\(line): \(message())") }
+    }
+
+    static func expectError<T>(
+        _ code: RouteKitError.Code, line: Int = #line, _ body: () async throws -> T
+    ) async throws -> RouteKitError {
+        do {
+            _ = try await body()
+        } catch let error as RouteKitError {
+            try expect(error.code == code, "expected \(code), got \(error.code): \(error)", line: line)
+            return error
+        }
+        throw ConformanceFailure(description: "StoreConformance.swift:\(line): expected \(code), but it succeeded")
+    }
+
+    static let alice = (try? Source(name: "conformance-alice")) ?? .defaultImport
+    static let bob = (try? Source(name: "conformance-bob")) ?? .defaultImport
+
+    /// `count` valid locations, one per second from `start`, with every optional field sometimes missing.
+    public static func locations(count: Int, start: Int64 = 1_700_000_000, seed: UInt64 = 1) -> [Location] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<count).map { i in
+            func maybe(_ range: ClosedRange<Double>) -> Double? {
+                Int.random(in: 0..<4, using: &rng) == 0
+                    ? nil : (Double.random(in: range, using: &rng) * 100).rounded() / 100
+            }
+            return Location(
+                latitude: Double(Int.random(in: -900_000_000...900_000_000, using: &rng)) / 1e7,
+                longitude: Double(Int.random(in: -1_800_000_000...1_800_000_000, using: &rng)) / 1e7,
+                timestamp: Timestamp(
+                    Instant(
+                        seconds: start + Int64(i), nanoseconds: Int32(Int.random(in: 0..<1000, using: &rng)) * 1_000_000
+                    ),
+                    utcOffsetSeconds: i % 7 == 0 ? nil : 3600),
+                altitude: maybe(-100...4000), horizontalAccuracy: maybe(1...50), verticalAccuracy: maybe(1...50),
+                speed: maybe(0...20), speedAccuracy: maybe(0...5), course: maybe(0...359), courseAccuracy: maybe(0...10)
+            )
+        }
+    }
+
+    static func workout(_ source: Source, sync: SyncIdentity? = nil) -> Workout {
+        Workout(
+            activityType: .running, start: Timestamp(Instant(seconds: 1_700_000_000)),
+            end: Timestamp(Instant(seconds: 1_700_010_000)), source: source, sync: sync,
+            events: [WorkoutEvent(kind: .pause, start: Timestamp(Instant(seconds: 1_700_000_100)))],
+            metadata: ["name": .string("conformance")])
+    }
+
+    static func saved(_ store: any RouteStore, _ source: Source, sync: SyncIdentity? = nil) async throws -> Workout {
+        let w = workout(source, sync: sync)
+        let outcome = try await store.saveWorkout(w)
+        try expect(outcome == .inserted(w.id), "a new workout is inserted, got \(outcome)")
+        return w
+    }
+
+    /// Builds a route from `batches`, finishing it into `workout`.
+    static func build(
+        _ store: any RouteStore, _ workout: Workout, _ batches: [[Location]], order: LocationOrder = .timestamp,
+        metadata: [String: MetadataValue] = [:]
+    ) async throws -> RouteFinish {
+        let builder = try await RouteBuilder(store: store, source: workout.source, order: order)
+        for b in batches { try await builder.insert(b) }
+        return try await builder.finish(workout: workout, metadata: metadata)
+    }
+
+    static func readAll(_ store: any RouteStore, _ route: UUID, batchSize: Int = 1000) async throws -> [Location] {
+        var all: [Location] = []
+        var sawDone = false
+        for try await batch in store.locations(of: route, batchSize: batchSize) {
+            try expect(!sawDone, "no batch comes after the one marked done")
+            all += batch.locations
+            sawDone = batch.isDone
+        }
+        try expect(sawDone, "the last batch is marked done")
+        return all
+    }
+
+    static func sync(_ id: String, _ version: Int64) -> [String: MetadataValue] {
+        [MetadataKey.syncIdentifier: .string(id), MetadataKey.syncVersion: .integer(version)]
+    }
+
+    static func same(_ a: [Location], _ b: [Location]) -> Bool {
+        // `Location ==` compares values; also compare the written UTC offsets, which it ignores.
+        a == b && zip(a, b).allSatisfy { $0.timestamp?.utcOffsetSeconds == $1.timestamp?.utcOffsetSeconds }
+    }
+
+    // MARK: Checks
+
+    static func workoutSyncIdentity(_ store: any RouteStore) async throws {
+        let w1 = try await saved(store, alice, sync: SyncIdentity(identifier: "w", version: 1))
+        let again = workout(alice, sync: SyncIdentity(identifier: "w", version: 1))
+        let stale = try await store.saveWorkout(again)
+        try expect(stale == .stale(current: w1.id, currentVersion: 1), "an equal version is stale, got \(stale)")
+        let older = try await store.saveWorkout(workout(alice, sync: SyncIdentity(identifier: "w", version: 0)))
+        try expect(older == .stale(current: w1.id, currentVersion: 1), "a lower version is stale, got \(older)")
+        let w2 = workout(alice, sync: SyncIdentity(identifier: "w", version: 2))
+        let replaced = try await store.saveWorkout(w2)
+        try expect(replaced == .replaced(w2.id, previous: w1.id, previousVersion: 1), "a higher version replaces")
+        let list = try await store.workouts(matching: WorkoutFilter(source: alice))
+        try expect(list.map(\.id) == [w2.id], "only the new version is current")
+        try expect(try await store.workout(id: w1.id) == nil, "the old version is gone")
+        let fetched = try await store.workout(id: w2.id)
+        try expect(fetched == w2, "a workout reads back as saved: \(String(describing: fetched))")
+        // The same identifier under another source is another identity.
+        let other = try await store.saveWorkout(workout(bob, sync: SyncIdentity(identifier: "w", version: 1)))
+        try expect(other.savedID != nil, "sync identifiers are scoped to their source")
+    }
+
+    static func workoutWithoutSync(_ store: any RouteStore) async throws {
+        _ = try await saved(store, alice)
+        _ = try await saved(store, alice)
+        try expect(try await store.workouts(matching: WorkoutFilter()).count == 2, "both are stored")
+        let w = try await store.workouts(matching: WorkoutFilter(limit: 1))
+        try expect(w.count == 1, "the limit applies")
+    }
+
+    static func deleteWorkout(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let finish = try await build(store, w, [locations(count: 300)])
+        try await store.saveSeries(
+            QuantitySeries(
+                type: .heartRate, samples: [QuantitySample(timestamp: Timestamp(Instant(seconds: 5)), value: 120)]),
+            workout: w.id, as: alice)
+        _ = try await expectError(.notOwner) { try await store.deleteWorkout(id: w.id, as: bob) }
+        try expect(try await store.workout(id: w.id) != nil, "a refused delete changes nothing")
+        try expect(try await store.isCurrent(route: finish.route.id), "a refused delete keeps the route")
+        try await store.deleteWorkout(id: w.id, as: alice)
+        try expect(try await store.workout(id: w.id) == nil, "the workout is gone")
+        try expect(try await store.routes(matching: RouteFilter(workout: w.id)).isEmpty, "its routes are gone")
+        try expect(try await store.route(id: finish.route.id) == nil, "its route is gone")
+        try expect(try await store.seriesTypes(ofWorkout: w.id).isEmpty, "its series are gone")
+        _ = try await expectError(.notFound) { try await store.deleteWorkout(id: w.id, as: alice) }
+    }
+
+    static func builderTimestampOrder(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let all = locations(count: 3000)
+        // Three batches, out of order, each shuffled inside.
+        var rng = SplitMix64(seed: 9)
+        let batches = [Array(all[2000..<3000]), Array(all[0..<1500]), Array(all[1500..<2000])].map {
+            $0.shuffled(using: &rng)
+        }
+        let finish = try await build(store, w, batches)
+        try expect(finish.outcome == .inserted(finish.route.id), "the route is inserted")
+        try expect(finish.route.locationCount == 3000, "it counts every location")
+        try expect(finish.route.start == all.first?.timestamp, "start is the first time, with its offset")
+        try expect(finish.route.end == all.last?.timestamp, "end is the last time")
+        let back = try await readAll(store, finish.route.id)
+        try expect(same(back, all), "the locations come back in time order, bit for bit")
+        let listed = try await store.routes(matching: RouteFilter(workout: w.id))
+        try expect(listed == [finish.route], "the route lists as finished: \(listed)")
+        try expect(try await store.pendingBuilders().isEmpty, "a finished builder is no longer pending")
+    }
+
+    static func builderOverlappingMerge(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let all = locations(count: 40 * 200)
+        // 40 interleaved batches: batch k holds every 40th location from k, so every pair overlaps in time and
+        // more runs than one merge pass reads at once.
+        let batches = (0..<40).map { k in stride(from: k, to: all.count, by: 40).map { all[$0] } }
+        let finish = try await build(store, w, batches)
+        let back = try await readAll(store, finish.route.id, batchSize: 333)
+        try expect(same(back, all), "overlapping batches merge into time order")
+    }
+
+    static func builderInsertionOrder(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        var all = locations(count: 2500)
+        all.reverse()  // a clock running backwards stays as written
+        for i in stride(from: 0, to: all.count, by: 3) { all[i].timestamp = nil }
+        let batches = [Array(all[0..<1200]), Array(all[1200...])]
+        let finish = try await build(store, w, batches, order: .insertion)
+        let back = try await readAll(store, finish.route.id, batchSize: 4096)
+        try expect(same(back, all), "insertion order is kept, with missing times")
+        let noTimes = try await saved(store, alice)
+        let planned = locations(count: 10).map { l -> Location in
+            var l = l
+            l.timestamp = nil
+            return l
+        }
+        let f2 = try await build(store, noTimes, [planned], order: .insertion)
+        try expect(f2.route.start == nil && f2.route.end == nil, "a route without times has no start or end")
+        let timed = try await RouteBuilder(store: store, source: alice, order: .timestamp)
+        let e = try await expectError(.invalidLocation) { try await timed.insert(planned) }
+        try expect(e.index == 0, "the error names the index")
+    }
+
+    static func badBatchRefused(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let builder = try await RouteBuilder(store: store, source: alice)
+        let good = locations(count: 100)
+        try await builder.insert(good)
+        var bad = locations(count: 10, start: 1_800_000_000)
+        bad[5].latitude = 91
+        let e = try await expectError(.invalidLocation) { try await builder.insert(bad) }
+        try expect(e.index == 5, "the error names index 5, got \(String(describing: e.index))")
+        try expect(!e.description.contains("91"), "the error's description prints no coordinate")
+        var nan = locations(count: 3, start: 1_800_000_000)
+        nan[2].longitude = .nan
+        let e2 = try await expectError(.invalidLocation) { try await builder.insert(nan) }
+        try expect(e2.index == 2, "a NaN is named by index")
+        try expect(builder.progress.locationCount == 100, "refused batches add nothing")
+        let pending = try await store.pendingBuilder(id: builder.id)
+        try expect(pending?.progress.locationCount == 100, "nothing refused reached the store")
+        let finish = try await builder.finish(workout: w)
+        try expect(same(try await readAll(store, finish.route.id), good), "only the good batch is in the route")
+    }
+
+    static func finishPreconditions(_ store: any RouteStore) async throws {
+        let unsaved = workout(alice)
+        let builder = try await RouteBuilder(store: store, source: alice)
+        _ = try await expectError(.builderState) { try await builder.finish(workout: unsaved) }
+        try await builder.insert(locations(count: 5))
+        _ = try await expectError(.notFound) { try await builder.finish(workout: unsaved) }
+        let w = try await saved(store, alice)
+        _ = try await expectError(.missingSyncVersion) {
+            try await builder.finish(workout: w, metadata: [MetadataKey.syncIdentifier: .string("x")])
+        }
+        let finish = try await builder.finish(workout: w, metadata: ["note": .string("kept")])
+        try expect(finish.route.metadata["note"] == .string("kept"), "metadata is kept")
+        try expect(try await store.route(id: finish.route.id)?.metadata["note"] == .string("kept"), "and stored")
+        _ = try await expectError(.builderState) { try await builder.insert(locations(count: 1)) }
+        _ = try await expectError(.builderState) { try await builder.finish(workout: w) }
+        let other = try await RouteBuilder(store: store, source: alice)
+        try await other.insert(locations(count: 5))
+        try await other.discard()
+        try expect(try await store.pendingBuilders().isEmpty, "a discarded builder is gone")
+        _ = try await expectError(.builderState) { try await other.discard() }
+    }
+
+    static func routeSyncIdentity(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let raw = locations(count: 1500, seed: 1)
+        let v1 = try await build(store, w, [raw], metadata: sync("r", 1))
+        try expect(v1.route.sync == SyncIdentity(identifier: "r", version: 1), "the sync identity comes from metadata")
+        try expect(v1.route.metadata[MetadataKey.syncIdentifier] == nil, "and is not left in the metadata")
+        let smoothed = locations(count: 700, seed: 2)
+        var derived = sync("r", 2)
+        derived[MetadataKey.derivedFrom] = .string(v1.route.id.uuidString)
+        let v2 = try await build(store, w, [smoothed], metadata: derived)
+        try expect(
+            v2.outcome == .replaced(v2.route.id, previous: v1.route.id, previousVersion: 1),
+            "a higher version replaces: \(v2.outcome)")
+        let current = try await store.routes(matching: RouteFilter(syncIdentifier: "r"))
+        try expect(current.map(\.id) == [v2.route.id], "only the new version is current")
+        try expect(try await store.isCurrent(route: v1.route.id) == false, "the raw version is not current")
+        try expect(try await store.route(id: v1.route.id) != nil, "but is kept as provenance")
+        try expect(same(try await readAll(store, v1.route.id), raw), "and still readable")
+        // A stale version: nothing saved, the builder is spent and dropped.
+        let builder = try await RouteBuilder(store: store, source: alice)
+        try await builder.insert(locations(count: 10, seed: 3))
+        let stale = try await builder.finish(workout: w, metadata: sync("r", 2))
+        try expect(stale.outcome == .stale(current: v2.route.id, currentVersion: 2), "an equal version is stale")
+        try expect(try await store.pendingBuilders().isEmpty, "a stale builder is dropped")
+        try expect(try await store.routes(matching: RouteFilter()).map(\.id) == [v2.route.id], "nothing new is current")
+        // A new raw version replaces both the derived one and the kept raw one.
+        let v3 = try await build(store, w, [locations(count: 20, seed: 4)], metadata: sync("r", 3))
+        try expect(v3.outcome.savedID == v3.route.id, "a higher raw version replaces")
+        try expect(try await store.route(id: v1.route.id) == nil, "the old raw provenance goes")
+        try expect(try await store.route(id: v2.route.id) == nil, "the replaced derived version goes")
+    }
+
+    static func foreignSourceRefused(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let v1 = try await build(store, w, [locations(count: 50)], metadata: sync("r", 1))
+        // Bob cannot attach a route to Alice's workout, so cannot replace her route either.
+        let builder = try await RouteBuilder(store: store, source: bob)
+        try await builder.insert(locations(count: 5))
+        _ = try await expectError(.notOwner) { try await builder.finish(workout: w, metadata: sync("r", 2)) }
+        _ = try await expectError(.notOwner) { try await store.deleteRoute(id: v1.route.id, as: bob) }
+        _ = try await expectError(.notOwner) { try await store.discardBuilder(id: builder.id, as: alice) }
+        _ = try await expectError(.notOwner) {
+            try await store.saveSeries(QuantitySeries(type: .power), workout: w.id, as: bob)
+        }
+        try expect(try await store.isCurrent(route: v1.route.id), "Alice's route is untouched")
+        try expect(same(try await readAll(store, v1.route.id), locations(count: 50)), "with all its locations")
+        // Bob's own identity "r" is separate from Alice's.
+        let bobs = try await saved(store, bob)
+        let b1 = try await build(store, bobs, [locations(count: 5)], metadata: sync("r", 1))
+        try expect(b1.outcome == .inserted(b1.route.id), "the same identifier from another source is another route")
+    }
+
+    static func pendingBuilderResume(_ store: any RouteStore) async throws {
+        let origin = BuilderOrigin(kind: "test", key: "k1", label: "a file")
+        let all = locations(count: 5000)
+        var builder: RouteBuilder? = try await RouteBuilder(
+            store: store, source: alice, order: .insertion, origin: origin)
+        try await builder?.addMetadata(["name": .string("morning run")])
+        try await builder?.insert(Array(all[0..<2000]), checkpoint: "after-2000")
+        try await builder?.insert(Array(all[2000..<3000]), checkpoint: "after-3000")
+        let id = builder?.id
+        builder = nil  // the process "dies"
+        let pending = try await store.pendingBuilders()
+        try expect(pending.count == 1 && pending.first?.id == id, "the builder is pending")
+        guard let p = pending.first else { return }
+        try expect(p.origin == origin, "with its origin")
+        try expect(p.progress == BuilderProgress(locationCount: 3000, checkpoint: "after-3000"), "and its progress")
+        try expect(p.metadata["name"] == .string("morning run"), "and its metadata")
+        let resumed = try await RouteBuilder.resume(p, in: store)
+        try await resumed.insert(Array(all[3000...]), checkpoint: "end")
+        let w = try await saved(store, alice)
+        let finish = try await resumed.finish(workout: w)
+        try expect(finish.route.locationCount == 5000, "the resumed route counts every location")
+        try expect(finish.route.metadata["name"] == .string("morning run"), "metadata survives the resume")
+        try expect(same(try await readAll(store, finish.route.id), all), "nothing lost, nothing duplicated")
+        _ = try await expectError(.notFound) { try await RouteBuilder.resume(p, in: store) }
+    }
+
+    static func routeQueryBatches(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let all = locations(count: 5000)
+        let finish = try await build(store, w, [all])
+        var sizes: [Int] = []
+        var done: [Bool] = []
+        for try await batch in store.locations(of: finish.route.id, batchSize: 1000) {
+            sizes.append(batch.locations.count)
+            done.append(batch.isDone)
+        }
+        try expect(sizes == [1000, 1000, 1000, 1000, 1000], "five full batches, got \(sizes)")
+        try expect(done == [false, false, false, false, true], "only the last is done, got \(done)")
+        try expect(same(try await readAll(store, finish.route.id, batchSize: 7), all), "odd batch sizes lose nothing")
+        // A date interval clips, inclusive at both ends.
+        let lo = all[1234].timestamp?.instant ?? Instant(seconds: 0)
+        let hi = all[3456].timestamp?.instant ?? Instant(seconds: 0)
+        var clipped: [Location] = []
+        for try await batch in store.locations(of: finish.route.id, batchSize: 500, interval: lo...hi) {
+            clipped += batch.locations
+        }
+        try expect(same(clipped, Array(all[1234...3456])), "the interval clips to \(clipped.count) locations")
+        var empty: [LocationBatch] = []
+        let far = Instant(seconds: 1)...Instant(seconds: 2)
+        for try await batch in store.locations(of: finish.route.id, interval: far) { empty.append(batch) }
+        try expect(empty == [LocationBatch(locations: [], isDone: true)], "no location in range: one empty done batch")
+        _ = try await expectError(.invalidArgument) {
+            for try await _ in store.locations(of: finish.route.id, batchSize: 0) {}
+        }
+        _ = try await expectError(.notFound) {
+            for try await _ in store.locations(of: UUID()) {}
+        }
+        // Stopping early is allowed and leaves the store usable.
+        for try await _ in store.locations(of: finish.route.id, batchSize: 10) { break }
+        _ = try await saved(store, alice)
+    }
+
+    static func routeQueryConsistent(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let v1Points = locations(count: 6000, seed: 11)
+        let v1 = try await build(store, w, [v1Points], metadata: sync("c", 1))
+        var seen: [Location] = []
+        var replaced = false
+        for try await batch in store.locations(of: v1.route.id, batchSize: 1000) {
+            seen += batch.locations
+            if !replaced {
+                replaced = true
+                // Replaced by a raw version mid-read: v1 is deleted outright.
+                let v2 = try await build(store, w, [locations(count: 10, seed: 12)], metadata: sync("c", 2))
+                try expect(v2.outcome.savedID != nil, "the replacement is saved")
+                try expect(try await store.route(id: v1.route.id) == nil, "v1 is deleted")
+            }
+        }
+        try expect(same(seen, v1Points), "the reader saw all of v1 and nothing of v2 (\(seen.count) locations)")
+    }
+
+    static func quantitySeries(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let all = locations(count: 3000)
+        let hr = all.enumerated().compactMap { i, l in
+            l.timestamp.map { QuantitySample(timestamp: $0, value: Double(100 + i % 80)) }
+        }
+        let builder = try await RouteBuilder(store: store, source: alice, order: .insertion)
+        try await builder.insert(Array(all[0..<1500]), related: [.heartRate: Array(hr[0..<1500])])
+        try await builder.insert(Array(all[1500...]), related: [.heartRate: Array(hr[1500...])])
+        _ = try await builder.finish(workout: w)
+        try expect(try await store.seriesTypes(ofWorkout: w.id) == [.heartRate], "the workout has a heart-rate series")
+        var back: [QuantitySample] = []
+        var done = false
+        for try await batch in store.samples(of: .heartRate, workout: w.id, batchSize: 1000) {
+            back += batch.samples
+            done = batch.isDone
+        }
+        try expect(done, "the last batch is done")
+        try expect(back == hr, "the samples come back as inserted (\(back.count) of \(hr.count))")
+        try expect(
+            zip(back, hr).allSatisfy { $0.timestamp.utcOffsetSeconds == $1.timestamp.utcOffsetSeconds },
+            "with their written offsets")
+        let power = (0..<10).map {
+            QuantitySample(timestamp: Timestamp(Instant(seconds: 100 - Int64($0))), value: 250.5)
+        }
+        try await store.saveSeries(QuantitySeries(type: .power, samples: power), workout: w.id, as: alice)
+        var p: [QuantitySample] = []
+        for try await batch in store.samples(of: .power, workout: w.id) { p += batch.samples }
+        try expect(p == power.reversed(), "a saved series is sorted by time")
+        try expect(try await store.seriesTypes(ofWorkout: w.id) == [.heartRate, .power], "both types are listed")
+        _ = try await expectError(.invalidValue) {
+            try await store.saveSeries(
+                QuantitySeries(
+                    type: .power, samples: [QuantitySample(timestamp: Timestamp(Instant(seconds: 1)), value: .infinity)]
+                ),
+                workout: w.id, as: alice)
+        }
+        _ = try await expectError(.notFound) {
+            try await store.saveSeries(QuantitySeries(type: .power, samples: power), workout: UUID(), as: alice)
+        }
+    }
+
+    static func deleteRoute(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let f = try await build(store, w, [locations(count: 10)])
+        try await store.deleteRoute(id: f.route.id, as: alice)
+        try expect(try await store.routes(matching: RouteFilter()).isEmpty, "the route no longer lists")
+        try expect(try await store.workout(id: w.id) != nil, "its workout stays")
+        _ = try await expectError(.notFound) {
+            for try await _ in store.locations(of: f.route.id) {}
+        }
+        _ = try await expectError(.notFound) { try await store.deleteRoute(id: f.route.id, as: alice) }
+    }
+}

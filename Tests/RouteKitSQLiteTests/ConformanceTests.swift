@@ -1,0 +1,19 @@
+import Foundation
+import RouteKit
+import RouteKitSQLite
+import RouteKitTesting
+import Testing
+
+/// A fresh store in a temporary folder.
+func makeTemporaryStore(_ options: SQLiteStore.Options = SQLiteStore.Options()) throws -> SQLiteStore {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-tests-\(UUID().uuidString)")
+    return try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path, options: options)
+}
+
+@Suite("SQLite store conformance")
+struct SQLiteConformanceTests {
+    @Test(arguments: StoreConformance.checks)
+    func conformance(_ check: ConformanceCheck) async throws {
+        try await check.run(try makeTemporaryStore())
+    }
+}
