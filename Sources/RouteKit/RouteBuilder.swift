@@ -124,14 +124,24 @@ public final class RouteBuilder {
     ///     in any order; in ``LocationOrder/insertion`` mode they are kept as given.
     ///   - related: quantity samples to store beside the route (attached to the workout on finish).
     ///   - checkpoint: an origin-specific checkpoint of everything acknowledged once this batch is.
+    ///   - extras: opaque annotations of this batch (the importer's GPX-only point fields), kept with the route
+    ///     and read back with ``RouteStore/routeChunks(ofRoute:kind:interval:)`` (kind ``ChunkKind/extras``),
+    ///     numbered like the batch's location chunk. Only in insertion order, for a batch of at most
+    ///     ``chunkSize`` locations.
     /// - Throws: ``RouteKitError/Code/invalidLocation`` naming the first bad location's index (nothing is
     ///   stored), ``RouteKitError/Code/invalidValue`` for a sample that is not a finite number,
     ///   ``RouteKitError/Code/builderState`` after ``finish(workout:metadata:)`` or ``discard()``.
     public func insert(
-        _ batch: [Location], related: [QuantityType: [QuantitySample]] = [:], checkpoint: String? = nil
+        _ batch: [Location], related: [QuantityType: [QuantitySample]] = [:], checkpoint: String? = nil,
+        extras: [UInt8]? = nil
     ) async throws(RouteKitError) {
         try checkOpen()
         try batch.validateBatch()
+        if extras != nil && (order != .insertion || batch.count > Self.chunkSize || batch.isEmpty) {
+            throw RouteKitError(
+                .invalidArgument,
+                "extras go with a non-empty batch of at most \(Self.chunkSize) locations in insertion order")
+        }
         var locations = batch
         if order == .timestamp {
             for (i, l) in batch.enumerated() where l.timestamp == nil {
@@ -155,6 +165,12 @@ public final class RouteBuilder {
             chunks.append(.locations(Array(locations[start..<end]), sequence: sequence))
             sequence += 1
             start = end
+        }
+        if let extras {
+            chunks.append(
+                StoredChunk(
+                    kind: .extras, sequence: nextSequence, count: batch.count, minTime: nil, maxTime: nil, bytes: extras
+                ))
         }
         for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
             guard let samples = related[type], !samples.isEmpty else { continue }
@@ -242,7 +258,7 @@ public final class RouteBuilder {
                 .notOwner, "workout \(workout.id) belongs to source '\(workout.source)', not '\(source)'")
         }
         let order = try await finalOrder()
-        let (start, end) = try await bounds()
+        let (start, end) = try await timeBounds()
         let route = RouteSample(
             workoutID: workout.id, source: source,
             sync: sync ?? SyncIdentity(identifier: UUID().uuidString.lowercased(), version: 1), start: start, end: end,
@@ -355,9 +371,9 @@ public final class RouteBuilder {
         return try LocationChunk.decode(chunk.bytes)
     }
 
-    /// The earliest and latest timestamps (with their written offsets), reading only the two chunks that
-    /// hold them.
-    private func bounds() async throws(RouteKitError) -> (Timestamp?, Timestamp?) {
+    /// The earliest and latest timestamps acknowledged so far (with their written offsets), reading only the
+    /// two chunks that hold them; `nil` when no location has a time.
+    public func timeBounds() async throws(RouteKitError) -> (Timestamp?, Timestamp?) {
         let chunks = try await store.builderChunkBounds(id: id, kind: .locations)
         let mins = chunks.compactMap { c in c.minTime.map { (c.sequence, $0) } }
         let maxes = chunks.compactMap { c in c.maxTime.map { (c.sequence, $0) } }

@@ -52,7 +52,7 @@ public struct RouteQuery: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
             engine: BatchEngine(batchSize: batchSize) { [store, route, interval] () async throws(RouteKitError) in
-                try await store.locationChunks(ofRoute: route, interval: interval)
+                try await store.routeChunks(ofRoute: route, kind: .locations, interval: interval)
             } decode: { [interval] (bytes: [UInt8]) throws(RouteKitError) -> [Location] in
                 let all = try LocationChunk.decode(bytes)
                 guard let interval else { return all }

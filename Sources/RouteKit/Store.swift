@@ -108,6 +108,9 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
     case quantity(QuantityType)
     /// Locations being merged into time order while a builder finishes (never read by queries).
     case staging
+    /// Opaque per-batch annotations kept with a route (the importer's GPX fields that are not location fields),
+    /// numbered like the location chunk they annotate.
+    case extras
 
     /// The stable name stored in a backend (`"locations"`, `"heartRate"`, `"staging"`).
     public var description: String {
@@ -115,6 +118,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
         case .locations: "locations"
         case .quantity(let type): type.identifier
         case .staging: "staging"
+        case .extras: "extras"
         }
     }
 
@@ -123,6 +127,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
         switch name {
         case "locations": self = .locations
         case "staging": self = .staging
+        case "extras": self = .extras
         default:
             guard let type = QuantityType(identifier: name) else { return nil }
             self = .quantity(type)
@@ -266,10 +271,10 @@ public protocol RouteStore: AnyObject, Sendable {
     /// Deletes a current route (its kept provenance goes with it).
     /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
     func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError)
-    /// The route's location chunks in order, from one consistent version, skipping chunks wholly outside
-    /// `interval`.
+    /// The route's chunks of one kind (``ChunkKind/locations`` or ``ChunkKind/extras``) by sequence number,
+    /// from one consistent version, skipping chunks wholly outside `interval`.
     /// - Throws: ``RouteKitError/Code/notFound`` when there is no such route.
-    func locationChunks(ofRoute id: UUID, interval: ClosedRange<Instant>?) async throws(RouteKitError)
+    func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?) async throws(RouteKitError)
         -> any ChunkCursor
 
     // MARK: Series

@@ -72,7 +72,7 @@ public struct GPXPointValues: Sendable, Hashable {
 }
 
 /// A hyperlink (GPX `linkType`, or GPX 1.0's `url`/`urlname`).
-public struct GPXLink: Sendable, Hashable {
+public struct GPXLink: Sendable, Hashable, Codable {
     public var href: String
     public var text: String?
     public var type: String?
@@ -86,7 +86,7 @@ public struct GPXLink: Sendable, Hashable {
 /// The GPX waypoint fields that are not part of ``Location`` and rarely present on track points.
 ///
 /// Kept so that import → export → import loses nothing.
-public struct GPXPointExtras: Sendable, Hashable {
+public struct GPXPointExtras: Sendable, Hashable, Codable {
     public var name: String?
     public var comment: String?
     public var description: String?

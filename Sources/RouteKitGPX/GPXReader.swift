@@ -197,12 +197,18 @@ public final class GPXReader {
         }
     }
 
+    /// Bytes of the input read so far (compressed bytes for gzip input): what a progress bar shows.
+    public private(set) var bytesRead = 0
+
     private func readRaw(into p: UnsafeMutablePointer<UInt8>, capacity: Int) throws(RouteKitError) -> Int {
         switch input {
         case .file(let fd):
             while true {
                 let n = read(fd, p, capacity)
-                if n >= 0 { return n }
+                if n >= 0 {
+                    bytesRead += n
+                    return n
+                }
                 if errno == EINTR { continue }
                 throw RouteKitError(.io, "read failed: \(String(cString: strerror(errno)))", file: fileName)
             }
@@ -213,6 +219,7 @@ public final class GPXReader {
                 if let base = b.baseAddress { p.update(from: base + offset, count: n) }
             }
             input = .bytes(bytes, offset: offset + n)
+            bytesRead += n
             return n
         }
     }

@@ -54,6 +54,12 @@ public final class OutputSink {
     /// What was written, for a memory sink.
     public var bytes: [UInt8] { memory ?? [] }
 
+    /// Writes text as UTF-8; buffered, and flushed when the buffer grows large or on ``flush()``.
+    public func writeText(_ s: String) throws(RouteKitError) {
+        write(s)
+        try maybeFlush()
+    }
+
     @inline(__always) func write(_ s: StaticString) {
         buffer.append(s.utf8Start, s.utf8CodeUnitCount)
     }

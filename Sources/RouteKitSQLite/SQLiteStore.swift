@@ -344,8 +344,8 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func locationChunks(ofRoute id: UUID, interval: ClosedRange<Instant>?) async throws(RouteKitError)
-        -> any ChunkCursor
+    public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+        async throws(RouteKitError) -> any ChunkCursor
     {
         do {
             let snapshot = try pool.makeSnapshot()
@@ -354,8 +354,8 @@ public final class SQLiteStore: RouteStore {
                     let container = try String.fetchOne(
                         db, sql: "SELECT container FROM route WHERE uuid = ?", arguments: [Self.key(id)])
                 else { throw RouteKitError(.notFound, "no route \(id)") }
-                var sql = "SELECT id FROM chunk WHERE container = ? AND kind = 'locations'"
-                var args: [(any DatabaseValueConvertible)?] = [container]
+                var sql = "SELECT id FROM chunk WHERE container = ? AND kind = ?"
+                var args: [(any DatabaseValueConvertible)?] = [container, kind.description]
                 if let interval {
                     // Chunks without times hold no location of an interval; the bounds are whole seconds.
                     sql += " AND max_s >= ? AND min_s <= ?"
@@ -364,7 +364,7 @@ public final class SQLiteStore: RouteStore {
                 sql += " ORDER BY seq"
                 return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(args))
             }
-            return SnapshotCursor(snapshot: snapshot, ids: ids, kind: .locations)
+            return SnapshotCursor(snapshot: snapshot, ids: ids)
         } catch let error as RouteKitError {
             throw error
         } catch {
@@ -421,7 +421,7 @@ public final class SQLiteStore: RouteStore {
                         ORDER BY c.min_s, c.min_ns, s.id, c.seq
                         """, arguments: [Self.key(id), type.identifier])
             }
-            return SnapshotCursor(snapshot: snapshot, ids: ids, kind: .quantity(type))
+            return SnapshotCursor(snapshot: snapshot, ids: ids)
         } catch {
             throw RouteKitError(.storage, "reading series of workout \(id) failed: \(Self.describe(error))")
         }
@@ -653,7 +653,9 @@ public final class SQLiteStore: RouteStore {
                     route.locationCount, key, body,
                 ])
             let kinds = try String.fetchAll(
-                db, sql: "SELECT DISTINCT kind FROM chunk WHERE container = ? AND kind NOT IN ('locations', 'staging')",
+                db,
+                sql:
+                    "SELECT DISTINCT kind FROM chunk WHERE container = ? AND kind NOT IN ('locations', 'staging', 'extras')",
                 arguments: [key])
             for kind in kinds {
                 try db.execute(
@@ -692,12 +694,10 @@ final class SnapshotCursor: ChunkCursor {
     private var snapshot: DatabaseSnapshot?
     private let ids: [Int64]
     private var position = 0
-    private let kind: ChunkKind
 
-    init(snapshot: DatabaseSnapshot, ids: [Int64], kind: ChunkKind) {
+    init(snapshot: DatabaseSnapshot, ids: [Int64]) {
         self.snapshot = snapshot
         self.ids = ids
-        self.kind = kind
     }
 
     func next() async throws(RouteKitError) -> StoredChunk? {

@@ -35,10 +35,13 @@ struct JSONError: Encodable {
     enum CodingKeys: String, CodingKey { case code, message, line, column }
 }
 
-/// Writes to standard error.
-func printError(_ text: String) {
+/// Writes a line to standard error.
+func printError(_ text: String) { printErrorRaw(text + "\n") }
+
+/// Writes to standard error as is.
+func printErrorRaw(_ text: String) {
     // write(2), not FileHandle.write: Foundation's write traps on EINTR and EPIPE.
-    let bytes = Array((text + "\n").utf8)
+    let bytes = Array(text.utf8)
     bytes.withUnsafeBytes { buffer in
         guard let base = buffer.baseAddress else { return }
         var offset = 0

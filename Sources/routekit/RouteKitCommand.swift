@@ -2,20 +2,27 @@ import ArgumentParser
 import RouteKit
 
 @main
-struct RouteKitCommand: ParsableCommand {
+struct RouteKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "routekit",
-        abstract: "Inspect and convert GPS routes (importing, smoothing and following arrive with the route store).",
+        abstract: "Import, store, query and export GPS routes (smoothing and following arrive next).",
         discussion: """
             RouteKit reads GPX 1.0 and 1.1 from any producer (Garmin, Strava, Apple Health, OsmAnd, GPSBabel…), \
             tolerating real-world quirks with a warning and refusing broken files with the file, line and column \
             at fault.
 
+            Commands that touch a store take --store PATH (default $ROUTEKIT_STORE, else \
+            $XDG_DATA_HOME/routekit/store.sqlite, i.e. ~/.local/share/routekit/store.sqlite): one SQLite file, \
+            created on first use, safe for several processes at once.
+
             Exit codes: 0 success; 1 at least one input failed (the others were still processed); \
             64 invalid command-line usage.
             """,
         version: "0.1.0",
-        subcommands: [Inspect.self, Convert.self]
+        subcommands: [
+            Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
+            Recover.self, Discard.self, Inspect.self, Convert.self,
+        ]
     )
 }
 

@@ -1,0 +1,464 @@
+public import Foundation
+public import RouteKit
+
+/// What importing one file did (the shape of `routekit import --json`).
+public struct GPXImportResult: Sendable, Hashable {
+    /// How the file went.
+    public enum Status: String, Sendable, Hashable {
+        /// At least one track was stored as new.
+        case imported
+        /// Every track was already in the store (same source, same content).
+        case unchanged
+        /// The file failed part-way, after some of its tracks were stored.
+        case partial
+        /// Nothing was stored: the file could not be read, or failed in its first track.
+        case failed
+    }
+
+    /// One `<trk>`: the workout it became, and its route (none for an empty track).
+    public struct Track: Sendable, Hashable {
+        /// The workout.
+        public var workout: UUID
+        /// The route, `nil` for a track without points.
+        public var route: UUID?
+        /// The route's location count.
+        public var locations: Int
+        /// `true` when the track was already stored (nothing was written).
+        public var unchanged: Bool
+        /// When a pending builder of an interrupted import of the same track was picked up: how many
+        /// locations it already held.
+        public var resumedFrom: Int?
+    }
+
+    /// The file, as given.
+    public var file: String
+    /// How it went.
+    public var status: Status
+    /// Its tracks, in file order.
+    public var tracks: [Track]
+    /// How many `<wpt>` it has.
+    public var waypoints: Int
+    /// Quirks and things not stored, for a person.
+    public var warnings: [String]
+    /// Why it failed, if it did.
+    public var error: RouteKitError?
+}
+
+/// Imports GPX files into a store: each `<trk>` becomes a workout with one route holding every `<trkpt>`
+/// in file order, built through a ``RouteBuilder`` straight from the streaming reader, and its heart rate,
+/// cadence, temperature and power become quantity series of the workout.
+///
+/// - **Identity:** a track's sync identifier is `gpx-` and a 128-bit hash of its parsed content (every
+///   point's fields and values, the segment structure, the track's own fields), never of the file's bytes or
+///   name: the same track imports once, however the file is named or formatted, and a second import reports
+///   it unchanged. The version is 1; the workout carries the same identity.
+/// - **Resume:** the builder's origin is a hash of the track's first 1,024 points and fields, its checkpoint
+///   the running hash of what was acknowledged. Importing the same file after a crash finds the pending
+///   builder, re-reads (without storing) the acknowledged points, checks the checkpoint, and goes on from
+///   there. If the content differs, the pending builder is left alone and the track is built anew.
+/// - **Segments** become workout segment events (and a route metadata entry `gpxSegmentStarts` with the index
+///   of each segment's first point); OpenTracks pause markers become pause and resume events.
+/// - **Lossless:** GPX fields that are not location fields (names, DOP values, unknown extensions) are
+///   stored with the route as `extras` chunks; values of points without a time (which cannot be series
+///   samples) go there too.
+/// - **Not stored yet:** `<wpt>` and `<rte>` are counted and reported in a warning.
+/// - **Oddities** are recorded in the route's metadata, never fixed: `timeWentBackwards`, `duplicateTimes`,
+///   `locationsWithoutTime` (counts).
+public final class GPXImporter {
+    /// The origin kind of the importer's builders.
+    public static let originKind = "gpx-import"
+
+    /// The store written to.
+    public let store: any RouteStore
+    /// Who the workouts, routes and series belong to.
+    public let source: Source
+
+    /// Creates an importer.
+    public init(store: any RouteStore, source: Source = .defaultImport) {
+        self.store = store
+        self.source = source
+    }
+
+    struct ResumeMismatch: Error {}
+
+    /// Imports one file. Never throws: failures are in the result, naming file, line and column.
+    /// - Parameter progress: called now and then with the bytes of the file read so far.
+    public func importFile(_ path: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
+        do {
+            return try await attempt(path, allowResume: true, progress: progress)
+        } catch {
+            // A pending builder with the same head but different content: build anew, leaving it alone.
+            do {
+                return try await attempt(path, allowResume: false, progress: progress)
+            } catch {
+                let e = RouteKitError(.storage, "the import could not resume and then failed", file: path)
+                return GPXImportResult(file: path, status: .failed, tracks: [], waypoints: 0, warnings: [], error: e)
+            }
+        }
+    }
+
+    private static let parseErrors: Set<RouteKitError.Code> = [
+        .malformedXML, .invalidGPX, .invalidValue, .unsupportedEncoding, .compression, .io,
+    ]
+
+    private func attempt(_ path: String, allowResume: Bool, progress: ((Int) -> Void)?) async throws(ResumeMismatch)
+        -> GPXImportResult
+    {
+        var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
+        var track: TrackImport?
+        var routes = 0
+        var routePoints = 0
+        var creator: String?
+        var trackIndex = 0
+        do {
+            let reader = try GPXReader(path: path)
+            var events = 0
+            while let event = try reader.next() {
+                events += 1
+                if events % 64 == 0 { progress?(reader.bytesRead) }
+                switch event {
+                case .document(let info): creator = info.creator
+                case .metadata: break
+                case .waypoint: result.waypoints += 1
+                case .routeStart: routes += 1
+                case .routePoints(let p): routePoints += p.count
+                case .routeEnd: break
+                case .trackStart(let info):
+                    track = TrackImport(
+                        importer: self, label: path, info: info, creator: creator,
+                        allowResume: allowResume)
+                    trackIndex += 1
+                case .segmentStart: track?.segmentStart()
+                case .trackPoints(let points): try await track?.add(points)
+                case .pause(let t): track?.pause(t, resume: false)
+                case .resume(let t): track?.pause(t, resume: true)
+                case .segmentEnd(let ext):
+                    if !ext.isEmpty {
+                        result.warnings.append("segment extensions are not stored (\(ext.count) element(s))")
+                    }
+                case .trackEnd(let info):
+                    if let t = track {
+                        let done = try await t.finish(info: info)
+                        result.tracks.append(done.track)
+                        result.warnings += done.warnings
+                    }
+                    track = nil
+                case .documentExtensions(let ext):
+                    result.warnings.append("document extensions are not stored (\(ext.count) element(s))")
+                case .warning(let w):
+                    result.warnings.append(w.description)
+                }
+            }
+            progress?(reader.bytesRead)
+        } catch let error as ResumeMismatch {
+            throw error
+        } catch {
+            let e = (error as? RouteKitError) ?? RouteKitError(.storage, "\(error)")
+            // A file that is not valid GPX will fail the same way again: drop what its unfinished track
+            // collected. Anything else (a full disk) leaves the builder pending, to resume.
+            if let builder = track?.builder, Self.parseErrors.contains(e.code) {
+                try? await builder.discard()
+            }
+            result.error = e.file == nil ? e.inFile(path) : e
+            result.status = result.tracks.isEmpty ? .failed : .partial
+            return result
+        }
+        if routes > 0 || result.waypoints > 0 {
+            result.warnings.append(
+                "\(result.waypoints) waypoint(s) and \(routes) <rte> route(s) with \(routePoints) point(s) were read "
+                    + "but are not stored (RouteKit stores tracks)")
+        }
+        if !result.tracks.isEmpty && result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
+        if result.tracks.isEmpty && routes == 0 && result.waypoints == 0 { result.status = .unchanged }
+        return result
+    }
+}
+
+/// Per-point fields stored beside the route (see ``GPXImporter``).
+struct ExtrasEntry: Codable {
+    /// Index in its batch.
+    var i: Int
+    /// The point's GPX-only fields.
+    var x: GPXPointExtras?
+    /// Values of a point without a time (by quantity identifier).
+    var v: [String: Double]?
+}
+
+/// One track being imported.
+final class TrackImport {
+    let importer: GPXImporter
+    let label: String
+    let startInfo: GPXPathInfo
+    let creator: String?
+    let allowResume: Bool
+    var hasher = ContentHasher(domain: "gpx-track-v1")
+    var count = 0
+    var buffer: [Location] = []
+    var series: [QuantityType: [QuantitySample]] = [:]
+    var extras: [ExtrasEntry] = []
+    var builder: RouteBuilder?
+    var headResolved = false
+    var skipUntil = 0
+    var expectedCheckpoint: String?
+    var resumeCandidate: PendingBuilder?
+    var resumedFrom: Int?
+    var segmentStarts: [Int] = []
+    var events: [WorkoutEvent] = []
+    var segmentFirst: Timestamp?
+    var segmentLast: Timestamp?
+    var inSegment = false
+    var first: Timestamp?
+    var last: Timestamp?
+    var previous: Instant?
+    var backwards = 0
+    var duplicates = 0
+    var withoutTime = 0
+
+    init(importer: GPXImporter, label: String, info: GPXPathInfo, creator: String?, allowResume: Bool) {
+        self.importer = importer
+        self.label = label
+        self.startInfo = info
+        self.creator = creator
+        self.allowResume = allowResume
+        combine(info)
+    }
+
+    func combine(_ info: GPXPathInfo) {
+        hasher.combine(info.name)
+        hasher.combine(info.comment)
+        hasher.combine(info.description)
+        hasher.combine(info.source)
+        hasher.combine(info.type)
+        hasher.combine(info.number.map { Int64($0) } ?? Int64.min)
+        for l in info.links {
+            hasher.combine(l.href)
+            hasher.combine(l.text)
+            hasher.combine(l.type)
+        }
+        for e in info.extensions { hasher.combine(e) }
+        hasher.combine(UInt64(info.links.count << 32 | info.extensions.count))
+    }
+
+    func closeSegment() {
+        if inSegment {
+            events.append(WorkoutEvent(kind: .segment, start: segmentFirst, end: segmentLast))
+            inSegment = false
+        }
+    }
+
+    func segmentStart() {
+        closeSegment()
+        hasher.combine(0x5E6_0000 as UInt64)
+        segmentStarts.append(count)
+        inSegment = true
+        segmentFirst = nil
+        segmentLast = nil
+    }
+
+    func pause(_ t: Timestamp?, resume: Bool) {
+        hasher.combine(resume ? 0x2E5_0000 as UInt64 : 0x9A5_0000 as UInt64)
+        hasher.combine(t)
+        events.append(WorkoutEvent(kind: resume ? .resume : .pause, start: t))
+    }
+
+    func add(_ points: [GPXPoint]) async throws {
+        if !inSegment && segmentStarts.last != count {
+            // Points after a pause marker without a new <trkseg>: they still start a segment of their own.
+            segmentStarts.append(count)
+            inSegment = true
+        }
+        for p in points {
+            let l = p.location
+            hasher.combine(l)
+            for t in QuantityType.all { hasher.combine(p.values[t]) }
+            let x = p.extras
+            if let x { combine(x) } else { hasher.combine(0 as UInt64) }
+            if let t = l.timestamp {
+                if first == nil { first = t }
+                last = t
+                if segmentFirst == nil { segmentFirst = t }
+                segmentLast = t
+                if let prev = previous {
+                    if t.instant < prev { backwards += 1 } else if t.instant == prev { duplicates += 1 }
+                }
+                previous = t.instant
+            } else {
+                withoutTime += 1
+            }
+            let index = count
+            count += 1
+            if index < skipUntil {
+                if count == skipUntil { try await verifyResume() }
+                continue
+            }
+            let i = buffer.count
+            buffer.append(l)
+            var orphanValues: [String: Double]?
+            if !p.values.isEmpty {
+                for t in QuantityType.all {
+                    guard let v = p.values[t] else { continue }
+                    if let time = l.timestamp {
+                        series[t, default: []].append(QuantitySample(timestamp: time, value: v))
+                    } else {
+                        orphanValues = orphanValues ?? [:]
+                        orphanValues?[t.identifier] = v
+                    }
+                }
+            }
+            if x != nil || orphanValues != nil { extras.append(ExtrasEntry(i: i, x: x, v: orphanValues)) }
+            if buffer.count == RouteBuilder.chunkSize { try await flush() }
+        }
+    }
+
+    func combine(_ x: GPXPointExtras) {
+        hasher.combine(1 as UInt64)
+        for s in [x.name, x.comment, x.description, x.source, x.symbol, x.type, x.fix] { hasher.combine(s) }
+        for d in [x.hdop, x.vdop, x.pdop, x.magneticVariation, x.geoidHeight, x.ageOfDGPSData] { hasher.combine(d) }
+        hasher.combine(Int64(x.satellites ?? Int.min))
+        hasher.combine(Int64(x.dgpsID ?? Int.min))
+        for l in x.links {
+            hasher.combine(l.href)
+            hasher.combine(l.text)
+            hasher.combine(l.type)
+        }
+        for e in x.extensions { hasher.combine(e) }
+        hasher.combine(UInt64(x.links.count << 32 | x.extensions.count))
+    }
+
+    /// The first flush fixes the track's head key and looks for an interrupted import of it.
+    func resolveHead() async throws {
+        headResolved = true
+        let key = hasher.hexDigest
+        let store = importer.store
+        if allowResume {
+            let pending = try await store.pendingBuilders().first {
+                $0.origin?.kind == GPXImporter.originKind && $0.origin?.key == key && $0.source == importer.source
+            }
+            if let pending {
+                let acknowledged = pending.progress.locationCount
+                if acknowledged == 0 {
+                    builder = try await RouteBuilder.resume(pending, in: store)
+                    resumedFrom = 0
+                    return
+                }
+                // Everything up to `acknowledged` is stored: stop buffering, re-read up to there, verify.
+                resumeCandidate = pending
+                expectedCheckpoint = pending.progress.checkpoint
+                skipUntil = acknowledged
+                buffer.removeAll()
+                series.removeAll()
+                extras.removeAll()
+                if count >= acknowledged { try await verifyResume() }
+                return
+            }
+        }
+        builder = try await RouteBuilder(
+            store: store, source: importer.source, order: .insertion,
+            origin: BuilderOrigin(kind: GPXImporter.originKind, key: key, label: label))
+    }
+
+    func verifyResume() async throws {
+        guard count == skipUntil, let candidate = resumeCandidate, hasher.state == expectedCheckpoint else {
+            throw GPXImporter.ResumeMismatch()
+        }
+        builder = try await RouteBuilder.resume(candidate, in: importer.store)
+        resumedFrom = skipUntil
+        resumeCandidate = nil
+    }
+
+    func flush() async throws {
+        if !headResolved { try await resolveHead() }
+        guard !buffer.isEmpty, let builder else { return }
+        var extrasBytes: [UInt8]?
+        if !extras.isEmpty {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            extrasBytes = Array(try encoder.encode(extras))
+        }
+        try await builder.insert(buffer, related: series, checkpoint: hasher.state, extras: extrasBytes)
+        buffer.removeAll(keepingCapacity: true)
+        series.removeAll(keepingCapacity: true)
+        extras.removeAll(keepingCapacity: true)
+    }
+
+    struct Done {
+        var track: GPXImportResult.Track
+        var warnings: [String]
+    }
+
+    func finish(info: GPXPathInfo) async throws -> Done {
+        closeSegment()
+        combine(info)
+        hasher.combine(Int64(count))
+        if count > 0 { try await flush() }
+        if skipUntil > count || resumeCandidate != nil { throw GPXImporter.ResumeMismatch() }
+        let store = importer.store
+        let source = importer.source
+        let syncID = "gpx-" + hasher.hexDigest
+        var warnings: [String] = []
+        if count == 0 {
+            warnings.append("\(label) has no points: imported as a workout without a route")
+        }
+        if let existing = try await store.routes(matching: RouteFilter(source: source, syncIdentifier: syncID)).first {
+            if let builder { try await builder.discard() }
+            return Done(
+                track: .init(
+                    workout: existing.workoutID, route: existing.id, locations: existing.locationCount,
+                    unchanged: true, resumedFrom: nil), warnings: [])
+        }
+        let workout: Workout
+        var newWorkout = true
+        if let w = try await store.workouts(matching: WorkoutFilter(source: source, syncIdentifier: syncID)).first {
+            workout = w
+            newWorkout = false
+        } else {
+            let info = info.name == nil && info.type == nil ? startInfo : info
+            var metadata: [String: MetadataValue] = [:]
+            if let v = info.name { metadata["name"] = .string(v) }
+            if let v = info.description { metadata["description"] = .string(v) }
+            if let v = info.comment { metadata["comment"] = .string(v) }
+            if let v = info.source { metadata["gpxSource"] = .string(v) }
+            if let v = info.type { metadata["gpxType"] = .string(v) }
+            if let v = info.number { metadata["gpxNumber"] = .integer(Int64(v)) }
+            if let v = creator { metadata["gpxCreator"] = .string(v) }
+            if !info.links.isEmpty, let json = try? JSONEncoder().encode(info.links) {
+                metadata["gpxLinks"] = .string(String(decoding: json, as: UTF8.self))
+            }
+            if !info.extensions.isEmpty, let json = try? JSONEncoder().encode(info.extensions) {
+                metadata["gpxExtensions"] = .string(String(decoding: json, as: UTF8.self))
+            }
+            let candidate = Workout(
+                activityType: ActivityType(guessingFrom: info.type), start: first, end: last, source: source,
+                sync: SyncIdentity(identifier: syncID, version: 1), events: events, metadata: metadata)
+            switch try await store.saveWorkout(candidate) {
+            case .inserted, .replaced: workout = candidate
+            case .stale(let current, _):
+                guard let w = try await store.workout(id: current) else {
+                    throw RouteKitError(.storage, "workout \(current) vanished during the import")
+                }
+                workout = w
+                newWorkout = false
+            }
+        }
+        guard let builder, count > 0 else {
+            return Done(
+                track: .init(workout: workout.id, route: nil, locations: 0, unchanged: !newWorkout, resumedFrom: nil),
+                warnings: warnings)
+        }
+        var metadata: [String: MetadataValue] = [
+            MetadataKey.syncIdentifier: .string(syncID), MetadataKey.syncVersion: .integer(1),
+        ]
+        if segmentStarts != [0] && !segmentStarts.isEmpty {
+            metadata["gpxSegmentStarts"] = .string(segmentStarts.map(String.init).joined(separator: ","))
+        }
+        if backwards > 0 { metadata["timeWentBackwards"] = .integer(Int64(backwards)) }
+        if duplicates > 0 { metadata["duplicateTimes"] = .integer(Int64(duplicates)) }
+        if withoutTime > 0 { metadata["locationsWithoutTime"] = .integer(Int64(withoutTime)) }
+        let finished = try await builder.finish(workout: workout, metadata: metadata)
+        let route = finished.outcome.savedID ?? finished.route.id
+        return Done(
+            track: .init(
+                workout: workout.id, route: route, locations: count, unchanged: finished.outcome.savedID == nil,
+                resumedFrom: resumedFrom), warnings: warnings)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+public import RouteKit
+
+/// Writes routes from a store as GPX events, for any ``GPXEventWriter`` (GPX 1.1, GeoJSON, CSV): the track's
+/// own fields from its workout, segments from `gpxSegmentStarts`, the workout's quantity series merged back
+/// into each point by timestamp, and the GPX-only point fields the importer kept (``GPXImporter``).
+public enum GPXStoreExport {
+    /// Writes one route as a `<trk>` (the caller writes `.document` first and calls `finish()` after).
+    ///
+    /// Memory: one chunk of locations, plus the workout's series (held whole to merge by timestamp).
+    public static func writeTrack<W: GPXEventWriter>(
+        route: RouteSample, store: any RouteStore, to writer: inout W
+    ) async throws(RouteKitError) {
+        let workout = try await store.workout(id: route.workoutID)
+        try writer.write(.trackStart(pathInfo(workout)))
+        var series: [QuantitySeries] = []
+        if let workout {
+            for type in try await store.seriesTypes(ofWorkout: workout.id) {
+                var samples: [QuantitySample] = []
+                for try await batch in store.samples(of: type, workout: workout.id, batchSize: 65_536) {
+                    samples += batch.samples
+                }
+                series.append(QuantitySeries(type: type, samples: samples))
+            }
+        }
+        var merger = SeriesMerger(series)
+        var segmentStarts: [Int] = [0]
+        if case .string(let text)? = route.metadata["gpxSegmentStarts"] {
+            let parsed = text.split(separator: ",").compactMap { Int($0) }
+            if !parsed.isEmpty { segmentStarts = parsed }
+        }
+        var nextSegment = 0  // index into segmentStarts of the next segment to open
+        var index = 0
+        var open = false
+        let locations = try await store.routeChunks(ofRoute: route.id, kind: .locations, interval: nil)
+        let extrasCursor = try await store.routeChunks(ofRoute: route.id, kind: .extras, interval: nil)
+        defer {
+            locations.close()
+            extrasCursor.close()
+        }
+        var pendingExtras = try await extrasCursor.next()
+        let decoder = JSONDecoder()
+        while let chunk = try await locations.next() {
+            var points = try LocationChunk.decode(chunk.bytes).map { GPXPoint(location: $0) }
+            while let x = pendingExtras, x.sequence < chunk.sequence { pendingExtras = try await extrasCursor.next() }
+            if let x = pendingExtras, x.sequence == chunk.sequence {
+                let entries: [ExtrasEntry]
+                do { entries = try decoder.decode([ExtrasEntry].self, from: Data(x.bytes)) } catch {
+                    throw RouteKitError(.storage, "route \(route.id) has unreadable extras (chunk \(x.sequence))")
+                }
+                for e in entries where e.i >= 0 && e.i < points.count {
+                    if let extras = e.x { points[e.i].extras = extras }
+                    for (name, value) in e.v ?? [:] {
+                        if let type = QuantityType(identifier: name) { points[e.i].values[type] = value }
+                    }
+                }
+                pendingExtras = try await extrasCursor.next()
+            }
+            merger.apply(to: &points)
+            // Split the chunk at segment starts.
+            var start = 0
+            while start < points.count {
+                if nextSegment < segmentStarts.count && segmentStarts[nextSegment] <= index + start {
+                    if open { try writer.write(.segmentEnd(extensions: [])) }
+                    try writer.write(.segmentStart)
+                    open = true
+                    nextSegment += 1
+                }
+                var end = points.count
+                if nextSegment < segmentStarts.count {
+                    end = min(end, max(start + 1, segmentStarts[nextSegment] - index))
+                }
+                if !open {
+                    try writer.write(.segmentStart)
+                    open = true
+                }
+                try writer.write(.trackPoints(Array(points[start..<end])))
+                start = end
+            }
+            index += points.count
+        }
+        if open { try writer.write(.segmentEnd(extensions: [])) }
+        try writer.write(.trackEnd(pathInfo(workout)))
+    }
+
+    /// The `<trk>` fields the importer kept in the workout's metadata.
+    static func pathInfo(_ workout: Workout?) -> GPXPathInfo {
+        var info = GPXPathInfo()
+        guard let m = workout?.metadata else { return info }
+        func string(_ key: String) -> String? {
+            if case .string(let s)? = m[key] { return s }
+            return nil
+        }
+        info.name = string("name")
+        info.description = string("description")
+        info.comment = string("comment")
+        info.source = string("gpxSource")
+        info.type =
+            string("gpxType") ?? workout.map { $0.activityType == .other ? nil : $0.activityType.rawValue } ?? nil
+        if case .integer(let n)? = m["gpxNumber"] { info.number = Int(exactly: n) }
+        if let links = string("gpxLinks"),
+            let decoded = try? JSONDecoder().decode([GPXLink].self, from: Data(links.utf8))
+        {
+            info.links = decoded
+        }
+        if let ext = string("gpxExtensions"),
+            let decoded = try? JSONDecoder().decode([String].self, from: Data(ext.utf8))
+        {
+            info.extensions = decoded
+        }
+        return info
+    }
+}

@@ -1,0 +1,166 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitSQLite
+
+struct Builders: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List pending route builders: routes that were being built when a process stopped.",
+        discussion: """
+            A builder's batches are durable as they are acknowledged. After a crash the builder stays pending: \
+            `routekit recover` resumes it (re-importing its file, which picks up after the last acknowledged \
+            point) or, when the file is gone, saves what it holds as a route marked partial; `routekit \
+            discard` drops it.
+
+            JSON (--json), one object per builder:
+              {"uuid": "…", "source": "…", "origin": {"kind": "…", "key": "…", "label": "…"}|null,
+               "locations": N, "created": "ISO 8601", "updated": "ISO 8601"}
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Flag(help: "One JSON object per builder, one per line.") var json = false
+
+    struct BuilderJSON: Encodable {
+        var uuid: String
+        var source: String
+        var origin: BuilderOrigin?
+        var locations: Int
+        var created: String
+        var updated: String
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(uuid, forKey: .uuid)
+            try c.encode(source, forKey: .source)
+            try c.encode(origin, forKey: .origin)
+            try c.encode(locations, forKey: .locations)
+            try c.encode(created, forKey: .created)
+            try c.encode(updated, forKey: .updated)
+        }
+        enum CodingKeys: String, CodingKey { case uuid, source, origin, locations, created, updated }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let pending = try await store.pendingBuilders()
+            for b in pending {
+                let created = Timestamp(b.created).iso8601
+                let updated = Timestamp(b.updated).iso8601
+                if json {
+                    printJSONLine(
+                        BuilderJSON(
+                            uuid: b.id.uuidString.lowercased(), source: b.source.name, origin: b.origin,
+                            locations: b.progress.locationCount, created: created, updated: updated))
+                } else {
+                    print(
+                        "\(b.id.uuidString.lowercased()) \(column(b.source.name, 16)) \(b.progress.locationCount) location(s), "
+                            + "updated \(updated)\(b.origin?.label.map { ", from \($0)" } ?? "")")
+                }
+            }
+            if !json { print("\(pending.count) pending builder(s) in \(store.path)") }
+        }
+    }
+}
+
+struct Recover: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Finish pending route builders after a crash.",
+        discussion: """
+            For each pending builder of --source (all of them, or the uuids given): if it came from a GPX \
+            import whose file still exists, the file is imported again, which resumes the builder after its \
+            last acknowledged point; otherwise what it holds is saved as a route with metadata partial=true, \
+            in a new workout.
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var sourceOption: SourceOption
+    @Argument(help: "Builder uuids (default: every pending builder of the source).") var ids: [String] = []
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let source = try sourceOption.resolved()
+            let wanted = Set(try ids.map(parseUUID))
+            var pending = try await store.pendingBuilders().filter { $0.source == source }
+            if !wanted.isEmpty {
+                let known = Set(pending.map(\.id))
+                if let missing = wanted.subtracting(known).first {
+                    throw RouteKitError(.notFound, "no pending builder \(missing) of source '\(source)'")
+                }
+                pending = pending.filter { wanted.contains($0.id) }
+            }
+            var failed = false
+            let importer = GPXImporter(store: store, source: source)
+            for b in pending {
+                if b.origin?.kind == GPXImporter.originKind, let file = b.origin?.label,
+                    FileManager.default.isReadableFile(atPath: file)
+                {
+                    let r = await importer.importFile(file)
+                    print("\(b.id.uuidString.lowercased()): re-imported \(file): \(r.status.rawValue)")
+                    if let e = r.error {
+                        printError("error: \(e)")
+                        failed = true
+                    }
+                    continue
+                }
+                let builder = try await RouteBuilder.resume(b, in: store)
+                if builder.progress.locationCount == 0 {
+                    try await builder.discard()
+                    print("\(b.id.uuidString.lowercased()): held no location; discarded")
+                    continue
+                }
+                let (start, end) = try await builder.timeBounds()
+                let syncID = "partial-" + b.id.uuidString.lowercased()
+                let workout = Workout(
+                    activityType: .other, start: start, end: end, source: source,
+                    sync: SyncIdentity(identifier: syncID, version: 1),
+                    metadata: [MetadataKey.partial: .bool(true)])
+                _ = try await store.saveWorkout(workout)
+                let finished = try await builder.finish(
+                    workout: workout,
+                    metadata: [
+                        MetadataKey.partial: .bool(true), MetadataKey.syncIdentifier: .string(syncID),
+                        MetadataKey.syncVersion: .integer(1),
+                    ])
+                print(
+                    "\(b.id.uuidString.lowercased()): saved as partial route "
+                        + "\(finished.route.id.uuidString.lowercased()) (\(finished.route.locationCount) locations)")
+            }
+            if pending.isEmpty { print("no pending builder of source '\(source)'") }
+            if failed { throw exitInputFailed }
+        }
+    }
+}
+
+struct Discard: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drop pending route builders and what they collected.",
+        discussion: "Give builder uuids, or --all for every pending builder of --source.")
+
+    @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var sourceOption: SourceOption
+    @Argument(help: "Builder uuids.") var ids: [String] = []
+    @Flag(help: "Every pending builder of the source.") var all = false
+
+    func validate() throws {
+        if ids.isEmpty && !all { throw ValidationError("Give builder uuids, or --all.") }
+        if !ids.isEmpty && all { throw ValidationError("Give builder uuids or --all, not both.") }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let source = try sourceOption.resolved()
+            let targets =
+                all
+                ? try await store.pendingBuilders().filter { $0.source == source }.map(\.id) : try ids.map(parseUUID)
+            for id in targets {
+                try await store.discardBuilder(id: id, as: source)
+                print("discarded \(id.uuidString.lowercased())")
+            }
+            if targets.isEmpty { print("no pending builder of source '\(source)'") }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitSQLite
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import GPX files and folders into the store.",
+        discussion: """
+            Each <trk> becomes a workout with one route holding every <trkpt> in file order; heart rate, \
+            cadence, temperature and power become series of the workout; segments become workout segments; \
+            an empty <trk> becomes a workout without a route (with a warning). Folders are searched \
+            recursively for .gpx and .gpx.gz files.
+
+            A track's identity comes from its parsed content, not the file: importing the same track again \
+            (under any file name or formatting) creates nothing and reports it `unchanged`. Locations are \
+            durable batch by batch: if an import is killed, running it again picks up the track where the \
+            last acknowledged batch left it (see `routekit builders`).
+
+            A failed file does not stop the others: they are reported at the end, and the exit code is 1.
+
+            JSON (--json), one object per file:
+              {"file": "…", "status": "imported|unchanged|partial|failed",
+               "routes": [{"workout": "UUID", "route": "UUID", "locations": N}], "waypoints": N,
+               "warnings": ["…"], "error": null | {"code": "…", "message": "…", "line": N, "column": N}}
+
+            Examples:
+              routekit import sample-routes/
+              routekit import --source my-watch --json ride.gpx
+              ROUTEKIT_STORE=/tmp/test.sqlite routekit import ~/exports
+            """)
+
+    @Argument(help: "GPX files (.gpx, .gpx.gz) or folders.", completion: .file())
+    var paths: [String]
+
+    @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var sourceOption: SourceOption
+
+    @Flag(help: "One JSON object per file, one per line.")
+    var json = false
+
+    @Option(
+        help: ArgumentHelp(
+            "When a batch counts as stored: 'process' survives the process being killed (the default); 'power' "
+                + "also survives power loss (an fsync per batch: slower).", valueName: "process|power"))
+    var durability: SQLiteStore.Durability = .processCrash
+
+    @Flag(help: "No progress bar, even on a terminal.")
+    var noProgress = false
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("Give at least one GPX file or folder.") }
+    }
+
+    /// Files under the given paths, folders expanded recursively and sorted; missing paths kept (they fail).
+    static func expand(_ paths: [String]) -> [String] {
+        var out: [String] = []
+        let fm = FileManager.default
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                out.append(path)
+                continue
+            }
+            var found: [String] = []
+            if let e = fm.enumerator(atPath: path) {
+                while let item = e.nextObject() as? String {
+                    let lower = item.lowercased()
+                    if lower.hasSuffix(".gpx") || lower.hasSuffix(".gpx.gz") {
+                        found.append((path as NSString).appendingPathComponent(item))
+                    }
+                }
+            }
+            out += found.sorted()
+        }
+        return out
+    }
+
+    struct FileJSON: Encodable {
+        struct Route: Encodable {
+            var workout: String
+            var route: String?
+            var locations: Int
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(workout, forKey: .workout)
+                try c.encode(route, forKey: .route)
+                try c.encode(locations, forKey: .locations)
+            }
+            enum CodingKeys: String, CodingKey { case workout, route, locations }
+        }
+        var file: String
+        var status: String
+        var routes: [Route]
+        var waypoints: Int
+        var warnings: [String]
+        var error: JSONError?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(file, forKey: .file)
+            try c.encode(status, forKey: .status)
+            try c.encode(routes, forKey: .routes)
+            try c.encode(waypoints, forKey: .waypoints)
+            try c.encode(warnings, forKey: .warnings)
+            try c.encode(error, forKey: .error)
+        }
+        enum CodingKeys: String, CodingKey { case file, status, routes, waypoints, warnings, error }
+    }
+
+    func run() async throws {
+        let files = Self.expand(paths)
+        let store: SQLiteStore
+        let source: Source
+        do {
+            source = try sourceOption.resolved()
+            store = try storeOptions.open(durability: durability)
+        } catch {
+            printError("error: \(error)")
+            throw exitInputFailed
+        }
+        let importer = GPXImporter(store: store, source: source)
+        let sizes = files.map { f -> Int in
+            var s = stat()
+            return stat(f, &s) == 0 ? Int(s.st_size) : 0
+        }
+        let totalBytes = max(1, sizes.reduce(0, +))
+        let progress = ProgressBar(enabled: stderrIsTerminal && !noProgress, total: totalBytes)
+        let started = Date()
+        var counts: [GPXImportResult.Status: Int] = [:]
+        var failed: [(String, RouteKitError)] = []
+        var locations = 0
+        var newRoutes = 0
+        var doneBytes = 0
+        if files.isEmpty { printError("warning: no .gpx or .gpx.gz file found under \(paths.joined(separator: ", "))") }
+        for (n, file) in files.enumerated() {
+            let base = doneBytes
+            let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
+            let result = await importer.importFile(file) { read in progress.update(base + read, label: label) }
+            doneBytes += sizes[n]
+            progress.update(doneBytes, label: label)
+            counts[result.status, default: 0] += 1
+            for t in result.tracks where !t.unchanged {
+                locations += t.locations
+                if t.route != nil { newRoutes += 1 }
+            }
+            if let e = result.error { failed.append((file, e)) }
+            progress.clear()
+            if json {
+                printJSONLine(
+                    FileJSON(
+                        file: file, status: result.status.rawValue,
+                        routes: result.tracks.map {
+                            .init(
+                                workout: $0.workout.uuidString.lowercased(), route: $0.route?.uuidString.lowercased(),
+                                locations: $0.locations)
+                        },
+                        waypoints: result.waypoints, warnings: result.warnings, error: result.error.map(JSONError.init))
+                )
+            } else {
+                let routes = result.tracks.filter { $0.route != nil }.count
+                let points = result.tracks.reduce(0) { $0 + $1.locations }
+                var line = "\(column(result.status.rawValue, 9)) \(file): \(routes) route(s), \(points) location(s)"
+                if let r = result.tracks.compactMap(\.resumedFrom).first {
+                    line += " (resumed after \(r) acknowledged)"
+                }
+                print(line)
+                for w in result.warnings { print("          warning: \(w)") }
+                if let e = result.error { print("          error: \(e)") }
+            }
+        }
+        progress.clear()
+        let seconds = Date().timeIntervalSince(started)
+        let summary =
+            "\(files.count) file(s): \(counts[.imported] ?? 0) imported, \(counts[.unchanged] ?? 0) unchanged, "
+            + "\(counts[.partial] ?? 0) partial, \(counts[.failed] ?? 0) failed; \(newRoutes) new route(s), "
+            + "\(locations) new location(s) in \(String(format: "%.2f", seconds)) s → \(store.path)"
+        if json { printError(summary) } else { print(summary) }
+        if !failed.isEmpty {
+            printError("failed:")
+            for (file, e) in failed { printError("  \(file): \(e)") }
+            throw exitInputFailed
+        }
+    }
+}
+
+/// A one-line progress bar on standard error (only on a terminal).
+final class ProgressBar: @unchecked Sendable {
+    let enabled: Bool
+    let total: Int
+    private var lastDraw = Date.distantPast
+    private var shown = false
+
+    init(enabled: Bool, total: Int) {
+        self.enabled = enabled
+        self.total = total
+    }
+
+    func update(_ done: Int, label: String) {
+        guard enabled else { return }
+        let now = Date()
+        guard now.timeIntervalSince(lastDraw) > 0.1 else { return }
+        lastDraw = now
+        let fraction = min(1, Double(done) / Double(total))
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        printErrorRaw("\r[\(bar)] \(String(format: "%3.0f", fraction * 100))% \(column(label, 40))")
+        shown = true
+    }
+
+    func clear() {
+        guard enabled, shown else { return }
+        printErrorRaw("\r" + String(repeating: " ", count: 80) + "\r")
+        shown = false
+        lastDraw = .distantPast
+    }
+}

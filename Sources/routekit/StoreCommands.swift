@@ -1,0 +1,354 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitSQLite
+
+struct Routes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List current routes (replaced versions and deleted routes are not listed).",
+        discussion: """
+            JSON (--json), one object per route:
+              {"uuid": "…", "workout": "…", "source": "…", "syncIdentifier": "…", "syncVersion": N,
+               "start": "ISO 8601"|null, "end": "ISO 8601"|null, "locations": N, "metadata": {…}}
+
+            Examples:
+              routekit routes
+              routekit routes --workout 6F1C… --json
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: "Only routes of this workout (uuid).") var workout: String?
+    @Option(help: "Only routes written by this source.") var source: String?
+    @Option(help: "At most this many.") var limit: Int?
+    @Flag(help: "One JSON object per route, one per line.") var json = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let filter = RouteFilter(
+                workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) }, limit: limit)
+            let routes = try await store.routes(matching: filter)
+            if json {
+                for r in routes { printJSONLine(RouteJSON(r)) }
+                return
+            }
+            print(
+                "\(column("ROUTE", 36)) \(column("WORKOUT", 36)) \(column("SOURCE", 16)) VER \(column("START", 29)) LOCATIONS"
+            )
+            for r in routes {
+                print(
+                    "\(r.id.uuidString.lowercased()) \(r.workoutID.uuidString.lowercased()) \(column(r.source.name, 16)) "
+                        + "\(column(String(r.sync.version), 3)) \(column(r.start?.iso8601 ?? "-", 29)) \(r.locationCount)"
+                )
+            }
+            print("\(routes.count) route(s) in \(store.path)")
+        }
+    }
+}
+
+struct Workouts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List workouts.",
+        discussion: """
+            JSON (--json), one object per workout:
+              {"uuid": "…", "activity": "…", "source": "…", "syncIdentifier": "…"|null, "syncVersion": N|null,
+               "start": "ISO 8601"|null, "end": "ISO 8601"|null, "routes": N, "locations": N, "metadata": {…}}
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: "Only workouts written by this source.") var source: String?
+    @Option(help: "At most this many.") var limit: Int?
+    @Flag(help: "One JSON object per workout, one per line.") var json = false
+
+    struct WorkoutJSON: Encodable {
+        var uuid: String
+        var activity: String
+        var source: String
+        var syncIdentifier: String?
+        var syncVersion: Int64?
+        var start: String?
+        var end: String?
+        var routes: Int
+        var locations: Int
+        var metadata: [String: MetadataValue]
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(uuid, forKey: .uuid)
+            try c.encode(activity, forKey: .activity)
+            try c.encode(source, forKey: .source)
+            try c.encode(syncIdentifier, forKey: .syncIdentifier)
+            try c.encode(syncVersion, forKey: .syncVersion)
+            try c.encode(start, forKey: .start)
+            try c.encode(end, forKey: .end)
+            try c.encode(routes, forKey: .routes)
+            try c.encode(locations, forKey: .locations)
+            try c.encode(metadata, forKey: .metadata)
+        }
+        enum CodingKeys: String, CodingKey {
+            case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
+        }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let workouts = try await store.workouts(
+                matching: WorkoutFilter(source: try source.map { try Source(name: $0) }, limit: limit))
+            if !json {
+                print(
+                    "\(column("WORKOUT", 36)) \(column("ACTIVITY", 10)) \(column("SOURCE", 16)) \(column("START", 29)) ROUTES NAME"
+                )
+            }
+            for w in workouts {
+                let routes = try await store.routes(matching: RouteFilter(workout: w.id))
+                if json {
+                    printJSONLine(
+                        WorkoutJSON(
+                            uuid: w.id.uuidString.lowercased(), activity: w.activityType.rawValue,
+                            source: w.source.name,
+                            syncIdentifier: w.sync?.identifier, syncVersion: w.sync?.version, start: iso(w.start),
+                            end: iso(w.end), routes: routes.count,
+                            locations: routes.reduce(0) { $0 + $1.locationCount },
+                            metadata: w.metadata))
+                } else {
+                    var name = ""
+                    if case .string(let n)? = w.metadata["name"] { name = n }
+                    print(
+                        "\(w.id.uuidString.lowercased()) \(column(w.activityType.rawValue, 10)) \(column(w.source.name, 16)) "
+                            + "\(column(w.start?.iso8601 ?? "-", 29)) \(column(String(routes.count), 6)) \(name)")
+                }
+            }
+            if !json { print("\(workouts.count) workout(s) in \(store.path)") }
+        }
+    }
+}
+
+struct Locations: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stream a route's locations in batches (the route query).",
+        discussion: """
+            Text output is CSV (time, latitude, longitude, elevation, accuracies, speed, course). With --json, \
+            one object per batch: {"batch": N, "done": true|false, "locations": [{"time": …, "latitude": …, …}]}.
+
+            Examples:
+              routekit locations 0C1D… --batch-size 500 --json
+              routekit locations 0C1D… --from 2024-05-01T06:00:00Z --to 2024-05-01T06:10:00Z
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Argument(help: "The route's uuid.") var route: String
+    @Option(help: "Locations per batch.") var batchSize: Int = RouteQuery.defaultBatchSize
+    @Option(help: "Only locations at or after this ISO 8601 time.") var from: String?
+    @Option(help: "Only locations at or before this ISO 8601 time.") var to: String?
+    @Flag(help: "One JSON object per batch, one per line.") var json = false
+
+    func validate() throws {
+        if batchSize < 1 { throw ValidationError("--batch-size must be at least 1.") }
+    }
+
+    struct LocationJSON: Encodable {
+        var l: Location
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(l.timestamp?.iso8601, forKey: .time)
+            try c.encode(l.latitude, forKey: .latitude)
+            try c.encode(l.longitude, forKey: .longitude)
+            try c.encodeIfPresent(l.altitude, forKey: .altitude)
+            try c.encodeIfPresent(l.horizontalAccuracy, forKey: .horizontalAccuracy)
+            try c.encodeIfPresent(l.verticalAccuracy, forKey: .verticalAccuracy)
+            try c.encodeIfPresent(l.speed, forKey: .speed)
+            try c.encodeIfPresent(l.speedAccuracy, forKey: .speedAccuracy)
+            try c.encodeIfPresent(l.course, forKey: .course)
+            try c.encodeIfPresent(l.courseAccuracy, forKey: .courseAccuracy)
+        }
+        enum CodingKeys: String, CodingKey {
+            case time, latitude, longitude, altitude, horizontalAccuracy, verticalAccuracy, speed, speedAccuracy
+            case course, courseAccuracy
+        }
+    }
+
+    struct BatchJSON: Encodable {
+        var batch: Int
+        var done: Bool
+        var locations: [LocationJSON]
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let id = try parseUUID(route)
+            var interval: ClosedRange<Instant>?
+            if from != nil || to != nil {
+                let lo = try from.map(Self.time) ?? Instant(seconds: .min)
+                let hi = try to.map(Self.time) ?? Instant(seconds: .max)
+                guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
+                interval = lo...hi
+            }
+            let out = OutputSink.standardOutput()
+            if !json {
+                try out.writeText(
+                    "time,latitude,longitude,elevation,horizontalAccuracy,verticalAccuracy,speed,course\n")
+            }
+            var n = 0
+            for try await batch in store.locations(of: id, batchSize: batchSize, interval: interval) {
+                if json {
+                    printJSONLine(
+                        BatchJSON(batch: n, done: batch.isDone, locations: batch.locations.map(LocationJSON.init)))
+                } else {
+                    for l in batch.locations {
+                        var line = l.timestamp?.iso8601 ?? ""
+                        line += "," + decimalText(l.latitude) + "," + decimalText(l.longitude)
+                        for v in [l.altitude, l.horizontalAccuracy, l.verticalAccuracy, l.speed, l.course] {
+                            line += "," + (v.map(decimalText) ?? "")
+                        }
+                        try out.writeText(line + "\n")
+                    }
+                }
+                n += 1
+            }
+            try out.flush()
+        }
+    }
+
+    static func time(_ text: String) throws(RouteKitError) -> Instant {
+        guard let t = Timestamp(iso8601: text) else {
+            throw RouteKitError(.invalidArgument, "'\(text)' is not an ISO 8601 time (2024-05-01T06:00:00Z)")
+        }
+        return t.instant
+    }
+}
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a route, or every route of a workout, from the store as GPX 1.1, GeoJSON or CSV.",
+        discussion: """
+            GPX output validates against the GPX 1.1 schema; the workout's heart rate, cadence, temperature and \
+            power are merged back into each point by timestamp, and the GPX fields the importer kept are \
+            written back.
+
+            Examples:
+              routekit export 0C1D… -o ride.gpx
+              routekit export 6F1C… --format geojson > ride.geojson
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Argument(help: "A route's or a workout's uuid.") var id: String
+    @Option(help: "gpx, geojson or csv (default: from the output's extension, else gpx).")
+    var format: Convert.Format?
+    @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String = "-"
+
+    func run() async throws {
+        var temporary: String?
+        do {
+            let store = try storeOptions.open()
+            let uuid = try parseUUID(id)
+            var routes: [RouteSample] = []
+            if let r = try await store.route(id: uuid) {
+                routes = [r]
+            } else if try await store.workout(id: uuid) != nil {
+                routes = try await store.routes(matching: RouteFilter(workout: uuid))
+            } else {
+                throw RouteKitError(.notFound, "no route or workout \(uuid)")
+            }
+            let fmt: Convert.Format
+            if let format {
+                fmt = format
+            } else if output.lowercased().hasSuffix(".geojson") || output.lowercased().hasSuffix(".json") {
+                fmt = .geojson
+            } else if output.lowercased().hasSuffix(".csv") {
+                fmt = .csv
+            } else {
+                fmt = .gpx
+            }
+            let sink: OutputSink
+            if output == "-" {
+                sink = .standardOutput()
+            } else {
+                let dir = (output as NSString).deletingLastPathComponent
+                let tmp =
+                    (dir.isEmpty ? "" : dir + "/")
+                    + ".\((output as NSString).lastPathComponent).routekit-\(getpid()).tmp"
+                temporary = tmp
+                sink = try OutputSink(path: tmp)
+            }
+            switch fmt {
+            case .gpx:
+                var w = GPXWriter(to: sink)
+                try await Self.write(routes, store, &w)
+            case .geojson:
+                var w = GeoJSONWriter(to: sink)
+                try await Self.write(routes, store, &w)
+            case .csv:
+                var w = CSVWriter(to: sink)
+                try await Self.write(routes, store, &w)
+            }
+            try sink.close()
+            if let tmp = temporary, rename(tmp, output) != 0 {
+                throw RouteKitError(
+                    .io, "cannot move the result into place: \(String(cString: strerror(errno)))", file: output)
+            }
+            if output != "-" {
+                printError(
+                    "\(routes.count) route(s), \(routes.reduce(0) { $0 + $1.locationCount }) location(s) → \(output)")
+            }
+        } catch {
+            if let tmp = temporary { unlink(tmp) }
+            printError("error: \(error)")
+            throw exitInputFailed
+        }
+    }
+
+    static func write<W: GPXEventWriter>(_ routes: [RouteSample], _ store: SQLiteStore, _ w: inout W) async throws {
+        try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
+        for r in routes { try await GPXStoreExport.writeTrack(route: r, store: store, to: &w) }
+        try w.finish()
+    }
+}
+
+struct Delete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Delete routes or workouts (a workout goes with its routes and series).",
+        discussion: """
+            Only the source that wrote an object may delete it: give it with --source (default \
+            routekit-import). Deleting a route deletes every version of it that is kept.
+
+            Example:
+              routekit delete 0C1D… --source my-watch
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var sourceOption: SourceOption
+    @Argument(help: "Route or workout uuids.") var ids: [String]
+
+    func validate() throws {
+        if ids.isEmpty { throw ValidationError("Give at least one route or workout uuid.") }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let source = try sourceOption.resolved()
+            var failed = false
+            for text in ids {
+                do {
+                    let id = try parseUUID(text)
+                    if try await store.isCurrent(route: id) {
+                        try await store.deleteRoute(id: id, as: source)
+                        print("deleted route \(text)")
+                    } else if try await store.workout(id: id) != nil {
+                        try await store.deleteWorkout(id: id, as: source)
+                        print("deleted workout \(text) with its routes and series")
+                    } else {
+                        throw RouteKitError(.notFound, "no current route or workout \(text)")
+                    }
+                } catch let e as RouteKitError {
+                    printError("error: \(e)")
+                    failed = true
+                }
+            }
+            if failed { throw exitInputFailed }
+        }
+    }
+}

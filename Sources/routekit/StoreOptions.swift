@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+import RouteKitSQLite
+
+/// `--store`, shared by every command that touches a store.
+struct StoreOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a SQLite file path (created if missing). Default: $ROUTEKIT_STORE, else "
+                + "$XDG_DATA_HOME/routekit/store.sqlite (~/.local/share/routekit/store.sqlite).",
+            valueName: "PATH"))
+    var store: String?
+
+    /// The path in effect.
+    var resolvedPath: String {
+        if let store { return store }
+        let env = ProcessInfo.processInfo.environment
+        if let s = env["ROUTEKIT_STORE"], !s.isEmpty { return s }
+        let data = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/share")
+        return data + "/routekit/store.sqlite"
+    }
+
+    func open(durability: SQLiteStore.Durability = .processCrash) throws(RouteKitError) -> SQLiteStore {
+        let path = resolvedPath
+        if path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") {
+            throw RouteKitError(
+                .invalidArgument, "PostgreSQL stores are not in this build yet; give a SQLite file path")
+        }
+        return try SQLiteStore(path: path, options: SQLiteStore.Options(durability: durability))
+    }
+}
+
+/// `--source`, for commands that write or delete.
+struct SourceOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Who writes: ownership is per source (only the source that wrote an object may delete or replace it).",
+            valueName: "NAME"))
+    var source: String = Source.defaultImport.name
+
+    func resolved() throws(RouteKitError) -> Source { try Source(name: source) }
+}
+
+extension SQLiteStore.Durability: ExpressibleByArgument {}
+
+/// Runs a store command body, printing a RouteKitError as `error: …` and exiting 1.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as RouteKitError {
+        printError("error: \(error)")
+        throw exitInputFailed
+    }
+}
+
+/// Parses a uuid argument.
+func parseUUID(_ text: String) throws(RouteKitError) -> UUID {
+    guard let id = UUID(uuidString: text) else {
+        throw RouteKitError(.invalidArgument, "'\(text)' is not a uuid")
+    }
+    return id
+}
+
+/// ISO 8601 text for JSON (`null` when absent is the encoder's job).
+func iso(_ t: Timestamp?) -> String? { t?.iso8601 }
+
+/// The JSON shape of a route (DESIGN.md: `routes --json`, and `added` in `changes --json`).
+struct RouteJSON: Encodable {
+    var uuid: String
+    var workout: String
+    var source: String
+    var syncIdentifier: String
+    var syncVersion: Int64
+    var start: String?
+    var end: String?
+    var locations: Int
+    var metadata: [String: MetadataValue]
+
+    init(_ r: RouteSample) {
+        uuid = r.id.uuidString.lowercased()
+        workout = r.workoutID.uuidString.lowercased()
+        source = r.source.name
+        syncIdentifier = r.sync.identifier
+        syncVersion = r.sync.version
+        start = iso(r.start)
+        end = iso(r.end)
+        locations = r.locationCount
+        metadata = r.metadata
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(workout, forKey: .workout)
+        try c.encode(source, forKey: .source)
+        try c.encode(syncIdentifier, forKey: .syncIdentifier)
+        try c.encode(syncVersion, forKey: .syncVersion)
+        try c.encode(start, forKey: .start)
+        try c.encode(end, forKey: .end)
+        try c.encode(locations, forKey: .locations)
+        try c.encode(metadata, forKey: .metadata)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case uuid, workout, source, syncIdentifier, syncVersion, start, end, locations, metadata
+    }
+}
+
+/// Pads or cuts text to a column width.
+func column(_ text: String, _ width: Int) -> String {
+    text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+}
