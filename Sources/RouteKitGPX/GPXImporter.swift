@@ -111,11 +111,14 @@ public final class GPXImporter {
         var creator: String?
         var trackIndex = 0
         do {
-            let reader = try GPXReader(path: path)
+            let reader = GPXReaderThread(path: path)
+            defer { reader.cancel() }
             var events = 0
-            while let event = try reader.next() {
+            var bytesRead = 0
+            while let (event, bytes) = try await reader.next() {
                 events += 1
-                if events % 64 == 0 { progress?(reader.bytesRead) }
+                bytesRead = bytes
+                if events % 64 == 0 { progress?(bytes) }
                 switch event {
                 case .document(let info): creator = info.creator
                 case .metadata: break
@@ -149,7 +152,7 @@ public final class GPXImporter {
                     result.warnings.append(w.description)
                 }
             }
-            progress?(reader.bytesRead)
+            progress?(bytesRead)
         } catch let error as ResumeMismatch {
             throw error
         } catch {
@@ -184,95 +187,44 @@ struct ExtrasEntry: Codable {
     var v: [String: Double]?
 }
 
-/// One track being imported.
-final class TrackImport {
-    let importer: GPXImporter
-    let label: String
-    let startInfo: GPXPathInfo
-    let creator: String?
-    let allowResume: Bool
+/// The per-point state of one track: a value type, so the hot loop pays no exclusivity checks.
+struct TrackScan {
     var hasher = ContentHasher(domain: "gpx-track-v1")
     var count = 0
     var buffer: [Location] = []
-    var series: [QuantityType: [QuantitySample]] = [:]
+    /// Series samples by ``GPXPointValues`` slot (the order of ``QuantityType/all``).
+    var series: [[QuantitySample]] = Array(repeating: [], count: 6)
     var extras: [ExtrasEntry] = []
-    var builder: RouteBuilder?
-    var headResolved = false
     var skipUntil = 0
-    var expectedCheckpoint: String?
-    var resumeCandidate: PendingBuilder?
-    var resumedFrom: Int?
-    var segmentStarts: [Int] = []
-    var events: [WorkoutEvent] = []
-    var segmentFirst: Timestamp?
-    var segmentLast: Timestamp?
-    var inSegment = false
     var first: Timestamp?
     var last: Timestamp?
+    var segmentFirst: Timestamp?
+    var segmentLast: Timestamp?
     var previous: Instant?
     var backwards = 0
     var duplicates = 0
     var withoutTime = 0
 
-    init(importer: GPXImporter, label: String, info: GPXPathInfo, creator: String?, allowResume: Bool) {
-        self.importer = importer
-        self.label = label
-        self.startInfo = info
-        self.creator = creator
-        self.allowResume = allowResume
-        combine(info)
-    }
+    enum Stop { case end, flush, verify }
 
-    func combine(_ info: GPXPathInfo) {
-        hasher.combine(info.name)
-        hasher.combine(info.comment)
-        hasher.combine(info.description)
-        hasher.combine(info.source)
-        hasher.combine(info.type)
-        hasher.combine(info.number.map { Int64($0) } ?? Int64.min)
-        for l in info.links {
-            hasher.combine(l.href)
-            hasher.combine(l.text)
-            hasher.combine(l.type)
-        }
-        for e in info.extensions { hasher.combine(e) }
-        hasher.combine(UInt64(info.links.count << 32 | info.extensions.count))
-    }
-
-    func closeSegment() {
-        if inSegment {
-            events.append(WorkoutEvent(kind: .segment, start: segmentFirst, end: segmentLast))
-            inSegment = false
-        }
-    }
-
-    func segmentStart() {
-        closeSegment()
-        hasher.combine(0x5E6_0000 as UInt64)
-        segmentStarts.append(count)
-        inSegment = true
-        segmentFirst = nil
-        segmentLast = nil
-    }
-
-    func pause(_ t: Timestamp?, resume: Bool) {
-        hasher.combine(resume ? 0x2E5_0000 as UInt64 : 0x9A5_0000 as UInt64)
-        hasher.combine(t)
-        events.append(WorkoutEvent(kind: resume ? .resume : .pause, start: t))
-    }
-
-    func add(_ points: [GPXPoint]) async throws {
-        if !inSegment && segmentStarts.last != count {
-            // Points after a pause marker without a new <trkseg>: they still start a segment of their own.
-            segmentStarts.append(count)
-            inSegment = true
-        }
-        for p in points {
+    /// Consumes points from `start` until the buffer is full (flush), the acknowledged prefix of a resumed
+    /// builder has been re-read (verify), or the batch ends; returns where it stopped.
+    mutating func consume(_ points: [GPXPoint], from start: Int) -> (Int, Stop) {
+        var i = start
+        while i < points.count {
+            let p = points[i]
+            i += 1
             let l = p.location
             hasher.combine(l)
-            for t in QuantityType.all { hasher.combine(p.values[t]) }
+            let values = p.values
+            let hasValues = !values.isEmpty
+            if hasValues {
+                for slot in 0..<6 { hasher.combine(values.raw(slot)) }
+            } else {
+                hasher.combine(0x7FF8_0000_0000_0006 as UInt64)
+            }
             let x = p.extras
-            if let x { combine(x) } else { hasher.combine(0 as UInt64) }
+            if let x { TrackScan.combine(x, into: &hasher) } else { hasher.combine(0 as UInt64) }
             if let t = l.timestamp {
                 if first == nil { first = t }
                 last = t
@@ -288,29 +240,44 @@ final class TrackImport {
             let index = count
             count += 1
             if index < skipUntil {
-                if count == skipUntil { try await verifyResume() }
+                if count == skipUntil { return (i, .verify) }
                 continue
             }
-            let i = buffer.count
+            let position = buffer.count
             buffer.append(l)
             var orphanValues: [String: Double]?
-            if !p.values.isEmpty {
-                for t in QuantityType.all {
-                    guard let v = p.values[t] else { continue }
+            if hasValues {
+                for slot in 0..<6 {
+                    let v = values.raw(slot)
+                    if v.isNaN { continue }
                     if let time = l.timestamp {
-                        series[t, default: []].append(QuantitySample(timestamp: time, value: v))
+                        series[slot].append(QuantitySample(timestamp: time, value: v))
                     } else {
                         orphanValues = orphanValues ?? [:]
-                        orphanValues?[t.identifier] = v
+                        orphanValues?[QuantityType.all[slot].identifier] = v
                     }
                 }
             }
-            if x != nil || orphanValues != nil { extras.append(ExtrasEntry(i: i, x: x, v: orphanValues)) }
-            if buffer.count == RouteBuilder.chunkSize { try await flush() }
+            if x != nil || orphanValues != nil { extras.append(ExtrasEntry(i: position, x: x, v: orphanValues)) }
+            if buffer.count == RouteBuilder.chunkSize { return (i, .flush) }
         }
+        return (i, .end)
     }
 
-    func combine(_ x: GPXPointExtras) {
+    /// Empties the buffers, handing back what they held.
+    mutating func take() -> ([Location], [QuantityType: [QuantitySample]], [ExtrasEntry]) {
+        var related: [QuantityType: [QuantitySample]] = [:]
+        for slot in 0..<6 where !series[slot].isEmpty {
+            related[QuantityType.all[slot]] = series[slot]
+            series[slot].removeAll(keepingCapacity: true)
+        }
+        let out = (buffer, related, extras)
+        buffer.removeAll(keepingCapacity: true)
+        extras.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    static func combine(_ x: GPXPointExtras, into hasher: inout ContentHasher) {
         hasher.combine(1 as UInt64)
         for s in [x.name, x.comment, x.description, x.source, x.symbol, x.type, x.fix] { hasher.combine(s) }
         for d in [x.hdop, x.vdop, x.pdop, x.magneticVariation, x.geoidHeight, x.ageOfDGPSData] { hasher.combine(d) }
@@ -324,11 +291,94 @@ final class TrackImport {
         for e in x.extensions { hasher.combine(e) }
         hasher.combine(UInt64(x.links.count << 32 | x.extensions.count))
     }
+}
+
+/// One track being imported.
+final class TrackImport {
+    let importer: GPXImporter
+    let label: String
+    let startInfo: GPXPathInfo
+    let creator: String?
+    let allowResume: Bool
+    var scan = TrackScan()
+    var builder: RouteBuilder?
+    var headResolved = false
+    var expectedCheckpoint: String?
+    var resumeCandidate: PendingBuilder?
+    var resumedFrom: Int?
+    var segmentStarts: [Int] = []
+    var events: [WorkoutEvent] = []
+    var inSegment = false
+
+    init(importer: GPXImporter, label: String, info: GPXPathInfo, creator: String?, allowResume: Bool) {
+        self.importer = importer
+        self.label = label
+        self.startInfo = info
+        self.creator = creator
+        self.allowResume = allowResume
+        combine(info)
+    }
+
+    func combine(_ info: GPXPathInfo) {
+        scan.hasher.combine(info.name)
+        scan.hasher.combine(info.comment)
+        scan.hasher.combine(info.description)
+        scan.hasher.combine(info.source)
+        scan.hasher.combine(info.type)
+        scan.hasher.combine(info.number.map { Int64($0) } ?? Int64.min)
+        for l in info.links {
+            scan.hasher.combine(l.href)
+            scan.hasher.combine(l.text)
+            scan.hasher.combine(l.type)
+        }
+        for e in info.extensions { scan.hasher.combine(e) }
+        scan.hasher.combine(UInt64(info.links.count << 32 | info.extensions.count))
+    }
+
+    func closeSegment() {
+        if inSegment {
+            events.append(WorkoutEvent(kind: .segment, start: scan.segmentFirst, end: scan.segmentLast))
+            inSegment = false
+        }
+    }
+
+    func segmentStart() {
+        closeSegment()
+        scan.hasher.combine(0x5E6_0000 as UInt64)
+        segmentStarts.append(scan.count)
+        inSegment = true
+        scan.segmentFirst = nil
+        scan.segmentLast = nil
+    }
+
+    func pause(_ t: Timestamp?, resume: Bool) {
+        scan.hasher.combine(resume ? 0x2E5_0000 as UInt64 : 0x9A5_0000 as UInt64)
+        scan.hasher.combine(t)
+        events.append(WorkoutEvent(kind: resume ? .resume : .pause, start: t))
+    }
+
+    func add(_ points: [GPXPoint]) async throws {
+        if !inSegment && segmentStarts.last != scan.count {
+            // Points after a pause marker without a new <trkseg>: they still start a segment of their own.
+            segmentStarts.append(scan.count)
+            inSegment = true
+        }
+        var i = 0
+        while i < points.count {
+            let (next, stop) = scan.consume(points, from: i)
+            i = next
+            switch stop {
+            case .end: break
+            case .flush: try await flush()
+            case .verify: try await verifyResume()
+            }
+        }
+    }
 
     /// The first flush fixes the track's head key and looks for an interrupted import of it.
     func resolveHead() async throws {
         headResolved = true
-        let key = hasher.hexDigest
+        let key = scan.hasher.hexDigest
         let store = importer.store
         if allowResume {
             let pending = try await store.pendingBuilders().first {
@@ -344,11 +394,9 @@ final class TrackImport {
                 // Everything up to `acknowledged` is stored: stop buffering, re-read up to there, verify.
                 resumeCandidate = pending
                 expectedCheckpoint = pending.progress.checkpoint
-                skipUntil = acknowledged
-                buffer.removeAll()
-                series.removeAll()
-                extras.removeAll()
-                if count >= acknowledged { try await verifyResume() }
+                scan.skipUntil = acknowledged
+                _ = scan.take()
+                if scan.count >= acknowledged { try await verifyResume() }
                 return
             }
         }
@@ -358,27 +406,27 @@ final class TrackImport {
     }
 
     func verifyResume() async throws {
-        guard count == skipUntil, let candidate = resumeCandidate, hasher.state == expectedCheckpoint else {
+        guard scan.count == scan.skipUntil, let candidate = resumeCandidate, scan.hasher.state == expectedCheckpoint
+        else {
             throw GPXImporter.ResumeMismatch()
         }
         builder = try await RouteBuilder.resume(candidate, in: importer.store)
-        resumedFrom = skipUntil
+        resumedFrom = scan.skipUntil
         resumeCandidate = nil
     }
 
     func flush() async throws {
         if !headResolved { try await resolveHead() }
-        guard !buffer.isEmpty, let builder else { return }
+        guard !scan.buffer.isEmpty, let builder else { return }
+        let checkpoint = scan.hasher.state
+        let (locations, related, extras) = scan.take()
         var extrasBytes: [UInt8]?
         if !extras.isEmpty {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             extrasBytes = Array(try encoder.encode(extras))
         }
-        try await builder.insert(buffer, related: series, checkpoint: hasher.state, extras: extrasBytes)
-        buffer.removeAll(keepingCapacity: true)
-        series.removeAll(keepingCapacity: true)
-        extras.removeAll(keepingCapacity: true)
+        try await builder.insert(locations, related: related, checkpoint: checkpoint, extras: extrasBytes)
     }
 
     struct Done {
@@ -389,12 +437,13 @@ final class TrackImport {
     func finish(info: GPXPathInfo) async throws -> Done {
         closeSegment()
         combine(info)
-        hasher.combine(Int64(count))
+        scan.hasher.combine(Int64(scan.count))
+        let count = scan.count
         if count > 0 { try await flush() }
-        if skipUntil > count || resumeCandidate != nil { throw GPXImporter.ResumeMismatch() }
+        if scan.skipUntil > count || resumeCandidate != nil { throw GPXImporter.ResumeMismatch() }
         let store = importer.store
         let source = importer.source
-        let syncID = "gpx-" + hasher.hexDigest
+        let syncID = "gpx-" + scan.hasher.hexDigest
         var warnings: [String] = []
         if count == 0 {
             warnings.append("\(label) has no points: imported as a workout without a route")
@@ -428,7 +477,7 @@ final class TrackImport {
                 metadata["gpxExtensions"] = .string(String(decoding: json, as: UTF8.self))
             }
             let candidate = Workout(
-                activityType: ActivityType(guessingFrom: info.type), start: first, end: last, source: source,
+                activityType: ActivityType(guessingFrom: info.type), start: scan.first, end: scan.last, source: source,
                 sync: SyncIdentity(identifier: syncID, version: 1), events: events, metadata: metadata)
             switch try await store.saveWorkout(candidate) {
             case .inserted, .replaced: workout = candidate
@@ -451,9 +500,9 @@ final class TrackImport {
         if segmentStarts != [0] && !segmentStarts.isEmpty {
             metadata["gpxSegmentStarts"] = .string(segmentStarts.map(String.init).joined(separator: ","))
         }
-        if backwards > 0 { metadata["timeWentBackwards"] = .integer(Int64(backwards)) }
-        if duplicates > 0 { metadata["duplicateTimes"] = .integer(Int64(duplicates)) }
-        if withoutTime > 0 { metadata["locationsWithoutTime"] = .integer(Int64(withoutTime)) }
+        if scan.backwards > 0 { metadata["timeWentBackwards"] = .integer(Int64(scan.backwards)) }
+        if scan.duplicates > 0 { metadata["duplicateTimes"] = .integer(Int64(scan.duplicates)) }
+        if scan.withoutTime > 0 { metadata["locationsWithoutTime"] = .integer(Int64(scan.withoutTime)) }
         let finished = try await builder.finish(workout: workout, metadata: metadata)
         let route = finished.outcome.savedID ?? finished.route.id
         return Done(

@@ -48,15 +48,15 @@ public final class SQLiteStore: RouteStore {
         config.busyMode = .timeout(options.busyTimeout)
         config.label = "routekit"
         let synchronous = options.durability == .powerLoss ? "FULL" : "NORMAL"
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        }
         do {
             let folder = (path as NSString).deletingLastPathComponent
             if !folder.isEmpty {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             }
             let pool = try DatabasePool(path: path, configuration: config)
+            // GRDB sets NORMAL when it switches to WAL; the pragma is per connection, and every write goes
+            // through the pool's one writer connection, so setting it there sets it for every write.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
             let migrator = Schema.migrator
             let known = Set(migrator.migrations)
             let applied = try pool.read { db in try migrator.appliedIdentifiers(db) }
