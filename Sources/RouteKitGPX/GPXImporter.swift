@@ -316,7 +316,8 @@ final class TrackImport {
         self.startInfo = info
         self.creator = creator
         self.allowResume = allowResume
-        combine(info)
+        // The track's own fields are hashed at its end, where the reader hands all of them over: a file may
+        // write them before or after its segments.
     }
 
     func combine(_ info: GPXPathInfo) {

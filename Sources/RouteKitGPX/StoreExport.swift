@@ -57,27 +57,32 @@ public enum GPXStoreExport {
                 pendingExtras = try await extrasCursor.next()
             }
             merger.apply(to: &points)
-            // Split the chunk at segment starts.
+            // Split the chunk at segment starts (several starts at one index are empty segments).
             var start = 0
             while start < points.count {
-                if nextSegment < segmentStarts.count && segmentStarts[nextSegment] <= index + start {
+                while nextSegment < segmentStarts.count && segmentStarts[nextSegment] <= index + start {
                     if open { try writer.write(.segmentEnd(extensions: [])) }
                     try writer.write(.segmentStart)
                     open = true
                     nextSegment += 1
                 }
-                var end = points.count
-                if nextSegment < segmentStarts.count {
-                    end = min(end, max(start + 1, segmentStarts[nextSegment] - index))
-                }
                 if !open {
                     try writer.write(.segmentStart)
                     open = true
                 }
+                var end = points.count
+                if nextSegment < segmentStarts.count { end = min(end, segmentStarts[nextSegment] - index) }
                 try writer.write(.trackPoints(Array(points[start..<end])))
                 start = end
             }
             index += points.count
+        }
+        // Empty segments after the last point.
+        while nextSegment < segmentStarts.count {
+            if open { try writer.write(.segmentEnd(extensions: [])) }
+            try writer.write(.segmentStart)
+            open = true
+            nextSegment += 1
         }
         if open { try writer.write(.segmentEnd(extensions: [])) }
         try writer.write(.trackEnd(pathInfo(workout)))

@@ -1,0 +1,91 @@
+import Foundation
+public import RouteKit
+
+/// A store that forwards to another and fails on purpose: the `n`-th builder append (counting from 1)
+/// throws a storage error before reaching the store, as a dying process or a full disk would. Tests use it
+/// to prove that what was acknowledged before stays and can be resumed.
+public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
+    /// The store written to.
+    public let base: any RouteStore
+    private let lock = NSLock()
+    private var appends = 0
+    private let failAt: Int
+
+    /// Fails the `failAt`-th call of ``appendToBuilder(id:chunks:progress:metadata:)``, and every later one.
+    public init(_ base: any RouteStore, failingAppend failAt: Int) {
+        self.base = base
+        self.failAt = failAt
+    }
+
+    public var storeID: UUID { base.storeID }
+
+    public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
+        try await base.saveWorkout(workout)
+    }
+    public func workout(id: UUID) async throws(RouteKitError) -> Workout? { try await base.workout(id: id) }
+    public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
+        try await base.workouts(matching: filter)
+    }
+    public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await base.deleteWorkout(id: id, as: source)
+    }
+    public func route(id: UUID) async throws(RouteKitError) -> RouteSample? { try await base.route(id: id) }
+    public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool { try await base.isCurrent(route: id) }
+    public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
+        try await base.routes(matching: filter)
+    }
+    public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await base.deleteRoute(id: id, as: source)
+    }
+    public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+        async throws(RouteKitError) -> any ChunkCursor
+    {
+        try await base.routeChunks(ofRoute: id, kind: kind, interval: interval)
+    }
+    public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+        async throws(RouteKitError)
+    {
+        try await base.appendSeries(chunks, toWorkout: id, as: source)
+    }
+    public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
+        try await base.seriesTypes(ofWorkout: id)
+    }
+    public func seriesChunks(ofWorkout id: UUID, type: QuantityType) async throws(RouteKitError) -> any ChunkCursor {
+        try await base.seriesChunks(ofWorkout: id, type: type)
+    }
+    public func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError) {
+        try await base.createBuilder(builder)
+    }
+    public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
+        try await base.pendingBuilder(id: id)
+    }
+    public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] { try await base.pendingBuilders() }
+    public func appendToBuilder(
+        id: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+    ) async throws(RouteKitError) {
+        let n = lock.withLock {
+            appends += 1
+            return appends
+        }
+        if n >= failAt { throw RouteKitError(.storage, "injected fault at builder append \(n)") }
+        try await base.appendToBuilder(id: id, chunks: chunks, progress: progress, metadata: metadata)
+    }
+    public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
+        try await base.builderChunk(id: id, kind: kind, sequence: sequence)
+    }
+    public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
+        try await base.builderChunkBounds(id: id, kind: kind)
+    }
+    public func promoteStaging(builder id: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
+        try await base.promoteStaging(builder: id, replacing: sequences)
+    }
+    public func dropStaging(builder id: UUID) async throws(RouteKitError) { try await base.dropStaging(builder: id) }
+    public func finishBuilder(id: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
+        -> SaveOutcome
+    {
+        try await base.finishBuilder(id: id, route: route, sequenceOrder: sequenceOrder)
+    }
+    public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await base.discardBuilder(id: id, as: source)
+    }
+}

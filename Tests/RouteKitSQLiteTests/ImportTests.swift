@@ -1,0 +1,249 @@
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitSQLite
+import RouteKitTesting
+import Testing
+
+/// The shared GPX corpus beside the repository (`../shared/gpx-corpus`), if present.
+enum SharedCorpus {
+    static let root: String? = {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let path = repo.deletingLastPathComponent().appendingPathComponent("shared/gpx-corpus").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }()
+
+    static func files(_ folder: String) -> [String] {
+        guard let root else { return [] }
+        let dir = root + "/" + folder
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return names.filter { $0.hasSuffix(".gpx") }.sorted().map { dir + "/" + $0 }
+    }
+}
+
+/// Every track point of a file, in order, through the plain reader.
+func trackPoints(_ path: String) throws -> [[GPXPoint]] {
+    let reader = try GPXReader(path: path)
+    var tracks: [[GPXPoint]] = []
+    while let e = try reader.next() {
+        switch e {
+        case .trackStart: tracks.append([])
+        case .trackPoints(let p): tracks[tracks.count - 1] += p
+        default: break
+        }
+    }
+    return tracks
+}
+
+func readRoute(_ store: any RouteStore, _ id: UUID) async throws -> [Location] {
+    var out: [Location] = []
+    for try await batch in store.locations(of: id, batchSize: 4096) { out += batch.locations }
+    return out
+}
+
+func temporaryDirectory() throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-import-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// A synthetic GPX 1.1 file with one track of `count` points (heart rate on every point), in `segments`.
+func syntheticGPX(count: Int, segments: Int = 1, name: String = "synthetic") -> String {
+    var s = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1" \
+        xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">
+        <trk><name>\(name)</name><type>running</type>
+
+        """
+    let perSegment = max(1, count / segments)
+    for i in 0..<count {
+        if i % perSegment == 0 && i / perSegment < segments {
+            if i > 0 { s += "</trkseg>\n" }
+            s += "<trkseg>\n"
+        }
+        let lat = String(format: "%.7f", 47.0 + Double(i) * 1e-5)
+        let lon = String(format: "%.7f", 8.0 + Double(i % 977) * 1e-5)
+        let t = Date(timeIntervalSince1970: 1_714_543_200 + Double(i))
+        let time = ISO8601DateFormatter().string(from: t)
+        s += "<trkpt lat=\"\(lat)\" lon=\"\(lon)\"><ele>\(400 + i % 50).5</ele><time>\(time)</time>"
+        s += "<extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>\(100 + i % 60)</gpxtpx:hr>"
+        s += "</gpxtpx:TrackPointExtension></extensions></trkpt>\n"
+    }
+    s += "</trkseg></trk></gpx>\n"
+    return s
+}
+
+@Suite("GPX import into the SQLite store")
+struct ImportTests {
+    /// Corpus files whose export cannot be identical, and why (README, "Known limits").
+    static let notWrittenBack = [
+        "opentracks-lat-100-200-pause-markers-1.gpx": "pause markers are written as segment breaks",
+        "holux-gm130-bom-crlf-speed-1.gpx": "GPX-namespace elements inside <trk><extensions> are not valid GPX 1.1",
+        "runkeeper-time-backwards-hr-1.gpx": "<time> inside <trk> is not valid GPX 1.1",
+    ]
+
+    @Test(
+        "every valid and quirky corpus file imports losslessly: export and re-import is unchanged",
+        .enabled(if: SharedCorpus.root != nil, "../shared/gpx-corpus is not present"))
+    func corpusRoundTrip() async throws {
+        let store = try makeTemporaryStore()
+        let importer = GPXImporter(store: store)
+        let dir = try temporaryDirectory()
+        var tracks = 0
+        for file in SharedCorpus.files("valid") + SharedCorpus.files("quirks") {
+            let result = await importer.importFile(file)
+            #expect(result.error == nil, "\(file): \(String(describing: result.error))")
+            #expect(result.status == .imported || result.tracks.isEmpty, "\(file): \(result.status)")
+            let expected = try trackPoints(file)
+            #expect(result.tracks.count == expected.count, "\(file): one workout per <trk>")
+            for (track, points) in zip(result.tracks, expected) {
+                tracks += 1
+                #expect(track.locations == points.count, "\(file): every <trkpt> is a location")
+                guard let route = track.route else {
+                    #expect(points.isEmpty, "\(file): only an empty track has no route")
+                    continue
+                }
+                let back = try await readRoute(store, route)
+                #expect(back == points.map(\.location), "\(file): the locations come back in file order")
+                #expect(
+                    zip(back, points).allSatisfy {
+                        $0.timestamp?.utcOffsetSeconds == $1.location.timestamp?.utcOffsetSeconds
+                    }, "\(file): with their written UTC offsets")
+                // Export from the store, then import the export: the same content, so unchanged.
+                guard let sample = try await store.route(id: route) else { continue }
+                let out = dir + "/\(route).gpx"
+                let sink = try OutputSink(path: out)
+                var writer = GPXWriter(to: sink)
+                try writer.write(.document(GPXDocumentInfo(version: "1.1", creator: "test")))
+                try await GPXStoreExport.writeTrack(route: sample, store: store, to: &writer)
+                try writer.finish()
+                try sink.close()
+                let again = await importer.importFile(out)
+                if let reason = Self.notWrittenBack.first(where: { file.hasSuffix($0.key) })?.value {
+                    // What GPX 1.1 cannot hold changes the content; the locations still come back whole.
+                    let other = try #require(again.tracks.first?.route, "\(file): \(reason)")
+                    #expect(try await readRoute(store, other) == back, "\(file): \(reason); the locations are kept")
+                } else {
+                    #expect(again.status == .unchanged, "\(file): re-importing its export is unchanged")
+                    #expect(again.tracks.first?.route == route, "\(file): and names the same route")
+                }
+            }
+        }
+        #expect(tracks > 40)
+        #expect(try await store.pendingBuilders().isEmpty)
+    }
+
+    @Test(
+        "malformed corpus files fail with file, line and column, and leave nothing behind",
+        .enabled(if: SharedCorpus.root != nil, "../shared/gpx-corpus is not present"))
+    func malformedCorpus() async throws {
+        let store = try makeTemporaryStore()
+        let importer = GPXImporter(store: store)
+        for file in SharedCorpus.files("malformed") {
+            let result = await importer.importFile(file)
+            #expect(result.status == .failed || result.status == .partial, "\(file): \(result.status)")
+            #expect(result.error?.file == file, "\(file): the error names the file")
+            if let e = result.error, e.code != .io { #expect(e.line != nil, "\(file): and the line") }
+        }
+        #expect(try await store.pendingBuilders().isEmpty, "no builder is left pending by a broken file")
+        // Each of these files breaks before its first track ends: nothing at all is stored.
+        #expect(try await store.routes(matching: RouteFilter()).isEmpty)
+        #expect(try await store.workouts(matching: WorkoutFilter()).isEmpty)
+    }
+
+    @Test("a fault mid-import keeps what was acknowledged; importing again resumes and completes exactly one route")
+    func resumeAfterFault() async throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/big.gpx"
+        try syntheticGPX(count: 5000, segments: 2).write(toFile: path, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        // The third batch fails: batches 1 and 2 (2,048 locations) are acknowledged.
+        let faulty = FaultInjectingStore(store, failingAppend: 3)
+        let first = await GPXImporter(store: faulty).importFile(path)
+        #expect(first.status == .failed)
+        #expect(first.error?.code == .storage)
+        let pending = try await store.pendingBuilders()
+        #expect(pending.count == 1)
+        #expect(pending.first?.progress.locationCount == 2048)
+        #expect(pending.first?.origin?.label == path)
+        #expect(try await store.routes(matching: RouteFilter()).isEmpty)
+
+        let second = await GPXImporter(store: store).importFile(path)
+        #expect(second.status == .imported)
+        #expect(second.tracks.first?.resumedFrom == 2048)
+        let routes = try await store.routes(matching: RouteFilter())
+        try #require(routes.count == 1)
+        #expect(routes[0].locationCount == 5000)
+        #expect(routes[0].metadata["gpxSegmentStarts"] == .string("0,2500"))
+        let expected = try trackPoints(path)[0]
+        #expect(try await readRoute(store, routes[0].id) == expected.map(\.location), "nothing lost or duplicated")
+        var hr: [QuantitySample] = []
+        for try await b in store.samples(of: .heartRate, workout: routes[0].workoutID) { hr += b.samples }
+        #expect(hr.map(\.value) == expected.compactMap { $0.values[.heartRate] }, "the series is whole too")
+        #expect(try await store.pendingBuilders().isEmpty)
+        let third = await GPXImporter(store: store).importFile(path)
+        #expect(third.status == .unchanged)
+    }
+
+    @Test("a pending builder whose content differs is left alone, and the track is built anew")
+    func resumeMismatch() async throws {
+        let dir = try temporaryDirectory()
+        let a = dir + "/a.gpx"
+        // Same first 1,024 points (same head), different later points.
+        var textA = syntheticGPX(count: 3000)
+        try textA.write(toFile: a, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        _ = await GPXImporter(store: FaultInjectingStore(store, failingAppend: 3)).importFile(a)
+        #expect(try await store.pendingBuilders().first?.progress.locationCount == 2048)
+        textA = textA.replacingOccurrences(of: "<ele>401.5</ele>", with: "<ele>401.75</ele>")
+        let b = dir + "/b.gpx"
+        try textA.write(toFile: b, atomically: true, encoding: .utf8)
+        let result = await GPXImporter(store: store).importFile(b)
+        #expect(result.status == .imported)
+        #expect(result.tracks.first?.resumedFrom == nil)
+        #expect(try await store.pendingBuilders().count == 1, "the other track's builder stays pending")
+        let routes = try await store.routes(matching: RouteFilter())
+        #expect(routes.map(\.locationCount) == [3000])
+    }
+
+    @Test("an empty <trk> becomes a workout without a route, with a warning; segments become workout segments")
+    func emptyTrackAndSegments() async throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/t.gpx"
+        let text = syntheticGPX(count: 30, segments: 3).replacingOccurrences(
+            of: "</trk></gpx>", with: "</trk><trk><name>empty</name></trk></gpx>")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        let result = await GPXImporter(store: store).importFile(path)
+        #expect(result.status == .imported)
+        try #require(result.tracks.count == 2)
+        #expect(result.tracks[1].route == nil)
+        #expect(result.warnings.contains { $0.contains("no points") })
+        let w = try #require(try await store.workout(id: result.tracks[0].workout))
+        #expect(w.events.filter { $0.kind == .segment }.count == 3)
+        #expect(w.activityType == .running)
+        #expect(w.metadata["name"] == .string("synthetic"))
+        let empty = try #require(try await store.workout(id: result.tracks[1].workout))
+        #expect(empty.metadata["name"] == .string("empty"))
+        #expect(try await store.routes(matching: RouteFilter(workout: empty.id)).isEmpty)
+        let again = await GPXImporter(store: store).importFile(path)
+        #expect(again.status == .unchanged)
+        #expect(try await store.workouts(matching: WorkoutFilter()).count == 2)
+    }
+
+    @Test("another source importing the same file gets its own workouts and routes")
+    func sourcesAreSeparate() async throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/t.gpx"
+        try syntheticGPX(count: 10).write(toFile: path, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        let a = await GPXImporter(store: store).importFile(path)
+        let b = await GPXImporter(store: store, source: try Source(name: "other")).importFile(path)
+        #expect(a.status == .imported && b.status == .imported)
+        #expect(a.tracks.first?.route != b.tracks.first?.route)
+        let routes = try await store.routes(matching: RouteFilter())
+        #expect(Set(routes.map(\.sync.identifier)).count == 1, "same content, same identifier, two sources")
+    }
+}
