@@ -8,7 +8,7 @@ SHELL := /bin/bash
 deps:
 	@scripts/install-deps.sh
 
-## The main job on sample-routes/: inspect every file, convert each to GPX 1.1, GeoJSON and CSV.
+## The main job: import sample-routes/ into the default SQLite store, list it, export a route, re-import (unchanged).
 demo: deps
 	@scripts/demo.sh
 

@@ -26,6 +26,16 @@ let package = Package(
             ],
             path: "Benchmarks/GPXParse",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "Store",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitSQLite", package: "RouteKit"),
+            ],
+            path: "Benchmarks/Store",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on the embedded default, for now (the store comes next): read every route in
-# sample-routes/, report what each holds, and convert each to schema-valid GPX 1.1, GeoJSON and CSV.
+# The main job on the embedded default store: import every route in sample-routes/ into the SQLite store
+# (default ~/.local/share/routekit/store.sqlite, or $ROUTEKIT_STORE), list what it holds, export one route
+# back to schema-valid GPX 1.1, and show that importing again stores nothing new.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.build-demo
@@ -9,21 +10,27 @@ swift build --product routekit
 bin="$(swift build --show-bin-path)/routekit"
 
 echo
-echo "== routekit inspect sample-routes/*.gpx"
-"$bin" inspect sample-routes/*.gpx
+echo "== routekit import sample-routes/"
+"$bin" import sample-routes/
 
 echo
-echo "== routekit convert (GPX 1.1, GeoJSON, CSV) into $out/"
-for f in sample-routes/*.gpx; do
-    name=$(basename "$f" .gpx)
-    "$bin" convert "$f" -o "$out/$name.gpx"
-    "$bin" convert "$f" -o "$out/$name.geojson"
-    "$bin" convert "$f" -o "$out/$name.csv"
-done
-if command -v xmllint >/dev/null 2>&1 && [ -f ../shared/schemas/gpx-1.1.xsd ]; then
-    echo
-    echo "== xmllint --schema gpx-1.1.xsd (what RouteKit writes must validate)"
-    xmllint --noout --schema ../shared/schemas/gpx-1.1.xsd "$out"/*.gpx
-fi
+echo "== routekit workouts"
+"$bin" workouts
+
 echo
-echo "Done: $(ls "$out" | wc -l) files in $out/."
+echo "== routekit routes"
+"$bin" routes
+
+route=$("$bin" routes --json | head -1 | sed -E 's/.*"uuid":"([^"]+)".*/\1/')
+echo
+echo "== routekit export $route -o $out/exported.gpx (and .geojson, .csv)"
+"$bin" export "$route" -o "$out/exported.gpx"
+"$bin" export "$route" -o "$out/exported.geojson"
+"$bin" export "$route" -o "$out/exported.csv"
+if command -v xmllint >/dev/null 2>&1 && [ -f ../shared/schemas/gpx-1.1.xsd ]; then
+    xmllint --noout --schema ../shared/schemas/gpx-1.1.xsd "$out/exported.gpx"
+fi
+
+echo
+echo "== routekit import sample-routes/ again: every track is already stored"
+"$bin" import sample-routes/

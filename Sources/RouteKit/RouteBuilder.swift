@@ -63,6 +63,7 @@ public final class RouteBuilder {
     private var state = State.open
     private var metadata: [String: MetadataValue]
     private var nextSequence: Int
+    private let claim: UUID
     /// What has been acknowledged.
     public private(set) var progress: BuilderProgress
 
@@ -80,9 +81,10 @@ public final class RouteBuilder {
         self.metadata = [:]
         self.nextSequence = 0
         self.progress = record.progress
+        self.claim = record.claim
     }
 
-    private init(store: any RouteStore, pending: PendingBuilder) {
+    private init(store: any RouteStore, pending: PendingBuilder, claim: UUID) {
         self.id = pending.id
         self.source = pending.source
         self.order = pending.order
@@ -91,21 +93,34 @@ public final class RouteBuilder {
         self.metadata = pending.metadata
         self.nextSequence = pending.nextSequence
         self.progress = pending.progress
+        self.claim = claim
     }
 
     /// Picks up a pending builder (after a crash, or from another process) where its last acknowledged batch
-    /// left it.
+    /// left it, taking it over: the handle that held it before can no longer add to it.
+    ///
+    /// - Throws: ``RouteKitError/Code/notFound`` when it is no longer pending;
+    ///   ``RouteKitError/Code/builderState`` when it changed since `pending` was read (another process is
+    ///   still adding to it, or took it over first).
     public static func resume(_ pending: PendingBuilder, in store: any RouteStore) async throws(RouteKitError)
         -> RouteBuilder
     {
-        guard try await store.pendingBuilder(id: pending.id) != nil else {
-            throw RouteKitError(.notFound, "route builder \(pending.id) is not pending (finished or discarded)")
+        let claim = UUID()
+        guard
+            try await store.claimBuilder(
+                id: pending.id, expectedLocationCount: pending.progress.locationCount, claim: claim)
+        else {
+            guard try await store.pendingBuilder(id: pending.id) != nil else {
+                throw RouteKitError(.notFound, "route builder \(pending.id) is not pending (finished or discarded)")
+            }
+            throw RouteKitError(
+                .builderState, "route builder \(pending.id) changed since it was listed: another process is using it")
         }
         try await store.dropStaging(builder: pending.id)
         guard let fresh = try await store.pendingBuilder(id: pending.id) else {
             throw RouteKitError(.notFound, "route builder \(pending.id) is not pending (finished or discarded)")
         }
-        return RouteBuilder(store: store, pending: fresh)
+        return RouteBuilder(store: store, pending: fresh, claim: claim)
     }
 
     private func checkOpen() throws(RouteKitError) {
@@ -189,7 +204,7 @@ public final class RouteBuilder {
         let newProgress = BuilderProgress(
             locationCount: progress.locationCount + batch.count, checkpoint: checkpoint ?? progress.checkpoint)
         guard !chunks.isEmpty else { return }
-        try await store.appendToBuilder(id: id, chunks: chunks, progress: newProgress, metadata: metadata)
+        try await store.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: newProgress, metadata: metadata)
         nextSequence = sequence
         progress = newProgress
     }
@@ -208,7 +223,7 @@ public final class RouteBuilder {
     public func addMetadata(_ more: [String: MetadataValue]) async throws(RouteKitError) {
         try checkOpen()
         let merged = metadata.merging(more) { _, new in new }
-        try await store.appendToBuilder(id: id, chunks: [], progress: progress, metadata: merged)
+        try await store.appendToBuilder(id: id, claim: claim, chunks: [], progress: progress, metadata: merged)
         metadata = merged
     }
 
@@ -263,7 +278,7 @@ public final class RouteBuilder {
             workoutID: workout.id, source: source,
             sync: sync ?? SyncIdentity(identifier: UUID().uuidString.lowercased(), version: 1), start: start, end: end,
             locationCount: progress.locationCount, metadata: all)
-        let outcome = try await store.finishBuilder(id: id, route: route, sequenceOrder: order)
+        let outcome = try await store.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: order)
         state = .finished
         return RouteFinish(route: route, outcome: outcome)
     }
@@ -348,7 +363,8 @@ public final class RouteBuilder {
             }
             if out.count == Self.chunkSize {
                 try await store.appendToBuilder(
-                    id: id, chunks: [.locations(out, sequence: sequence, kind: .staging)], progress: progress,
+                    id: id, claim: claim, chunks: [.locations(out, sequence: sequence, kind: .staging)],
+                    progress: progress,
                     metadata: metadata)
                 sequence += 1
                 out.removeAll(keepingCapacity: true)
@@ -356,11 +372,11 @@ public final class RouteBuilder {
         }
         if !out.isEmpty {
             try await store.appendToBuilder(
-                id: id, chunks: [.locations(out, sequence: sequence, kind: .staging)], progress: progress,
+                id: id, claim: claim, chunks: [.locations(out, sequence: sequence, kind: .staging)], progress: progress,
                 metadata: metadata)
             sequence += 1
         }
-        try await store.promoteStaging(builder: id, replacing: runs.flatMap { $0 })
+        try await store.promoteStaging(builder: id, claim: claim, replacing: runs.flatMap { $0 })
         nextSequence = sequence
     }
 

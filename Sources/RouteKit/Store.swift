@@ -81,12 +81,16 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
     public var updated: Date
     /// The sequence number its next chunk takes.
     public var nextSequence: Int
+    /// Who holds the builder: only the ``RouteBuilder`` with this claim may add to or finish it. Resuming a
+    /// builder takes a new claim (``RouteStore/claimBuilder(id:expectedLocationCount:claim:)``), so a process
+    /// that was presumed dead but is not can no longer write into it.
+    public var claim: UUID
 
     /// Creates a record.
     public init(
         id: UUID = UUID(), source: Source, order: LocationOrder, origin: BuilderOrigin?,
         progress: BuilderProgress = BuilderProgress(locationCount: 0), metadata: [String: MetadataValue] = [:],
-        created: Date = Date(), updated: Date = Date(), nextSequence: Int = 0
+        created: Date = Date(), updated: Date = Date(), nextSequence: Int = 0, claim: UUID = UUID()
     ) {
         self.id = id
         self.source = source
@@ -97,6 +101,7 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
         self.created = created
         self.updated = updated
         self.nextSequence = nextSequence
+        self.claim = claim
     }
 }
 
@@ -296,10 +301,15 @@ public protocol RouteStore: AnyObject, Sendable {
     func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder?
     /// Every pending builder, oldest first.
     func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder]
+    /// Takes over a pending builder: one transaction that sets a new claim only if the builder still has
+    /// `expectedLocationCount` acknowledged locations. `false` when another writer got there first (it added
+    /// locations, or claimed it): the caller must not resume it.
+    func claimBuilder(id: UUID, expectedLocationCount: Int, claim: UUID) async throws(RouteKitError) -> Bool
     /// Adds chunks to a builder and records its progress and metadata, in one transaction: durable on return.
-    /// - Throws: ``RouteKitError/Code/notFound`` when the builder is no longer pending.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the builder is no longer pending,
+    ///   ``RouteKitError/Code/builderState`` when `claim` is not the builder's (another process took it over).
     func appendToBuilder(
-        id: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+        id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError)
     /// One of a builder's chunks, `nil` when there is none with that kind and sequence number.
     func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk?
@@ -307,16 +317,17 @@ public protocol RouteStore: AnyObject, Sendable {
     func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk]
     /// One transaction: deletes the builder's location chunks with the given sequence numbers and turns
     /// every staging chunk into a location chunk (the end of one merge pass).
-    func promoteStaging(builder id: UUID, replacing sequences: [Int]) async throws(RouteKitError)
+    func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int]) async throws(RouteKitError)
     /// Deletes a builder's staging chunks (what an interrupted merge left).
     func dropStaging(builder id: UUID) async throws(RouteKitError)
-    /// One transaction: saves `route` from the builder's location chunks (taken in `sequenceOrder`, or by
+    /// One transaction (only with the builder's `claim`): saves `route` from the builder's location chunks (taken in `sequenceOrder`, or by
     /// sequence number when `nil`) with the sync semantics of ``saveWorkout(_:)`` (a replaced route keeps
     /// its workout and is kept as provenance when it was a raw version), attaches the builder's series to the
     /// route's workout, and retires the builder. When stale, the builder is discarded and nothing is saved.
     /// - Throws: ``RouteKitError/Code/notFound`` when the builder is not pending or the workout is not current;
     ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source.
-    func finishBuilder(id: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError) -> SaveOutcome
+    func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
+        -> SaveOutcome
     /// Drops a pending builder and its chunks.
     /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
     func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError)

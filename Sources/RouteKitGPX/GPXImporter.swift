@@ -388,7 +388,7 @@ final class TrackImport {
             if let pending {
                 let acknowledged = pending.progress.locationCount
                 if acknowledged == 0 {
-                    builder = try await RouteBuilder.resume(pending, in: store)
+                    builder = try await takeOver(pending)
                     resumedFrom = 0
                     return
                 }
@@ -406,12 +406,28 @@ final class TrackImport {
             origin: BuilderOrigin(kind: GPXImporter.originKind, key: key, label: label))
     }
 
+    /// Resumes a pending builder; if another process is still using it (or just finished it), the track is
+    /// built anew instead.
+    func takeOver(_ pending: PendingBuilder) async throws -> RouteBuilder {
+        let result: Result<RouteBuilder, RouteKitError>
+        do {
+            result = .success(try await RouteBuilder.resume(pending, in: importer.store))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let b): return b
+        case .failure(let e) where e.code == .builderState || e.code == .notFound: throw GPXImporter.ResumeMismatch()
+        case .failure(let e): throw e
+        }
+    }
+
     func verifyResume() async throws {
         guard scan.count == scan.skipUntil, let candidate = resumeCandidate, scan.hasher.state == expectedCheckpoint
         else {
             throw GPXImporter.ResumeMismatch()
         }
-        builder = try await RouteBuilder.resume(candidate, in: importer.store)
+        builder = try await takeOver(candidate)
         resumedFrom = scan.skipUntil
         resumeCandidate = nil
     }

@@ -469,12 +469,13 @@ public final class SQLiteStore: RouteStore {
             try db.execute(
                 sql: """
                     INSERT INTO builder(uuid, source, location_order, origin_kind, origin_key, origin_label,
-                        location_count, checkpoint, metadata, created, updated)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        location_count, checkpoint, claim, metadata, created, updated)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     Self.key(b.id), b.source.name, b.order.rawValue, b.origin?.kind, b.origin?.key, b.origin?.label,
-                    b.progress.locationCount, b.progress.checkpoint, metadata, b.created.timeIntervalSince1970,
+                    b.progress.locationCount, b.progress.checkpoint, Self.key(b.claim), metadata,
+                    b.created.timeIntervalSince1970,
                     b.updated.timeIntervalSince1970,
                 ])
         }
@@ -493,7 +494,7 @@ public final class SQLiteStore: RouteStore {
             progress: BuilderProgress(locationCount: row["location_count"], checkpoint: row["checkpoint"]),
             metadata: try unjson([String: MetadataValue].self, row["metadata"]),
             created: Date(timeIntervalSince1970: row["created"]), updated: Date(timeIntervalSince1970: row["updated"]),
-            nextSequence: next ?? 0)
+            nextSequence: next ?? 0, claim: try uuid(row["claim"]))
     }
 
     public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
@@ -510,8 +511,26 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    /// Checks that `claim` holds the pending builder `key`.
+    static func checkClaim(_ db: Database, _ key: String, _ claim: UUID) throws {
+        guard let held = try String.fetchOne(db, sql: "SELECT claim FROM builder WHERE uuid = ?", arguments: [key])
+        else { throw RouteKitError(.notFound, "route builder \(key) is not pending (finished, discarded or unknown)") }
+        guard held == Self.key(claim) else {
+            throw RouteKitError(.builderState, "route builder \(key) was taken over by another process")
+        }
+    }
+
+    public func claimBuilder(id: UUID, expectedLocationCount: Int, claim: UUID) async throws(RouteKitError) -> Bool {
+        try await write("claiming route builder \(id)") { db in
+            try db.execute(
+                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND location_count = ?",
+                arguments: [Self.key(claim), Self.key(id), expectedLocationCount])
+            return db.changesCount == 1
+        }
+    }
+
     public func appendToBuilder(
-        id: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+        id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError) {
         let metadataJSON: String
         do { metadataJSON = try Self.json(metadata) } catch {
@@ -519,12 +538,10 @@ public final class SQLiteStore: RouteStore {
         }
         let now = Date().timeIntervalSince1970
         try await write("storing a batch of route builder \(id)") { db in
+            try Self.checkClaim(db, Self.key(id), claim)
             try db.execute(
                 sql: "UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ? WHERE uuid = ?",
                 arguments: [progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id)])
-            guard db.changesCount == 1 else {
-                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-            }
             for chunk in chunks { try Self.insert(db, chunk, container: Self.key(id)) }
         }
     }
@@ -550,8 +567,9 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func promoteStaging(builder id: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
+    public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
         try await write("merging route builder \(id)") { db in
+            try Self.checkClaim(db, Self.key(id), claim)
             for s in sequences {
                 try db.execute(
                     sql: "DELETE FROM chunk WHERE container = ? AND kind = 'locations' AND seq = ?",
@@ -570,8 +588,8 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func finishBuilder(id: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
-        -> SaveOutcome
+    public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+        async throws(RouteKitError) -> SaveOutcome
     {
         let body: String
         do { body = try Self.json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
@@ -589,6 +607,7 @@ public final class SQLiteStore: RouteStore {
             guard builderSource == route.source.name else {
                 throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(builderSource)'")
             }
+            try Self.checkClaim(db, key, claim)
             guard
                 let workoutSource = try String.fetchOne(
                     db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(route.workoutID)])

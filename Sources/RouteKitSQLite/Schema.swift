@@ -54,6 +54,7 @@ enum Schema {
                         origin_label TEXT,
                         location_count INTEGER NOT NULL,
                         checkpoint TEXT,
+                        claim TEXT NOT NULL,
                         metadata TEXT NOT NULL,
                         created REAL NOT NULL,
                         updated REAL NOT NULL);

@@ -11,7 +11,7 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     private var appends = 0
     private let failAt: Int
 
-    /// Fails the `failAt`-th call of ``appendToBuilder(id:chunks:progress:metadata:)``, and every later one.
+    /// Fails the `failAt`-th call of ``appendToBuilder(id:claim:chunks:progress:metadata:)``, and every later one.
     public init(_ base: any RouteStore, failingAppend failAt: Int) {
         self.base = base
         self.failAt = failAt
@@ -60,15 +60,18 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
         try await base.pendingBuilder(id: id)
     }
     public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] { try await base.pendingBuilders() }
+    public func claimBuilder(id: UUID, expectedLocationCount: Int, claim: UUID) async throws(RouteKitError) -> Bool {
+        try await base.claimBuilder(id: id, expectedLocationCount: expectedLocationCount, claim: claim)
+    }
     public func appendToBuilder(
-        id: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+        id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError) {
         let n = lock.withLock {
             appends += 1
             return appends
         }
         if n >= failAt { throw RouteKitError(.storage, "injected fault at builder append \(n)") }
-        try await base.appendToBuilder(id: id, chunks: chunks, progress: progress, metadata: metadata)
+        try await base.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: progress, metadata: metadata)
     }
     public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
         try await base.builderChunk(id: id, kind: kind, sequence: sequence)
@@ -76,14 +79,14 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
         try await base.builderChunkBounds(id: id, kind: kind)
     }
-    public func promoteStaging(builder id: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
-        try await base.promoteStaging(builder: id, replacing: sequences)
+    public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
+        try await base.promoteStaging(builder: id, claim: claim, replacing: sequences)
     }
     public func dropStaging(builder id: UUID) async throws(RouteKitError) { try await base.dropStaging(builder: id) }
-    public func finishBuilder(id: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
-        -> SaveOutcome
+    public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+        async throws(RouteKitError) -> SaveOutcome
     {
-        try await base.finishBuilder(id: id, route: route, sequenceOrder: sequenceOrder)
+        try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
     }
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try await base.discardBuilder(id: id, as: source)

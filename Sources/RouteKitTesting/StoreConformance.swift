@@ -43,6 +43,7 @@ public enum StoreConformance {
             name: "route sync identity: replace keeps raw provenance, stale drops the builder", run: routeSyncIdentity),
         ConformanceCheck(name: "a foreign source can neither replace nor delete", run: foreignSourceRefused),
         ConformanceCheck(name: "pending builders survive and resume where they stopped", run: pendingBuilderResume),
+        ConformanceCheck(name: "resuming takes a builder over; a stale resume is refused", run: resumeTakesOver),
         ConformanceCheck(name: "route query: batches, done, interval, bad batch size", run: routeQueryBatches),
         ConformanceCheck(name: "route query reads one version while the route is replaced", run: routeQueryConsistent),
         ConformanceCheck(
@@ -361,6 +362,26 @@ public enum StoreConformance {
         try expect(finish.route.metadata["name"] == .string("morning run"), "metadata survives the resume")
         try expect(same(try await readAll(store, finish.route.id), all), "nothing lost, nothing duplicated")
         _ = try await expectError(.notFound) { try await RouteBuilder.resume(p, in: store) }
+    }
+
+    static func resumeTakesOver(_ store: any RouteStore) async throws {
+        let all = locations(count: 30)
+        let first = try await RouteBuilder(store: store, source: alice, order: .insertion)
+        try await first.insert(Array(all[0..<10]))
+        let listed = try await store.pendingBuilders()
+        try expect(listed.count == 1, "one pending builder")
+        guard let p = listed.first else { return }
+        let second = try await RouteBuilder.resume(p, in: store)
+        // The first handle (a process presumed dead) can no longer write.
+        _ = try await expectError(.builderState) { try await first.insert(Array(all[10..<20])) }
+        try await second.insert(Array(all[10..<20]))
+        // A resume from an old listing (10 acknowledged, now 20) is refused: another writer moved on.
+        _ = try await expectError(.builderState) { try await RouteBuilder.resume(p, in: store) }
+        try await second.insert(Array(all[20...]))
+        let w = try await saved(store, alice)
+        _ = try await expectError(.builderState) { try await first.finish(workout: w) }
+        let finish = try await second.finish(workout: w)
+        try expect(same(try await readAll(store, finish.route.id), all), "each location exactly once")
     }
 
     static func routeQueryBatches(_ store: any RouteStore) async throws {
