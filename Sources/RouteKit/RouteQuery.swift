@@ -161,12 +161,19 @@ struct BatchEngine<Item> {
                 cursor = try await open()
             }
             var batch: [Item] = []
-            batch.reserveCapacity(Swift.min(batchSize, 65_536))
             while batch.count < batchSize {
                 if position == buffer.count {
                     guard try await refill() else { break }
                 }
                 let take = Swift.min(batchSize - batch.count, buffer.count - position)
+                if batch.isEmpty && position == 0 && take == buffer.count {
+                    // A whole decoded chunk: hand it over without copying.
+                    swap(&batch, &buffer)
+                    buffer.removeAll()
+                    position = 0
+                    continue
+                }
+                if batch.isEmpty { batch.reserveCapacity(Swift.min(batchSize, 65_536)) }
                 batch.append(contentsOf: buffer[position..<(position + take)])
                 position += take
             }

@@ -708,11 +708,15 @@ func syncRead<T>(_ snapshot: DatabaseSnapshot, _ body: (Database) throws -> T) t
     try snapshot.read(body)
 }
 
-/// Reads chunks by row id from a snapshot taken when the query started.
+/// Reads chunks by row id from a snapshot taken when the query started, a few at a time (one snapshot read
+/// per group keeps the per-chunk cost low).
 final class SnapshotCursor: ChunkCursor {
     private var snapshot: DatabaseSnapshot?
     private let ids: [Int64]
     private var position = 0
+    private var ready: [StoredChunk] = []
+    private var readyIndex = 0
+    static let group = 8
 
     init(snapshot: DatabaseSnapshot, ids: [Int64]) {
         self.snapshot = snapshot
@@ -720,18 +724,31 @@ final class SnapshotCursor: ChunkCursor {
     }
 
     func next() async throws(RouteKitError) -> StoredChunk? {
+        if readyIndex < ready.count {
+            defer { readyIndex += 1 }
+            return ready[readyIndex]
+        }
         guard let snapshot, position < ids.count else {
             close()
             return nil
         }
-        let id = ids[position]
-        position += 1
+        let wanted = Array(ids[position..<min(position + Self.group, ids.count)])
+        position += wanted.count
         do {
-            let row = try syncRead(snapshot) { db in
-                try Row.fetchOne(db, sql: "SELECT * FROM chunk WHERE id = ?", arguments: [id])
+            let rows = try syncRead(snapshot) { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT * FROM chunk WHERE id IN (\(wanted.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(wanted))
             }
-            guard let row else { throw RouteKitError(.storage, "a chunk vanished from a snapshot") }
-            return try SQLiteStore.chunk(row, withData: true)
+            var byID: [Int64: StoredChunk] = [:]
+            for row in rows { byID[row["id"]] = try SQLiteStore.chunk(row, withData: true) }
+            ready = []
+            for id in wanted {
+                guard let chunk = byID[id] else { throw RouteKitError(.storage, "a chunk vanished from a snapshot") }
+                ready.append(chunk)
+            }
+            readyIndex = 1
+            return ready[0]
         } catch let error as RouteKitError {
             throw error
         } catch {
@@ -739,5 +756,8 @@ final class SnapshotCursor: ChunkCursor {
         }
     }
 
-    func close() { snapshot = nil }
+    func close() {
+        snapshot = nil
+        ready = []
+    }
 }
