@@ -84,7 +84,7 @@ public struct SeriesQuery: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
             engine: BatchEngine(batchSize: batchSize) { [store, workout, type] () async throws(RouteKitError) in
-                try await store.seriesChunks(ofWorkout: workout, type: type)
+                try await store.workoutChunks(ofWorkout: workout, kind: .quantity(type))
             } decode: { (bytes: [UInt8]) throws(RouteKitError) -> [QuantitySample] in
                 try QuantityChunk.decode(bytes)
             })

@@ -116,6 +116,8 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
     /// Opaque per-batch annotations kept with a route (the importer's GPX fields that are not location fields),
     /// numbered like the location chunk they annotate.
     case extras
+    /// Opaque data its writer attached to a workout (the importer's GPX waypoints and `<rte>` routes).
+    case attachment
 
     /// The stable name stored in a backend (`"locations"`, `"heartRate"`, `"staging"`).
     public var description: String {
@@ -124,6 +126,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
         case .quantity(let type): type.identifier
         case .staging: "staging"
         case .extras: "extras"
+        case .attachment: "attachment"
         }
     }
 
@@ -133,6 +136,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
         case "locations": self = .locations
         case "staging": self = .staging
         case "extras": self = .extras
+        case "attachment": self = .attachment
         default:
             guard let type = QuantityType(identifier: name) else { return nil }
             self = .quantity(type)
@@ -284,14 +288,15 @@ public protocol RouteStore: AnyObject, Sendable {
 
     // MARK: Series
 
-    /// Appends packed samples to a workout's series, as `source` (the backend numbers the chunks after the
-    /// workout's existing ones; the chunks' own sequence numbers are ignored).
+    /// Appends packed samples (or ``ChunkKind/attachment`` chunks) to a workout, as `source` (the backend
+    /// numbers the chunks after the workout's existing ones; the chunks' own sequence numbers are ignored).
     /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not current.
     func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source) async throws(RouteKitError)
     /// The quantity types a workout has series of.
     func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType]
-    /// A workout's series chunks of one type, ordered by time.
-    func seriesChunks(ofWorkout id: UUID, type: QuantityType) async throws(RouteKitError) -> any ChunkCursor
+    /// A workout's chunks of one kind (a quantity type's series, ordered by time; or its attachments, in the
+    /// order they were appended).
+    func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor
 
     // MARK: Builders (use ``RouteBuilder``)
 

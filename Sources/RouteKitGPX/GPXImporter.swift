@@ -61,7 +61,9 @@ public struct GPXImportResult: Sendable, Hashable {
 /// - **Lossless:** GPX fields that are not location fields (names, DOP values, unknown extensions) are
 ///   stored with the route as `extras` chunks; values of points without a time (which cannot be series
 ///   samples) go there too.
-/// - **Not stored yet:** `<wpt>` and `<rte>` are counted and reported in a warning.
+/// - **Waypoints and `<rte>` routes** are stored as attachments of the workout of the file's first track
+///   (``GPXAttachments``); a file with only waypoints and routes becomes a workout without a route, of activity
+///   `other`, identified by their content, that holds them.
 /// - **Oddities** are recorded in the route's metadata, never fixed: `timeWentBackwards`, `duplicateTimes`,
 ///   `locationsWithoutTime` (counts).
 public final class GPXImporter {
@@ -106,8 +108,7 @@ public final class GPXImporter {
     {
         var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
         var track: TrackImport?
-        var routes = 0
-        var routePoints = 0
+        var attachments = GPXAttachments()
         var creator: String?
         var trackIndex = 0
         do {
@@ -122,10 +123,12 @@ public final class GPXImporter {
                 switch event {
                 case .document(let info): creator = info.creator
                 case .metadata: break
-                case .waypoint: result.waypoints += 1
-                case .routeStart: routes += 1
-                case .routePoints(let p): routePoints += p.count
-                case .routeEnd: break
+                case .waypoint(let p):
+                    result.waypoints += 1
+                    attachments.add(waypoint: p)
+                case .routeStart(let info): attachments.startRoute(info)
+                case .routePoints(let p): attachments.add(routePoints: p)
+                case .routeEnd(let info): attachments.endRoute(info)
                 case .trackStart(let info):
                     track = TrackImport(
                         importer: self, label: path, info: info, creator: creator,
@@ -166,14 +169,59 @@ public final class GPXImporter {
             result.status = result.tracks.isEmpty ? .failed : .partial
             return result
         }
-        if routes > 0 || result.waypoints > 0 {
-            result.warnings.append(
-                "\(result.waypoints) waypoint(s) and \(routes) <rte> route(s) with \(routePoints) point(s) were read "
-                    + "but are not stored (RouteKit stores tracks)")
+        if !attachments.isEmpty {
+            do {
+                try await store(attachments, creator: creator, into: &result)
+            } catch {
+                result.error = (error as? RouteKitError ?? RouteKitError(.storage, "\(error)")).inFile(path)
+                result.status = .partial
+                return result
+            }
+            if attachments.dropped > 0 {
+                result.warnings.append(
+                    "\(attachments.dropped) waypoint or route point(s) beyond \(GPXAttachments.maxPoints) were not stored"
+                )
+            }
         }
         if !result.tracks.isEmpty && result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
-        if result.tracks.isEmpty && routes == 0 && result.waypoints == 0 { result.status = .unchanged }
+        if result.tracks.isEmpty { result.status = .unchanged }
         return result
+    }
+
+    /// Stores a file's waypoints and routes with the workout of its first track, when that workout is new;
+    /// a file without tracks gets a workout of its own (identified by their content).
+    private func store(_ attachments: GPXAttachments, creator: String?, into result: inout GPXImportResult)
+        async throws
+    {
+        let chunks = try attachments.chunks()
+        if let first = result.tracks.first {
+            // Already stored with the workout on the import that created it.
+            if !first.unchanged { try await store.appendSeries(chunks, toWorkout: first.workout, as: source) }
+            return
+        }
+        let syncID = "gpx-" + attachments.contentHash
+        if let existing = try await store.workouts(matching: WorkoutFilter(source: source, syncIdentifier: syncID))
+            .first
+        {
+            result.tracks.append(
+                .init(workout: existing.id, route: nil, locations: 0, unchanged: true, resumedFrom: nil))
+            return
+        }
+        var metadata: [String: MetadataValue] = ["gpxContent": .string("waypoints and routes")]
+        if let name = attachments.routes.first?.info.name ?? attachments.waypoints.first?.extras?.name {
+            metadata["name"] = .string(name)
+        }
+        if let creator { metadata["gpxCreator"] = .string(creator) }
+        let workout = Workout(
+            activityType: .other, start: nil, end: nil, source: source,
+            sync: SyncIdentity(identifier: syncID, version: 1), metadata: metadata)
+        if case .stale(let current, _) = try await store.saveWorkout(workout) {
+            // Another import of the same content won the race.
+            result.tracks.append(.init(workout: current, route: nil, locations: 0, unchanged: true, resumedFrom: nil))
+            return
+        }
+        try await store.appendSeries(chunks, toWorkout: workout.id, as: source)
+        result.tracks.append(.init(workout: workout.id, route: nil, locations: 0, unchanged: false, resumedFrom: nil))
     }
 }
 

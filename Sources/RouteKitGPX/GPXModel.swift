@@ -203,7 +203,7 @@ public struct GPXMetadata: Sendable, Hashable {
 }
 
 /// Descriptive fields of a `<trk>` or `<rte>`.
-public struct GPXPathInfo: Sendable, Hashable {
+public struct GPXPathInfo: Sendable, Hashable, Codable {
     public var name: String?
     public var comment: String?
     public var description: String?

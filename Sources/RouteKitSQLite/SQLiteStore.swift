@@ -409,7 +409,7 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func seriesChunks(ofWorkout id: UUID, type: QuantityType) async throws(RouteKitError) -> any ChunkCursor {
+    public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor {
         do {
             let snapshot = try pool.makeSnapshot()
             let ids = try syncRead(snapshot) { db in
@@ -419,7 +419,7 @@ public final class SQLiteStore: RouteStore {
                         SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
                         WHERE s.workout_uuid = ? AND s.kind = ?
                         ORDER BY c.min_s, c.min_ns, s.id, c.seq
-                        """, arguments: [Self.key(id), type.identifier])
+                        """, arguments: [Self.key(id), kind.description])
             }
             return SnapshotCursor(snapshot: snapshot, ids: ids)
         } catch {

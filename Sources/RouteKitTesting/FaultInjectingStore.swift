@@ -50,8 +50,8 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
         try await base.seriesTypes(ofWorkout: id)
     }
-    public func seriesChunks(ofWorkout id: UUID, type: QuantityType) async throws(RouteKitError) -> any ChunkCursor {
-        try await base.seriesChunks(ofWorkout: id, type: type)
+    public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor {
+        try await base.workoutChunks(ofWorkout: id, kind: kind)
     }
     public func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError) {
         try await base.createBuilder(builder)

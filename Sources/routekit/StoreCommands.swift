@@ -222,7 +222,7 @@ struct Locations: AsyncParsableCommand {
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a route, or every route of a workout, from the store as GPX 1.1, GeoJSON or CSV.",
+        abstract: "Write a route, or a workout (its routes, waypoints and planned routes), as GPX 1.1, GeoJSON or CSV.",
         discussion: """
             GPX output validates against the GPX 1.1 schema; the workout's heart rate, cadence, temperature and \
             power are merged back into each point by timestamp, and the GPX fields the importer kept are \
@@ -245,10 +245,12 @@ struct Export: AsyncParsableCommand {
             let store = try storeOptions.open()
             let uuid = try parseUUID(id)
             var routes: [RouteSample] = []
+            var workout: UUID?
             if let r = try await store.route(id: uuid) {
                 routes = [r]
             } else if try await store.workout(id: uuid) != nil {
                 routes = try await store.routes(matching: RouteFilter(workout: uuid))
+                workout = uuid
             } else {
                 throw RouteKitError(.notFound, "no route or workout \(uuid)")
             }
@@ -276,13 +278,13 @@ struct Export: AsyncParsableCommand {
             switch fmt {
             case .gpx:
                 var w = GPXWriter(to: sink)
-                try await Self.write(routes, store, &w)
+                try await Self.write(routes, of: workout, store, &w)
             case .geojson:
                 var w = GeoJSONWriter(to: sink)
-                try await Self.write(routes, store, &w)
+                try await Self.write(routes, of: workout, store, &w)
             case .csv:
                 var w = CSVWriter(to: sink)
-                try await Self.write(routes, store, &w)
+                try await Self.write(routes, of: workout, store, &w)
             }
             try sink.close()
             if let tmp = temporary, rename(tmp, output) != 0 {
@@ -300,8 +302,12 @@ struct Export: AsyncParsableCommand {
         }
     }
 
-    static func write<W: GPXEventWriter>(_ routes: [RouteSample], _ store: SQLiteStore, _ w: inout W) async throws {
+    /// Writes the routes as tracks, after the workout's waypoints and planned routes when a workout is given.
+    static func write<W: GPXEventWriter>(
+        _ routes: [RouteSample], of workout: UUID?, _ store: SQLiteStore, _ w: inout W
+    ) async throws {
         try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
+        if let workout { try await GPXStoreExport.writeAttachments(workout: workout, store: store, to: &w) }
         for r in routes { try await GPXStoreExport.writeTrack(route: r, store: store, to: &w) }
         try w.finish()
     }

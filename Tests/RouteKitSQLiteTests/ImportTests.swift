@@ -97,7 +97,11 @@ struct ImportTests {
             #expect(result.error == nil, "\(file): \(String(describing: result.error))")
             #expect(result.status == .imported || result.tracks.isEmpty, "\(file): \(result.status)")
             let expected = try trackPoints(file)
-            #expect(result.tracks.count == expected.count, "\(file): one workout per <trk>")
+            let other = try fileAttachments(file)
+            let attachmentsOnly = expected.isEmpty && !(other.waypoints.isEmpty && other.routes.isEmpty)
+            #expect(
+                result.tracks.count == expected.count + (attachmentsOnly ? 1 : 0),
+                "\(file): one workout per <trk> (or one for a file of waypoints and routes only)")
             for (track, points) in zip(result.tracks, expected) {
                 tracks += 1
                 #expect(track.locations == points.count, "\(file): every <trkpt> is a location")
@@ -245,5 +249,88 @@ struct ImportTests {
         #expect(a.tracks.first?.route != b.tracks.first?.route)
         let routes = try await store.routes(matching: RouteFilter())
         #expect(Set(routes.map(\.sync.identifier)).count == 1, "same content, same identifier, two sources")
+    }
+}
+
+/// Every waypoint and every `<rte>` of a file, through the plain reader.
+func fileAttachments(_ path: String) throws -> (waypoints: [GPXPoint], routes: [[GPXPoint]]) {
+    let reader = try GPXReader(path: path)
+    var waypoints: [GPXPoint] = []
+    var routes: [[GPXPoint]] = []
+    while let e = try reader.next() {
+        switch e {
+        case .waypoint(let p): waypoints.append(p)
+        case .routeStart: routes.append([])
+        case .routePoints(let p): routes[routes.count - 1] += p
+        default: break
+        }
+    }
+    return (waypoints, routes)
+}
+
+@Suite("GPX waypoints and routes in the store")
+struct AttachmentTests {
+    static let planned = """
+        <?xml version="1.0"?><gpx version="1.1" creator="planner" xmlns="http://www.topografix.com/GPX/1/1">
+        <wpt lat="46.5" lon="7.5"><ele>1200</ele><name>Hut</name><sym>Lodge</sym></wpt>
+        <wpt lat="46.51" lon="7.52"><name>Summit</name><desc>the top</desc></wpt>
+        <rte><name>Ascent</name><rtept lat="46.5" lon="7.5"/><rtept lat="46.505" lon="7.51"><name>turn</name></rtept>
+        <rtept lat="46.51" lon="7.52"/></rte>
+        </gpx>
+        """
+
+    @Test("a file with only waypoints and routes becomes a workout holding them; export and re-import is unchanged")
+    func plannedRoute() async throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/plan.gpx"
+        try Self.planned.write(toFile: path, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        let importer = GPXImporter(store: store)
+        let result = await importer.importFile(path)
+        #expect(result.status == .imported)
+        #expect(result.waypoints == 2)
+        let track = try #require(result.tracks.first)
+        #expect(track.route == nil)
+        let workout = try #require(try await store.workout(id: track.workout))
+        #expect(workout.metadata["name"] == .string("Ascent"))
+        let stored = try await GPXAttachments.read(workout: workout.id, from: store)
+        let expected = try fileAttachments(path)
+        #expect(stored.waypoints == expected.waypoints)
+        #expect(stored.routes.map(\.points) == expected.routes)
+        #expect(stored.routes.first?.info.name == "Ascent")
+        #expect(await importer.importFile(path).status == .unchanged)
+        // Export the workout: waypoints and the planned route come back; importing that is unchanged.
+        let out = dir + "/out.gpx"
+        let sink = try OutputSink(path: out)
+        var writer = GPXWriter(to: sink)
+        try writer.write(.document(GPXDocumentInfo(version: "1.1", creator: "test")))
+        try await GPXStoreExport.writeAttachments(workout: workout.id, store: store, to: &writer)
+        try writer.finish()
+        try sink.close()
+        let exported = try fileAttachments(out)
+        #expect(exported.waypoints == expected.waypoints)
+        #expect(exported.routes == expected.routes)
+        #expect(await importer.importFile(out).status == .unchanged)
+        #expect(try await store.workouts(matching: WorkoutFilter()).count == 1)
+    }
+
+    @Test(
+        "corpus waypoints and routes are stored with the first track's workout, point for point",
+        .enabled(if: SharedCorpus.root != nil, "../shared/gpx-corpus is not present"))
+    func corpusAttachments() async throws {
+        let store = try makeTemporaryStore()
+        let importer = GPXImporter(store: store)
+        var checked = 0
+        for file in SharedCorpus.files("valid") + SharedCorpus.files("quirks") {
+            let expected = try fileAttachments(file)
+            guard !expected.waypoints.isEmpty || !expected.routes.isEmpty else { continue }
+            let result = await importer.importFile(file)
+            guard let first = result.tracks.first, !first.unchanged else { continue }
+            let stored = try await GPXAttachments.read(workout: first.workout, from: store)
+            #expect(stored.waypoints == expected.waypoints, "\(file): waypoints")
+            #expect(stored.routes.map(\.points) == expected.routes, "\(file): routes")
+            checked += 1
+        }
+        #expect(checked >= 5, "corpus files with waypoints or routes: \(checked)")
     }
 }
