@@ -15,6 +15,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
             case geos
             case notFound, storage, incompatibleStore, builderState
+            case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -49,6 +50,20 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let incompatibleStore = Code(.incompatibleStore)
         /// A route builder was used in a state that does not allow it (finished, discarded, empty).
         public static let builderState = Code(.builderState)
+        /// A change-feed anchor is not an anchor this version of RouteKit can read. Start again without one.
+        public static let anchorMalformed = Code(.anchorMalformed)
+        /// A change-feed anchor comes from another store (or another epoch of this one). Start again without one.
+        public static let anchorForeign = Code(.anchorForeign)
+        /// A change-feed anchor is older than the deletion history the store keeps. Start again without one.
+        public static let anchorExpired = Code(.anchorExpired)
+        /// A change-feed anchor is newer than the store, or from a history it no longer has (the store was
+        /// restored from an older copy). Start again without one.
+        public static let anchorAhead = Code(.anchorAhead)
+
+        /// Whether this is one of the anchor errors, after which a consumer starts again without an anchor.
+        public var isAnchorError: Bool {
+            self == .anchorMalformed || self == .anchorForeign || self == .anchorExpired || self == .anchorAhead
+        }
 
         /// The code's stable name, as printed in JSON output (`"invalidValue"`).
         public var description: String { base.rawValue }

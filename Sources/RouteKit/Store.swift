@@ -333,6 +333,24 @@ public protocol RouteStore: AnyObject, Sendable {
     ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source.
     func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
         -> SaveOutcome
+    // MARK: Change feed
+
+    /// What changed since `anchor` (every current route when `nil`, and no deletions), matching `predicate`.
+    ///
+    /// - A change set never splits one transaction: `limit` is soft, the set is extended to the end of the
+    ///   transaction of its last change. Within a set, deletions come before additions.
+    /// - Paging (calling again with the returned anchor while ``ChangeSet/hasMore``) has no gaps and no repeats.
+    /// - Throws: the anchor errors (``RouteKitError/Code/isAnchorError``).
+    func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+        async throws(RouteKitError) -> ChangeSet
+    /// The anchor of the newest change (what a consumer that wants only future changes starts from).
+    func currentAnchor() async throws(RouteKitError) -> ChangeAnchor
+    /// Drops deletion history older than `date`; anchors from before the oldest kept deletion then answer
+    /// ``RouteKitError/Code/anchorExpired`` (never a wrong answer). Returns how many deletions were dropped.
+    func compactChanges(before date: Date) async throws(RouteKitError) -> Int
+    /// A waiter that wakes a follower when the store may have new changes.
+    func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter
+
     /// Drops a pending builder and its chunks.
     /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
     func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError)

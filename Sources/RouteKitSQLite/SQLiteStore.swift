@@ -38,6 +38,7 @@ public final class SQLiteStore: RouteStore {
     public let path: String
     public let storeID: UUID
     let pool: DatabasePool
+    let commitSignal = CommitSignal()
 
     /// Opens the store at `path`, creating it (and its folder) if needed.
     /// - Throws: ``RouteKitError/Code/storage`` when the file cannot be opened or is not SQLite;
@@ -94,19 +95,25 @@ public final class SQLiteStore: RouteStore {
     // MARK: Transactions
 
     /// One `BEGIN IMMEDIATE` transaction; a `RouteKitError` thrown inside rolls it back and comes out as is.
+    /// Changes recorded inside (``recordDeletion(_:_:)``, ``recordAddition(_:_:)``) are sealed into one
+    /// change-log transaction before the commit, and followers in this process are woken after it.
     func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T)
         async throws(RouteKitError) -> T
     {
         do {
-            return try await pool.writeWithoutTransaction { db in
+            let (value, recorded) = try await pool.writeWithoutTransaction { db -> (T, Bool) in
                 var result: T?
+                var recorded = false
                 try db.inTransaction(.immediate) {
                     result = try body(db)
+                    recorded = try Self.sealChanges(db, token: Int64.random(in: 1...Int64.max))
                     return .commit
                 }
                 guard let result else { throw RouteKitError(.storage, "\(what): the transaction produced nothing") }
-                return result
+                return (result, recorded)
             }
+            if recorded { commitSignal.fire() }
+            return value
         } catch let error as RouteKitError {
             throw error
         } catch {
@@ -268,6 +275,11 @@ public final class SQLiteStore: RouteStore {
 
     /// Deletes a workout, its routes (current and kept) and its series, with their chunks.
     static func deleteWorkoutRows(_ db: Database, _ workout: String) throws {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT * FROM route WHERE workout_uuid = ? AND current = 1", arguments: [workout])
+        {
+            try recordDeletion(db, row)
+        }
         let containers =
             try String.fetchAll(db, sql: "SELECT container FROM route WHERE workout_uuid = ?", arguments: [workout])
             + String.fetchAll(db, sql: "SELECT container FROM series WHERE workout_uuid = ?", arguments: [workout])
@@ -329,13 +341,13 @@ public final class SQLiteStore: RouteStore {
         try await write("deleting route \(id)") { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT source, sync_id FROM route WHERE uuid = ? AND current = 1",
-                    arguments: [Self.key(id)])
+                    db, sql: "SELECT * FROM route WHERE uuid = ? AND current = 1", arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no current route \(id)") }
             let owner: String = row["source"]
             guard owner == source.name else {
                 throw RouteKitError(.notOwner, "route \(id) belongs to source '\(owner)', not '\(source)'")
             }
+            try Self.recordDeletion(db, row)
             let syncID: String = row["sync_id"]
             let containers = try String.fetchAll(
                 db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ?", arguments: [owner, syncID])
@@ -620,7 +632,7 @@ public final class SQLiteStore: RouteStore {
             if let row = try Row.fetchOne(
                 db,
                 sql:
-                    "SELECT uuid, sync_version, raw, container FROM route WHERE source = ? AND sync_id = ? AND current = 1",
+                    "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1",
                 arguments: [route.source.name, route.sync.identifier])
             {
                 let current = try Self.uuid(row["uuid"])
@@ -630,6 +642,7 @@ public final class SQLiteStore: RouteStore {
                     try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
                     return .stale(current: current, currentVersion: version)
                 }
+                try Self.recordDeletion(db, row)
                 let wasRaw: Bool = row["raw"]
                 if wasRaw && derived {
                     try db.execute(sql: "UPDATE route SET current = 0 WHERE uuid = ?", arguments: [Self.key(current)])
@@ -671,6 +684,7 @@ public final class SQLiteStore: RouteStore {
                     route.sync.version, !derived, route.start?.instant.seconds, route.end?.instant.seconds,
                     route.locationCount, key, body,
                 ])
+            try Self.recordAddition(db, route)
             let kinds = try String.fetchAll(
                 db,
                 sql:

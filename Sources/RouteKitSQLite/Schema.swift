@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The store's schema, as GRDB migrations: every change to it is a new migration appended here, so a store
@@ -81,6 +82,44 @@ enum Schema {
                         container TEXT NOT NULL,
                         UNIQUE(workout_uuid, kind, container));
                     """)
+        }
+        m.registerMigration("v2-change-log") { db in
+            try db.execute(
+                sql: """
+                    -- The change feed's log, in commit order. `position` comes from AUTOINCREMENT: never reused,
+                    -- even after rows are deleted. Every change of one transaction has the same `txn` (the
+                    -- position of its first change) and `token` (random). An `added` row exists only while its
+                    -- route is current (it is deleted with the route's deletion row written), so the rows with
+                    -- added = 1 are exactly the current routes; deletion rows are kept until compaction.
+                    CREATE TABLE change(
+                        position INTEGER PRIMARY KEY AUTOINCREMENT,
+                        txn INTEGER NOT NULL,
+                        token INTEGER NOT NULL,
+                        added INTEGER NOT NULL,
+                        route_uuid TEXT NOT NULL,
+                        workout_uuid TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        sync_id TEXT NOT NULL,
+                        sync_version INTEGER NOT NULL,
+                        start_s INTEGER,
+                        end_s INTEGER,
+                        committed REAL NOT NULL);
+                    CREATE INDEX change_by_txn ON change(txn);
+                    CREATE INDEX change_added_route ON change(route_uuid) WHERE added = 1;
+                    -- One row per transaction that wrote changes: what anchors are checked against.
+                    CREATE TABLE change_txn(txn_end INTEGER PRIMARY KEY, token INTEGER NOT NULL, committed REAL NOT NULL);
+                    INSERT OR IGNORE INTO store_info(key, value) VALUES ('epoch', '1'), ('history_floor', '0');
+                    """)
+            // A store written before the change log: its current routes are the log's first transaction.
+            let now = Date().timeIntervalSince1970
+            try db.execute(
+                sql: """
+                    INSERT INTO change(txn, token, added, route_uuid, workout_uuid, source, sync_id, sync_version,
+                        start_s, end_s, committed)
+                    SELECT 0, 0, 1, uuid, workout_uuid, source, sync_id, sync_version, start_s, end_s, ?
+                    FROM route WHERE current = 1 ORDER BY id
+                    """, arguments: [now])
+            try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))
         }
         return m
     }

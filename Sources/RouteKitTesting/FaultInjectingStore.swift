@@ -88,6 +88,16 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     {
         try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
     }
+    public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+        async throws(RouteKitError) -> ChangeSet
+    {
+        try await base.changes(since: anchor, matching: predicate, limit: limit)
+    }
+    public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor { try await base.currentAnchor() }
+    public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
+        try await base.compactChanges(before: date)
+    }
+    public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter { try await base.makeCommitWaiter() }
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try await base.discardBuilder(id: id, as: source)
     }

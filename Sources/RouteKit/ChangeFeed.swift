@@ -1,0 +1,185 @@
+import Foundation
+
+/// A position in a store's change history, as an opaque, URL-safe token (HealthKit's `HKQueryAnchor`).
+///
+/// An anchor encodes a format version, the store's UUID, the store's epoch (bumped when its history is
+/// reset), the position of the last change it covers (from a counter that is never reused) and a token of
+/// the transaction that wrote that change, so that a store restored from an older copy, whose positions
+/// continue from an earlier point, is never mistaken for the history the anchor came from.
+///
+/// Consumers treat the text as opaque: store it, send it back. Each way it can be unusable has its own
+/// ``RouteKitError/Code`` (``RouteKitError/Code/anchorMalformed``, ``RouteKitError/Code/anchorForeign``,
+/// ``RouteKitError/Code/anchorExpired``, ``RouteKitError/Code/anchorAhead``); after any of them the consumer
+/// starts again without an anchor (every current route), which is always correct.
+public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
+    /// The format version written first.
+    public static let formatVersion: UInt8 = 1
+    /// The store it belongs to.
+    public var storeID: UUID
+    /// The store's history epoch.
+    public var epoch: UInt32
+    /// The position of the last change it covers (0: before any change).
+    public var position: Int64
+    /// The token of the transaction that wrote the change at `position` (0 at position 0).
+    public var token: UInt64
+
+    /// Creates an anchor (stores do; consumers parse ``init(text:)``).
+    public init(storeID: UUID, epoch: UInt32, position: Int64, token: UInt64) {
+        self.storeID = storeID
+        self.epoch = epoch
+        self.position = position
+        self.token = token
+    }
+
+    /// The opaque text: `1.` then base64url without padding of 16 + 4 + 8 + 8 bytes.
+    public var text: String {
+        var bytes: [UInt8] = []
+        withUnsafeBytes(of: storeID.uuid) { bytes += $0 }
+        func append<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.bigEndian) { bytes += $0 } }
+        append(epoch)
+        append(position)
+        append(token)
+        let b64 = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return "\(Self.formatVersion).\(b64)"
+    }
+
+    public var description: String { text }
+
+    /// Reads an anchor's text.
+    /// - Throws: ``RouteKitError/Code/anchorMalformed`` when it is not an anchor this version can read.
+    public init(text: String) throws(RouteKitError) {
+        let malformed = RouteKitError(
+            .anchorMalformed, "the anchor is not a RouteKit change anchor; start again without an anchor")
+        guard text.count < 200, text.hasPrefix("\(Self.formatVersion).") else { throw malformed }
+        var b64 = String(text.dropFirst(2)).replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/")
+        while b64.count % 4 != 0 { b64 += "=" }
+        guard let data = Data(base64Encoded: b64), data.count == 36 else { throw malformed }
+        let b = [UInt8](data)
+        func integer<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T {
+            b[at..<(at + MemoryLayout<T>.size)].reduce(T(0)) { ($0 << 8) | T($1) }
+        }
+        storeID = UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
+        epoch = integer(16, UInt32.self)
+        position = integer(20, Int64.self)
+        token = integer(28, UInt64.self)
+        guard position >= 0 else { throw malformed }
+    }
+}
+
+/// A route that stopped being current: deleted, or replaced by a newer version (enough to match and filter).
+public struct DeletedRoute: Hashable, Sendable {
+    /// The route's uuid.
+    public var id: UUID
+    /// Its source.
+    public var source: Source
+    /// Its workout.
+    public var workoutID: UUID
+    /// Its sync identity.
+    public var sync: SyncIdentity
+
+    /// Creates a record.
+    public init(id: UUID, source: Source, workoutID: UUID, sync: SyncIdentity) {
+        self.id = id
+        self.source = source
+        self.workoutID = workoutID
+        self.sync = sync
+    }
+}
+
+/// What changed since an anchor: HealthKit's anchored object query result.
+///
+/// Apply ``deleted`` first, then ``added``: a replacement is the old version deleted and the new one added,
+/// in the same change set, so a consumer never holds two versions of one route as current.
+public struct ChangeSet: Hashable, Sendable {
+    /// Routes that are no longer current (deleted or replaced), in commit order.
+    public var deleted: [DeletedRoute]
+    /// Routes that became current, in commit order.
+    public var added: [RouteSample]
+    /// Where the next call starts.
+    public var anchor: ChangeAnchor
+    /// Whether more changes are ready now (call again with ``anchor`` at once).
+    public var hasMore: Bool
+
+    /// Creates a change set.
+    public init(deleted: [DeletedRoute], added: [RouteSample], anchor: ChangeAnchor, hasMore: Bool) {
+        self.deleted = deleted
+        self.added = added
+        self.anchor = anchor
+        self.hasMore = hasMore
+    }
+}
+
+/// Which changes a consumer wants. Applied to deletions as well as additions.
+public struct ChangePredicate: Hashable, Sendable {
+    /// Only routes of this workout.
+    public var workout: UUID?
+    /// Only routes of this source.
+    public var source: Source?
+    /// Only routes with this sync identifier.
+    public var syncIdentifier: String?
+    /// Only routes whose time range overlaps this interval (routes without times never match).
+    public var interval: ClosedRange<Instant>?
+
+    /// Creates a predicate; no argument matches every route.
+    public init(
+        workout: UUID? = nil, source: Source? = nil, syncIdentifier: String? = nil,
+        interval: ClosedRange<Instant>? = nil
+    ) {
+        self.workout = workout
+        self.source = source
+        self.syncIdentifier = syncIdentifier
+        self.interval = interval
+    }
+
+    /// Every route.
+    public static let all = ChangePredicate()
+}
+
+/// Wakes a change-feed follower when the store may have new changes.
+public protocol CommitWaiter: AnyObject {
+    /// Returns after a commit that may have recorded changes (in this process: at once; in another process:
+    /// within the backend's polling interval), or after `timeout` seconds, whichever comes first.
+    func wait(timeout: Double) async
+    /// Releases what the waiter holds.
+    func close()
+}
+
+extension RouteStore {
+    /// Live updates: an `AsyncSequence` of change sets from `anchor` on — first the catch-up (every change set
+    /// until ``ChangeSet/hasMore`` is false; with no anchor, every current route), then one per commit that
+    /// touches matching routes (commits may be coalesced). Cancelling the consuming task ends it.
+    ///
+    /// - Throws (from iteration): the anchor errors (``RouteKitError/Code/isAnchorError``) and storage errors.
+    public func changeUpdates(
+        since anchor: ChangeAnchor?, matching predicate: ChangePredicate = .all, limit: Int = 1000
+    ) -> AsyncThrowingStream<ChangeSet, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let waiter = try await self.makeCommitWaiter()
+                    defer { waiter.close() }
+                    var current = anchor
+                    var first = true
+                    while !Task.isCancelled {
+                        let set = try await self.changes(since: current, matching: predicate, limit: limit)
+                        current = set.anchor
+                        if first || !set.added.isEmpty || !set.deleted.isEmpty {
+                            continuation.yield(set)
+                            first = false
+                        }
+                        if set.hasMore { continue }
+                        await waiter.wait(timeout: 1)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,327 @@
+public import Foundation
+import GRDB
+public import RouteKit
+
+/// The change feed on SQLite.
+///
+/// **Commit order.** SQLite has one writer at a time, so positions handed out by the `change` table's
+/// AUTOINCREMENT inside a write transaction are in commit order, and a reader's snapshot never sees a gap
+/// that a later commit fills.
+///
+/// **How the PostgreSQL backend will keep commit order** (so that nothing here has to be redone): there,
+/// concurrent writers take sequence numbers that can commit out of order (a transaction holding position 7
+/// may commit after one holding 8), so a reader that returned 8 could later miss 7. The PostgreSQL backend
+/// will record each transaction's changes with its transaction id (`pg_current_xact_id()`) and assign feed
+/// positions *after* commit visibility is known: a reader answers only changes whose transaction is older
+/// than the oldest still-running writer (`pg_snapshot_xmin(pg_current_snapshot())`), ordering them by a
+/// position taken from a single-row counter updated as the transaction's last statement (`UPDATE
+/// feed_counter SET position = position + n RETURNING position`, which serialises writers only for that
+/// final row lock, held until commit, so position order is commit order). Anchors, change sets, predicates,
+/// the added-row-per-current-route design and compaction carry over unchanged.
+extension SQLiteStore {
+    // MARK: Recording (inside write transactions)
+
+    /// Records that the route in `row` (a `route` row) stops being current; its `added` row goes.
+    static func recordDeletion(_ db: Database, _ row: Row) throws {
+        let uuid: String = row["uuid"]
+        try db.execute(sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ?", arguments: [uuid])
+        try db.execute(
+            sql: """
+                INSERT INTO change(txn, token, added, route_uuid, workout_uuid, source, sync_id, sync_version,
+                    start_s, end_s, committed)
+                VALUES (0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                uuid, row["workout_uuid"], row["source"], row["sync_id"], row["sync_version"], row["start_s"],
+                row["end_s"], Date().timeIntervalSince1970,
+            ])
+    }
+
+    /// Records that `route` became current.
+    static func recordAddition(_ db: Database, _ route: RouteSample) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO change(txn, token, added, route_uuid, workout_uuid, source, sync_id, sync_version,
+                    start_s, end_s, committed)
+                VALUES (0, 0, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
+                route.start?.instant.seconds, route.end?.instant.seconds, Date().timeIntervalSince1970,
+            ])
+    }
+
+    /// Gives the changes recorded in this transaction their transaction number and token, and records the
+    /// transaction. Returns whether there were any.
+    @discardableResult
+    static func sealChanges(_ db: Database, token: Int64) throws -> Bool {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT MIN(position) AS lo, MAX(position) AS hi FROM change WHERE txn = 0"),
+            let lo: Int64 = row["lo"], let hi: Int64 = row["hi"]
+        else { return false }
+        try db.execute(sql: "UPDATE change SET txn = ?, token = ? WHERE txn = 0", arguments: [lo, token])
+        try db.execute(
+            sql: "INSERT INTO change_txn(txn_end, token, committed) VALUES (?, ?, ?)",
+            arguments: [hi, token, Date().timeIntervalSince1970])
+        return true
+    }
+
+    // MARK: Reading
+
+    struct FeedState {
+        var epoch: UInt32
+        var floor: Int64
+        var head: Int64
+        var headToken: Int64
+    }
+
+    static func feedState(_ db: Database) throws -> FeedState {
+        let epoch = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'epoch'").flatMap {
+            UInt32($0)
+        }
+        let floor = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'history_floor'").flatMap {
+            Int64($0)
+        }
+        let head = try Row.fetchOne(db, sql: "SELECT txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1")
+        return FeedState(
+            epoch: epoch ?? 1, floor: floor ?? 0, head: head?["txn_end"] ?? 0, headToken: head?["token"] ?? 0)
+    }
+
+    func anchor(_ state: FeedState, position: Int64, token: Int64) -> ChangeAnchor {
+        ChangeAnchor(storeID: storeID, epoch: state.epoch, position: position, token: UInt64(bitPattern: token))
+    }
+
+    /// Checks an anchor against the store's history; the anchor errors otherwise.
+    func validate(_ a: ChangeAnchor, _ state: FeedState, _ db: Database) throws {
+        let restart = "start again without an anchor"
+        guard a.storeID == storeID else {
+            throw RouteKitError(.anchorForeign, "the anchor belongs to another store (\(a.storeID)); \(restart)")
+        }
+        guard a.epoch == state.epoch else {
+            throw RouteKitError(
+                .anchorForeign,
+                "the anchor is from epoch \(a.epoch) of this store, which is now at \(state.epoch); \(restart)")
+        }
+        guard a.position <= state.head else {
+            throw RouteKitError(
+                .anchorAhead,
+                "the anchor is ahead of the store (position \(a.position), store at \(state.head)): was the store "
+                    + "restored from an older copy? \(restart)")
+        }
+        guard a.position >= state.floor else {
+            throw RouteKitError(
+                .anchorExpired,
+                "the anchor is older than the deletion history the store keeps (compacted up to position "
+                    + "\(state.floor)); \(restart)")
+        }
+        if a.position == 0 { return }
+        let token = try Int64.fetchOne(
+            db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [a.position])
+        guard let token, UInt64(bitPattern: token) == a.token else {
+            throw RouteKitError(
+                .anchorAhead,
+                "the anchor comes from a history this store no longer has (restored from an older copy?); \(restart)")
+        }
+    }
+
+    static func predicateSQL(_ p: ChangePredicate, _ args: inout [(any DatabaseValueConvertible)?]) -> String {
+        var sql = ""
+        if let w = p.workout {
+            sql += " AND workout_uuid = ?"
+            args.append(key(w))
+        }
+        if let s = p.source {
+            sql += " AND source = ?"
+            args.append(s.name)
+        }
+        if let s = p.syncIdentifier {
+            sql += " AND sync_id = ?"
+            args.append(s)
+        }
+        if let i = p.interval {
+            sql += " AND end_s >= ? AND start_s <= ?"
+            args += [i.lowerBound.seconds, i.upperBound.seconds]
+        }
+        return sql
+    }
+
+    public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+        async throws(RouteKitError) -> ChangeSet
+    {
+        guard limit >= 1 else { throw RouteKitError(.invalidArgument, "the limit must be at least 1, not \(limit)") }
+        return try await read("reading the change feed") { db in
+            let state = try Self.feedState(db)
+            if let anchor { try self.validate(anchor, state, db) }
+            let after = anchor?.position ?? 0
+            var args: [(any DatabaseValueConvertible)?] = [after]
+            // Without an anchor: every current route (the added rows), no deletions.
+            var sql = "SELECT * FROM change WHERE position > ?" + (anchor == nil ? " AND added = 1" : "")
+            sql += Self.predicateSQL(predicate, &args)
+            var rows = try Row.fetchAll(
+                db, sql: sql + " ORDER BY position LIMIT \(limit)", arguments: StatementArguments(args))
+            var end = state.head
+            var endToken = state.headToken
+            var hasMore = false
+            if let last = rows.last {
+                // Never split a transaction: take the rest of the last one, and end the anchor there.
+                let txn: Int64 = last["txn"]
+                let lastPosition: Int64 = last["position"]
+                var restArgs: [(any DatabaseValueConvertible)?] = [lastPosition, txn]
+                let rest = try Row.fetchAll(
+                    db,
+                    sql: "SELECT * FROM change WHERE position > ? AND txn = ?"
+                        + (anchor == nil ? " AND added = 1" : "") + Self.predicateSQL(predicate, &restArgs)
+                        + " ORDER BY position",
+                    arguments: StatementArguments(restArgs))
+                rows += rest
+                if let t = try Row.fetchOne(
+                    db, sql: "SELECT txn_end, token FROM change_txn WHERE txn_end >= ? ORDER BY txn_end LIMIT 1",
+                    arguments: [rows.last?["position"] ?? lastPosition])
+                {
+                    let txnEnd: Int64 = t["txn_end"]
+                    var moreArgs: [(any DatabaseValueConvertible)?] = [txnEnd]
+                    hasMore =
+                        try Row.fetchOne(
+                            db,
+                            sql: "SELECT 1 FROM change WHERE position > ?" + (anchor == nil ? " AND added = 1" : "")
+                                + Self.predicateSQL(predicate, &moreArgs) + " LIMIT 1",
+                            arguments: StatementArguments(moreArgs)) != nil
+                    if hasMore {
+                        end = txnEnd
+                        endToken = t["token"]
+                    }
+                }
+            }
+            var deleted: [DeletedRoute] = []
+            var addedIDs: [String] = []
+            for row in rows {
+                let isAdded: Bool = row["added"]
+                if isAdded {
+                    addedIDs.append(row["route_uuid"])
+                } else {
+                    deleted.append(
+                        DeletedRoute(
+                            id: try Self.uuid(row["route_uuid"]), source: try Self.source(row["source"]),
+                            workoutID: try Self.uuid(row["workout_uuid"]),
+                            sync: SyncIdentity(identifier: row["sync_id"], version: row["sync_version"])))
+                }
+            }
+            var added: [RouteSample] = []
+            added.reserveCapacity(addedIDs.count)
+            var start = 0
+            while start < addedIDs.count {
+                let slice = Array(addedIDs[start..<min(start + 500, addedIDs.count)])
+                let found = try Row.fetchAll(
+                    db, sql: "SELECT * FROM route WHERE uuid IN (\(slice.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(slice))
+                var byID: [String: RouteSample] = [:]
+                for r in found { byID[r["uuid"]] = try Self.route(r) }
+                for id in slice {
+                    guard let r = byID[id] else {
+                        throw RouteKitError(.storage, "the change log names route \(id), which is not stored")
+                    }
+                    added.append(r)
+                }
+                start += slice.count
+            }
+            return ChangeSet(
+                deleted: deleted, added: added, anchor: self.anchor(state, position: end, token: endToken),
+                hasMore: hasMore)
+        }
+    }
+
+    public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
+        try await read("reading the change feed") { db in
+            let state = try Self.feedState(db)
+            return self.anchor(state, position: state.head, token: state.headToken)
+        }
+    }
+
+    public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
+        try await write("compacting the change log") { db in
+            let cutoff = date.timeIntervalSince1970
+            guard
+                let newest = try Int64.fetchOne(
+                    db, sql: "SELECT MAX(position) FROM change WHERE added = 0 AND committed < ?", arguments: [cutoff])
+            else { return 0 }
+            try db.execute(sql: "DELETE FROM change WHERE added = 0 AND position <= ?", arguments: [newest])
+            let dropped = db.changesCount
+            // Anchors before the newest dropped deletion would miss it: they expire. The anchor of the
+            // transaction that held it stays valid (it had seen that deletion).
+            let floor =
+                try Int64.fetchOne(
+                    db, sql: "SELECT MIN(txn_end) FROM change_txn WHERE txn_end >= ?", arguments: [newest]) ?? newest
+            try db.execute(
+                sql: "UPDATE store_info SET value = ? WHERE key = 'history_floor' AND CAST(value AS INTEGER) < ?",
+                arguments: [String(floor), floor])
+            try db.execute(sql: "DELETE FROM change_txn WHERE txn_end < ?", arguments: [floor])
+            return dropped
+        }
+    }
+
+    public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+        do {
+            var config = Configuration()
+            config.readonly = true
+            config.busyMode = .timeout(5)
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            return SQLiteCommitWaiter(queue: queue, signal: commitSignal)
+        } catch {
+            throw RouteKitError(.storage, "cannot watch the store for changes: \(Self.describe(error))")
+        }
+    }
+}
+
+/// Counts commits that recorded changes in this process.
+final class CommitSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var generation: UInt64 = 0
+
+    func fire() { lock.withLock { generation &+= 1 } }
+    var current: UInt64 { lock.withLock { generation } }
+}
+
+/// Wakes a follower: at once for commits in this process (checked every 10 ms), within 40 ms for commits
+/// by other processes (SQLite's `PRAGMA data_version` on a connection of its own, which changes when another
+/// connection commits).
+final class SQLiteCommitWaiter: CommitWaiter {
+    private var queue: DatabaseQueue?
+    private let signal: CommitSignal
+    private var seenGeneration: UInt64
+    private var seenVersion: Int64?
+
+    init(queue: DatabaseQueue, signal: CommitSignal) {
+        self.queue = queue
+        self.signal = signal
+        self.seenGeneration = signal.current
+        self.seenVersion = Self.dataVersion(queue)
+    }
+
+    static func dataVersion(_ queue: DatabaseQueue?) -> Int64? {
+        try? queue?.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }
+    }
+
+    func wait(timeout: Double) async {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        var tick = 0
+        while ContinuousClock.now < deadline && !Task.isCancelled {
+            let g = signal.current
+            if g != seenGeneration {
+                seenGeneration = g
+                return
+            }
+            if tick % 4 == 0 {
+                let v = Self.dataVersion(queue)
+                if v != seenVersion {
+                    seenVersion = v
+                    return
+                }
+            }
+            tick += 1
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func close() { queue = nil }
+}
