@@ -20,24 +20,32 @@ public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
     public var epoch: UInt32
     /// The position of the last change it covers (0: before any change).
     public var position: Int64
-    /// The token of the transaction that wrote the change at `position` (0 at position 0).
+    /// While a consumer pages through its first read (no anchor): the newest position when that read began.
+    /// Deletions up to it are of routes the consumer never received, and are skipped. 0 otherwise.
+    public var horizon: Int64
+    /// The token of the transaction that ends at `max(position, horizon)` (0 when that is 0).
     public var token: UInt64
 
     /// Creates an anchor (stores do; consumers parse ``init(text:)``).
-    public init(storeID: UUID, epoch: UInt32, position: Int64, token: UInt64) {
+    public init(storeID: UUID, epoch: UInt32, position: Int64, horizon: Int64 = 0, token: UInt64) {
         self.storeID = storeID
         self.epoch = epoch
         self.position = position
+        self.horizon = horizon
         self.token = token
     }
 
-    /// The opaque text: `1.` then base64url without padding of 16 + 4 + 8 + 8 bytes.
+    /// The position its token names: the later of ``position`` and ``horizon``.
+    public var checkpoint: Int64 { max(position, horizon) }
+
+    /// The opaque text: `1.` then base64url without padding of 16 + 4 + 8 + 8 + 8 bytes.
     public var text: String {
         var bytes: [UInt8] = []
         withUnsafeBytes(of: storeID.uuid) { bytes += $0 }
         func append<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.bigEndian) { bytes += $0 } }
         append(epoch)
         append(position)
+        append(horizon)
         append(token)
         let b64 = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -55,7 +63,7 @@ public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
         var b64 = String(text.dropFirst(2)).replacingOccurrences(of: "-", with: "+")
             .replacingOccurrences(of: "_", with: "/")
         while b64.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), data.count == 36 else { throw malformed }
+        guard let data = Data(base64Encoded: b64), data.count == 44 else { throw malformed }
         let b = [UInt8](data)
         func integer<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T {
             b[at..<(at + MemoryLayout<T>.size)].reduce(T(0)) { ($0 << 8) | T($1) }
@@ -65,8 +73,9 @@ public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
         )
         epoch = integer(16, UInt32.self)
         position = integer(20, Int64.self)
-        token = integer(28, UInt64.self)
-        guard position >= 0 else { throw malformed }
+        horizon = integer(28, Int64.self)
+        token = integer(36, UInt64.self)
+        guard position >= 0, horizon >= 0 else { throw malformed }
     }
 }
 

@@ -27,9 +27,9 @@ extension SQLiteStore {
         try db.execute(sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ?", arguments: [uuid])
         try db.execute(
             sql: """
-                INSERT INTO change(txn, token, added, route_uuid, workout_uuid, source, sync_id, sync_version,
-                    start_s, end_s, committed)
-                VALUES (0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
+                    sync_version, start_s, end_s, committed)
+                VALUES (0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 uuid, row["workout_uuid"], row["source"], row["sync_id"], row["sync_version"], row["start_s"],
@@ -41,9 +41,9 @@ extension SQLiteStore {
     static func recordAddition(_ db: Database, _ route: RouteSample) throws {
         try db.execute(
             sql: """
-                INSERT INTO change(txn, token, added, route_uuid, workout_uuid, source, sync_id, sync_version,
-                    start_s, end_s, committed)
-                VALUES (0, 0, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
+                    sync_version, start_s, end_s, committed)
+                VALUES (0, 0, 0, 1, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
@@ -60,7 +60,8 @@ extension SQLiteStore {
                 db, sql: "SELECT MIN(position) AS lo, MAX(position) AS hi FROM change WHERE txn = 0"),
             let lo: Int64 = row["lo"], let hi: Int64 = row["hi"]
         else { return false }
-        try db.execute(sql: "UPDATE change SET txn = ?, token = ? WHERE txn = 0", arguments: [lo, token])
+        try db.execute(
+            sql: "UPDATE change SET txn = ?, txn_end = ?, token = ? WHERE txn = 0", arguments: [lo, hi, token])
         try db.execute(
             sql: "INSERT INTO change_txn(txn_end, token, committed) VALUES (?, ?, ?)",
             arguments: [hi, token, Date().timeIntervalSince1970])
@@ -88,8 +89,10 @@ extension SQLiteStore {
             epoch: epoch ?? 1, floor: floor ?? 0, head: head?["txn_end"] ?? 0, headToken: head?["token"] ?? 0)
     }
 
-    func anchor(_ state: FeedState, position: Int64, token: Int64) -> ChangeAnchor {
-        ChangeAnchor(storeID: storeID, epoch: state.epoch, position: position, token: UInt64(bitPattern: token))
+    func anchor(_ state: FeedState, position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
+        ChangeAnchor(
+            storeID: storeID, epoch: state.epoch, position: position, horizon: horizon,
+            token: UInt64(bitPattern: token))
     }
 
     /// Checks an anchor against the store's history; the anchor errors otherwise.
@@ -103,21 +106,21 @@ extension SQLiteStore {
                 .anchorForeign,
                 "the anchor is from epoch \(a.epoch) of this store, which is now at \(state.epoch); \(restart)")
         }
-        guard a.position <= state.head else {
+        let c = a.checkpoint
+        guard c <= state.head else {
             throw RouteKitError(
                 .anchorAhead,
-                "the anchor is ahead of the store (position \(a.position), store at \(state.head)): was the store "
+                "the anchor is ahead of the store (position \(c), store at \(state.head)): was the store "
                     + "restored from an older copy? \(restart)")
         }
-        guard a.position >= state.floor else {
+        guard c >= state.floor else {
             throw RouteKitError(
                 .anchorExpired,
                 "the anchor is older than the deletion history the store keeps (compacted up to position "
                     + "\(state.floor)); \(restart)")
         }
-        if a.position == 0 { return }
-        let token = try Int64.fetchOne(
-            db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [a.position])
+        if c == 0 { return }
+        let token = try Int64.fetchOne(db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [c])
         guard let token, UInt64(bitPattern: token) == a.token else {
             throw RouteKitError(
                 .anchorAhead,
@@ -146,6 +149,16 @@ extension SQLiteStore {
         return sql
     }
 
+    /// The rows after `position` a consumer at (`position`, `horizon`) is owed: every addition, and the
+    /// deletions after the horizon.
+    static func owedSQL(
+        after position: Int64, horizon: Int64, _ predicate: ChangePredicate,
+        _ args: inout [(any DatabaseValueConvertible)?]
+    ) -> String {
+        args += [position, horizon]
+        return "position > ? AND (added = 1 OR position > ?)" + predicateSQL(predicate, &args)
+    }
+
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {
@@ -154,45 +167,37 @@ extension SQLiteStore {
             let state = try Self.feedState(db)
             if let anchor { try self.validate(anchor, state, db) }
             let after = anchor?.position ?? 0
-            var args: [(any DatabaseValueConvertible)?] = [after]
-            // Without an anchor: every current route (the added rows), no deletions.
-            var sql = "SELECT * FROM change WHERE position > ?" + (anchor == nil ? " AND added = 1" : "")
-            sql += Self.predicateSQL(predicate, &args)
+            // Without an anchor: every current route (the added rows) and no deletion up to now.
+            let horizon = anchor.map { $0.horizon } ?? state.head
+            var args: [(any DatabaseValueConvertible)?] = []
+            let owed = Self.owedSQL(after: after, horizon: horizon, predicate, &args)
             var rows = try Row.fetchAll(
-                db, sql: sql + " ORDER BY position LIMIT \(limit)", arguments: StatementArguments(args))
-            var end = state.head
-            var endToken = state.headToken
+                db, sql: "SELECT * FROM change WHERE \(owed) ORDER BY position LIMIT \(limit)",
+                arguments: StatementArguments(args))
             var hasMore = false
+            var end = state.head
             if let last = rows.last {
-                // Never split a transaction: take the rest of the last one, and end the anchor there.
+                // Never split a transaction: take the rest of the last one, and end the anchor with it.
                 let txn: Int64 = last["txn"]
+                let txnEnd: Int64 = last["txn_end"]
+                var restArgs: [(any DatabaseValueConvertible)?] = [txn]
                 let lastPosition: Int64 = last["position"]
-                var restArgs: [(any DatabaseValueConvertible)?] = [lastPosition, txn]
-                let rest = try Row.fetchAll(
+                rows += try Row.fetchAll(
                     db,
-                    sql: "SELECT * FROM change WHERE position > ? AND txn = ?"
-                        + (anchor == nil ? " AND added = 1" : "") + Self.predicateSQL(predicate, &restArgs)
+                    sql: "SELECT * FROM change WHERE txn = ? AND "
+                        + Self.owedSQL(after: lastPosition, horizon: horizon, predicate, &restArgs)
                         + " ORDER BY position",
                     arguments: StatementArguments(restArgs))
-                rows += rest
-                if let t = try Row.fetchOne(
-                    db, sql: "SELECT txn_end, token FROM change_txn WHERE txn_end >= ? ORDER BY txn_end LIMIT 1",
-                    arguments: [rows.last?["position"] ?? lastPosition])
-                {
-                    let txnEnd: Int64 = t["txn_end"]
-                    var moreArgs: [(any DatabaseValueConvertible)?] = [txnEnd]
-                    hasMore =
-                        try Row.fetchOne(
-                            db,
-                            sql: "SELECT 1 FROM change WHERE position > ?" + (anchor == nil ? " AND added = 1" : "")
-                                + Self.predicateSQL(predicate, &moreArgs) + " LIMIT 1",
-                            arguments: StatementArguments(moreArgs)) != nil
-                    if hasMore {
-                        end = txnEnd
-                        endToken = t["token"]
-                    }
-                }
+                var moreArgs: [(any DatabaseValueConvertible)?] = []
+                let more = Self.owedSQL(after: txnEnd, horizon: horizon, predicate, &moreArgs)
+                hasMore =
+                    try Row.fetchOne(
+                        db, sql: "SELECT 1 FROM change WHERE \(more) LIMIT 1", arguments: StatementArguments(moreArgs))
+                    != nil
+                if hasMore { end = txnEnd }
             }
+            // Deletions first, then additions (within a set, no route is both: an added row is removed when its
+            // route stops being current).
             var deleted: [DeletedRoute] = []
             var addedIDs: [String] = []
             for row in rows {
@@ -225,9 +230,20 @@ extension SQLiteStore {
                 }
                 start += slice.count
             }
-            return ChangeSet(
-                deleted: deleted, added: added, anchor: self.anchor(state, position: end, token: endToken),
-                hasMore: hasMore)
+            let next: ChangeAnchor
+            if !hasMore {
+                next = self.anchor(state, position: state.head, token: state.headToken)
+            } else if horizon > end {
+                // Still paging through a first read: keep its horizon, and its token.
+                let token = try Int64.fetchOne(
+                    db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [horizon])
+                next = self.anchor(state, position: end, horizon: horizon, token: token ?? 0)
+            } else {
+                let token = try Int64.fetchOne(
+                    db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [end])
+                next = self.anchor(state, position: end, token: token ?? 0)
+            }
+            return ChangeSet(deleted: deleted, added: added, anchor: next, hasMore: hasMore)
         }
     }
 

@@ -88,12 +88,13 @@ enum Schema {
                 sql: """
                     -- The change feed's log, in commit order. `position` comes from AUTOINCREMENT: never reused,
                     -- even after rows are deleted. Every change of one transaction has the same `txn` (the
-                    -- position of its first change) and `token` (random). An `added` row exists only while its
+                    -- position of its first change), `txn_end` (of its last) and `token` (random). An `added` row exists only while its
                     -- route is current (it is deleted with the route's deletion row written), so the rows with
                     -- added = 1 are exactly the current routes; deletion rows are kept until compaction.
                     CREATE TABLE change(
                         position INTEGER PRIMARY KEY AUTOINCREMENT,
                         txn INTEGER NOT NULL,
+                        txn_end INTEGER NOT NULL,
                         token INTEGER NOT NULL,
                         added INTEGER NOT NULL,
                         route_uuid TEXT NOT NULL,
@@ -114,9 +115,9 @@ enum Schema {
             let now = Date().timeIntervalSince1970
             try db.execute(
                 sql: """
-                    INSERT INTO change(txn, token, added, route_uuid, workout_uuid, source, sync_id, sync_version,
-                        start_s, end_s, committed)
-                    SELECT 0, 0, 1, uuid, workout_uuid, source, sync_id, sync_version, start_s, end_s, ?
+                    INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
+                        sync_version, start_s, end_s, committed)
+                    SELECT 0, 0, 0, 1, uuid, workout_uuid, source, sync_id, sync_version, start_s, end_s, ?
                     FROM route WHERE current = 1 ORDER BY id
                     """, arguments: [now])
             try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))

@@ -28,28 +28,32 @@ public struct ConformanceCheck: Sendable, CustomStringConvertible {
 /// ```
 public enum StoreConformance {
     /// Every check.
-    public static let checks: [ConformanceCheck] = [
-        ConformanceCheck(name: "workout sync identity: insert, stale, replace", run: workoutSyncIdentity),
-        ConformanceCheck(name: "workouts without sync identity are always inserted", run: workoutWithoutSync),
-        ConformanceCheck(
-            name: "deleting a workout needs its source and takes its routes and series", run: deleteWorkout),
-        ConformanceCheck(name: "builder orders out-of-order batches by time, losslessly", run: builderTimestampOrder),
-        ConformanceCheck(name: "builder merges overlapping batches on disk", run: builderOverlappingMerge),
-        ConformanceCheck(
-            name: "builder in insertion order keeps order and allows missing times", run: builderInsertionOrder),
-        ConformanceCheck(name: "a batch with one bad location is refused whole", run: badBatchRefused),
-        ConformanceCheck(name: "finish needs a saved workout, data, and an open builder", run: finishPreconditions),
-        ConformanceCheck(
-            name: "route sync identity: replace keeps raw provenance, stale drops the builder", run: routeSyncIdentity),
-        ConformanceCheck(name: "a foreign source can neither replace nor delete", run: foreignSourceRefused),
-        ConformanceCheck(name: "pending builders survive and resume where they stopped", run: pendingBuilderResume),
-        ConformanceCheck(name: "resuming takes a builder over; a stale resume is refused", run: resumeTakesOver),
-        ConformanceCheck(name: "route query: batches, done, interval, bad batch size", run: routeQueryBatches),
-        ConformanceCheck(name: "route query reads one version while the route is replaced", run: routeQueryConsistent),
-        ConformanceCheck(
-            name: "quantity series: from the builder and saved directly, in time order", run: quantitySeries),
-        ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
-    ]
+    public static let checks: [ConformanceCheck] =
+        [
+            ConformanceCheck(name: "workout sync identity: insert, stale, replace", run: workoutSyncIdentity),
+            ConformanceCheck(name: "workouts without sync identity are always inserted", run: workoutWithoutSync),
+            ConformanceCheck(
+                name: "deleting a workout needs its source and takes its routes and series", run: deleteWorkout),
+            ConformanceCheck(
+                name: "builder orders out-of-order batches by time, losslessly", run: builderTimestampOrder),
+            ConformanceCheck(name: "builder merges overlapping batches on disk", run: builderOverlappingMerge),
+            ConformanceCheck(
+                name: "builder in insertion order keeps order and allows missing times", run: builderInsertionOrder),
+            ConformanceCheck(name: "a batch with one bad location is refused whole", run: badBatchRefused),
+            ConformanceCheck(name: "finish needs a saved workout, data, and an open builder", run: finishPreconditions),
+            ConformanceCheck(
+                name: "route sync identity: replace keeps raw provenance, stale drops the builder",
+                run: routeSyncIdentity),
+            ConformanceCheck(name: "a foreign source can neither replace nor delete", run: foreignSourceRefused),
+            ConformanceCheck(name: "pending builders survive and resume where they stopped", run: pendingBuilderResume),
+            ConformanceCheck(name: "resuming takes a builder over; a stale resume is refused", run: resumeTakesOver),
+            ConformanceCheck(name: "route query: batches, done, interval, bad batch size", run: routeQueryBatches),
+            ConformanceCheck(
+                name: "route query reads one version while the route is replaced", run: routeQueryConsistent),
+            ConformanceCheck(
+                name: "quantity series: from the builder and saved directly, in time order", run: quantitySeries),
+            ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
+        ] + FeedConformance.checks
 
     // MARK: Helpers
 

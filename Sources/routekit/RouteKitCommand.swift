@@ -5,7 +5,7 @@ import RouteKit
 struct RouteKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "routekit",
-        abstract: "Import, store, query and export GPS routes (smoothing and following arrive next).",
+        abstract: "Import, store, query, export and follow GPS routes (smoothing arrives next).",
         discussion: """
             RouteKit reads GPX 1.0 and 1.1 from any producer (Garmin, Strava, Apple Health, OsmAnd, GPSBabel…), \
             tolerating real-world quirks with a warning and refusing broken files with the file, line and column \
@@ -15,13 +15,14 @@ struct RouteKitCommand: AsyncParsableCommand {
             $XDG_DATA_HOME/routekit/store.sqlite, i.e. ~/.local/share/routekit/store.sqlite): one SQLite file, \
             created on first use, safe for several processes at once.
 
-            Exit codes: 0 success; 1 at least one input failed (the others were still processed); \
+            Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
+            anchor the store cannot use (start again without it); \
             64 invalid command-line usage.
             """,
         version: "0.1.0",
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
-            Recover.self, Discard.self, Inspect.self, Convert.self,
+            Recover.self, Discard.self, Changes.self, Compact.self, Inspect.self, Convert.self,
         ]
     )
 }

@@ -1,0 +1,283 @@
+import Foundation
+import RouteKit
+
+/// The change-feed part of the conformance suite (DESIGN.md, "Anchored change feed").
+public enum FeedConformance {
+    /// Every feed check.
+    public static let checks: [ConformanceCheck] = [
+        ConformanceCheck(name: "feed: no anchor lists every current route, no deletions", run: noAnchor),
+        ConformanceCheck(name: "feed: a replacement is a deletion and an addition in one change set", run: replacement),
+        ConformanceCheck(
+            name: "feed: deleting a workout shows as its routes' deletions, never split", run: workoutDeletion),
+        ConformanceCheck(name: "feed: predicates apply to deletions too", run: predicates),
+        ConformanceCheck(name: "feed: each anchor error has its own code", run: anchorErrors),
+        ConformanceCheck(
+            name: "feed: a consumer applying random histories holds exactly the current routes", run: model),
+        ConformanceCheck(name: "feed: live updates deliver the catch-up, then each commit", run: liveUpdates),
+    ]
+
+    static func expect(_ condition: Bool, _ message: @autoclosure () -> String, line: Int = #line) throws {
+        if !condition { throw ConformanceFailure(description: "FeedConformance.swift:\(line): \(message())") }
+    }
+    static var alice: Source { StoreConformance.alice }
+    static var bob: Source { StoreConformance.bob }
+
+    static func route(
+        _ store: any RouteStore, _ workout: Workout, _ id: String, _ version: Int64, count: Int = 5,
+        start: Int64 = 1_700_000_000
+    ) async throws -> RouteFinish {
+        try await StoreConformance.build(
+            store, workout, [StoreConformance.locations(count: count, start: start)],
+            metadata: StoreConformance.sync(id, version))
+    }
+
+    /// Pages until `hasMore` is false.
+    static func drain(
+        _ store: any RouteStore, from anchor: ChangeAnchor?, _ predicate: ChangePredicate = .all, limit: Int = 1000
+    ) async throws -> (sets: [ChangeSet], anchor: ChangeAnchor) {
+        var sets: [ChangeSet] = []
+        var a = anchor
+        while true {
+            let set = try await store.changes(since: a, matching: predicate, limit: limit)
+            sets.append(set)
+            a = set.anchor
+            if !set.hasMore { return (sets, set.anchor) }
+            try expect(sets.count < 100_000, "paging ends")
+        }
+    }
+
+    static func noAnchor(_ store: any RouteStore) async throws {
+        let empty = try await store.changes(since: nil, matching: .all, limit: 10)
+        try expect(empty.added.isEmpty && empty.deleted.isEmpty && !empty.hasMore, "an empty store has no changes")
+        let w = try await StoreConformance.saved(store, alice)
+        let r1 = try await route(store, w, "a", 1)
+        let r2 = try await route(store, w, "b", 1)
+        try await store.deleteRoute(id: r1.route.id, as: alice)
+        let r3 = try await route(store, w, "c", 1)
+        let all = try await drain(store, from: nil, limit: 1)
+        try expect(all.sets.allSatisfy { $0.deleted.isEmpty }, "no deletions without an anchor")
+        let ids = all.sets.flatMap(\.added).map(\.id)
+        try expect(ids == [r2.route.id, r3.route.id], "every current route once, in commit order: \(ids)")
+        try expect(all.sets.flatMap(\.added).first == r2.route, "added routes are the stored samples")
+        let after = try await store.changes(since: all.anchor, matching: .all, limit: 10)
+        try expect(after.added.isEmpty && after.deleted.isEmpty && !after.hasMore, "nothing after the last anchor")
+        try expect(after.anchor == all.anchor, "and the anchor stays")
+        try expect(try await store.currentAnchor() == all.anchor, "the current anchor is the newest")
+    }
+
+    static func replacement(_ store: any RouteStore) async throws {
+        let w = try await StoreConformance.saved(store, alice)
+        let v1 = try await route(store, w, "r", 1)
+        let anchor = try await store.currentAnchor()
+        let v2 = try await route(store, w, "r", 2)
+        let set = try await store.changes(since: anchor, matching: .all, limit: 1)
+        try expect(set.deleted.map(\.id) == [v1.route.id], "the old version is deleted: \(set.deleted)")
+        try expect(set.added.map(\.id) == [v2.route.id], "and the new one added, in the same set despite limit 1")
+        try expect(
+            set.deleted.first
+                == DeletedRoute(
+                    id: v1.route.id, source: alice, workoutID: w.id, sync: SyncIdentity(identifier: "r", version: 1)),
+            "a deletion carries uuid, source, workout and sync identity")
+        try expect(!set.hasMore, "nothing more")
+        // A stale save changes nothing.
+        _ = try await route(store, w, "r", 2)
+        let none = try await store.changes(since: set.anchor, matching: .all, limit: 10)
+        try expect(none.added.isEmpty && none.deleted.isEmpty, "a stale save is not a change")
+    }
+
+    static func workoutDeletion(_ store: any RouteStore) async throws {
+        let w = try await StoreConformance.saved(store, alice)
+        var routes: [UUID] = []
+        for i in 0..<3 { routes.append(try await route(store, w, "w\(i)", 1).route.id) }
+        let other = try await StoreConformance.saved(store, alice)
+        let kept = try await route(store, other, "k", 1)
+        let anchor = try await store.currentAnchor()
+        try await store.deleteWorkout(id: w.id, as: alice)
+        let set = try await store.changes(since: anchor, matching: .all, limit: 1)
+        try expect(Set(set.deleted.map(\.id)) == Set(routes), "the workout's three routes, in one set despite limit 1")
+        try expect(set.added.isEmpty && !set.hasMore, "and nothing else")
+        let current = try await drain(store, from: nil)
+        try expect(current.sets.flatMap(\.added).map(\.id) == [kept.route.id], "the other workout's route remains")
+    }
+
+    static func predicates(_ store: any RouteStore) async throws {
+        let wa = try await StoreConformance.saved(store, alice)
+        let wb = try await StoreConformance.saved(store, bob)
+        let anchor = try await store.currentAnchor()
+        let a1 = try await route(store, wa, "x", 1, start: 1_000)
+        let b1 = try await route(store, wb, "x", 1, start: 5_000)
+        try await store.deleteRoute(id: a1.route.id, as: alice)
+        try await store.deleteRoute(id: b1.route.id, as: bob)
+        let byWorkout = try await drain(store, from: anchor, ChangePredicate(workout: wa.id))
+        try expect(byWorkout.sets.flatMap(\.deleted).map(\.id) == [a1.route.id], "by workout, deletions too")
+        let bySource = try await drain(store, from: anchor, ChangePredicate(source: bob))
+        try expect(bySource.sets.flatMap(\.deleted).map(\.id) == [b1.route.id], "by source")
+        try expect(bySource.sets.flatMap(\.added).isEmpty, "a route added then deleted is not re-added")
+        let byID = try await drain(store, from: anchor, ChangePredicate(syncIdentifier: "x"))
+        try expect(byID.sets.flatMap(\.deleted).count == 2, "by sync identifier")
+        let byTime = try await drain(
+            store, from: anchor, ChangePredicate(interval: Instant(seconds: 4_000)...Instant(seconds: 6_000)))
+        try expect(byTime.sets.flatMap(\.deleted).map(\.id) == [b1.route.id], "by date range")
+        let none = try await drain(store, from: nil, ChangePredicate(source: alice))
+        try expect(none.sets.flatMap(\.added).isEmpty, "nothing current for alice")
+    }
+
+    static func anchorErrors(_ store: any RouteStore) async throws {
+        let w = try await StoreConformance.saved(store, alice)
+        let r = try await route(store, w, "e", 1)
+        let good = try await store.currentAnchor()
+        _ = try await StoreConformance.expectError(.anchorMalformed) { try ChangeAnchor(text: "not-an-anchor") }
+        _ = try await StoreConformance.expectError(.anchorMalformed) { try ChangeAnchor(text: "1.AAAA") }
+        let roundTrip = try ChangeAnchor(text: good.text)
+        try expect(roundTrip == good, "an anchor's text reads back")
+        try expect(good.text.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }, "URL-safe text")
+        var foreign = good
+        foreign.storeID = UUID()
+        _ = try await StoreConformance.expectError(.anchorForeign) {
+            try await store.changes(since: foreign, matching: .all, limit: 10)
+        }
+        var epoch = good
+        epoch.epoch &+= 1
+        _ = try await StoreConformance.expectError(.anchorForeign) {
+            try await store.changes(since: epoch, matching: .all, limit: 10)
+        }
+        var ahead = good
+        ahead.position += 1000
+        _ = try await StoreConformance.expectError(.anchorAhead) {
+            try await store.changes(since: ahead, matching: .all, limit: 10)
+        }
+        var otherHistory = good
+        otherHistory.token &+= 1
+        _ = try await StoreConformance.expectError(.anchorAhead) {
+            try await store.changes(since: otherHistory, matching: .all, limit: 10)
+        }
+        // Compaction: an anchor from before a dropped deletion expires; one from after it still works.
+        let before = try await store.currentAnchor()
+        try await store.deleteRoute(id: r.route.id, as: alice)
+        let after = try await store.currentAnchor()
+        let dropped = try await store.compactChanges(before: Date().addingTimeInterval(60))
+        try expect(dropped >= 1, "the deletion was dropped")
+        let e = try await StoreConformance.expectError(.anchorExpired) {
+            try await store.changes(since: before, matching: .all, limit: 10)
+        }
+        try expect(e.message.contains("without an anchor"), "the message tells the consumer what to do")
+        let fine = try await store.changes(since: after, matching: .all, limit: 10)
+        try expect(fine.deleted.isEmpty && fine.added.isEmpty, "an anchor after the compacted deletion still works")
+    }
+
+    /// The model-based property test: random interleavings of saves, replacements, stale saves, deletions,
+    /// compactions and paged reads; a consumer applying each change set always ends holding exactly the
+    /// store's current routes, and never two versions of one sync identity.
+    static func model(_ store: any RouteStore) async throws {
+        var rng = SplitMix64(seed: 20_261_121)
+        let sources = [alice, bob]
+        var workouts: [Source: [Workout]] = [:]
+        for s in sources {
+            for _ in 0..<3 { workouts[s, default: []].append(try await StoreConformance.saved(store, s)) }
+        }
+        var versions: [String: Int64] = [:]
+        var consumer: [UUID: RouteSample] = [:]
+        var anchor: ChangeAnchor?
+        var resyncs = 0
+        var log: [String] = []
+        func consume(limit: Int) async throws {
+            while true {
+                let result: Result<ChangeSet, RouteKitError>
+                do {
+                    result = .success(try await store.changes(since: anchor, matching: .all, limit: limit))
+                } catch {
+                    result = .failure(error)
+                }
+                let set: ChangeSet
+                switch result {
+                case .success(let s): set = s
+                case .failure(let e) where e.code == .anchorExpired:
+                    // The documented recovery: start again from no anchor.
+                    consumer = [:]
+                    anchor = nil
+                    resyncs += 1
+                    continue
+                case .failure(let e): throw e
+                }
+                for d in set.deleted { consumer[d.id] = nil }
+                for a in set.added { consumer[a.id] = a }
+                // Never two current versions of one identity, after any change set.
+                let identities = consumer.values.map { "\($0.source.name)/\($0.sync.identifier)" }
+                try expect(Set(identities).count == identities.count, "two versions of one sync identity")
+                anchor = set.anchor
+                if !set.hasMore {
+                    // Caught up: exactly the current routes.
+                    let truth = try await store.routes(matching: RouteFilter())
+                    try expect(
+                        Set(consumer.keys) == Set(truth.map(\.id)),
+                        "after catching up, the consumer holds \(consumer.count) routes, the store \(truth.count) "
+                            + "(last set: \(set.deleted.count) deleted, \(set.added.count) added, limit \(limit), "
+                            + "resyncs \(resyncs), log \(log))")
+                    return
+                }
+            }
+        }
+        for step in 0..<160 {
+            let source = sources[Int.random(in: 0..<2, using: &rng)]
+            let op = Int.random(in: 0..<100, using: &rng)
+            let current = try await store.routes(matching: RouteFilter(source: source))
+            log.append("\(op)")
+            if log.count > 12 { log.removeFirst() }
+            switch op {
+            case 0..<40:  // save a new route or a newer version of an existing identity
+                let id = "id\(Int.random(in: 0..<8, using: &rng))"
+                let key = "\(source.name)/\(id)"
+                let v = (versions[key] ?? 0) + 1
+                versions[key] = v
+                let ws = workouts[source] ?? []
+                let w = ws[Int.random(in: 0..<ws.count, using: &rng)]
+                _ = try await route(store, w, id, v, count: 3, start: Int64(step) * 100)
+            case 40..<50:  // a stale save
+                if let r = current.randomElement(using: &rng) {
+                    let w = try await store.workout(id: r.workoutID)
+                    if let w { _ = try await route(store, w, r.sync.identifier, r.sync.version, count: 2) }
+                }
+            case 50..<65:
+                if let r = current.randomElement(using: &rng) { try await store.deleteRoute(id: r.id, as: source) }
+            case 65..<70:  // delete a workout (its routes go), then give the source a fresh one
+                var ws = workouts[source] ?? []
+                if ws.count > 1 {
+                    let w = ws.remove(at: Int.random(in: 0..<ws.count, using: &rng))
+                    try await store.deleteWorkout(id: w.id, as: source)
+                    ws.append(try await StoreConformance.saved(store, source))
+                    workouts[source] = ws
+                }
+            case 70..<74:
+                _ = try await store.compactChanges(before: Date().addingTimeInterval(60))
+            default:
+                try await consume(limit: Int.random(in: 1...4, using: &rng))
+            }
+        }
+        try await consume(limit: 3)
+        let truth = try await store.routes(matching: RouteFilter())
+        let missing = Set(truth.map(\.id)).subtracting(consumer.keys)
+        let extra = Set(consumer.keys).subtracting(truth.map(\.id))
+        try expect(
+            missing.isEmpty && extra.isEmpty,
+            "the consumer holds exactly the current routes (\(consumer.count) vs \(truth.count)); missing "
+                + "\(truth.filter { missing.contains($0.id) }.map { "\($0.source)/\($0.sync.identifier)v\($0.sync.version)" }), "
+                + "extra \(extra.count), resyncs \(resyncs)")
+        for r in truth { try expect(consumer[r.id] == r, "and the same samples") }
+        try expect(resyncs >= 1, "the run exercised an expired anchor")
+    }
+
+    static func liveUpdates(_ store: any RouteStore) async throws {
+        let w = try await StoreConformance.saved(store, alice)
+        let first = try await route(store, w, "live", 1)
+        var iterator = store.changeUpdates(since: nil).makeAsyncIterator()
+        let catchUp = try await iterator.next()
+        try expect(catchUp?.added.map(\.id) == [first.route.id], "the catch-up comes first")
+        let started = ContinuousClock.now
+        let second = try await route(store, w, "live", 2)
+        let update = try await iterator.next()
+        let elapsed = started.duration(to: .now)
+        try expect(update?.deleted.map(\.id) == [first.route.id], "then the replacement: deletion")
+        try expect(update?.added.map(\.id) == [second.route.id], "and addition")
+        try expect(elapsed < .seconds(2), "delivered promptly (\(elapsed))")
+    }
+}

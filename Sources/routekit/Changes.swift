@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+import RouteKitSQLite
+
+/// Exit code for an anchor the store cannot answer (malformed, foreign, expired, ahead).
+let exitAnchorUnusable = ExitCode(3)
+
+struct Changes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the routes added and deleted since an anchor, and the new anchor; --follow keeps tailing.",
+        discussion: """
+            Without --anchor, the first change set lists every current route (and no deletions). Each change \
+            set ends with its anchor: give it back with --anchor to get only what changed after it. A \
+            replaced route shows as the old version deleted and the new one added, in one change set; apply \
+            deletions first, then additions, and apply them idempotently (deleting an unknown route is not an \
+            error). With --follow, the catch-up is printed first, then one change set per commit, until Ctrl-C.
+
+            If the anchor cannot be used (malformed, from another store, older than the kept deletion \
+            history, or ahead of a store restored from a backup) the command exits with code 3 and says \
+            which: start again without --anchor.
+
+            JSON (--json), one object per change set:
+              {"added": [route…], "deleted": [{"uuid": "…", "source": "…", "workout": "…",
+               "syncIdentifier": "…", "syncVersion": N}], "anchor": "TOKEN", "hasMore": true|false}
+            where each added route has the shape of `routekit routes --json`.
+
+            Examples:
+              routekit changes --json > sets.jsonl                  # everything current, then the anchor
+              routekit changes --anchor "$(cat anchor)" --limit 500
+              routekit changes --follow --json --source my-watch
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: "Start after this anchor (from a previous change set).") var anchor: String?
+    @Option(help: "Changes per change set (soft: a transaction is never split).") var limit: Int = 1000
+    @Flag(help: "Keep printing change sets as they are committed, until interrupted.") var follow = false
+    @Flag(help: "One JSON object per change set, one per line.") var json = false
+    @Option(help: "Only routes of this workout (uuid).") var workout: String?
+    @Option(help: "Only routes of this source.") var source: String?
+    @Option(help: "Only routes with this sync identifier.") var syncIdentifier: String?
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1.") }
+    }
+
+    struct DeletedJSON: Encodable {
+        var uuid: String
+        var source: String
+        var workout: String
+        var syncIdentifier: String
+        var syncVersion: Int64
+    }
+
+    struct SetJSON: Encodable {
+        var added: [RouteJSON]
+        var deleted: [DeletedJSON]
+        var anchor: String
+        var hasMore: Bool
+    }
+
+    func printSet(_ set: ChangeSet) {
+        if json {
+            printJSONLine(
+                SetJSON(
+                    added: set.added.map(RouteJSON.init),
+                    deleted: set.deleted.map {
+                        DeletedJSON(
+                            uuid: $0.id.uuidString.lowercased(), source: $0.source.name,
+                            workout: $0.workoutID.uuidString.lowercased(), syncIdentifier: $0.sync.identifier,
+                            syncVersion: $0.sync.version)
+                    }, anchor: set.anchor.text, hasMore: set.hasMore))
+        } else {
+            for d in set.deleted {
+                print("deleted \(d.id.uuidString.lowercased()) \(d.source) \(d.sync.identifier) v\(d.sync.version)")
+            }
+            for r in set.added {
+                print(
+                    "added   \(r.id.uuidString.lowercased()) \(r.source) \(r.sync.identifier) v\(r.sync.version) "
+                        + "\(r.locationCount) locations")
+            }
+            print("anchor  \(set.anchor.text)\(set.hasMore ? " (more)" : "")")
+        }
+        fflush(nil)  // a follower reads each change set as soon as it is printed
+    }
+
+    func run() async throws {
+        do {
+            let store = try storeOptions.open()
+            let predicate = ChangePredicate(
+                workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) },
+                syncIdentifier: syncIdentifier)
+            let start = try anchor.map { text throws(RouteKitError) in try ChangeAnchor(text: text) }
+            if !follow {
+                let set = try await store.changes(since: start, matching: predicate, limit: limit)
+                printSet(set)
+                return
+            }
+            // Ctrl-C (or SIGTERM) ends the follow cleanly: the loop is cancelled and the command exits 0.
+            let follower = Task {
+                for try await set in store.changeUpdates(since: start, matching: predicate, limit: limit) {
+                    printSet(set)
+                }
+            }
+            let signals = [SIGINT, SIGTERM].map { sig -> any DispatchSourceSignal in
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig)
+                source.setEventHandler { follower.cancel() }
+                source.resume()
+                return source
+            }
+            defer { signals.forEach { $0.cancel() } }
+            do {
+                try await follower.value
+            } catch is CancellationError {
+                return
+            }
+        } catch let error as RouteKitError {
+            printError("error: \(error)")
+            throw error.code.isAnchorError ? exitAnchorUnusable : exitInputFailed
+        }
+    }
+}
+
+struct Compact: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drop change-feed deletion history older than a number of days.",
+        discussion: """
+            The change feed keeps every deletion so that a consumer holding an old anchor learns what was \
+            deleted. Compacting drops deletions older than --keep-days; an anchor from before the oldest kept \
+            deletion is then refused as expired (exit code 3 in `routekit changes`), never answered wrongly.
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: "Keep deletions of the last N days (0 drops all).") var keepDays: Double = 30
+
+    func validate() throws {
+        if keepDays < 0 || !keepDays.isFinite { throw ValidationError("--keep-days must be 0 or more.") }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let dropped = try await store.compactChanges(before: Date().addingTimeInterval(-keepDays * 86_400))
+            print("dropped \(dropped) deletion(s) older than \(keepDays) day(s) from \(store.path)")
+        }
+    }
+}
