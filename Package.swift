@@ -66,13 +66,17 @@ let package = Package(
         .testTarget(
             name: "RouteKitTests", dependencies: ["RouteKit", "RouteKitTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "RouteKitSQLiteTests", dependencies: ["RouteKitSQLite", "RouteKitGPX", "RouteKitTesting"],
+            name: "RouteKitSQLiteTests",
+            dependencies: [
+                "RouteKitSQLite", "RouteKitGPX", "RouteKitTesting", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitTesting"], swiftSettings: swiftSettings),
         // End-to-end tests of the built `routekit` executable (it is a dependency so it gets built first).
         .testTarget(
-            name: "RoutekitCLITests", dependencies: ["routekit", "RouteKitTesting"], swiftSettings: swiftSettings),
+            name: "RoutekitCLITests", dependencies: ["routekit", "RouteKitTesting", "RouteKitSQLite"],
+            swiftSettings: swiftSettings),
     ]
 )

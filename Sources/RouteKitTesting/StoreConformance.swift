@@ -137,7 +137,8 @@ public enum StoreConformance {
         return all
     }
 
-    static func sync(_ id: String, _ version: Int64) -> [String: MetadataValue] {
+    /// Metadata giving a route the sync identity `id` at `version`.
+    public static func sync(_ id: String, _ version: Int64) -> [String: MetadataValue] {
         [MetadataKey.syncIdentifier: .string(id), MetadataKey.syncVersion: .integer(version)]
     }
 

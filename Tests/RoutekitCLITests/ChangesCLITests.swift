@@ -1,0 +1,101 @@
+import Foundation
+import RouteKit
+import RouteKitSQLite
+import RouteKitTesting
+import Testing
+
+@Suite(
+    "routekit changes",
+    .enabled(if: CLI.executable != nil, "the routekit executable was not found next to the tests"))
+struct ChangesCLITests {
+    @Test("changes --json: the DESIGN shape, every current route first; an unusable anchor exits 3")
+    func changesJSON() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        let file = try fixture.write("a.gpx", SyntheticGPX.text(name: "a", points: 20))
+        _ = try fixture.json(["import", file])
+        let sets = try fixture.json(["changes"])
+        try #require(sets.count == 1)
+        #expect(Set(sets[0].keys) == ["added", "deleted", "anchor", "hasMore"])
+        let added = try #require(sets[0]["added"] as? [[String: Any]])
+        #expect(added.count == 1)
+        #expect(Set(added[0].keys) == StoreCLI.routeKeys)
+        let anchor = try #require(sets[0]["anchor"] as? String)
+        let route = try #require(added[0]["uuid"] as? String)
+        _ = try fixture.run(["delete", route])
+        let after = try fixture.json(["changes", "--anchor", anchor])
+        let deleted = try #require(after.first?["deleted"] as? [[String: Any]])
+        #expect(deleted.count == 1)
+        #expect(Set(deleted[0].keys) == ["uuid", "source", "workout", "syncIdentifier", "syncVersion"])
+        #expect(deleted[0]["uuid"] as? String == route)
+        let bad = try fixture.run(["changes", "--anchor", "nonsense"])
+        #expect(bad.status == 3)
+        #expect(bad.stderr.contains("anchorMalformed"))
+        _ = try fixture.run(["compact", "--keep-days", "0"])
+        let expired = try fixture.run(["changes", "--anchor", anchor])
+        #expect(expired.status == 3)
+        #expect(expired.stderr.contains("anchorExpired"))
+    }
+
+    @Test("changes --follow in one process sees a replacement committed by another; SIGINT ends it cleanly")
+    func followAcrossProcesses() async throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        // This test process is "another process": it writes through the library.
+        let store = try SQLiteStore(path: fixture.store)
+        let source = try Source(name: "writer")
+        let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
+        _ = try await store.saveWorkout(workout)
+        func save(_ version: Int64) async throws -> UUID {
+            let b = try await RouteBuilder(store: store, source: source)
+            try await b.insert(StoreConformance.locations(count: 10, seed: UInt64(version)))
+            return try await b.finish(workout: workout, metadata: StoreConformance.sync("followed", version)).route.id
+        }
+        let v1 = try await save(1)
+
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["changes", "--follow", "--json", "--store", fixture.store]
+        let outPath = fixture.directory + "/follow.out"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        defer { try? out.close() }
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        func lines(count: Int) async throws -> [[String: Any]] {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+                let objects = try StoreCLI.objects(text)
+                if objects.count >= count { return objects }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            Issue.record("the follower printed fewer than \(count) change sets in 20 s")
+            return []
+        }
+        let catchUp = try await lines(count: 1)
+        let first = try #require(catchUp.first?["added"] as? [[String: Any]])
+        #expect(first.map { $0["uuid"] as? String } == [v1.uuidString.lowercased()])
+
+        let committed = ContinuousClock.now
+        let v2 = try await save(2)
+        let all = try await lines(count: 2)
+        let delivered = ContinuousClock.now - committed
+        try #require(all.count == 2)
+        let replacement = all[1]
+        let deleted = try #require(replacement["deleted"] as? [[String: Any]])
+        let added = try #require(replacement["added"] as? [[String: Any]])
+        #expect(deleted.map { $0["uuid"] as? String } == [v1.uuidString.lowercased()], "the old version, deleted")
+        #expect(added.map { $0["uuid"] as? String } == [v2.uuidString.lowercased()], "and the new one, in one set")
+        #expect(delivered < .seconds(5), "delivered in \(delivered)")
+
+        kill(process.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning, "SIGINT ends --follow")
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cleanly, with status 0")
+    }
+}
