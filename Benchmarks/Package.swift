@@ -37,5 +37,14 @@ let package = Package(
             path: "Benchmarks/Store",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Not a package-benchmark target: whole-process change-feed numbers (swift run -c release FeedLatency).
+        .executableTarget(
+            name: "FeedLatency",
+            dependencies: [
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitSQLite", package: "RouteKit"),
+            ],
+            path: "Benchmarks/FeedLatency"
+        ),
     ]
 )
