@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default store: import every route in sample-routes/ into the SQLite store
 # (default ~/.local/share/routekit/store.sqlite, or $ROUTEKIT_STORE), list what it holds, export one route
-# back to schema-valid GPX 1.1, and show that importing again stores nothing new.
+# back to schema-valid GPX 1.1, show the change feed, and show that importing again stores nothing new.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.build-demo
@@ -30,6 +30,10 @@ echo "== routekit export $route -o $out/exported.gpx (and .geojson, .csv)"
 if command -v xmllint >/dev/null 2>&1 && [ -f ../shared/schemas/gpx-1.1.xsd ]; then
     xmllint --noout --schema ../shared/schemas/gpx-1.1.xsd "$out/exported.gpx"
 fi
+
+echo
+echo "== routekit changes --limit 2 (the change feed: every current route, then the anchor to resume from)"
+"$bin" changes --limit 2
 
 echo
 echo "== routekit import sample-routes/ again: every track is already stored"
