@@ -29,6 +29,7 @@ struct Changes: AsyncParsableCommand {
               routekit changes --json > sets.jsonl                  # everything current, then the anchor
               routekit changes --anchor "$(cat anchor)" --limit 500
               routekit changes --follow --json --source my-watch
+              routekit changes --from 2025-06-01T00:00:00Z --to 2025-06-30T23:59:59Z
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -39,6 +40,8 @@ struct Changes: AsyncParsableCommand {
     @Option(help: "Only routes of this workout (uuid).") var workout: String?
     @Option(help: "Only routes of this source.") var source: String?
     @Option(help: "Only routes with this sync identifier.") var syncIdentifier: String?
+    @Option(help: "Only routes that end at or after this ISO 8601 time.") var from: String?
+    @Option(help: "Only routes that start at or before this ISO 8601 time.") var to: String?
 
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1.") }
@@ -87,9 +90,16 @@ struct Changes: AsyncParsableCommand {
     func run() async throws {
         do {
             let store = try storeOptions.open()
+            var interval: ClosedRange<Instant>?
+            if from != nil || to != nil {
+                let lo = try from.map(Locations.time) ?? Instant(seconds: .min)
+                let hi = try to.map(Locations.time) ?? Instant(seconds: .max)
+                guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
+                interval = lo...hi
+            }
             let predicate = ChangePredicate(
                 workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) },
-                syncIdentifier: syncIdentifier)
+                syncIdentifier: syncIdentifier, interval: interval)
             let start = try anchor.map { text throws(RouteKitError) in try ChangeAnchor(text: text) }
             if !follow {
                 let set = try await store.changes(since: start, matching: predicate, limit: limit)
