@@ -109,3 +109,42 @@ struct SQLiteFeedTests {
         #expect(!set.hasMore)
     }
 }
+
+@Suite("SQLite route query resources")
+struct QueryResourceTests {
+    /// 1 while a reader still holds an old snapshot: a passive checkpoint then cannot copy every WAL frame
+    /// back (a TRUNCATE checkpoint would wait for the reader, up to the busy timeout).
+    static func checkpointBusy(_ store: SQLiteStore) throws -> Int {
+        try store.pool.writeWithoutTransaction { db in
+            guard let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)") else { return -1 }
+            let log: Int = row[1]
+            let done: Int = row[2]
+            return done < log ? 1 : 0
+        }
+    }
+
+    @Test("a route query holds its snapshot while it is read, and releases it when the loop is left early")
+    func releasesSnapshot() async throws {
+        let store = try makeTemporaryStore()
+        let route = try await SQLiteFeedTests.addRoute(store, "q", 1)
+        var iterator: RouteQuery.AsyncIterator? = store.locations(of: route.id, batchSize: 1).makeAsyncIterator()
+        _ = try await iterator?.next()
+        _ = try await SQLiteFeedTests.addRoute(store, "w", 1)  // a write after the snapshot
+        #expect(try Self.checkpointBusy(store) == 1, "the open query pins its snapshot")
+        iterator = nil
+        #expect(try Self.checkpointBusy(store) == 0, "dropping the query releases it")
+        for try await _ in store.locations(of: route.id, batchSize: 1) { break }
+        _ = try await SQLiteFeedTests.addRoute(store, "x", 1)
+        #expect(try Self.checkpointBusy(store) == 0, "leaving a loop early releases it")
+        let task = Task {
+            for try await _ in store.locations(of: route.id, batchSize: 1) {
+                try await Task.sleep(for: .seconds(30))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        _ = await task.result
+        _ = try await SQLiteFeedTests.addRoute(store, "y", 1)
+        #expect(try Self.checkpointBusy(store) == 0, "cancelling the consuming task releases it")
+    }
+}
