@@ -103,34 +103,41 @@ struct Recover: AsyncParsableCommand {
                         printError("error: \(e)")
                         failed = true
                     }
+                    // The file changed since (the import built its track anew): keep what the builder holds.
+                    guard let still = try await store.pendingBuilder(id: b.id) else { continue }
+                    try await savePartial(still, store: store, source: source)
                     continue
                 }
-                let builder = try await RouteBuilder.resume(b, in: store)
-                if builder.progress.locationCount == 0 {
-                    try await builder.discard()
-                    print("\(b.id.uuidString.lowercased()): held no location; discarded")
-                    continue
-                }
-                let (start, end) = try await builder.timeBounds()
-                let syncID = "partial-" + b.id.uuidString.lowercased()
-                let workout = Workout(
-                    activityType: .other, start: start, end: end, source: source,
-                    sync: SyncIdentity(identifier: syncID, version: 1),
-                    metadata: [MetadataKey.partial: .bool(true)])
-                _ = try await store.saveWorkout(workout)
-                let finished = try await builder.finish(
-                    workout: workout,
-                    metadata: [
-                        MetadataKey.partial: .bool(true), MetadataKey.syncIdentifier: .string(syncID),
-                        MetadataKey.syncVersion: .integer(1),
-                    ])
-                print(
-                    "\(b.id.uuidString.lowercased()): saved as partial route "
-                        + "\(finished.route.id.uuidString.lowercased()) (\(finished.route.locationCount) locations)")
+                try await savePartial(b, store: store, source: source)
             }
             if pending.isEmpty { print("no pending builder of source '\(source)'") }
             if failed { throw exitInputFailed }
         }
+    }
+
+    /// Saves what a pending builder holds as a route marked partial, in a workout of its own.
+    func savePartial(_ b: PendingBuilder, store: SQLiteStore, source: Source) async throws {
+        let builder = try await RouteBuilder.resume(b, in: store)
+        if builder.progress.locationCount == 0 {
+            try await builder.discard()
+            print("\(b.id.uuidString.lowercased()): held no location; discarded")
+            return
+        }
+        let (start, end) = try await builder.timeBounds()
+        let syncID = "partial-" + b.id.uuidString.lowercased()
+        let workout = Workout(
+            activityType: .other, start: start, end: end, source: source,
+            sync: SyncIdentity(identifier: syncID, version: 1), metadata: [MetadataKey.partial: .bool(true)])
+        _ = try await store.saveWorkout(workout)
+        let finished = try await builder.finish(
+            workout: workout,
+            metadata: [
+                MetadataKey.partial: .bool(true), MetadataKey.syncIdentifier: .string(syncID),
+                MetadataKey.syncVersion: .integer(1),
+            ])
+        print(
+            "\(b.id.uuidString.lowercased()): saved as partial route "
+                + "\(finished.route.id.uuidString.lowercased()) (\(finished.route.locationCount) locations)")
     }
 }
 
