@@ -108,7 +108,8 @@ public final class RouteBuilder {
         let claim = UUID()
         guard
             try await store.claimBuilder(
-                id: pending.id, expectedLocationCount: pending.progress.locationCount, claim: claim)
+                id: pending.id, expectedLocationCount: pending.progress.locationCount, previous: pending.claim,
+                claim: claim)
         else {
             guard try await store.pendingBuilder(id: pending.id) != nil else {
                 throw RouteKitError(.notFound, "route builder \(pending.id) is not pending (finished or discarded)")

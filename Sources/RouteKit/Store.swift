@@ -82,7 +82,7 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
     /// The sequence number its next chunk takes.
     public var nextSequence: Int
     /// Who holds the builder: only the ``RouteBuilder`` with this claim may add to or finish it. Resuming a
-    /// builder takes a new claim (``RouteStore/claimBuilder(id:expectedLocationCount:claim:)``), so a process
+    /// builder takes a new claim (``RouteStore/claimBuilder(id:expectedLocationCount:previous:claim:)``), so a process
     /// that was presumed dead but is not can no longer write into it.
     public var claim: UUID
 
@@ -306,10 +306,12 @@ public protocol RouteStore: AnyObject, Sendable {
     func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder?
     /// Every pending builder, oldest first.
     func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder]
-    /// Takes over a pending builder: one transaction that sets a new claim only if the builder still has
-    /// `expectedLocationCount` acknowledged locations. `false` when another writer got there first (it added
-    /// locations, or claimed it): the caller must not resume it.
-    func claimBuilder(id: UUID, expectedLocationCount: Int, claim: UUID) async throws(RouteKitError) -> Bool
+    /// Takes over a pending builder: one transaction that sets `claim` only if the builder still has
+    /// `expectedLocationCount` acknowledged locations and still holds `previous` (the claim it was listed
+    /// with). `false` when another writer got there first (it added locations, or claimed it): the caller
+    /// must not resume it.
+    func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID) async throws(RouteKitError)
+        -> Bool
     /// Adds chunks to a builder and records its progress and metadata, in one transaction: durable on return.
     /// - Throws: ``RouteKitError/Code/notFound`` when the builder is no longer pending,
     ///   ``RouteKitError/Code/builderState`` when `claim` is not the builder's (another process took it over).

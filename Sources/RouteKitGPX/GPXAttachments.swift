@@ -165,7 +165,7 @@ public struct GPXAttachments: Sendable {
             }
             result.waypoints += (c.w ?? []).map(\.point)
             for r in c.r ?? [] {
-                if r.i != lastRoute {
+                if r.i != lastRoute || result.routes.isEmpty {
                     result.routes.append((r.info ?? GPXPathInfo(), []))
                     lastRoute = r.i
                 }

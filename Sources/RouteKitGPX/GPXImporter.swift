@@ -109,6 +109,8 @@ public final class GPXImporter {
         var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
         var track: TrackImport?
         var attachments = GPXAttachments()
+        // Builders record the file by its absolute path: `routekit recover` may run from another folder.
+        let absolutePath = URL(fileURLWithPath: path).standardizedFileURL.path
         var creator: String?
         var trackIndex = 0
         do {
@@ -131,7 +133,7 @@ public final class GPXImporter {
                 case .routeEnd(let info): attachments.endRoute(info)
                 case .trackStart(let info):
                     track = TrackImport(
-                        importer: self, label: path, info: info, creator: creator,
+                        importer: self, label: absolutePath, info: info, creator: creator,
                         allowResume: allowResume)
                     trackIndex += 1
                 case .segmentStart: track?.segmentStart()
@@ -188,6 +190,12 @@ public final class GPXImporter {
         return result
     }
 
+    private func hasAttachments(_ workout: UUID) async throws(RouteKitError) -> Bool {
+        let cursor = try await store.workoutChunks(ofWorkout: workout, kind: .attachment)
+        defer { cursor.close() }
+        return try await cursor.next() != nil
+    }
+
     /// Stores a file's waypoints and routes with the workout of its first track, when that workout is new;
     /// a file without tracks gets a workout of its own (identified by their content).
     private func store(_ attachments: GPXAttachments, creator: String?, into result: inout GPXImportResult)
@@ -195,16 +203,20 @@ public final class GPXImporter {
     {
         let chunks = try attachments.chunks()
         if let first = result.tracks.first {
-            // Already stored with the workout on the import that created it.
-            if !first.unchanged { try await store.appendSeries(chunks, toWorkout: first.workout, as: source) }
+            // Stored with the workout by the import that created it, unless that import stopped before.
+            if try await !hasAttachments(first.workout) {
+                try await store.appendSeries(chunks, toWorkout: first.workout, as: source)
+            }
             return
         }
         let syncID = "gpx-" + attachments.contentHash
         if let existing = try await store.workouts(matching: WorkoutFilter(source: source, syncIdentifier: syncID))
             .first
         {
+            let missing = try await !hasAttachments(existing.id)
+            if missing { try await store.appendSeries(chunks, toWorkout: existing.id, as: source) }
             result.tracks.append(
-                .init(workout: existing.id, route: nil, locations: 0, unchanged: true, resumedFrom: nil))
+                .init(workout: existing.id, route: nil, locations: 0, unchanged: !missing, resumedFrom: nil))
             return
         }
         var metadata: [String: MetadataValue] = ["gpxContent": .string("waypoints and routes")]
@@ -501,11 +513,13 @@ final class TrackImport {
 
     func finish(info: GPXPathInfo) async throws -> Done {
         closeSegment()
-        combine(info)
-        scan.hasher.combine(Int64(scan.count))
         let count = scan.count
+        // The last batch first: every checkpoint covers points only, so a builder that acknowledged the whole
+        // track (its last batch stored, not yet finished) is resumed like any other.
         if count > 0 { try await flush() }
         if scan.skipUntil > count || resumeCandidate != nil { throw GPXImporter.ResumeMismatch() }
+        combine(info)
+        scan.hasher.combine(Int64(count))
         let store = importer.store
         let source = importer.source
         let syncID = "gpx-" + scan.hasher.hexDigest

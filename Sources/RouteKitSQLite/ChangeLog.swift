@@ -347,7 +347,8 @@ final class SQLiteCommitWaiter: CommitWaiter {
     }
 
     func wait(timeout: Double) async {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        let milliseconds = timeout.isFinite ? Int(min(max(timeout, 0), 86_400) * 1000) : 1000
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
         while ContinuousClock.now < deadline && !Task.isCancelled {
             let g = signal.current
             if g != seenGeneration {

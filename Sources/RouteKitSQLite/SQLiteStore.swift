@@ -289,16 +289,23 @@ public final class SQLiteStore: RouteStore {
         for c in Set(containers) { try dropContainerIfUnused(db, c) }
     }
 
-    /// Deletes a container's chunks unless a route, a series or a pending builder still uses it.
+    /// Deletes a container's chunks unless a route or a pending builder still uses it (the kinds a workout's
+    /// series use stay).
     static func dropContainerIfUnused(_ db: Database, _ container: String) throws {
         let used = try Bool.fetchOne(
             db,
             sql: """
                 SELECT EXISTS(SELECT 1 FROM route WHERE container = ?1)
-                    OR EXISTS(SELECT 1 FROM series WHERE container = ?1)
                     OR EXISTS(SELECT 1 FROM builder WHERE uuid = ?1)
                 """, arguments: [container])
-        if used != true { try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [container]) }
+        if used == true { return }
+        // Series attached to a workout may live in the container of the builder that collected them: keep
+        // those kinds, drop the rest (locations, extras).
+        try db.execute(
+            sql: """
+                DELETE FROM chunk WHERE container = ?1
+                    AND kind NOT IN (SELECT kind FROM series WHERE container = ?1)
+                """, arguments: [container])
     }
 
     // MARK: Routes
@@ -532,11 +539,13 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func claimBuilder(id: UUID, expectedLocationCount: Int, claim: UUID) async throws(RouteKitError) -> Bool {
+    public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+        async throws(RouteKitError) -> Bool
+    {
         try await write("claiming route builder \(id)") { db in
             try db.execute(
-                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND location_count = ?",
-                arguments: [Self.key(claim), Self.key(id), expectedLocationCount])
+                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND location_count = ? AND claim = ?",
+                arguments: [Self.key(claim), Self.key(id), expectedLocationCount, Self.key(previous)])
             return db.changesCount == 1
         }
     }

@@ -10,11 +10,14 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     private let lock = NSLock()
     private var appends = 0
     private let failAt: Int
+    private var finishFailures: Int
 
-    /// Fails the `failAt`-th call of ``appendToBuilder(id:claim:chunks:progress:metadata:)``, and every later one.
-    public init(_ base: any RouteStore, failingAppend failAt: Int) {
+    /// Fails the `failAt`-th call of ``appendToBuilder(id:claim:chunks:progress:metadata:)``, and every later
+    /// one; and the first `finishFailures` calls of ``finishBuilder(id:claim:route:sequenceOrder:)``.
+    public init(_ base: any RouteStore, failingAppend failAt: Int = .max, failingFinishes finishFailures: Int = 0) {
         self.base = base
         self.failAt = failAt
+        self.finishFailures = finishFailures
     }
 
     public var storeID: UUID { base.storeID }
@@ -60,8 +63,11 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
         try await base.pendingBuilder(id: id)
     }
     public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] { try await base.pendingBuilders() }
-    public func claimBuilder(id: UUID, expectedLocationCount: Int, claim: UUID) async throws(RouteKitError) -> Bool {
-        try await base.claimBuilder(id: id, expectedLocationCount: expectedLocationCount, claim: claim)
+    public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+        async throws(RouteKitError) -> Bool
+    {
+        try await base.claimBuilder(
+            id: id, expectedLocationCount: expectedLocationCount, previous: previous, claim: claim)
     }
     public func appendToBuilder(
         id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
@@ -86,7 +92,13 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
-        try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
+        let fail = lock.withLock { () -> Bool in
+            guard finishFailures > 0 else { return false }
+            finishFailures -= 1
+            return true
+        }
+        if fail { throw RouteKitError(.storage, "injected fault in finishBuilder") }
+        return try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
     }
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet

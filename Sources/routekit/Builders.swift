@@ -21,6 +21,12 @@ struct Builders: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @Flag(help: "One JSON object per builder, one per line.") var json = false
 
+    /// ISO 8601 text of a stored date ("?" for a value no date can have, from a damaged store).
+    static func iso(_ date: Date) -> String {
+        let t = date.timeIntervalSince1970
+        return t.isFinite && abs(t) < 1e11 ? Timestamp(date).iso8601 : "?"
+    }
+
     struct BuilderJSON: Encodable {
         var uuid: String
         var source: String
@@ -46,8 +52,8 @@ struct Builders: AsyncParsableCommand {
             let store = try storeOptions.open()
             let pending = try await store.pendingBuilders()
             for b in pending {
-                let created = Timestamp(b.created).iso8601
-                let updated = Timestamp(b.updated).iso8601
+                let created = Self.iso(b.created)
+                let updated = Self.iso(b.updated)
                 if json {
                     printJSONLine(
                         BuilderJSON(
@@ -103,8 +109,9 @@ struct Recover: AsyncParsableCommand {
                         printError("error: \(e)")
                         failed = true
                     }
-                    // The file changed since (the import built its track anew): keep what the builder holds.
-                    guard let still = try await store.pendingBuilder(id: b.id) else { continue }
+                    // A clean import that left the builder pending read different content (the file changed
+                    // since): the builder's origin is gone, keep what it holds. After a failed import, wait.
+                    guard r.error == nil, let still = try await store.pendingBuilder(id: b.id) else { continue }
                     try await savePartial(still, store: store, source: source)
                     continue
                 }
@@ -128,9 +135,14 @@ struct Recover: AsyncParsableCommand {
         let workout = Workout(
             activityType: .other, start: start, end: end, source: source,
             sync: SyncIdentity(identifier: syncID, version: 1), metadata: [MetadataKey.partial: .bool(true)])
-        _ = try await store.saveWorkout(workout)
+        var target = workout
+        if case .stale(let current, _) = try await store.saveWorkout(workout),
+            let existing = try await store.workout(id: current)
+        {
+            target = existing  // an earlier, interrupted recover saved it
+        }
         let finished = try await builder.finish(
-            workout: workout,
+            workout: target,
             metadata: [
                 MetadataKey.partial: .bool(true), MetadataKey.syncIdentifier: .string(syncID),
                 MetadataKey.syncVersion: .integer(1),
