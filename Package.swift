@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
+        .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .executable(name: "routekit", targets: ["routekit"]),
     ],
     dependencies: [
@@ -33,6 +34,10 @@ let package = Package(
         ),
         // A small safe Swift layer over CGEOS. No C type appears in its public API.
         .target(name: "RouteKitGEOS", dependencies: ["RouteKit", "CGEOS"], swiftSettings: swiftSettings),
+
+        // The processing pipeline: outlier removal, Kalman/RTS smoothing, GEOS simplification, metrics.
+        .target(
+            name: "RouteKitProcessing", dependencies: ["RouteKit", "RouteKitGEOS"], swiftSettings: swiftSettings),
 
         // zlib, for gzip-compressed GPX.
         .systemLibrary(
@@ -57,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitGEOS", "RouteKitSQLite",
+                "RouteKit", "RouteKitGPX", "RouteKitGEOS", "RouteKitSQLite", "RouteKitProcessing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -70,6 +75,9 @@ let package = Package(
             dependencies: [
                 "RouteKitSQLite", "RouteKitGPX", "RouteKitTesting", .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitProcessingTests", dependencies: ["RouteKitProcessing", "RouteKitGPX", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

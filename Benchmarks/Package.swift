@@ -46,5 +46,16 @@ let package = Package(
             ],
             path: "Benchmarks/FeedLatency"
         ),
+        // Not a package-benchmark target: pipeline quality against make_gpx.py's ground truth.
+        .executableTarget(
+            name: "PipelineQuality",
+            dependencies: [
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitGEOS", package: "RouteKit"),
+                .product(name: "RouteKitGPX", package: "RouteKit"),
+                .product(name: "RouteKitProcessing", package: "RouteKit"),
+            ],
+            path: "Benchmarks/PipelineQuality"
+        ),
     ]
 )

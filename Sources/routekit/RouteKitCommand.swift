@@ -5,7 +5,7 @@ import RouteKit
 struct RouteKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "routekit",
-        abstract: "Import, store, query, export and follow GPS routes (smoothing arrives next).",
+        abstract: "Import, store, query, export, follow and smooth GPS routes.",
         discussion: """
             RouteKit reads GPX 1.0 and 1.1 from any producer (Garmin, Strava, Apple Health, OsmAnd, GPSBabel…), \
             tolerating real-world quirks with a warning and refusing broken files with the file, line and column \
@@ -22,7 +22,7 @@ struct RouteKitCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
-            Recover.self, Discard.self, Changes.self, Compact.self, Inspect.self, Convert.self,
+            Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Inspect.self, Convert.self,
         ]
     )
 }

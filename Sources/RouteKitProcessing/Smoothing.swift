@@ -1,0 +1,247 @@
+import RouteKit
+
+/// Kalman + Rauch–Tung–Striebel smoothing of positions (and, separately, altitudes).
+public struct SmoothingOptions: Sendable, Hashable, Codable {
+    /// Horizontal measurement noise (1 σ, metres) for fixes that report no horizontal accuracy.
+    public var defaultHorizontalAccuracy: Double
+    /// Vertical measurement noise for fixes that report no vertical accuracy.
+    public var defaultVerticalAccuracy: Double
+    /// Process noise: the spectral density of acceleration, (m/s²)²·s, horizontally.
+    public var horizontalAcceleration: Double
+    /// The same vertically.
+    public var verticalAcceleration: Double
+    /// Extra horizontal process noise per (m/s)² of speed: heading changes cost more acceleration the faster
+    /// one goes, so a fast route is followed more closely and a slow one smoothed more.
+    public var speedAcceleration: Double
+
+    /// Defaults tuned on generated 1 Hz tracks (3–5 m noise) and checked on real ones.
+    public init(
+        defaultHorizontalAccuracy: Double = 4, defaultVerticalAccuracy: Double = 3,
+        horizontalAcceleration: Double = 0.1, verticalAcceleration: Double = 0.05, speedAcceleration: Double = 0.005
+    ) {
+        self.defaultHorizontalAccuracy = defaultHorizontalAccuracy
+        self.defaultVerticalAccuracy = defaultVerticalAccuracy
+        self.horizontalAcceleration = horizontalAcceleration
+        self.verticalAcceleration = verticalAcceleration
+        self.speedAcceleration = speedAcceleration
+    }
+}
+
+/// A constant-velocity Kalman filter and RTS smoother on one axis pair (or one axis), run over a window.
+///
+/// The state is position and velocity per axis; the covariance depends only on the time steps and the
+/// measurement noise, which are the same for x and y, so one covariance serves both horizontal axes.
+struct KalmanWindow {
+    // Filtered states and covariances, per step.
+    var px: [Double] = []
+    var vx: [Double] = []
+    var py: [Double] = []
+    var vy: [Double] = []
+    var p00: [Double] = []
+    var p01: [Double] = []
+    var p11: [Double] = []
+    var qs: [Double] = []
+
+    mutating func reset(capacity: Int) {
+        px.removeAll(keepingCapacity: true)
+        vx.removeAll(keepingCapacity: true)
+        py.removeAll(keepingCapacity: true)
+        vy.removeAll(keepingCapacity: true)
+        p00.removeAll(keepingCapacity: true)
+        p01.removeAll(keepingCapacity: true)
+        p11.removeAll(keepingCapacity: true)
+        qs.removeAll(keepingCapacity: true)
+        qs.reserveCapacity(capacity)
+        px.reserveCapacity(capacity)
+        vx.reserveCapacity(capacity)
+        py.reserveCapacity(capacity)
+        vy.reserveCapacity(capacity)
+        p00.reserveCapacity(capacity)
+        p01.reserveCapacity(capacity)
+        p11.reserveCapacity(capacity)
+    }
+
+    /// Forward filter then backward smoother; `dt[k]` is the time from step k-1 to k (dt[0] unused),
+    /// `r[k]` the measurement variance, `q` the acceleration density. `ys` may be empty (one axis).
+    /// Returns the smoothed positions.
+    mutating func smooth(xs: [Double], ys: [Double], dt: [Double], r: [Double], q q0: Double, qSpeed: Double = 0)
+        -> ([Double], [Double])
+    {
+        let n = xs.count
+        let twoAxes = !ys.isEmpty
+        reset(capacity: n)
+        // Initial state: the first measurement, unknown velocity.
+        var a0 = xs[0]
+        var b0 = 0.0
+        var c0 = twoAxes ? ys[0] : 0
+        var d0 = 0.0
+        var s00 = r[0]
+        var s01 = 0.0
+        var s11 = 100.0
+        px.append(a0)
+        vx.append(b0)
+        py.append(c0)
+        vy.append(d0)
+        p00.append(s00)
+        p01.append(s01)
+        p11.append(s11)
+        qs.append(q0)
+        for k in 1..<max(n, 1) {
+            let h = dt[k]
+            let q = q0 + qSpeed * (b0 * b0 + d0 * d0)
+            qs.append(q)
+            // Predict.
+            let m00 = s00 + 2 * h * s01 + h * h * s11 + q * h * h * h / 3
+            let m01 = s01 + h * s11 + q * h * h / 2
+            let m11 = s11 + q * h
+            let ax = a0 + h * b0
+            let ay = c0 + h * d0
+            // Update.
+            let s = m00 + r[k]
+            let k0 = m00 / s
+            let k1 = m01 / s
+            let ix = xs[k] - ax
+            a0 = ax + k0 * ix
+            b0 = b0 + k1 * ix
+            if twoAxes {
+                let iy = ys[k] - ay
+                c0 = ay + k0 * iy
+                d0 = d0 + k1 * iy
+            }
+            s00 = (1 - k0) * m00
+            s01 = (1 - k0) * m01
+            s11 = m11 - k1 * m01
+            px.append(a0)
+            vx.append(b0)
+            py.append(c0)
+            vy.append(d0)
+            p00.append(s00)
+            p01.append(s01)
+            p11.append(s11)
+        }
+        // RTS backward pass.
+        var outX = [Double](repeating: 0, count: n)
+        var outY = [Double](repeating: 0, count: twoAxes ? n : 0)
+        var sx = px[n - 1]
+        var svx = vx[n - 1]
+        var sy = py[n - 1]
+        var svy = vy[n - 1]
+        outX[n - 1] = sx
+        if twoAxes { outY[n - 1] = sy }
+        var k = n - 2
+        while k >= 0 {
+            let h = dt[k + 1]
+            let q = qs[k + 1]
+            let f00 = p00[k]
+            let f01 = p01[k]
+            let f11 = p11[k]
+            // Predicted covariance of step k+1 from step k.
+            let m00 = f00 + 2 * h * f01 + h * h * f11 + q * h * h * h / 3
+            let m01 = f01 + h * f11 + q * h * h / 2
+            let m11 = f11 + q * h
+            let det = m00 * m11 - m01 * m01
+            // C = P_k Fᵀ M⁻¹, with P_k Fᵀ = [[f00 + h f01, f01], [f01 + h f11, f11]].
+            let a = f00 + h * f01
+            let b = f01
+            let c = f01 + h * f11
+            let d = f11
+            var c00 = 0.0
+            var c01 = 0.0
+            var c10 = 0.0
+            var c11 = 0.0
+            if det > 1e-12 {
+                let inv = 1 / det
+                c00 = (a * m11 - b * m01) * inv
+                c01 = (-a * m01 + b * m00) * inv
+                c10 = (c * m11 - d * m01) * inv
+                c11 = (-c * m01 + d * m00) * inv
+            }
+            let ex = sx - (px[k] + h * vx[k])
+            let evx = svx - vx[k]
+            sx = px[k] + c00 * ex + c01 * evx
+            svx = vx[k] + c10 * ex + c11 * evx
+            outX[k] = sx
+            if twoAxes {
+                let ey = sy - (py[k] + h * vy[k])
+                let evy = svy - vy[k]
+                sy = py[k] + c00 * ey + c01 * evy
+                svy = vy[k] + c10 * ey + c11 * evy
+                outY[k] = sy
+            }
+            k -= 1
+        }
+        return (outX, outY)
+    }
+}
+
+/// Smooths positions (and altitudes) of timed locations, in windows that overlap so that memory stays
+/// bounded whatever the route's length and the result matches a whole-route smoother (the overlap is far
+/// longer than the filter's memory).
+///
+/// - Returns: the smoothed locations (every other field unchanged) and the RMS horizontal displacement.
+/// - Precondition for callers: every location has a time (the pipeline skips routes without).
+func smoothLocations(_ input: [Location], options: SmoothingOptions) -> (locations: [Location], rms: Double) {
+    let n = input.count
+    guard n >= 3 else { return (input, 0) }
+    let window = 8192
+    let margin = 512
+    var output = input
+    var sumSquares = 0.0
+    var kalman = KalmanWindow()
+    var start = 0
+    while start < n {
+        let end = min(n, start + window)
+        let lo = max(0, start - margin)
+        let hi = min(n, end + margin)
+        let frame = LocalProjection(latitude: input[start].latitude, longitude: input[start].longitude)
+        var xs: [Double] = []
+        var ys: [Double] = []
+        var zs: [Double] = []
+        var dt: [Double] = []
+        var rh: [Double] = []
+        var rv: [Double] = []
+        xs.reserveCapacity(hi - lo)
+        ys.reserveCapacity(hi - lo)
+        dt.reserveCapacity(hi - lo)
+        rh.reserveCapacity(hi - lo)
+        var hasAltitude = true
+        var previous = input[lo].timestamp?.instant ?? Instant(seconds: 0)
+        for i in lo..<hi {
+            let l = input[i]
+            let p = frame.project(latitude: l.latitude, longitude: l.longitude)
+            xs.append(p.x)
+            ys.append(p.y)
+            let t = l.timestamp?.instant ?? previous
+            dt.append(max(0, previous.seconds(to: t)))
+            previous = t
+            let h = l.horizontalAccuracy ?? options.defaultHorizontalAccuracy
+            rh.append(max(h, 0.1) * max(h, 0.1))
+            if let z = l.altitude {
+                zs.append(z)
+                let v = l.verticalAccuracy ?? options.defaultVerticalAccuracy
+                rv.append(max(v, 0.1) * max(v, 0.1))
+            } else {
+                hasAltitude = false
+            }
+        }
+        let (sx, sy) = kalman.smooth(
+            xs: xs, ys: ys, dt: dt, r: rh, q: options.horizontalAcceleration, qSpeed: options.speedAcceleration)
+
+        var sz: [Double] = []
+        if hasAltitude {
+            sz = kalman.smooth(xs: zs, ys: [], dt: dt, r: rv, q: options.verticalAcceleration).0
+        }
+        for i in start..<end {
+            let j = i - lo
+            let ll = frame.unproject(x: sx[j], y: sy[j])
+            let dx = sx[j] - xs[j]
+            let dy = sy[j] - ys[j]
+            sumSquares += dx * dx + dy * dy
+            output[i].latitude = ll.latitude
+            output[i].longitude = ll.longitude
+            if hasAltitude { output[i].altitude = sz[j] }
+        }
+        start = end
+    }
+    return (output, (sumSquares / Double(n)).squareRoot())
+}
