@@ -41,6 +41,8 @@ var smoothing = SmoothingOptions()
 if args.count > 2, let q = Double(args[2]) { smoothing.horizontalAcceleration = q }
 if args.count > 3, let r = Double(args[3]) { smoothing.defaultHorizontalAccuracy = r }
 if args.count > 4, let v = Double(args[4]) { smoothing.speedAcceleration = v }
+if let turn = ProcessInfo.processInfo.environment["TURN_Q"].flatMap(Double.init) { smoothing.turnAcceleration = turn }
+if let t = ProcessInfo.processInfo.environment["TURN_T"].flatMap(Double.init) { smoothing.turnThreshold = t }
 var chunkSize = SimplificationOptions().chunkSize
 if args.count > 5, let c = Int(args[5]) { chunkSize = c }
 
