@@ -96,21 +96,24 @@ public struct RoutePipeline: Sendable {
     /// - Parameter context: the worker's GEOS context (one per worker, not per call).
     /// - Throws: ``RouteKitError/Code/invalidLocation`` for an invalid input location (naming its index),
     ///   ``RouteKitError/Code/invalidArgument`` for bad parameters, ``RouteKitError/Code/geos``.
-    public func run(_ input: [Location], activity: ActivityType, context: GEOSContext) throws(RouteKitError)
-        -> PipelineResult
+    public func run(_ input: consuming [Location], activity: ActivityType, context: GEOSContext)
+        throws(RouteKitError) -> PipelineResult
     {
         try input.validateBatch()
         var metrics = PipelineMetrics()
         metrics.pointsIn = input.count
         metrics.lengthInMetres = routeLength(input)
         var indices = Array(input.indices)
-        var current = input
+        // Owned from here on: each stage replaces it, so at most two copies of the route live at once.
+        var current = consume input
         let stages = Set(configuration.stages)
         if stages.contains(.outliers) {
             let (keep, counts) = findOutliers(current, activity: activity, options: configuration.outliers)
             metrics.outliers = counts
-            indices = keep.map { indices[$0] }
-            current = keep.map { current[$0] }
+            if keep.count < current.count {
+                indices = keep.map { indices[$0] }
+                current = keep.map { current[$0] }
+            }
         }
         if stages.contains(.smoothing) {
             if current.contains(where: { $0.timestamp == nil }) {
@@ -118,7 +121,7 @@ public struct RoutePipeline: Sendable {
             } else if current.count < 3 {
                 metrics.skipped[PipelineStage.smoothing.rawValue] = "fewer than 3 locations"
             } else {
-                let (smoothed, rms) = smoothLocations(current, options: configuration.smoothing)
+                let (smoothed, rms) = smoothLocations(consume current, options: configuration.smoothing)
                 current = smoothed
                 metrics.smoothingRmsMetres = rms
             }

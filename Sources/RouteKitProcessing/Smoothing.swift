@@ -190,12 +190,15 @@ struct KalmanWindow {
 ///
 /// - Returns: the smoothed locations (every other field unchanged) and the RMS horizontal displacement.
 /// - Precondition for callers: every location has a time (the pipeline skips routes without).
-func smoothLocations(_ input: [Location], options: SmoothingOptions) -> (locations: [Location], rms: Double) {
-    let n = input.count
-    guard n >= 3 else { return (input, 0) }
+func smoothLocations(_ input: consuming [Location], options: SmoothingOptions) -> (locations: [Location], rms: Double) {
+    // In place: the array is smoothed window by window; the originals of the last `margin` fixes of a window,
+    // which the next window reads again to warm its filter up, are kept aside before they are overwritten.
+    var output = consume input
+    let n = output.count
+    guard n >= 3 else { return (output, 0) }
     let window = 8192
     let margin = 512
-    var output = input
+    var carry: [Location] = []  // originals of output[start - carry.count ..< start]
     var sumSquares = 0.0
     var kalman = KalmanWindow()
     var start = 0
@@ -203,7 +206,10 @@ func smoothLocations(_ input: [Location], options: SmoothingOptions) -> (locatio
         let end = min(n, start + window)
         let lo = max(0, start - margin)
         let hi = min(n, end + margin)
-        let frame = LocalProjection(latitude: input[start].latitude, longitude: input[start].longitude)
+        @inline(__always) func original(_ i: Int) -> Location {
+            i < start ? carry[i - (start - carry.count)] : output[i]
+        }
+        let frame = LocalProjection(latitude: output[start].latitude, longitude: output[start].longitude)
         var xs: [Double] = []
         var ys: [Double] = []
         var zs: [Double] = []
@@ -215,9 +221,9 @@ func smoothLocations(_ input: [Location], options: SmoothingOptions) -> (locatio
         dt.reserveCapacity(hi - lo)
         rh.reserveCapacity(hi - lo)
         var hasAltitude = true
-        var previous = input[lo].timestamp?.instant ?? Instant(seconds: 0)
+        var previous = original(lo).timestamp?.instant ?? Instant(seconds: 0)
         for i in lo..<hi {
-            let l = input[i]
+            let l = original(i)
             let p = frame.project(latitude: l.latitude, longitude: l.longitude)
             xs.append(p.x)
             ys.append(p.y)
@@ -280,6 +286,7 @@ func smoothLocations(_ input: [Location], options: SmoothingOptions) -> (locatio
         if hasAltitude {
             sz = kalman.smooth(xs: zs, ys: [], dt: dt, r: rv, q: options.verticalAcceleration).0
         }
+        carry = Array(output[max(start, end - margin)..<end])
         for i in start..<end {
             let j = i - lo
             let ll = frame.unproject(x: sx[j], y: sy[j])

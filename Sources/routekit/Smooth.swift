@@ -16,7 +16,9 @@ struct Smooth: AsyncParsableCommand {
             tolerance in metres, in a local metric projection, in bounded chunks. The output is a subsequence \
             of each track's points: every field but the coordinates (and the smoothed altitude) is the \
             original's; heart rate, cadence, power, names and extensions stay on the points that remain. \
-            Waypoints and routes are written back unchanged.
+            Waypoints and routes are written back unchanged. The input is read twice (processing one track at a \
+            time, then writing), so memory holds one track's locations, not the document: it must be a \
+            regular file.
 
             This version works file to file; running the pipeline as a batch job over the store (new \
             versions of stored routes) comes with the rest of issue 5.
@@ -95,61 +97,84 @@ struct Smooth: AsyncParsableCommand {
         }
     }
 
+    /// A processed track: which of its points stay, with their new locations.
+    struct Processed {
+        var kept: [Int]
+        var locations: [Location]
+    }
+
     func run() async throws {
         let dir = (output as NSString).deletingLastPathComponent
         let temporary =
             (dir.isEmpty ? "" : dir + "/") + ".\((output as NSString).lastPathComponent).routekit-\(getpid()).tmp"
         do {
+            var st = stat()
+            guard stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                throw RouteKitError(
+                    .io, "smooth reads its input twice (to process, then to write): give a regular file", file: input)
+            }
             var configuration = PipelineConfiguration(stages: try parsedStages())
             configuration.simplification.toleranceMetres = tolerance
             configuration.simplification.preserveTopology = preserveTopology
             let pipeline = RoutePipeline(configuration: configuration)
-            var document = try GPXDocument(path: input)
             let context = try GEOSContext()
-            for t in document.tracks.indices {
-                let label = "\(input)#\(t + 1)"
-                let track = document.tracks[t]
-                var points: [GPXPoint] = []
-                var segmentOf: [Int] = []
-                for (s, segment) in track.segments.enumerated() {
-                    points += segment.points
-                    segmentOf += Array(repeating: s, count: segment.points.count)
-                }
-                guard points.count >= 2 else {
-                    if json { printJSONLine(TrackJSON(route: label, skipped: "fewer than 2 points")) }
-                    continue
-                }
-                let result = try pipeline.run(
-                    points.map(\.location), activity: ActivityType(guessingFrom: track.info.type), context: context)
-                var segments = track.segments.map { GPXSegment(points: [], extensions: $0.extensions) }
-                for (location, i) in zip(result.locations, result.keptIndices) {
-                    var p = points[i]
-                    p.location = location
-                    segments[segmentOf[i]].points.append(p)
-                }
-                document.tracks[t].segments = segments
-                let m = result.metrics
-                if json {
-                    printJSONLine(
-                        TrackJSON(
-                            route: label, newRoute: output, syncVersion: nil, pointsIn: m.pointsIn,
-                            pointsOut: m.pointsOut,
-                            maxDeviationMetres: m.maxDeviationMetres, smoothingRmsMetres: m.smoothingRmsMetres,
-                            lengthInMetres: m.lengthInMetres, lengthOutMetres: m.lengthOutMetres))
-                } else {
-                    var line = "\(label): \(m.pointsIn) → \(m.pointsOut) points"
-                    line += String(
-                        format: ", %d outliers, smoothing RMS %.2f m, max deviation %.3f m, length %.0f → %.0f m",
-                        m.outliers.total, m.smoothingRmsMetres, m.maxDeviationMetres, m.lengthInMetres,
-                        m.lengthOutMetres)
-                    for (stage, reason) in m.skipped.sorted(by: { $0.key < $1.key }) {
-                        line += " (\(stage) skipped: \(reason))"
+            // Pass 1: each track's locations (one track in memory at a time) through the pipeline.
+            var processed: [Processed?] = []
+            var locations: [Location] = []
+            let reader = try GPXReader(path: input)
+            while let event = try reader.next() {
+                switch event {
+                case .trackStart: locations.removeAll()
+                case .trackPoints(let points): locations += points.map(\.location)
+                case .trackEnd(let info):
+                    let label = "\(input)#\(processed.count + 1)"
+                    guard locations.count >= 2 else {
+                        if json { printJSONLine(TrackJSON(route: label, skipped: "fewer than 2 points")) }
+                        processed.append(nil)
+                        continue
                     }
-                    printError(line)
+                    let result = try pipeline.run(
+                        locations, activity: ActivityType(guessingFrom: info.type), context: context)
+                    locations = []
+                    processed.append(Processed(kept: result.keptIndices, locations: result.locations))
+                    report(label, result.metrics)
+                default: break
                 }
             }
+            // Pass 2: the file again, every event written back, track points replaced by the kept ones.
             let sink = try OutputSink(path: temporary)
-            _ = try GPXWriter.write(document, to: sink)
+            var writer = GPXWriter(to: sink)
+            let second = try GPXReader(path: input)
+            var track = -1
+            var index = 0
+            var position = 0
+            while let event = try second.next() {
+                switch event {
+                case .trackStart:
+                    track += 1
+                    index = 0
+                    position = 0
+                    try writer.write(event)
+                case .trackPoints(let points):
+                    guard track >= 0, track < processed.count, let p = processed[track] else {
+                        try writer.write(event)
+                        continue
+                    }
+                    var out: [GPXPoint] = []
+                    for var point in points {
+                        if position < p.kept.count && p.kept[position] == index {
+                            point.location = p.locations[position]
+                            out.append(point)
+                            position += 1
+                        }
+                        index += 1
+                    }
+                    if !out.isEmpty { try writer.write(.trackPoints(out)) }
+                default:
+                    try writer.write(event)
+                }
+            }
+            try writer.finish()
             try sink.close()
             guard rename(temporary, output) == 0 else {
                 throw RouteKitError(
@@ -160,5 +185,22 @@ struct Smooth: AsyncParsableCommand {
             printError("error: \(error)")
             throw exitInputFailed
         }
+    }
+
+    func report(_ label: String, _ m: PipelineMetrics) {
+        if json {
+            printJSONLine(
+                TrackJSON(
+                    route: label, newRoute: output, syncVersion: nil, pointsIn: m.pointsIn, pointsOut: m.pointsOut,
+                    maxDeviationMetres: m.maxDeviationMetres, smoothingRmsMetres: m.smoothingRmsMetres,
+                    lengthInMetres: m.lengthInMetres, lengthOutMetres: m.lengthOutMetres))
+            return
+        }
+        var line = "\(label): \(m.pointsIn) → \(m.pointsOut) points"
+        line += String(
+            format: ", %d outliers, smoothing RMS %.2f m, max deviation %.3f m, length %.0f → %.0f m", m.outliers.total,
+            m.smoothingRmsMetres, m.maxDeviationMetres, m.lengthInMetres, m.lengthOutMetres)
+        for (stage, reason) in m.skipped.sorted(by: { $0.key < $1.key }) { line += " (\(stage) skipped: \(reason))" }
+        printError(line)
     }
 }
