@@ -77,7 +77,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "RouteKitProcessingTests", dependencies: ["RouteKitProcessing", "RouteKitGPX", "RouteKitTesting"],
+            name: "RouteKitProcessingTests",
+            dependencies: ["RouteKitProcessing", "RouteKitGPX", "RouteKitTesting", "RouteKitSQLite"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

@@ -335,6 +335,18 @@ public protocol RouteStore: AnyObject, Sendable {
     ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source.
     func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
         -> SaveOutcome
+    // MARK: Work claims and provenance (the processing pipeline's batch job)
+
+    /// Claims `key` for `holder` for `seconds`, in one short transaction: `true` when the holder now holds it
+    /// (it was free, expired, or already the holder's: renewing), `false` when another holder's claim is live.
+    /// Workers on several machines never double up, and a dead worker's claim expires.
+    func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool
+    /// Gives a claim up (only the holder's).
+    func releaseWork(key: String, holder: UUID) async throws(RouteKitError)
+    /// The raw version of a sync identity: the newest route of it that no pipeline derived (current, or kept as
+    /// provenance), `nil` when there is none.
+    func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
+
     // MARK: Change feed
 
     /// What changed since `anchor` (every current route when `nil`, and no deletions), matching `predicate`.

@@ -709,6 +709,41 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
+        guard seconds.isFinite, seconds > 0 else {
+            throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
+        }
+        let now = Date().timeIntervalSince1970
+        return try await write("claiming work \(key)") { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO lease(key, holder, expires) VALUES (?1, ?2, ?3)
+                    ON CONFLICT(key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+                    WHERE lease.expires < ?4 OR lease.holder = excluded.holder
+                    """, arguments: [key, Self.key(holder), now + seconds, now])
+            return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [key])
+                == Self.key(holder)
+        }
+    }
+
+    public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+        try await write("releasing work \(key)") { db in
+            try db.execute(sql: "DELETE FROM lease WHERE key = ? AND holder = ?", arguments: [key, Self.key(holder)])
+        }
+    }
+
+    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+        try await read("reading the raw version of \(syncIdentifier)") { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM route WHERE source = ? AND sync_id = ? AND raw = 1
+                    ORDER BY sync_version DESC LIMIT 1
+                    """, arguments: [source.name, syncIdentifier]
+            ).map(Self.route)
+        }
+    }
+
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try await write("discarding route builder \(id)") { db in
             let key = Self.key(id)

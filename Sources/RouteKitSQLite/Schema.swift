@@ -122,6 +122,13 @@ enum Schema {
                     """, arguments: [now])
             try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))
         }
+        m.registerMigration("v3-leases") { db in
+            try db.execute(
+                sql: """
+                    -- Work claims: a worker holds `key` until `expires` (seconds since 1970), renewing as it goes.
+                    CREATE TABLE lease(key TEXT PRIMARY KEY, holder TEXT NOT NULL, expires REAL NOT NULL);
+                    """)
+        }
         return m
     }
 }

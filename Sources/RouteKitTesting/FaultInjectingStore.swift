@@ -100,6 +100,15 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
         if fail { throw RouteKitError(.storage, "injected fault in finishBuilder") }
         return try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
     }
+    public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
+        try await base.claimWork(key: key, holder: holder, seconds: seconds)
+    }
+    public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+        try await base.releaseWork(key: key, holder: holder)
+    }
+    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+        try await base.rawRoute(source: source, syncIdentifier: syncIdentifier)
+    }
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {

@@ -53,6 +53,8 @@ public enum StoreConformance {
             ConformanceCheck(
                 name: "quantity series: from the builder and saved directly, in time order", run: quantitySeries),
             ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
+            ConformanceCheck(name: "work claims: one holder, renewal, expiry, release", run: workClaims),
+            ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
         ] + FeedConformance.checks
 
     // MARK: Helpers
@@ -484,6 +486,36 @@ public enum StoreConformance {
         _ = try await expectError(.notFound) {
             try await store.saveSeries(QuantitySeries(type: .power, samples: power), workout: UUID(), as: alice)
         }
+    }
+
+    static func workClaims(_ store: any RouteStore) async throws {
+        let a = UUID()
+        let b = UUID()
+        try expect(try await store.claimWork(key: "k", holder: a, seconds: 60), "a free key is claimed")
+        try expect(!(try await store.claimWork(key: "k", holder: b, seconds: 60)), "a live claim is not taken")
+        try expect(try await store.claimWork(key: "k", holder: a, seconds: 60), "the holder renews")
+        try expect(try await store.claimWork(key: "other", holder: b, seconds: 60), "keys are independent")
+        try await store.releaseWork(key: "k", holder: b)
+        try expect(!(try await store.claimWork(key: "k", holder: b, seconds: 60)), "only the holder releases")
+        try await store.releaseWork(key: "k", holder: a)
+        try expect(try await store.claimWork(key: "k", holder: b, seconds: 0.2), "a released key is free")
+        try await Task.sleep(for: .milliseconds(400))
+        try expect(try await store.claimWork(key: "k", holder: a, seconds: 60), "an expired claim is taken over")
+        _ = try await expectError(.invalidArgument) { try await store.claimWork(key: "k", holder: a, seconds: .nan) }
+    }
+
+    static func rawVersion(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        try expect(try await store.rawRoute(source: alice, syncIdentifier: "r") == nil, "none yet")
+        let v1 = try await build(store, w, [locations(count: 20)], metadata: sync("r", 1))
+        try expect(try await store.rawRoute(source: alice, syncIdentifier: "r")?.id == v1.route.id, "the current raw")
+        var derived = sync("r", 2)
+        derived[MetadataKey.derivedFrom] = .string("\(v1.route.id)@1")
+        _ = try await build(store, w, [locations(count: 5)], metadata: derived)
+        try expect(
+            try await store.rawRoute(source: alice, syncIdentifier: "r")?.id == v1.route.id,
+            "the kept raw after a derived version replaced it")
+        try expect(try await store.rawRoute(source: bob, syncIdentifier: "r") == nil, "scoped to the source")
     }
 
     static func deleteRoute(_ store: any RouteStore) async throws {

@@ -7,6 +7,7 @@ func printJSONLine(_ value: some Encodable) {
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     if let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) {
         print(text)
+        fflush(nil)  // a reader (a pipe, a file being followed) sees each object when it is complete
     }
 }
 

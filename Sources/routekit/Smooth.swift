@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitGEOS
 import RouteKitGPX
 import RouteKitProcessing
+import RouteKitSQLite
 
 struct Smooth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,8 +21,14 @@ struct Smooth: AsyncParsableCommand {
             time, then writing), so memory holds one track's locations, not the document: it must be a \
             regular file.
 
-            This version works file to file; running the pipeline as a batch job over the store (new \
-            versions of stored routes) comes with the rest of issue 5.
+            With -o it works file to file. Without, it is a batch job over the store: each route given (or \
+            every current route with --all) is processed from its raw version (the original import) and saved \
+            as a new version of the same route (same sync identifier, version + 1, on behalf of its source), \
+            with `derivedFrom`, `pipeline` and the metrics in its metadata; followers of the change feed see \
+            the old version deleted and the new one added. Routes already processed with the same parameters \
+            are skipped, so running it again does nothing, and a killed job resumes where it stopped. \
+            --jobs runs that many workers; each route is claimed for the time it is processed, so several \
+            processes can share the work.
 
             JSON (--json), one object per track:
               {"route": "FILE#N", "newRoute": "OUT", "syncVersion": null, "pointsIn": N, "pointsOut": N,
@@ -29,14 +36,26 @@ struct Smooth: AsyncParsableCommand {
             or {"route": "FILE#N", "skipped": "reason"}.
 
             Examples:
+              routekit smooth --all --jobs 2
+              routekit smooth 0C1D… --tolerance 10 --json
               routekit smooth ride.gpx -o ride-clean.gpx
               routekit smooth ride.gpx -o simplified.gpx --stages simplification --tolerance 10
             """)
 
-    @Argument(help: "The GPX file to process.", completion: .file(extensions: ["gpx", "gz"]))
-    var input: String
+    @Argument(help: "With -o: the GPX file to process. Without: route uuids in the store.")
+    var targets: [String] = []
 
-    @Option(name: .shortAndLong, help: "The GPX file to write.") var output: String
+    @Option(name: .shortAndLong, help: "Process a GPX file into this one instead of the store's routes.")
+    var output: String?
+
+    @Flag(help: "Every current route in the store.") var all = false
+
+    @Option(help: "Workers processing routes in parallel (each with its own GEOS context).") var jobs: Int = 1
+
+    @Option(help: "How long a worker's claim on a route lasts before another may take it, seconds.")
+    var leaseSeconds: Double = 300
+
+    @OptionGroup var storeOptions: StoreOptions
 
     @Option(help: "Simplification tolerance, metres.") var tolerance: Double = 5
 
@@ -52,6 +71,22 @@ struct Smooth: AsyncParsableCommand {
     func validate() throws {
         guard tolerance.isFinite, tolerance >= 0 else { throw ValidationError("--tolerance must be 0 or more metres.") }
         _ = try parsedStages()
+        if output != nil {
+            if targets.count != 1 || all { throw ValidationError("With -o, give exactly one GPX file (and no --all).") }
+        } else if all == !targets.isEmpty {
+            throw ValidationError("Give route uuids or --all (or a GPX file with -o).")
+        }
+        if jobs < 1 || jobs > 64 { throw ValidationError("--jobs must be 1 to 64.") }
+        if !(leaseSeconds > 0 && leaseSeconds.isFinite) { throw ValidationError("--lease-seconds must be positive.") }
+    }
+
+    var configuration: PipelineConfiguration {
+        get throws {
+            var configuration = PipelineConfiguration(stages: try parsedStages())
+            configuration.simplification.toleranceMetres = tolerance
+            configuration.simplification.preserveTopology = preserveTopology
+            return configuration
+        }
     }
 
     func parsedStages() throws -> [PipelineStage] {
@@ -104,6 +139,14 @@ struct Smooth: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let output, let input = targets.first {
+            try runFile(input: input, output: output)
+        } else {
+            try await runStore()
+        }
+    }
+
+    func runFile(input: String, output: String) throws {
         let dir = (output as NSString).deletingLastPathComponent
         let temporary =
             (dir.isEmpty ? "" : dir + "/") + ".\((output as NSString).lastPathComponent).routekit-\(getpid()).tmp"
@@ -113,10 +156,7 @@ struct Smooth: AsyncParsableCommand {
                 throw RouteKitError(
                     .io, "smooth reads its input twice (to process, then to write): give a regular file", file: input)
             }
-            var configuration = PipelineConfiguration(stages: try parsedStages())
-            configuration.simplification.toleranceMetres = tolerance
-            configuration.simplification.preserveTopology = preserveTopology
-            let pipeline = RoutePipeline(configuration: configuration)
+            let pipeline = RoutePipeline(configuration: try configuration)
             let context = try GEOSContext()
             // Pass 1: each track's locations (one track in memory at a time) through the pipeline.
             var processed: [Processed?] = []
@@ -137,7 +177,7 @@ struct Smooth: AsyncParsableCommand {
                         locations, activity: ActivityType(guessingFrom: info.type), context: context)
                     locations = []
                     processed.append(Processed(kept: result.keptIndices, locations: result.locations))
-                    report(label, result.metrics)
+                    report(label, output, result.metrics)
                 default: break
                 }
             }
@@ -187,20 +227,105 @@ struct Smooth: AsyncParsableCommand {
         }
     }
 
-    func report(_ label: String, _ m: PipelineMetrics) {
+    func report(_ label: String, _ newRoute: String?, _ m: PipelineMetrics, version: Int64? = nil) {
         if json {
             printJSONLine(
                 TrackJSON(
-                    route: label, newRoute: output, syncVersion: nil, pointsIn: m.pointsIn, pointsOut: m.pointsOut,
+                    route: label, newRoute: newRoute, syncVersion: version.map { Int($0) }, pointsIn: m.pointsIn,
+                    pointsOut: m.pointsOut,
                     maxDeviationMetres: m.maxDeviationMetres, smoothingRmsMetres: m.smoothingRmsMetres,
                     lengthInMetres: m.lengthInMetres, lengthOutMetres: m.lengthOutMetres))
             return
         }
-        var line = "\(label): \(m.pointsIn) → \(m.pointsOut) points"
+        var line = "\(label)\(newRoute.map { " → \($0)" } ?? ""): \(m.pointsIn) → \(m.pointsOut) points"
         line += String(
             format: ", %d outliers, smoothing RMS %.2f m, max deviation %.3f m, length %.0f → %.0f m", m.outliers.total,
             m.smoothingRmsMetres, m.maxDeviationMetres, m.lengthInMetres, m.lengthOutMetres)
         for (stage, reason) in m.skipped.sorted(by: { $0.key < $1.key }) { line += " (\(stage) skipped: \(reason))" }
         printError(line)
+    }
+
+    /// Hands out route ids to workers, and collects what they did.
+    actor Batch {
+        var pending: [UUID]
+        var done = 0
+        var saved = 0
+        var skipped = 0
+        var failed: [(UUID, RouteKitError)] = []
+        var pointsIn = 0
+        var pointsOut = 0
+        init(_ ids: [UUID]) { pending = ids.reversed() }
+        func next() -> UUID? { pending.popLast() }
+        func record(_ outcome: ProcessOutcome) {
+            done += 1
+            if outcome.newRoute != nil { saved += 1 } else { skipped += 1 }
+            pointsIn += outcome.metrics?.pointsIn ?? 0
+            pointsOut += outcome.metrics?.pointsOut ?? 0
+        }
+        func fail(_ id: UUID, _ error: RouteKitError) {
+            done += 1
+            failed.append((id, error))
+        }
+    }
+
+    func runStore() async throws {
+        let store: SQLiteStore
+        let ids: [UUID]
+        let pipeline: RoutePipeline
+        do {
+            store = try storeOptions.open()
+            pipeline = RoutePipeline(configuration: try configuration)
+            ids = all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
+        } catch {
+            printError("error: \(error)")
+            throw exitInputFailed
+        }
+        let batch = Batch(ids)
+        let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count))
+        let started = Date()
+        let leaseSeconds = leaseSeconds
+        let json = json
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(jobs, max(1, ids.count)) {
+                group.addTask {
+                    let context = try GEOSContext()
+                    let processor = RouteProcessor(store: store, pipeline: pipeline, leaseSeconds: leaseSeconds)
+                    while let id = await batch.next() {
+                        let label = id.uuidString.lowercased()
+                        do {
+                            let outcome = try await processor.process(id, context: context)
+                            await batch.record(outcome)
+                            if let reason = outcome.skipped {
+                                if json {
+                                    printJSONLine(TrackJSON(route: label, skipped: reason))
+                                } else {
+                                    printError("\(label): skipped: \(reason)")
+                                }
+                            } else if let m = outcome.metrics {
+                                report(
+                                    label, outcome.newRoute?.uuidString.lowercased(), m, version: outcome.syncVersion)
+                            }
+                        } catch {
+                            await batch.fail(id, (error as? RouteKitError) ?? RouteKitError(.storage, "\(error)"))
+                            printError("\(label): error: \(error)")
+                        }
+                        let done = await batch.done
+                        let elapsed = Date().timeIntervalSince(started)
+                        let eta = done > 0 ? elapsed / Double(done) * Double(ids.count - done) : 0
+                        progress.update(done, label: "\(done)/\(ids.count) routes, ETA \(Int(eta.rounded())) s")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        progress.clear()
+        let (saved, skipped, failed, pin, pout) = await (
+            batch.saved, batch.skipped, batch.failed, batch.pointsIn, batch.pointsOut
+        )
+        printError(
+            "\(ids.count) route(s): \(saved) new version(s), \(skipped) skipped, \(failed.count) failed; "
+                + "\(pin) → \(pout) points in \(String(format: "%.2f", Date().timeIntervalSince(started))) s with "
+                + "\(jobs) worker(s) → \(store.path)")
+        if !failed.isEmpty { throw exitInputFailed }
     }
 }

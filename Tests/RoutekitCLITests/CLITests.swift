@@ -29,6 +29,11 @@ enum CLI {
         var stderr: String
     }
 
+    /// Runs any executable and returns its standard output.
+    static func runRaw(_ executable: URL, _ arguments: [String]) throws -> String {
+        try runChildProcess(executable, arguments).output
+    }
+
     static func run(_ arguments: [String]) throws -> Result {
         guard let executable else { throw CocoaError(.fileNoSuchFile) }
         let r = try runChildProcess(executable, arguments)

@@ -51,3 +51,68 @@ struct SmoothCLITests {
         #expect(badStage.status == 64)
     }
 }
+
+@Suite(
+    "routekit smooth over the store",
+    .enabled(if: CLI.executable != nil, "the routekit executable was not found next to the tests"),
+    .enabled(if: StoreCLI.sqlite3 != nil, "sqlite3 is needed to watch the store"))
+struct SmoothStoreCLITests {
+    static func count(_ store: String, _ sql: String) -> Int {
+        guard let sqlite3 = StoreCLI.sqlite3, let r = try? runChildProcessForCount(sqlite3, [store, sql]) else { return -1 }
+        return r
+    }
+
+    static func runChildProcessForCount(_ exe: URL, _ args: [String]) throws -> Int {
+        Int(try CLI.runRaw(exe, args).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test("a batch job killed midway resumes: every route gets exactly one new version, nothing twice")
+    func killAndResume() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        let folder = fixture.directory + "/gpx"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let routes = 80
+        for i in 0..<routes {
+            _ = try SyntheticGPX.text(name: "route \(i)", points: 4_000).write(
+                toFile: folder + "/r\(i).gpx", atomically: true, encoding: .utf8)
+        }
+        let imported = try fixture.run(["import", folder, "--no-progress"])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["smooth", "--all", "--store", fixture.store, "--lease-seconds", "1", "--json"]
+        let outPath = fixture.directory + "/smooth.out"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        defer { try? out.close() }
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let versionTwo = "SELECT COUNT(*) FROM route WHERE current = 1 AND sync_version = 2"
+        // Each saved version prints a JSON line at once: kill after the third.
+        func saved() -> Int {
+            ((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "").components(separatedBy: "\"newRoute\"").count - 1
+        }
+        let deadline = Date().addingTimeInterval(60)
+        // A blocking poll: the test process runs other tests too, and an async sleep could wake too late.
+        while process.isRunning && Date() < deadline && saved() < 3 { Thread.sleep(forTimeInterval: 0.003) }
+        let killed = process.isRunning
+        if killed { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        if !killed { Issue.record("the batch job finished before it could be killed: make the data bigger") }
+        let before = Self.count(fixture.store, versionTwo)
+        #expect(before < routes, "killed midway (\(before) of \(routes) done)")
+        // The dead worker's claims expire after a second; then a new run finishes the job.
+        Thread.sleep(forTimeInterval: 1.2)
+        let resumed = try fixture.run(["smooth", "--all", "--lease-seconds", "1"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(Self.count(fixture.store, versionTwo) == routes, "every route has its new version")
+        #expect(Self.count(fixture.store, "SELECT COUNT(*) FROM route WHERE current = 1") == routes)
+        #expect(Self.count(fixture.store, "SELECT COUNT(*) FROM route WHERE sync_version > 2") == 0, "none twice")
+        #expect(Self.count(fixture.store, "SELECT COUNT(*) FROM builder") == 0, "no builder left pending")
+        let again = try fixture.run(["smooth", "--all", "--json"])
+        let objects = try StoreCLI.objects(again.stdout)
+        #expect(objects.count == routes && objects.allSatisfy { ($0["skipped"] as? String) != nil }, "idempotent")
+    }
+}
