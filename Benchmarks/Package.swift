@@ -57,5 +57,16 @@ let package = Package(
             ],
             path: "Benchmarks/PipelineQuality"
         ),
+        // Not a package-benchmark target: the smoothing batch job with 1 and 2 workers.
+        .executableTarget(
+            name: "BatchScaling",
+            dependencies: [
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitGEOS", package: "RouteKit"),
+                .product(name: "RouteKitProcessing", package: "RouteKit"),
+                .product(name: "RouteKitSQLite", package: "RouteKit"),
+            ],
+            path: "Benchmarks/BatchScaling"
+        ),
     ]
 )
