@@ -106,7 +106,10 @@ public final class RouteProcessor {
         }
         var locations: [Location] = []
         locations.reserveCapacity(raw.locationCount)
-        for try await batch in store.locations(of: raw.id, batchSize: 65_536) { locations += batch.locations }
+        // Batches of one stored chunk are handed over without a copy; one append each.
+        for try await batch in store.locations(of: raw.id, batchSize: RouteBuilder.chunkSize) {
+            locations += batch.locations
+        }
         let workout = try await store.workout(id: route.workoutID)
         let result = try pipeline.run(
             locations, activity: workout?.activityType ?? .other, context: context)

@@ -9,6 +9,7 @@ import RouteKitGEOS
 import RouteKitProcessing
 import RouteKitSQLite
 
+
 let args = CommandLine.arguments
 let routeCount = args.count > 1 ? Int(args[1]) ?? 1_000 : 1_000
 let pointCount = args.count > 2 ? Int(args[2]) ?? 10_000 : 10_000
