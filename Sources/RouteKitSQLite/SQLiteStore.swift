@@ -363,27 +363,45 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    /// Routes of at most this many chunks are read whole in one read transaction (consistent, and no connection
+    /// of their own); longer ones through a snapshot held while they are iterated.
+    static let wholeReadChunks = 64
+
     public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
         async throws(RouteKitError) -> any ChunkCursor
     {
-        do {
-            let snapshot = try pool.makeSnapshot()
-            let ids = try syncRead(snapshot) { db -> [Int64] in
-                guard
-                    let container = try String.fetchOne(
-                        db, sql: "SELECT container FROM route WHERE uuid = ?", arguments: [Self.key(id)])
-                else { throw RouteKitError(.notFound, "no route \(id)") }
-                var sql = "SELECT id FROM chunk WHERE container = ? AND kind = ?"
-                var args: [(any DatabaseValueConvertible)?] = [container, kind.description]
-                if let interval {
-                    // Chunks without times hold no location of an interval; the bounds are whole seconds.
-                    sql += " AND max_s >= ? AND min_s <= ?"
-                    args += [interval.lowerBound.seconds, interval.upperBound.seconds]
-                }
-                sql += " ORDER BY seq"
-                return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(args))
+        @Sendable func ids(_ db: Database) throws -> [Int64] {
+            guard
+                let container = try String.fetchOne(
+                    db, sql: "SELECT container FROM route WHERE uuid = ?", arguments: [Self.key(id)])
+            else { throw RouteKitError(.notFound, "no route \(id)") }
+            var sql = "SELECT id FROM chunk WHERE container = ? AND kind = ?"
+            var args: [(any DatabaseValueConvertible)?] = [container, kind.description]
+            if let interval {
+                // Chunks without times hold no location of an interval; the bounds are whole seconds.
+                sql += " AND max_s >= ? AND min_s <= ?"
+                args += [interval.lowerBound.seconds, interval.upperBound.seconds]
             }
-            return SnapshotCursor(snapshot: snapshot, ids: ids)
+            sql += " ORDER BY seq"
+            return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(args))
+        }
+        do {
+            // Most routes: everything in one read transaction.
+            let small = try await pool.read { db -> [StoredChunk]? in
+                let found = try ids(db)
+                guard found.count <= Self.wholeReadChunks else { return nil }
+                var chunks: [StoredChunk] = []
+                chunks.reserveCapacity(found.count)
+                for chunkID in found {
+                    guard let row = try Row.fetchOne(db, sql: "SELECT * FROM chunk WHERE id = ?", arguments: [chunkID])
+                    else { throw RouteKitError(.storage, "a chunk vanished inside a read transaction") }
+                    chunks.append(try Self.chunk(row, withData: true))
+                }
+                return chunks
+            }
+            if let small { return ArrayCursor(small) }
+            let snapshot = try pool.makeSnapshot()
+            return SnapshotCursor(snapshot: snapshot, ids: try syncRead(snapshot) { db in try ids(db) })
         } catch let error as RouteKitError {
             throw error
         } catch {
@@ -758,6 +776,25 @@ public final class SQLiteStore: RouteStore {
             try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
             try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
         }
+    }
+}
+
+/// Chunks already read (a small route, read whole in one transaction).
+final class ArrayCursor: ChunkCursor {
+    private var chunks: [StoredChunk]
+    private var position = 0
+
+    init(_ chunks: [StoredChunk]) { self.chunks = chunks }
+
+    func next() async throws(RouteKitError) -> StoredChunk? {
+        guard position < chunks.count else { return nil }
+        defer { position += 1 }
+        return chunks[position]
+    }
+
+    func close() {
+        chunks = []
+        position = 0
     }
 }
 

@@ -123,10 +123,16 @@ struct QueryResourceTests {
         }
     }
 
-    @Test("a route query holds its snapshot while it is read, and releases it when the loop is left early")
+    @Test("a long route's query holds its snapshot while it is read, and releases it when the loop is left early")
     func releasesSnapshot() async throws {
         let store = try makeTemporaryStore()
-        let route = try await SQLiteFeedTests.addRoute(store, "q", 1)
+        // Longer than SQLiteStore.wholeReadChunks chunks: read through a snapshot (shorter ones are read whole).
+        let source = try Source(name: "feed")
+        let w = Workout(activityType: .running, start: nil, end: nil, source: source)
+        _ = try await store.saveWorkout(w)
+        let b = try await RouteBuilder(store: store, source: source, order: .insertion)
+        try await b.insert(StoreConformance.locations(count: 70 * 1024))
+        let route = try await b.finish(workout: w).route
         var iterator: RouteQuery.AsyncIterator? = store.locations(of: route.id, batchSize: 1).makeAsyncIterator()
         _ = try await iterator?.next()
         _ = try await SQLiteFeedTests.addRoute(store, "w", 1)  // a write after the snapshot
