@@ -36,7 +36,8 @@ public struct SampleBatch: Hashable, Sendable {
 /// - The whole iteration reads one consistent version of the store: a route replaced or deleted while it is
 ///   read is still read whole, never mixed with the new version.
 /// - Leaving the loop early, or cancelling the consuming task, stops the query and releases what it held.
-/// - Memory: one decoded chunk plus one batch.
+/// - Memory: one decoded chunk plus one batch (and, on SQLite, the packed bytes of a route of up to 64 chunks,
+///   which it reads whole in one transaction: about 6 KB a chunk).
 public struct RouteQuery: AsyncSequence, Sendable {
     /// Locations per batch unless told otherwise.
     public static let defaultBatchSize = 1024
