@@ -21,7 +21,7 @@ echo
 echo "== routekit routes"
 "$bin" routes
 
-route=$("$bin" routes --json | head -1 | sed -E 's/.*"uuid":"([^"]+)".*/\1/')
+route=$("$bin" routes --json --limit 1 | sed -E 's/.*"uuid":"([^"]+)".*/\1/')
 echo
 echo "== routekit export $route -o $out/exported.gpx (and .geojson, .csv)"
 "$bin" export "$route" -o "$out/exported.gpx"

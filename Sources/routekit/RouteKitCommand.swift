@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import RouteKit
 
 @main
@@ -19,12 +20,19 @@ struct RouteKitCommand: AsyncParsableCommand {
             anchor the store cannot use (start again without it); \
             64 invalid command-line usage.
             """,
-        version: "0.1.0",
+        version: "0.2.0",
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Inspect.self, Convert.self,
         ]
     )
+
+    /// A reader that stops early (`routekit routes --json | head -1`) ends the output, not the process: with
+    /// SIGPIPE ignored, writes to a closed pipe fail quietly and the command finishes with its own status.
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        await main(nil)
+    }
 }
 
 /// Exit code when at least one input failed.

@@ -99,3 +99,25 @@ struct ChangesCLITests {
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cleanly, with status 0")
     }
 }
+
+@Suite(
+    "routekit output to a closed pipe",
+    .enabled(if: CLI.executable != nil, "the routekit executable was not found next to the tests"))
+struct ClosedPipeTests {
+    @Test("a reader that stops early (| head -1) ends the output, not the process with SIGPIPE")
+    func headOne() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        let file = try fixture.write("r.gpx", SyntheticGPX.text(name: "r", points: 3_000))
+        let imported = try fixture.json(["import", file])
+        let first = try #require(imported.first)
+        let route = try #require(try StoreCLI.firstRoute(first)["route"] as? String)
+        let exe = try #require(CLI.executable).path
+        // Far more than a pipe buffer (64 KB): the writer is still writing when head exits.
+        let script =
+            "set -o pipefail; '\(exe)' locations \(route) --json --batch-size 5 --store '\(fixture.store)' "
+            + "| head -1 > /dev/null"
+        let result = try runChildProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", script])
+        #expect(result.status == 0, "the pipeline's status: \(result.status) \(result.errorOutput)")
+    }
+}
