@@ -8,7 +8,8 @@ SHELL := /bin/bash
 deps:
 	@scripts/install-deps.sh
 
-## The main job: import sample-routes/ into the default SQLite store, list it, export a route, re-import (unchanged).
+## The main job: import sample-routes/ into the default SQLite store, list it, export a route, smooth every route,
+## show the change feed, re-import (unchanged).
 demo: deps
 	@scripts/demo.sh
 

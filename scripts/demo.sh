@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default store: import every route in sample-routes/ into the SQLite store
 # (default ~/.local/share/routekit/store.sqlite, or $ROUTEKIT_STORE), list what it holds, export one route
-# back to schema-valid GPX 1.1, show the change feed, and show that importing again stores nothing new.
+# back to schema-valid GPX 1.1, smooth every route into a new version, show the change feed, and show that
+# importing again stores nothing new.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.build-demo
@@ -34,6 +35,15 @@ fi
 echo
 echo "== routekit changes --limit 2 (the change feed: every current route, then the anchor to resume from)"
 "$bin" changes --limit 2
+anchor=$("$bin" changes --json | tail -1 | sed -E 's/.*"anchor":"([^"]+)".*/\1/')
+
+echo
+echo "== routekit smooth --all --jobs 2 (outliers, Kalman/RTS smoothing, 5 m simplification: new versions)"
+"$bin" smooth --all --jobs 2
+
+echo
+echo "== routekit changes --anchor … (what changed since: each old version deleted, its new one added)"
+"$bin" changes --anchor "$anchor"
 
 echo
 echo "== routekit import sample-routes/ again: every track is already stored"
