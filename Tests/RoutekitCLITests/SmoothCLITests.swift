@@ -116,3 +116,57 @@ struct SmoothStoreCLITests {
         #expect(objects.count == routes && objects.allSatisfy { ($0["skipped"] as? String) != nil }, "idempotent")
     }
 }
+
+@Suite(
+    "routekit stats and series",
+    .enabled(if: CLI.executable != nil, "the routekit executable was not found next to the tests"))
+struct StatsCLITests {
+    @Test("stats --json has the DESIGN keys; series streams the heart rate in batches")
+    func statsAndSeries() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        // 600 fixes, 3 m/s north, heart rate 120–179.
+        var text = """
+            <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1" \
+            xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1"><trk><type>running</type><trkseg>
+
+            """
+        for i in 0..<600 {
+            let lat = String(format: "%.7f", 47.0 + Double(i) * 3 / 111_180)
+            let t = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: 1_714_543_200 + Double(i)))
+            text += "<trkpt lat=\"\(lat)\" lon=\"8.5\"><ele>400</ele><time>\(t)</time><extensions>"
+            text += "<gpxtpx:TrackPointExtension><gpxtpx:hr>\(120 + i % 60)</gpxtpx:hr></gpxtpx:TrackPointExtension>"
+            text += "</extensions></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        let file = try fixture.write("r.gpx", text)
+        let imported = try fixture.json(["import", file])
+        let first = try #require(imported.first)
+        let route = try #require(try StoreCLI.firstRoute(first)["route"] as? String)
+        let workout = try #require(try StoreCLI.firstRoute(first)["workout"] as? String)
+        let stats = try #require(try fixture.json(["stats", route, "--max-hr", "190"]).first)
+        for key in [
+            "workout", "route", "distanceMetres", "elapsedSeconds", "movingSeconds", "elevationGainMetres",
+            "elevationLossMetres", "averageSpeed", "maxSpeed", "heartRate", "zones",
+        ] {
+            #expect(stats.keys.contains(key), "missing \(key)")
+        }
+        #expect(stats["workout"] as? String == workout)
+        #expect((stats["elapsedSeconds"] as? Double) == 599)
+        let heart = try #require(stats["heartRate"] as? [String: Any])
+        #expect((heart["max"] as? Double ?? 0) > 0)
+        let zones = try #require(stats["zones"] as? [[String: Any]])
+        #expect(zones.count == 5)
+        let inZones = zones.compactMap { $0["seconds"] as? Double }.reduce(0, +)
+        #expect(abs(inZones - (stats["movingSeconds"] as? Double ?? -1)) < 1e-6)
+        // The workout's uuid gives the same numbers.
+        let byWorkout = try #require(try fixture.json(["stats", workout, "--max-hr", "190"]).first)
+        #expect(byWorkout["distanceMetres"] as? Double == stats["distanceMetres"] as? Double)
+        let batches = try fixture.json(["series", workout, "--type", "heartRate", "--batch-size", "250"])
+        #expect(batches.count == 3)
+        #expect(batches.map { ($0["samples"] as? [Any])?.count ?? -1 } == [250, 250, 100])
+        #expect(batches.map { $0["done"] as? Bool } == [false, false, true])
+        let bad = try fixture.run(["stats", route, "--zones", "10,100,150"])
+        #expect(bad.status == 1 && bad.stderr.contains("first zone starts at 0"))
+    }
+}

@@ -1,0 +1,343 @@
+import Foundation
+public import RouteKit
+
+/// Distance in metres between two nearby points on the WGS 84 ellipsoid: the arc from the meridian and
+/// prime-vertical radii of curvature at their mean latitude. For the metres between consecutive GPS fixes it
+/// agrees with the exact ellipsoidal geodesic to well under a millimetre, at the cost of one sine and one
+/// cosine (an exact iterative solution would cost a hundred times more per fix).
+@inline(__always) public func ellipsoidalDistance(_ a: Location, _ b: Location) -> Double {
+    let semiMajor = 6_378_137.0
+    let e2 = 0.006_694_379_990_14  // first eccentricity squared (WGS 84)
+    let phi = (a.latitude + b.latitude) / 2 * .pi / 180
+    let s = sin(phi)
+    let w = (1 - e2 * s * s).squareRoot()
+    let meridian = semiMajor * (1 - e2) / (w * w * w)  // M
+    let normal = semiMajor / w  // N
+    var dLon = b.longitude - a.longitude
+    if dLon > 180 { dLon -= 360 } else if dLon < -180 { dLon += 360 }
+    let dy = (b.latitude - a.latitude) * .pi / 180 * meridian
+    let dx = dLon * .pi / 180 * normal * cos(phi)
+    return (dx * dx + dy * dy).squareRoot()
+}
+
+/// Heart-rate (or power) zones: 3 to 9 contiguous zones, the first starting at 0, the last unbounded.
+public struct Zones: Sendable, Hashable, Codable {
+    /// Each zone's lower bound; zone i covers `lowerBounds[i] ..< lowerBounds[i + 1]`.
+    public let lowerBounds: [Double]
+
+    /// Zones from their lower bounds.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` unless there are 3 to 9, the first is 0, and they
+    ///   increase strictly (the message names the bound at fault).
+    public init(lowerBounds: [Double]) throws(RouteKitError) {
+        guard (3...9).contains(lowerBounds.count) else {
+            throw RouteKitError(.invalidArgument, "zones: give 3 to 9 zones, not \(lowerBounds.count)")
+        }
+        guard lowerBounds[0] == 0 else { throw RouteKitError(.invalidArgument, "zones: the first zone starts at 0") }
+        for i in 1..<lowerBounds.count where !(lowerBounds[i].isFinite && lowerBounds[i] > lowerBounds[i - 1]) {
+            throw RouteKitError(
+                .invalidArgument,
+                "zones: bound \(i + 1) (\(lowerBounds[i])) must be above bound \(i) (\(lowerBounds[i - 1]))",
+                index: i)
+        }
+        self.lowerBounds = lowerBounds
+    }
+
+    /// Five heart-rate zones from a maximum heart rate: below 60 %, 60–70, 70–80, 80–90, from 90 %.
+    public static func heartRate(maximum: Double) throws(RouteKitError) -> Zones {
+        guard maximum.isFinite, maximum > 60, maximum < 260 else {
+            throw RouteKitError(.invalidArgument, "zones: a maximum heart rate between 60 and 260, not \(maximum)")
+        }
+        return try Zones(lowerBounds: [0, 0.6, 0.7, 0.8, 0.9].map { $0 * maximum })
+    }
+
+    /// Maximum heart rate from age (208 − 0.7 × age, Tanaka et al. 2001).
+    public static func maximumHeartRate(age: Double) -> Double { 208 - 0.7 * age }
+
+    /// The zone (0-based) a value falls in.
+    public func zone(of value: Double) -> Int {
+        var z = 0
+        while z + 1 < lowerBounds.count && value >= lowerBounds[z + 1] { z += 1 }
+        return z
+    }
+}
+
+/// Time spent in one zone.
+public struct ZoneTime: Sendable, Hashable, Codable {
+    /// 1-based zone number.
+    public var zone: Int
+    /// Lower bound.
+    public var lower: Double
+    /// Upper bound, `nil` for the last zone.
+    public var upper: Double?
+    /// Seconds spent in it.
+    public var seconds: Double
+}
+
+/// A workout's or route's statistics (the shape of `routekit stats --json`, without the ids).
+public struct RouteStatistics: Sendable, Hashable {
+    /// Ellipsoidal distance along the route, metres (segment gaps and spikes excluded).
+    public var distanceMetres = 0.0
+    /// From the first to the last time, seconds; `nil` without times.
+    public var elapsedSeconds: Double?
+    /// Elapsed time minus pauses, segment gaps and stretches slower than the threshold for longer than the
+    /// grace period.
+    public var movingSeconds: Double?
+    /// Gain and loss, metres, counted with a hysteresis band; `nil` without elevations.
+    public var elevationGainMetres: Double?
+    /// See ``elevationGainMetres``.
+    public var elevationLossMetres: Double?
+    /// Lowest and highest elevation, metres.
+    public var minElevation: Double?
+    /// See ``minElevation``.
+    public var maxElevation: Double?
+    /// Distance over moving time, m/s.
+    public var averageSpeed: Double?
+    /// The highest straight-line speed over ``StatisticsOptions/speedWindowSeconds``, after a running median of
+    /// three, m/s (a single bad fix cannot make it).
+    public var maxSpeed: Double?
+    /// Heart rate while moving, time-weighted (sample and hold, capped), and its maximum.
+    public var heartRateAverage: Double?
+    /// See ``heartRateAverage``.
+    public var heartRateMax: Double?
+    /// Cadence while moving, time-weighted.
+    public var cadenceAverage: Double?
+    /// Time in each heart-rate zone while moving (sums to the moving time covered by heart rate).
+    public var zones: [ZoneTime]?
+}
+
+/// How statistics are counted.
+public struct StatisticsOptions: Sendable, Hashable {
+    /// Slower than this (m/s) for longer than ``grace`` is not moving.
+    public var minimumSpeed: Double
+    /// Seconds a slow stretch may last and still count as moving.
+    public var grace: Double
+    /// Elevation changes smaller than this band (metres) are noise.
+    public var elevationHysteresis: Double
+    /// The shortest window max speed is measured over, seconds.
+    public var speedWindowSeconds: Double
+    /// A sample's value holds at most this long (seconds) when the next is later.
+    public var maxSampleGap: Double
+    /// A fix that would need more speed than this (m/s) from the last good one is a spike, left out of
+    /// distance, speeds and moving time (the outlier stage's gate for the activity).
+    public var maxSpeed: Double
+
+    /// Defaults for an activity: minimum speed running 1.0 m/s, cycling 1.5, walking/hiking 0.5, other 0.5;
+    /// 10 s grace; 3 m hysteresis; 5 s speed window; 10 s sample hold.
+    public init(activity: ActivityType = .other) {
+        switch activity {
+        case .running: minimumSpeed = 1.0
+        case .cycling: minimumSpeed = 1.5
+        default: minimumSpeed = 0.5
+        }
+        grace = 10
+        elevationHysteresis = 3
+        speedWindowSeconds = 5
+        maxSampleGap = 10
+        maxSpeed = OutlierOptions.maxSpeed(for: activity)
+    }
+}
+
+/// Computes statistics from a route's locations (streamed in batches, in route order), its segment starts and
+/// pauses, and the workout's heart-rate and cadence series. Memory: the moving intervals (a few per minute of
+/// stops) and a short speed window, whatever the route's length.
+///
+/// Fixes that would need an impossible speed from the last good one (spikes) are left out of distance,
+/// speeds and moving time; elevations come from every fix.
+public struct StatisticsAccumulator {
+    let options: StatisticsOptions
+    let segmentStarts: Set<Int>
+    let pauses: [ClosedRange<Instant>]
+    var stats = RouteStatistics()
+    var index = 0
+    var previous: Location?
+    var firstTime: Instant?
+    var lastTime: Instant?
+    // Moving time: slow stretches are held until they end, then counted or not.
+    var moving = 0.0
+    var slowRun = 0.0
+    var slowStart: Instant?
+    var movingIntervals: [ClosedRange<Instant>] = []
+    var openMovingStart: Instant?
+    // Elevation.
+    var reference: Double?
+    // Max speed over a window.
+    var recent: [(l: Location, t: Instant)] = []
+    var lastSpeeds: [Double] = []
+    let gate: Double
+
+    /// Starts a computation.
+    public init(options: StatisticsOptions, segmentStarts: [Int] = [], pauses: [ClosedRange<Instant>] = []) {
+        self.options = options
+        self.gate = options.maxSpeed
+        self.segmentStarts = Set(segmentStarts.filter { $0 > 0 })
+        self.pauses = pauses
+    }
+
+    private func paused(_ a: Instant, _ b: Instant) -> Bool {
+        pauses.contains { $0.lowerBound < b && a < $0.upperBound }
+    }
+
+    private mutating func closeMoving(at t: Instant?) {
+        if let s = openMovingStart, let t, s < t { movingIntervals.append(s...t) }
+        openMovingStart = nil
+    }
+
+    /// Adds the next batch of locations, in route order.
+    public mutating func add(_ batch: [Location]) {
+        for l in batch {
+            defer { index += 1 }
+            if let z = l.altitude { addElevation(z) }
+            let newSegment = segmentStarts.contains(index)
+            if newSegment {
+                // The gap between segments is a pause.
+                closeMoving(at: previous?.timestamp?.instant)
+                resetSpeed()
+                slowRun = 0
+                slowStart = nil
+            }
+            guard let p = previous, !newSegment else {
+                previous = l
+                noteTime(l)
+                continue
+            }
+            let d = ellipsoidalDistance(p, l)
+            guard let t0 = p.timestamp?.instant, let t1 = l.timestamp?.instant, t0 < t1 else {
+                // Untimed (or time not moving forward): distance only.
+                if l.timestamp == nil || p.timestamp == nil {
+                    stats.distanceMetres += d
+                    previous = l
+                }
+                continue
+            }
+            let dt = t0.seconds(to: t1)
+            if d / dt > gate {
+                // A fix no one can reach from the last good one (a spike): it is left out, and the next fix is
+                // measured from the last good one.
+                continue
+            }
+            noteTime(l)
+            stats.distanceMetres += d
+            previous = l
+            if paused(t0, t1) {
+                closeMoving(at: t0)
+                resetSpeed()
+                slowRun = 0
+                slowStart = nil
+                continue
+            }
+            addSpeed(l, t1)
+            if d / dt < options.minimumSpeed {
+                if slowStart == nil { slowStart = t0 }
+                slowRun += dt
+                if slowRun > options.grace, openMovingStart != nil {
+                    // The stop began where the slow stretch did.
+                    closeMoving(at: slowStart)
+                }
+            } else {
+                if slowRun > 0 && slowRun <= options.grace { moving += slowRun }
+                if openMovingStart == nil { openMovingStart = slowRun > options.grace ? t0 : (slowStart ?? t0) }
+                slowRun = 0
+                slowStart = nil
+                moving += dt
+            }
+        }
+    }
+
+    private mutating func noteTime(_ l: Location) {
+        guard let t = l.timestamp?.instant else { return }
+        if firstTime.map({ t < $0 }) ?? true { firstTime = t }
+        if lastTime.map({ t > $0 }) ?? true { lastTime = t }
+    }
+
+    private mutating func addElevation(_ z: Double) {
+        stats.minElevation = min(stats.minElevation ?? z, z)
+        stats.maxElevation = max(stats.maxElevation ?? z, z)
+        stats.elevationGainMetres = stats.elevationGainMetres ?? 0
+        stats.elevationLossMetres = stats.elevationLossMetres ?? 0
+        guard let r = reference else { return reference = z }
+        if z >= r + options.elevationHysteresis {
+            stats.elevationGainMetres = (stats.elevationGainMetres ?? 0) + (z - r)
+            reference = z
+        } else if z <= r - options.elevationHysteresis {
+            stats.elevationLossMetres = (stats.elevationLossMetres ?? 0) + (r - z)
+            reference = z
+        }
+    }
+
+    /// Max speed: the straight-line speed from the latest fix at least the window before, smoothed by a running
+    /// median of three, so that one bad fix (which affects only the speeds that start or end at it) cannot
+    /// make it.
+    private mutating func addSpeed(_ l: Location, _ t: Instant) {
+        recent.append((l, t))
+        while recent.count > 2 && recent[1].t.seconds(to: t) >= options.speedWindowSeconds { recent.removeFirst() }
+        guard recent.count > 1, recent[0].t.seconds(to: t) >= options.speedWindowSeconds else { return }
+        let v = ellipsoidalDistance(recent[0].l, l) / recent[0].t.seconds(to: t)
+        lastSpeeds.append(v)
+        if lastSpeeds.count > 3 { lastSpeeds.removeFirst() }
+        if lastSpeeds.count == 3 {
+            let median = lastSpeeds.sorted()[1]
+            stats.maxSpeed = max(stats.maxSpeed ?? 0, median)
+        }
+    }
+
+    private mutating func resetSpeed() {
+        recent.removeAll(keepingCapacity: true)
+        lastSpeeds.removeAll(keepingCapacity: true)
+    }
+
+    /// The statistics, with the series' time-weighted averages and zones over the moving intervals.
+    public mutating func finish(heartRate: [QuantitySample], cadence: [QuantitySample], zones: Zones?)
+        -> RouteStatistics
+    {
+        if slowRun > 0 && slowRun <= options.grace { moving += slowRun }
+        closeMoving(at: slowRun > options.grace ? slowStart : lastTime)
+        if let a = firstTime, let b = lastTime {
+            stats.elapsedSeconds = a.seconds(to: b)
+            stats.movingSeconds = moving
+            if moving > 0 { stats.averageSpeed = stats.distanceMetres / moving }
+        }
+        let hr = weighted(heartRate)
+        stats.heartRateAverage = hr.average
+        stats.heartRateMax = heartRate.map(\.value).max()
+        stats.cadenceAverage = weighted(cadence).average
+        if let zones, !heartRate.isEmpty {
+            var seconds = [Double](repeating: 0, count: zones.lowerBounds.count)
+            for (value, duration) in hr.pieces { seconds[zones.zone(of: value)] += duration }
+            stats.zones = zones.lowerBounds.indices.map { i in
+                ZoneTime(
+                    zone: i + 1, lower: zones.lowerBounds[i],
+                    upper: i + 1 < zones.lowerBounds.count ? zones.lowerBounds[i + 1] : nil, seconds: seconds[i])
+            }
+        }
+        return stats
+    }
+
+    /// Sample and hold (capped at ``StatisticsOptions/maxSampleGap``), clipped to the moving intervals.
+    func weighted(_ samples: [QuantitySample]) -> (average: Double?, pieces: [(Double, Double)]) {
+        guard !samples.isEmpty, !movingIntervals.isEmpty else { return (nil, []) }
+        var pieces: [(Double, Double)] = []
+        var total = 0.0
+        var sum = 0.0
+        var m = 0
+        for (i, s) in samples.enumerated() {
+            let start = s.timestamp.instant
+            var end = Instant(
+                seconds: start.seconds + Int64(options.maxSampleGap), nanoseconds: start.nanoseconds)
+            if i + 1 < samples.count, samples[i + 1].timestamp.instant < end { end = samples[i + 1].timestamp.instant }
+            while m < movingIntervals.count && movingIntervals[m].upperBound <= start { m += 1 }
+            var k = m
+            while k < movingIntervals.count && movingIntervals[k].lowerBound < end {
+                let lo = max(start, movingIntervals[k].lowerBound)
+                let hi = min(end, movingIntervals[k].upperBound)
+                if lo < hi {
+                    let d = lo.seconds(to: hi)
+                    pieces.append((s.value, d))
+                    total += d
+                    sum += d * s.value
+                }
+                k += 1
+            }
+        }
+        return (total > 0 ? sum / total : nil, pieces)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import RouteKit
+import RouteKitProcessing
+import Testing
+
+/// A fix `i` seconds after the start at (`lat`, `lon`).
+func fix(_ i: Int, _ lat: Double, _ lon: Double = 10, altitude: Double? = nil) -> Location {
+    Location(
+        latitude: lat, longitude: lon, timestamp: Timestamp(Instant(seconds: 1_700_000_000 + Int64(i))),
+        altitude: altitude)
+}
+
+func at(_ i: Int) -> Instant { Instant(seconds: 1_700_000_000 + Int64(i)) }
+
+func statistics(
+    _ locations: [Location], activity: ActivityType = .running, segmentStarts: [Int] = [],
+    pauses: [ClosedRange<Instant>] = [], heartRate: [QuantitySample] = [], zones: Zones? = nil
+) -> RouteStatistics {
+    var acc = StatisticsAccumulator(
+        options: StatisticsOptions(activity: activity), segmentStarts: segmentStarts, pauses: pauses)
+    // In uneven batches, as a route query hands them over.
+    var start = 0
+    var size = 1
+    while start < locations.count {
+        acc.add(Array(locations[start..<min(locations.count, start + size)]))
+        start += size
+        size = size % 7 + 1
+    }
+    return acc.finish(heartRate: heartRate, cadence: [], zones: zones)
+}
+
+@Suite("Workout statistics")
+struct StatisticsTests {
+    @Test("distance is ellipsoidal: 0.001° of latitude at 45° N is 111.132 m, at the equator 110.574 m")
+    func ellipsoid() {
+        let north = (0...10).map { fix($0 * 30, 45 + Double($0) * 0.001) }
+        #expect(abs(statistics(north).distanceMetres - 1111.32) < 0.1)
+        let equator = (0...10).map { fix($0 * 30, Double($0) * 0.001) }
+        #expect(abs(statistics(equator).distanceMetres - 1105.74) < 0.1)
+    }
+
+    @Test("moving time leaves out a stop longer than the grace period, pauses and segment gaps")
+    func movingTime() {
+        // 3 m/s north for 100 s, one more 3 m step, stopped 59 s, then 3 m/s for 100 s: 201 steps of 3 m.
+        var track: [Location] = []
+        var lat = 45.0
+        let step = 3 / 111_132.0
+        for i in 0...100 {
+            track.append(fix(i, lat))
+            lat += step
+        }
+        for i in 101...160 { track.append(fix(i, lat)) }
+        for i in 161...260 {
+            lat += step
+            track.append(fix(i, lat))
+        }
+        let s = statistics(track)
+        #expect(s.elapsedSeconds == 260)
+        #expect(s.movingSeconds.map { abs($0 - 200) <= 1 } == true, "\(String(describing: s.movingSeconds))")
+        #expect(abs(s.distanceMetres - 603) < 0.01)
+        #expect(s.averageSpeed.map { abs($0 - 3) < 0.02 } == true)
+        #expect(s.maxSpeed.map { abs($0 - 3) < 0.05 } == true, "\(String(describing: s.maxSpeed))")
+        // A pause from 20 s to 50 s, and a new segment at fix 200.
+        let p = statistics(track, segmentStarts: [200], pauses: [at(20)...at(50)])
+        #expect(p.movingSeconds.map { abs($0 - 169) <= 1 } == true, "\(String(describing: p.movingSeconds))")
+        // The segment gap (one 3 m step) is not distance; fixes recorded during a pause are.
+        #expect(abs(p.distanceMetres - 600) < 0.01, "distance \(p.distanceMetres)")
+    }
+
+    @Test("a single 500 m spike changes neither distance nor speeds")
+    func spike() {
+        var track = (0...120).map { fix($0, 45 + Double($0) * 3 / 111_132.0) }
+        let clean = statistics(track)
+        track[60].longitude += 500 / 78_850.0  // 500 m east at 45° N
+        let spiked = statistics(track)
+        #expect(abs(spiked.distanceMetres - clean.distanceMetres) < 7)
+        #expect(spiked.maxSpeed.map { $0 < 3.2 } == true, "\(String(describing: spiked.maxSpeed))")
+        #expect(abs((spiked.movingSeconds ?? 0) - (clean.movingSeconds ?? 0)) <= 1)
+    }
+
+    @Test("elevation gain and loss count changes beyond the 3 m band; missing elevations are skipped")
+    func elevation() {
+        let altitudes: [Double?] = [100, 101, 99, 100, 104, 103, 105, nil, 110, 108, 111, 100, 101, 99]
+        let track = altitudes.enumerated().map { fix($0.offset, 45 + Double($0.offset) * 0.0001, altitude: $0.element) }
+        let s = statistics(track)
+        // Up 100 → 104 (+4), → 110 (+6), → 111 is within the band of 110… → 100 (−10).
+        #expect(s.elevationGainMetres == 10)
+        #expect(s.elevationLossMetres == 10)
+        #expect(s.minElevation == 99 && s.maxElevation == 111)
+        let flat = statistics((0..<10).map { fix($0, 45 + Double($0) * 0.0001) })
+        #expect(flat.elevationGainMetres == nil, "no elevation is not zero gain")
+    }
+
+    @Test("time in zones adds up to the moving time with heart rate; averages are time-weighted")
+    func zones() throws {
+        let track = (0...300).map { fix($0, 45 + Double($0) * 3 / 111_132.0) }
+        let hr = (0...300).map { QuantitySample(timestamp: Timestamp(at($0)), value: $0 < 100 ? 120 : 160) }
+        let zones = try Zones.heartRate(maximum: 190)
+        let s = statistics(track, pauses: [at(200)...at(230)], heartRate: hr, zones: zones)
+        let inZones = (s.zones ?? []).reduce(0) { $0 + $1.seconds }
+        #expect(abs(inZones - (s.movingSeconds ?? -1)) < 1e-6, "\(inZones) vs \(String(describing: s.movingSeconds))")
+        #expect(s.zones?.count == 5 && s.zones?.last?.upper == nil)
+        // 100 s at 120 (zone 2: 114–133), the rest at 160 (zone 4: 152–171).
+        #expect(s.zones?[1].seconds == 100)
+        #expect(s.heartRateMax == 160)
+        #expect(s.heartRateAverage.map { abs($0 - (100 * 120 + 170 * 160) / 270.0) < 0.01 } == true)
+    }
+
+    @Test("zone configurations are validated")
+    func zoneValidation() {
+        #expect(throws: RouteKitError.self) { try Zones(lowerBounds: [0, 100]) }
+        #expect(throws: RouteKitError.self) { try Zones(lowerBounds: [10, 100, 150]) }
+        #expect(throws: RouteKitError.self) { try Zones(lowerBounds: [0, 150, 120]) }
+        #expect(throws: RouteKitError.self) { try Zones(lowerBounds: Array(stride(from: 0.0, to: 200, by: 20))) }
+        #expect(throws: RouteKitError.self) { try Zones.heartRate(maximum: .nan) }
+        #expect((try? Zones(lowerBounds: [0, 100, 140]))?.zone(of: 139.9) == 1)
+        #expect(abs(Zones.maximumHeartRate(age: 40) - 180) < 1e-9)
+    }
+}
