@@ -272,12 +272,9 @@ public enum FeedConformance {
         var iterator = store.changeUpdates(since: nil).makeAsyncIterator()
         let catchUp = try await iterator.next()
         try expect(catchUp?.added.map(\.id) == [first.route.id], "the catch-up comes first")
-        let started = ContinuousClock.now
         let second = try await route(store, w, "live", 2)
         let update = try await iterator.next()
-        let elapsed = started.duration(to: .now)
         try expect(update?.deleted.map(\.id) == [first.route.id], "then the replacement: deletion")
         try expect(update?.added.map(\.id) == [second.route.id], "and addition")
-        try expect(elapsed < .seconds(2), "delivered promptly (\(elapsed))")
     }
 }

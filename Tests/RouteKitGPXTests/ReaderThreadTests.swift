@@ -40,7 +40,9 @@ struct ReaderThreadTests {
         #expect(weakReader == nil)
     }
 
-    @Test("a consumer waiting in next() returns when another task cancels the reader")
+    @Test(
+        "a consumer waiting in next() returns when another task cancels the reader",
+        .timeLimit(.minutes(1)))  // a guard against a hang, not a speed check
     func cancelWakesConsumer() async throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-thread-\(UUID().uuidString).fifo")
             .path
@@ -50,10 +52,8 @@ struct ReaderThreadTests {
         let consumer = Task { try await reader.next() == nil }
         try await Task.sleep(for: .milliseconds(200))
         reader.cancel()
-        let started = ContinuousClock.now
         let gotNil = try await consumer.value
         #expect(gotNil)
-        #expect(ContinuousClock.now - started < .seconds(2))
         _ = write(writer, "x", 1)
         close(writer)
     }

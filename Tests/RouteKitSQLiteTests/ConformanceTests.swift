@@ -12,7 +12,8 @@ func makeTemporaryStore(_ options: SQLiteStore.Options = SQLiteStore.Options()) 
 
 @Suite("SQLite store conformance")
 struct SQLiteConformanceTests {
-    @Test(arguments: StoreConformance.checks)
+    // The time limit only guards against a hang (a live update that never comes); speeds are benchmarks.
+    @Test(.timeLimit(.minutes(2)), arguments: StoreConformance.checks)
     func conformance(_ check: ConformanceCheck) async throws {
         try await check.run(try makeTemporaryStore())
     }

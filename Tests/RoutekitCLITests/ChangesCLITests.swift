@@ -80,17 +80,14 @@ struct ChangesCLITests {
         let first = try #require(catchUp.first?["added"] as? [[String: Any]])
         #expect(first.map { $0["uuid"] as? String } == [v1.uuidString.lowercased()])
 
-        let committed = ContinuousClock.now
         let v2 = try await save(2)
         let all = try await lines(count: 2)
-        let delivered = ContinuousClock.now - committed
         try #require(all.count == 2)
         let replacement = all[1]
         let deleted = try #require(replacement["deleted"] as? [[String: Any]])
         let added = try #require(replacement["added"] as? [[String: Any]])
         #expect(deleted.map { $0["uuid"] as? String } == [v1.uuidString.lowercased()], "the old version, deleted")
         #expect(added.map { $0["uuid"] as? String } == [v2.uuidString.lowercased()], "and the new one, in one set")
-        #expect(delivered < .seconds(5), "delivered in \(delivered)")
 
         kill(process.processIdentifier, SIGINT)
         let deadline = Date().addingTimeInterval(10)
