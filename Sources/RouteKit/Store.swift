@@ -204,6 +204,20 @@ public protocol ChunkCursor: AnyObject {
     func close()
 }
 
+/// A work claim: what ``RouteStore/claimWork(key:holder:seconds:)`` took.
+public struct WorkClaim: Hashable, Sendable {
+    /// The claimed key.
+    public var key: String
+    /// Who holds it.
+    public var holder: UUID
+
+    /// A claim.
+    public init(key: String, holder: UUID) {
+        self.key = key
+        self.holder = holder
+    }
+}
+
 /// Which routes to list.
 public struct RouteFilter: Hashable, Sendable {
     /// Only routes of this workout.
@@ -341,6 +355,13 @@ public protocol RouteStore: AnyObject, Sendable {
     /// (it was free, expired, or already the holder's: renewing), `false` when another holder's claim is live.
     /// Workers on several machines never double up, and a dead worker's claim expires.
     func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool
+    /// Saves a whole route at once, its locations already packed (sequence numbers in route order), with the
+    /// sync semantics of ``finishBuilder(id:claim:route:sequenceOrder:)``, in one transaction that also gives up
+    /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline): one
+    /// transaction instead of a builder's several. An interrupted save leaves nothing behind.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner``.
+    func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+        async throws(RouteKitError) -> SaveOutcome
     /// Gives a claim up (only the holder's).
     func releaseWork(key: String, holder: UUID) async throws(RouteKitError)
     /// The raw version of a sync identity: the newest route of it that no pipeline derived (current, or kept as

@@ -34,7 +34,8 @@ public struct ProcessOutcome: Sendable, Hashable {
 ///   parameters saves nothing;
 /// - each route is claimed for the time it is processed (``RouteStore/claimWork(key:holder:seconds:)``), so
 ///   workers in several processes or on several machines never double up, and a dead worker's claim expires;
-///   a pending builder a dead worker left for the same key is discarded first.
+/// - the new version is saved whole, with the claim given up, in one transaction: a worker killed before it
+///   leaves nothing behind, and the next run recomputes.
 ///
 /// One processor per worker task; the GEOS context is the worker's.
 public final class RouteProcessor {
@@ -54,9 +55,6 @@ public final class RouteProcessor {
         self.worker = worker
         self.leaseSeconds = leaseSeconds
     }
-
-    /// The builder origin kind of the pipeline's versions.
-    public static let originKind = "pipeline"
 
     /// Processes one route.
     /// - Throws: ``RouteKitError/Code/notFound`` for an unknown route, ``RouteKitError/Code/invalidArgument``
@@ -87,9 +85,8 @@ public final class RouteProcessor {
             return ProcessOutcome(route: id, skipped: "another worker is processing it")
         }
         do {
-            let outcome = try await run(route: route, raw: raw, current: current, key: key, context: context)
-            try await store.releaseWork(key: key, holder: worker)
-            return outcome
+            // Saving gives the claim up in the same transaction.
+            return try await run(route: route, raw: raw, current: current, key: key, context: context)
         } catch {
             try? await store.releaseWork(key: key, holder: worker)
             throw error
@@ -99,11 +96,6 @@ public final class RouteProcessor {
     private func run(route: RouteSample, raw: RouteSample, current: RouteSample, key: String, context: GEOSContext)
         async throws(RouteKitError) -> ProcessOutcome
     {
-        // What a dead worker left for this key: its claim has expired (we hold it now), drop its builder.
-        for b in try await store.pendingBuilders()
-        where b.origin?.kind == Self.originKind && b.origin?.key == key && b.source == route.source {
-            try await store.discardBuilder(id: b.id, as: route.source)
-        }
         var locations: [Location] = []
         locations.reserveCapacity(raw.locationCount)
         // Batches of one stored chunk are handed over without a copy; one append each.
@@ -114,23 +106,8 @@ public final class RouteProcessor {
         let result = try pipeline.run(
             locations, activity: workout?.activityType ?? .other, context: context)
         guard !result.locations.isEmpty else { return ProcessOutcome(route: route.id, skipped: "no location left") }
-        let builder = try await RouteBuilder(
-            store: store, source: route.source, order: .insertion,
-            origin: BuilderOrigin(kind: Self.originKind, key: key, label: route.id.uuidString.lowercased()))
-        var start = 0
-        while start < result.locations.count {
-            let end = min(start + RouteBuilder.chunkSize, result.locations.count)
-            try await builder.insert(Array(result.locations[start..<end]))
-            start = end
-            // Keep the claim alive on long routes.
-            if start % (64 * RouteBuilder.chunkSize) == 0 {
-                _ = try await store.claimWork(key: key, holder: worker, seconds: leaseSeconds)
-            }
-        }
         let m = result.metrics
         var metadata = current.metadata.filter { $0.key.hasPrefix("gpx") }
-        metadata[MetadataKey.syncIdentifier] = .string(route.sync.identifier)
-        metadata[MetadataKey.syncVersion] = .integer(current.sync.version + 1)
         metadata[MetadataKey.derivedFrom] = .string("\(raw.id.uuidString.lowercased())@\(raw.sync.version)")
         metadata[PipelineMetadataKey.pipeline] = .string(pipeline.configuration.stageList)
         metadata[PipelineMetadataKey.pipelineHash] = .string(pipeline.configuration.parameterHash)
@@ -143,8 +120,25 @@ public final class RouteProcessor {
         // Segment starts index the raw route's points: only their first (0) still means anything.
         metadata["gpxSegmentStarts"] = nil
         guard let workout else { throw RouteKitError(.notFound, "workout \(route.workoutID) is gone") }
-        let finished = try await builder.finish(workout: workout, metadata: metadata)
-        guard let saved = finished.outcome.savedID else {
+        // The whole result is in memory: one transaction saves it and gives the claim up (a kill before it leaves
+        // nothing; the next run recomputes).
+        var chunks: [StoredChunk] = []
+        var start = 0
+        while start < result.locations.count {
+            let end = min(start + RouteBuilder.chunkSize, result.locations.count)
+            chunks.append(.locations(Array(result.locations[start..<end]), sequence: chunks.count))
+            start = end
+        }
+        let times = result.locations.compactMap(\.timestamp)
+        metadata[MetadataKey.syncIdentifier] = nil
+        metadata[MetadataKey.syncVersion] = nil
+        let version = RouteSample(
+            workoutID: workout.id, source: route.source,
+            sync: SyncIdentity(identifier: route.sync.identifier, version: current.sync.version + 1),
+            start: times.min { $0.instant < $1.instant }, end: times.max { $0.instant < $1.instant },
+            locationCount: result.locations.count, metadata: metadata)
+        let outcome = try await store.saveRoute(version, chunks: chunks, releasing: WorkClaim(key: key, holder: worker))
+        guard let saved = outcome.savedID else {
             return ProcessOutcome(route: route.id, skipped: "a newer version was saved meanwhile")
         }
         return ProcessOutcome(route: route.id, newRoute: saved, syncVersion: current.sync.version + 1, metrics: m)

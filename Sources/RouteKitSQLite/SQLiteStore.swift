@@ -627,6 +627,104 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    /// Checks that the workout exists and is the route's source's.
+    static func checkWorkout(_ db: Database, _ route: RouteSample) throws {
+        guard
+            let workoutSource = try String.fetchOne(
+                db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [key(route.workoutID)])
+        else { throw RouteKitError(.notFound, "workout \(route.workoutID) is not saved") }
+        guard workoutSource == route.source.name else {
+            throw RouteKitError(
+                .notOwner, "workout \(route.workoutID) belongs to source '\(workoutSource)', not '\(route.source)'")
+        }
+    }
+
+    /// The sync semantics for a route about to be inserted: `.stale` (nothing changed), or the current version
+    /// deleted (kept as provenance when it was raw and the new one is derived) and `.replaced`, or `.inserted`.
+    static func replaceCurrent(_ db: Database, _ route: RouteSample, derived: Bool) throws -> SaveOutcome {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1",
+                arguments: [route.source.name, route.sync.identifier])
+        else { return .inserted(route.id) }
+        let current = try uuid(row["uuid"])
+        let version: Int64 = row["sync_version"]
+        if version >= route.sync.version { return .stale(current: current, currentVersion: version) }
+        try recordDeletion(db, row)
+        let wasRaw: Bool = row["raw"]
+        if wasRaw && derived {
+            try db.execute(sql: "UPDATE route SET current = 0 WHERE uuid = ?", arguments: [key(current)])
+        } else {
+            try db.execute(sql: "DELETE FROM route WHERE uuid = ?", arguments: [key(current)])
+            try dropContainerIfUnused(db, row["container"])
+        }
+        if !derived {
+            // A new raw version: older kept provenance of this identity is no longer the raw one.
+            let old = try String.fetchAll(
+                db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0",
+                arguments: [route.source.name, route.sync.identifier])
+            try db.execute(
+                sql: "DELETE FROM route WHERE source = ? AND sync_id = ? AND current = 0",
+                arguments: [route.source.name, route.sync.identifier])
+            for c in old { try dropContainerIfUnused(db, c) }
+        }
+        return .replaced(route.id, previous: current, previousVersion: version)
+    }
+
+    /// Inserts the route row and records its addition in the change log.
+    static func insertRoute(_ db: Database, _ route: RouteSample, container: String, derived: Bool, body: String)
+        throws
+    {
+        try db.execute(
+            sql: """
+                INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
+                    location_count, container, body)
+                VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
+                !derived, route.start?.instant.seconds, route.end?.instant.seconds, route.locationCount, container,
+                body,
+            ])
+        try recordAddition(db, route)
+    }
+
+    public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+        async throws(RouteKitError) -> SaveOutcome
+    {
+        let body: String
+        do { body = try Self.json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
+            throw RouteKitError(.invalidArgument, "the route's metadata cannot be stored")
+        }
+        guard chunks.allSatisfy({ $0.kind == .locations || $0.kind == .extras }) else {
+            throw RouteKitError(.invalidArgument, "a saved route's chunks are locations (and extras)")
+        }
+        let derived = route.metadata[MetadataKey.derivedFrom] != nil
+        return try await write("saving route \(route.id)") { db in
+            try Self.checkWorkout(db, route)
+            let outcome = try Self.replaceCurrent(db, route, derived: derived)
+            if case .inserted = outcome {
+            } else if case .replaced = outcome {
+            } else {
+                if let claim {
+                    try db.execute(
+                        sql: "DELETE FROM lease WHERE key = ? AND holder = ?",
+                        arguments: [claim.key, Self.key(claim.holder)])
+                }
+                return outcome
+            }
+            let container = Self.key(route.id)
+            for chunk in chunks { try Self.insert(db, chunk, container: container) }
+            try Self.insertRoute(db, route, container: container, derived: derived, body: body)
+            if let claim {
+                try db.execute(
+                    sql: "DELETE FROM lease WHERE key = ? AND holder = ?",
+                    arguments: [claim.key, Self.key(claim.holder)])
+            }
+            return outcome
+        }
+    }
+
     public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
@@ -647,47 +745,12 @@ public final class SQLiteStore: RouteStore {
                 throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(builderSource)'")
             }
             try Self.checkClaim(db, key, claim)
-            guard
-                let workoutSource = try String.fetchOne(
-                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(route.workoutID)])
-            else { throw RouteKitError(.notFound, "workout \(route.workoutID) is not saved") }
-            guard workoutSource == route.source.name else {
-                throw RouteKitError(
-                    .notOwner, "workout \(route.workoutID) belongs to source '\(workoutSource)', not '\(route.source)'")
-            }
-            var outcome = SaveOutcome.inserted(route.id)
-            if let row = try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1",
-                arguments: [route.source.name, route.sync.identifier])
-            {
-                let current = try Self.uuid(row["uuid"])
-                let version: Int64 = row["sync_version"]
-                if version >= route.sync.version {
-                    try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
-                    try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
-                    return .stale(current: current, currentVersion: version)
-                }
-                try Self.recordDeletion(db, row)
-                let wasRaw: Bool = row["raw"]
-                if wasRaw && derived {
-                    try db.execute(sql: "UPDATE route SET current = 0 WHERE uuid = ?", arguments: [Self.key(current)])
-                } else {
-                    try db.execute(sql: "DELETE FROM route WHERE uuid = ?", arguments: [Self.key(current)])
-                    try Self.dropContainerIfUnused(db, row["container"])
-                }
-                if !derived {
-                    // A new raw version: older kept provenance of this identity is no longer the raw one.
-                    let old = try String.fetchAll(
-                        db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0",
-                        arguments: [route.source.name, route.sync.identifier])
-                    try db.execute(
-                        sql: "DELETE FROM route WHERE source = ? AND sync_id = ? AND current = 0",
-                        arguments: [route.source.name, route.sync.identifier])
-                    for c in old { try Self.dropContainerIfUnused(db, c) }
-                }
-                outcome = .replaced(route.id, previous: current, previousVersion: version)
+            try Self.checkWorkout(db, route)
+            let outcome = try Self.replaceCurrent(db, route, derived: derived)
+            if case .stale = outcome {
+                try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
+                try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
+                return outcome
             }
             if let order = sequenceOrder, order != order.sorted() {
                 // Renumber in two steps so that no two chunks ever share a number.
@@ -700,18 +763,7 @@ public final class SQLiteStore: RouteStore {
                     sql: "UPDATE chunk SET seq = -1 - seq WHERE container = ? AND kind = 'locations' AND seq < 0",
                     arguments: [key])
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
-                        location_count, container, body)
-                    VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Self.key(route.id), Self.key(route.workoutID), route.source.name, route.sync.identifier,
-                    route.sync.version, !derived, route.start?.instant.seconds, route.end?.instant.seconds,
-                    route.locationCount, key, body,
-                ])
-            try Self.recordAddition(db, route)
+            try Self.insertRoute(db, route, container: key, derived: derived, body: body)
             let kinds = try String.fetchAll(
                 db,
                 sql:

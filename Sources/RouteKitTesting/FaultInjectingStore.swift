@@ -103,6 +103,11 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
         try await base.claimWork(key: key, holder: holder, seconds: seconds)
     }
+    public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+        async throws(RouteKitError) -> SaveOutcome
+    {
+        try await base.saveRoute(route, chunks: chunks, releasing: claim)
+    }
     public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
         try await base.releaseWork(key: key, holder: holder)
     }

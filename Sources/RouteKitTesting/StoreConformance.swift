@@ -55,6 +55,7 @@ public enum StoreConformance {
             ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
             ConformanceCheck(name: "work claims: one holder, renewal, expiry, release", run: workClaims),
             ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
+            ConformanceCheck(name: "a whole route saved at once: sync semantics, claim given up", run: saveWholeRoute),
         ] + FeedConformance.checks
 
     // MARK: Helpers
@@ -516,6 +517,35 @@ public enum StoreConformance {
             try await store.rawRoute(source: alice, syncIdentifier: "r")?.id == v1.route.id,
             "the kept raw after a derived version replaced it")
         try expect(try await store.rawRoute(source: bob, syncIdentifier: "r") == nil, "scoped to the source")
+    }
+
+    static func saveWholeRoute(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let v1 = try await build(store, w, [locations(count: 30)], metadata: sync("s", 1))
+        let points = locations(count: 2500, seed: 7)
+        let chunks = stride(from: 0, to: points.count, by: 1024).enumerated().map { n, start in
+            StoredChunk.locations(Array(points[start..<min(start + 1024, points.count)]), sequence: n)
+        }
+        let holder = UUID()
+        try expect(try await store.claimWork(key: "save", holder: holder, seconds: 60), "claimed")
+        var metadata: [String: MetadataValue] = [MetadataKey.derivedFrom: .string("\(v1.route.id)@1")]
+        metadata["note"] = .string("whole")
+        let v2 = RouteSample(
+            workoutID: w.id, source: alice, sync: SyncIdentity(identifier: "s", version: 2),
+            start: points.first?.timestamp, end: points.last?.timestamp, locationCount: points.count, metadata: metadata
+        )
+        let outcome = try await store.saveRoute(v2, chunks: chunks, releasing: WorkClaim(key: "save", holder: holder))
+        try expect(outcome == .replaced(v2.id, previous: v1.route.id, previousVersion: 1), "replaces: \(outcome)")
+        try expect(same(try await readAll(store, v2.id), points), "every location, in order")
+        try expect(try await store.route(id: v1.route.id) != nil, "the raw version is kept")
+        try expect(try await store.claimWork(key: "save", holder: UUID(), seconds: 60), "the claim was given up")
+        let stale = try await store.saveRoute(v2, chunks: chunks, releasing: nil)
+        try expect(stale == .stale(current: v2.id, currentVersion: 2), "an equal version is stale")
+        var foreign = v2
+        foreign.source = bob
+        foreign.id = UUID()
+        foreign.sync.version = 3
+        _ = try await expectError(.notOwner) { try await store.saveRoute(foreign, chunks: chunks, releasing: nil) }
     }
 
     static func deleteRoute(_ store: any RouteStore) async throws {
