@@ -10,6 +10,37 @@ public enum PipelineStage: String, CaseIterable, Codable, Sendable, Hashable {
     case smoothing
     /// Douglas–Peucker on GEOS, tolerance in metres.
     case simplification
+    /// Drop the points inside privacy zones (last, so no later stage moves a point back into one).
+    case privacy
+}
+
+/// A circle whose points the privacy stage removes (a home, a workplace).
+public struct PrivacyZone: Sendable, Hashable, Codable {
+    /// Centre latitude, degrees.
+    public var latitude: Double
+    /// Centre longitude, degrees.
+    public var longitude: Double
+    /// Radius, metres.
+    public var radiusMetres: Double
+
+    /// A zone.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` for a centre out of range or a radius not in 1 m…100 km.
+    public init(latitude: Double, longitude: Double, radiusMetres: Double) throws(RouteKitError) {
+        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else { throw RouteKitError(.invalidArgument, "a privacy zone's centre must be a valid latitude and longitude") }
+        guard radiusMetres.isFinite, (1...100_000).contains(radiusMetres) else {
+            throw RouteKitError(.invalidArgument, "a privacy zone's radius must be 1 m to 100 km, not \(radiusMetres)")
+        }
+        self.latitude = latitude
+        self.longitude = longitude
+        self.radiusMetres = radiusMetres
+    }
+
+    /// Whether a location lies inside (or on) the circle.
+    public func contains(_ l: Location) -> Bool {
+        let centre = Location(latitude: latitude, longitude: longitude)
+        return ellipsoidalDistance(centre, l) <= radiusMetres
+    }
 }
 
 /// What the pipeline does, with every parameter: its ``parameterHash`` identifies a run.
@@ -22,13 +53,17 @@ public struct PipelineConfiguration: Sendable, Hashable, Codable {
     public var smoothing: SmoothingOptions
     /// Simplification's parameters.
     public var simplification: SimplificationOptions
+    /// The privacy stage's zones.
+    public var privacyZones: [PrivacyZone]
 
-    /// Every stage, default parameters (5 m tolerance).
+    /// Outliers, smoothing and simplification with default parameters (5 m tolerance); the privacy stage runs
+    /// when it is asked for and has zones.
     public init(
-        stages: [PipelineStage] = PipelineStage.allCases, outliers: OutlierOptions = OutlierOptions(),
+        stages: [PipelineStage] = [.outliers, .smoothing, .simplification], outliers: OutlierOptions = OutlierOptions(),
         smoothing: SmoothingOptions = SmoothingOptions(),
-        simplification: SimplificationOptions = SimplificationOptions()
+        simplification: SimplificationOptions = SimplificationOptions(), privacyZones: [PrivacyZone] = []
     ) {
+        self.privacyZones = privacyZones
         self.stages = PipelineStage.allCases.filter { stages.contains($0) }
         self.outliers = outliers
         self.smoothing = smoothing
@@ -66,6 +101,8 @@ public struct PipelineMetrics: Sendable, Hashable, Codable {
     /// The simplification stage against its own input: the largest distance of a dropped point to the output
     /// segment that spans it, metres (within the tolerance plus 1 mm).
     public var maxDeviationMetres = 0.0
+    /// Points the privacy stage removed.
+    public var privacyRemoved = 0
     /// Stages that did not run, with the reason.
     public var skipped: [String: String] = [:]
 }
@@ -131,6 +168,12 @@ public struct RoutePipeline: Sendable {
             metrics.maxDeviationMetres = simplified.maxDeviation
             indices = simplified.keep.map { indices[$0] }
             current = simplified.keep.map { current[$0] }
+        }
+        if stages.contains(.privacy) && !configuration.privacyZones.isEmpty {
+            let keep = current.indices.filter { i in !configuration.privacyZones.contains { $0.contains(current[i]) } }
+            metrics.privacyRemoved = current.count - keep.count
+            indices = keep.map { indices[$0] }
+            current = keep.map { current[$0] }
         }
         metrics.pointsOut = current.count
         metrics.lengthOutMetres = routeLength(current)

@@ -300,16 +300,20 @@ public struct StatisticsAccumulator {
         stats.heartRateAverage = hr.average
         stats.heartRateMax = heartRate.map(\.value).max()
         stats.cadenceAverage = weighted(cadence).average
-        if let zones, !heartRate.isEmpty {
-            var seconds = [Double](repeating: 0, count: zones.lowerBounds.count)
-            for (value, duration) in hr.pieces { seconds[zones.zone(of: value)] += duration }
-            stats.zones = zones.lowerBounds.indices.map { i in
-                ZoneTime(
-                    zone: i + 1, lower: zones.lowerBounds[i],
-                    upper: i + 1 < zones.lowerBounds.count ? zones.lowerBounds[i + 1] : nil, seconds: seconds[i])
-            }
-        }
+        if let zones, !heartRate.isEmpty { stats.zones = timeInZones(heartRate, zones: zones) }
         return stats
+    }
+
+    /// Time in another zone configuration, from the same samples over the same moving time (after ``finish``):
+    /// workouts bucketed with different zones can be compared. The zones' times add up to the same total.
+    public func timeInZones(_ samples: [QuantitySample], zones: Zones) -> [ZoneTime] {
+        var seconds = [Double](repeating: 0, count: zones.lowerBounds.count)
+        for (value, duration) in weighted(samples).pieces { seconds[zones.zone(of: value)] += duration }
+        return zones.lowerBounds.indices.map { i in
+            ZoneTime(
+                zone: i + 1, lower: zones.lowerBounds[i],
+                upper: i + 1 < zones.lowerBounds.count ? zones.lowerBounds[i + 1] : nil, seconds: seconds[i])
+        }
     }
 
     /// Sample and hold (capped at ``StatisticsOptions/maxSampleGap``), clipped to the moving intervals.

@@ -66,11 +66,19 @@ struct Smooth: AsyncParsableCommand {
 
     @Flag(help: "Topology-preserving simplification (slower, keeps more points).") var preserveTopology = false
 
+    @Option(
+        name: .customLong("privacy-zone"),
+        help: ArgumentHelp(
+            "Remove every point within RADIUS metres of LAT,LON (repeatable); adds the privacy stage.",
+            valueName: "LAT,LON,RADIUS"))
+    var privacyZones: [String] = []
+
     @Flag(help: "One JSON object per track, one per line.") var json = false
 
     func validate() throws {
         guard tolerance.isFinite, tolerance >= 0 else { throw ValidationError("--tolerance must be 0 or more metres.") }
         _ = try parsedStages()
+        _ = try parsedZones()
         if output != nil {
             if targets.count != 1 || all { throw ValidationError("With -o, give exactly one GPX file (and no --all).") }
         } else if all == !targets.isEmpty {
@@ -80,9 +88,23 @@ struct Smooth: AsyncParsableCommand {
         if !(leaseSeconds > 0 && leaseSeconds.isFinite) { throw ValidationError("--lease-seconds must be positive.") }
     }
 
+    func parsedZones() throws -> [PrivacyZone] {
+        try privacyZones.map { text in
+            let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 3, let lat = parts[0], let lon = parts[1], let radius = parts[2] else {
+                throw ValidationError("--privacy-zone takes LAT,LON,RADIUS (degrees, degrees, metres), not '\(text)'.")
+            }
+            do { return try PrivacyZone(latitude: lat, longitude: lon, radiusMetres: radius) } catch {
+                throw ValidationError("--privacy-zone '\(text)': \((error as? RouteKitError)?.message ?? "\(error)")")
+            }
+        }
+    }
+
     var configuration: PipelineConfiguration {
         get throws {
-            var configuration = PipelineConfiguration(stages: try parsedStages())
+            let zones = try parsedZones()
+            var configuration = PipelineConfiguration(
+                stages: try parsedStages() + (zones.isEmpty ? [] : [.privacy]), privacyZones: zones)
             configuration.simplification.toleranceMetres = tolerance
             configuration.simplification.preserveTopology = preserveTopology
             return configuration
@@ -92,7 +114,7 @@ struct Smooth: AsyncParsableCommand {
     func parsedStages() throws -> [PipelineStage] {
         try stages.split(separator: ",").map { name in
             guard let stage = PipelineStage(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("Unknown stage '\(name)': use outliers, smoothing, simplification.")
+                throw ValidationError("Unknown stage '\(name)': use outliers, smoothing, simplification, privacy.")
             }
             return stage
         }
@@ -241,6 +263,7 @@ struct Smooth: AsyncParsableCommand {
         line += String(
             format: ", %d outliers, smoothing RMS %.2f m, max deviation %.3f m, length %.0f → %.0f m", m.outliers.total,
             m.smoothingRmsMetres, m.maxDeviationMetres, m.lengthInMetres, m.lengthOutMetres)
+        if m.privacyRemoved > 0 { line += ", \(m.privacyRemoved) in privacy zones" }
         for (stage, reason) in m.skipped.sorted(by: { $0.key < $1.key }) { line += " (\(stage) skipped: \(reason))" }
         printError(line)
     }

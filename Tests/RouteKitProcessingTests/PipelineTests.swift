@@ -178,3 +178,27 @@ struct PipelineTests {
         #expect((growths.min() ?? 0) < 8_000, "resident memory grew by \(growths) KB per round")
     }
 }
+
+@Suite("Privacy zones")
+struct PrivacyTests {
+    @Test("no point of the output lies inside a zone; the rest is a subsequence with its fields")
+    func privacy() throws {
+        let (_, track) = noisyTrack(count: 3_000, seed: 4)
+        let home = track[1_500]
+        let zone = try PrivacyZone(latitude: home.latitude, longitude: home.longitude, radiusMetres: 200)
+        let start = try PrivacyZone(latitude: track[0].latitude, longitude: track[0].longitude, radiusMetres: 100)
+        let configuration = PipelineConfiguration(
+            stages: [.outliers, .smoothing, .simplification, .privacy], privacyZones: [zone, start])
+        let result = try RoutePipeline(configuration: configuration).run(track, activity: .running, context: try GEOSContext())
+        #expect(result.metrics.privacyRemoved > 0)
+        #expect(result.locations.allSatisfy { l in !zone.contains(l) && !start.contains(l) })
+        #expect(result.locations.first.map { start.contains($0) } == false, "the start is trimmed")
+        for (out, i) in zip(result.locations, result.keptIndices) { #expect(out.timestamp == track[i].timestamp) }
+        #expect(throws: RouteKitError.self) { try PrivacyZone(latitude: 91, longitude: 0, radiusMetres: 10) }
+        #expect(throws: RouteKitError.self) { try PrivacyZone(latitude: 0, longitude: 0, radiusMetres: 0) }
+        // Without the stage asked for, zones change nothing.
+        let off = try RoutePipeline(configuration: PipelineConfiguration(stages: [.simplification], privacyZones: [zone]))
+            .run(track, activity: .running, context: try GEOSContext())
+        #expect(off.metrics.privacyRemoved == 0)
+    }
+}

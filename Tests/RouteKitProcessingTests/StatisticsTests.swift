@@ -106,6 +106,22 @@ struct StatisticsTests {
         #expect(s.heartRateAverage.map { abs($0 - (100 * 120 + 170 * 160) / 270.0) < 0.01 } == true)
     }
 
+    @Test("a workout re-bucketed into another zone configuration keeps its total")
+    func rebucket() throws {
+        let track = (0...300).map { fix($0, 45 + Double($0) * 3 / 111_132.0) }
+        let hr = (0...300).map { QuantitySample(timestamp: Timestamp(at($0)), value: 100 + Double($0 % 90)) }
+        var acc = StatisticsAccumulator(options: StatisticsOptions(activity: .running))
+        acc.add(track)
+        let five = try Zones.heartRate(maximum: 190)
+        let s = acc.finish(heartRate: hr, cadence: [], zones: five)
+        let three = acc.timeInZones(hr, zones: try Zones(lowerBounds: [0, 130, 160]))
+        #expect(three.count == 3)
+        let total5 = (s.zones ?? []).reduce(0) { $0 + $1.seconds }
+        let total3 = three.reduce(0) { $0 + $1.seconds }
+        #expect(abs(total5 - total3) < 1e-9 && total3 > 0)
+        #expect(three[0].seconds > 0 && three[1].seconds > 0 && three[2].seconds > 0)
+    }
+
     @Test("zone configurations are validated")
     func zoneValidation() {
         #expect(throws: RouteKitError.self) { try Zones(lowerBounds: [0, 100]) }
