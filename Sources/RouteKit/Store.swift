@@ -218,6 +218,45 @@ public struct WorkClaim: Hashable, Sendable {
     }
 }
 
+/// An effort score (1–10) related to a workout: HealthKit's workout effort.
+public struct EffortScore: Hashable, Sendable, Identifiable {
+    /// The score's identity.
+    public var id: UUID
+    /// The workout it is related to.
+    public var workoutID: UUID
+    /// Who related it (only that source may unrelate it).
+    public var source: Source
+    /// 1 to 10.
+    public var score: Double
+    /// A person's own rating (wins over any estimate), or an estimate.
+    public var isManual: Bool
+    /// When it was related.
+    public var created: Date
+
+    /// A score.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` for a score outside 1…10.
+    public init(
+        id: UUID = UUID(), workoutID: UUID, source: Source, score: Double, isManual: Bool, created: Date = Date()
+    ) throws(RouteKitError) {
+        guard score.isFinite, (1...10).contains(score) else {
+            throw RouteKitError(.invalidArgument, "an effort score is 1 to 10, not \(score)")
+        }
+        self.id = id
+        self.workoutID = workoutID
+        self.source = source
+        self.score = score
+        self.isManual = isManual
+        self.created = created
+    }
+
+    /// The score that counts among several: the newest manual one, else the newest estimate.
+    public static func effective(_ scores: [EffortScore]) -> EffortScore? {
+        let manual = scores.filter(\.isManual)
+        let pool = manual.isEmpty ? scores : manual
+        return pool.max { ($0.created, $0.id.uuidString) < ($1.created, $1.id.uuidString) }
+    }
+}
+
 /// Which routes to list.
 public struct RouteFilter: Hashable, Sendable {
     /// Only routes of this workout.
@@ -367,6 +406,17 @@ public protocol RouteStore: AnyObject, Sendable {
     /// The raw version of a sync identity: the newest route of it that no pipeline derived (current, or kept as
     /// provenance), `nil` when there is none.
     func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
+
+    // MARK: Effort
+
+    /// Relates an effort score to a workout.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved.
+    func relateEffort(_ score: EffortScore) async throws(RouteKitError)
+    /// Unrelates a score (only as the source that related it).
+    /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
+    func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError)
+    /// The scores related to a workout, oldest first.
+    func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore]
 
     // MARK: Change feed
 

@@ -285,6 +285,7 @@ public final class SQLiteStore: RouteStore {
             + String.fetchAll(db, sql: "SELECT container FROM series WHERE workout_uuid = ?", arguments: [workout])
         try db.execute(sql: "DELETE FROM route WHERE workout_uuid = ?", arguments: [workout])
         try db.execute(sql: "DELETE FROM series WHERE workout_uuid = ?", arguments: [workout])
+        try db.execute(sql: "DELETE FROM effort WHERE workout_uuid = ?", arguments: [workout])
         try db.execute(sql: "DELETE FROM workout WHERE uuid = ?", arguments: [workout])
         for c in Set(containers) { try dropContainerIfUnused(db, c) }
     }
@@ -811,6 +812,47 @@ public final class SQLiteStore: RouteStore {
                     ORDER BY sync_version DESC LIMIT 1
                     """, arguments: [source.name, syncIdentifier]
             ).map(Self.route)
+        }
+    }
+
+    public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
+        try await write("relating an effort score to workout \(score.workoutID)") { db in
+            guard
+                try String.fetchOne(
+                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(score.workoutID)]) != nil
+            else { throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved") }
+            try db.execute(
+                sql: "INSERT INTO effort(uuid, workout_uuid, source, score, manual, created) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    Self.key(score.id), Self.key(score.workoutID), score.source.name, score.score, score.isManual,
+                    score.created.timeIntervalSince1970,
+                ])
+        }
+    }
+
+    public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await write("unrelating effort score \(id)") { db in
+            guard
+                let owner = try String.fetchOne(
+                    db, sql: "SELECT source FROM effort WHERE uuid = ?", arguments: [Self.key(id)])
+            else { throw RouteKitError(.notFound, "no effort score \(id)") }
+            guard owner == source.name else {
+                throw RouteKitError(.notOwner, "effort score \(id) belongs to source '\(owner)', not '\(source)'")
+            }
+            try db.execute(sql: "DELETE FROM effort WHERE uuid = ?", arguments: [Self.key(id)])
+        }
+    }
+
+    public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
+        try await read("reading effort scores of workout \(id)") { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM effort WHERE workout_uuid = ? ORDER BY created, id", arguments: [Self.key(id)]
+            ).map { row in
+                try EffortScore(
+                    id: try Self.uuid(row["uuid"]), workoutID: try Self.uuid(row["workout_uuid"]),
+                    source: try Self.source(row["source"]), score: row["score"], isManual: row["manual"],
+                    created: Date(timeIntervalSince1970: row["created"]))
+            }
         }
     }
 

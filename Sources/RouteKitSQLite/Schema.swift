@@ -129,6 +129,21 @@ enum Schema {
                     CREATE TABLE lease(key TEXT PRIMARY KEY, holder TEXT NOT NULL, expires REAL NOT NULL);
                     """)
         }
+        m.registerMigration("v4-effort") { db in
+            try db.execute(
+                sql: """
+                    -- Effort scores related to workouts (HealthKit's workout effort): manual or estimated.
+                    CREATE TABLE effort(
+                        id INTEGER PRIMARY KEY,
+                        uuid TEXT NOT NULL UNIQUE,
+                        workout_uuid TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        score REAL NOT NULL,
+                        manual INTEGER NOT NULL,
+                        created REAL NOT NULL);
+                    CREATE INDEX effort_workout ON effort(workout_uuid);
+                    """)
+        }
         return m
     }
 }

@@ -108,6 +108,13 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     {
         try await base.saveRoute(route, chunks: chunks, releasing: claim)
     }
+    public func relateEffort(_ score: EffortScore) async throws(RouteKitError) { try await base.relateEffort(score) }
+    public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {
+        try await base.unrelateEffort(id: id, as: source)
+    }
+    public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
+        try await base.efforts(ofWorkout: id)
+    }
     public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
         try await base.releaseWork(key: key, holder: holder)
     }

@@ -56,6 +56,7 @@ public enum StoreConformance {
             ConformanceCheck(name: "work claims: one holder, renewal, expiry, release", run: workClaims),
             ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
             ConformanceCheck(name: "a whole route saved at once: sync semantics, claim given up", run: saveWholeRoute),
+            ConformanceCheck(name: "effort scores: manual over estimated, newest wins, owner unrelates", run: effort),
         ] + FeedConformance.checks
 
     // MARK: Helpers
@@ -546,6 +547,41 @@ public enum StoreConformance {
         foreign.id = UUID()
         foreign.sync.version = 3
         _ = try await expectError(.notOwner) { try await store.saveRoute(foreign, chunks: chunks, releasing: nil) }
+    }
+
+    static func effort(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+        let estimate = try EffortScore(workoutID: w.id, source: bob, score: 6, isManual: false, created: t0)
+        try await store.relateEffort(estimate)
+        try expect(
+            EffortScore.effective(try await store.efforts(ofWorkout: w.id)) == estimate, "an estimate alone counts")
+        let manual = try EffortScore(
+            workoutID: w.id, source: alice, score: 8, isManual: true, created: t0.addingTimeInterval(10))
+        let newerEstimate = try EffortScore(
+            workoutID: w.id, source: bob, score: 3, isManual: false, created: t0.addingTimeInterval(20))
+        try await store.relateEffort(manual)
+        try await store.relateEffort(newerEstimate)
+        try expect(
+            EffortScore.effective(try await store.efforts(ofWorkout: w.id)) == manual, "manual wins over estimates")
+        let newerManual = try EffortScore(
+            workoutID: w.id, source: alice, score: 9, isManual: true, created: t0.addingTimeInterval(30))
+        try await store.relateEffort(newerManual)
+        try expect(
+            EffortScore.effective(try await store.efforts(ofWorkout: w.id)) == newerManual, "the newest manual one wins"
+        )
+        _ = try await expectError(.notOwner) { try await store.unrelateEffort(id: newerManual.id, as: bob) }
+        try await store.unrelateEffort(id: newerManual.id, as: alice)
+        try expect(EffortScore.effective(try await store.efforts(ofWorkout: w.id)) == manual, "unrelated by its owner")
+        _ = try await expectError(.notFound) { try await store.unrelateEffort(id: newerManual.id, as: alice) }
+        _ = try await expectError(.invalidArgument) {
+            try EffortScore(workoutID: w.id, source: alice, score: 11, isManual: true)
+        }
+        _ = try await expectError(.notFound) {
+            try await store.relateEffort(try EffortScore(workoutID: UUID(), source: alice, score: 5, isManual: true))
+        }
+        try await store.deleteWorkout(id: w.id, as: alice)
+        try expect(try await store.efforts(ofWorkout: w.id).isEmpty, "a deleted workout's scores go with it")
     }
 
     static func deleteRoute(_ store: any RouteStore) async throws {

@@ -242,3 +242,63 @@ struct Series: AsyncParsableCommand {
         }
     }
 }
+
+struct Effort: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Relate an effort score (1–10) to a workout, unrelate one, or list them.",
+        discussion: """
+            A manual score (the default for --set) wins over any estimated one (--estimated); among several, \\
+            the newest counts. Only the source that related a score may unrelate it.
+
+            Examples:
+              routekit effort 6F1C… --set 7
+              routekit effort 6F1C… --set 5 --estimated --source my-model
+              routekit effort 6F1C… --delete 0C1D…
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var sourceOption: SourceOption
+    @Argument(help: "The workout's uuid.") var workout: String
+    @Option(help: "Relate this score (1–10).") var set: Double?
+    @Flag(help: "The score is an estimate (a manual score wins over it).") var estimated = false
+    @Option(help: "Unrelate the score with this uuid.") var delete: String?
+    @Flag(help: "One JSON object per score, then the effective one.") var json = false
+
+    struct ScoreJSON: Encodable {
+        var uuid: String
+        var source: String
+        var score: Double
+        var manual: Bool
+        var created: String
+        var effective: Bool
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try storeOptions.open()
+            let source = try sourceOption.resolved()
+            let id = try parseUUID(workout)
+            if let set {
+                let score = try EffortScore(workoutID: id, source: source, score: set, isManual: !estimated)
+                try await store.relateEffort(score)
+            }
+            if let delete { try await store.unrelateEffort(id: try parseUUID(delete), as: source) }
+            let scores = try await store.efforts(ofWorkout: id)
+            let effective = EffortScore.effective(scores)
+            for s in scores {
+                if json {
+                    printJSONLine(
+                        ScoreJSON(
+                            uuid: s.id.uuidString.lowercased(), source: s.source.name, score: s.score,
+                            manual: s.isManual,
+                            created: Timestamp(s.created).iso8601, effective: s == effective))
+                } else {
+                    print(
+                        "\(s.id.uuidString.lowercased()) \(column(s.source.name, 16)) \(String(format: "%4.1f", s.score)) "
+                            + "\(s.isManual ? "manual   " : "estimated")\(s == effective ? "  ← counts" : "")")
+                }
+            }
+            if !json { print(effective.map { String(format: "effort %.1f", $0.score) } ?? "no effort score") }
+        }
+    }
+}

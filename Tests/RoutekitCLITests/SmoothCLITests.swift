@@ -168,5 +168,15 @@ struct StatsCLITests {
         #expect(batches.map { $0["done"] as? Bool } == [false, false, true])
         let bad = try fixture.run(["stats", route, "--zones", "10,100,150"])
         #expect(bad.status == 1 && bad.stderr.contains("first zone starts at 0"))
+        // Effort: an estimate, then a manual score that wins; only its source may unrelate it.
+        _ = try fixture.run(["effort", workout, "--set", "4", "--estimated", "--source", "model"])
+        let scores = try fixture.json(["effort", workout, "--set", "8"])
+        #expect(scores.count == 2)
+        let manual = try #require(scores.first { $0["manual"] as? Bool == true })
+        #expect(manual["effective"] as? Bool == true && manual["score"] as? Double == 8)
+        let uuid = try #require(manual["uuid"] as? String)
+        #expect(try fixture.run(["effort", workout, "--delete", uuid, "--source", "model"]).status == 1)
+        let after = try fixture.json(["effort", workout, "--delete", uuid])
+        #expect(after.count == 1 && after.first?["effective"] as? Bool == true)
     }
 }
