@@ -57,7 +57,8 @@ public struct GPXImportResult: Sendable, Hashable {
 ///   builder, re-reads (without storing) the acknowledged points, checks the checkpoint, and goes on from
 ///   there. If the content differs, the pending builder is left alone and the track is built anew.
 /// - **Segments** become workout segment events (and a route metadata entry `gpxSegmentStarts` with the index
-///   of each segment's first point); OpenTracks pause markers become pause and resume events.
+///   of each segment's first point), and the gap between two segments a pause and a resume event; OpenTracks
+///   pause markers become pause and resume events too.
 /// - **Lossless:** GPX fields that are not location fields (names, DOP values, unknown extensions) are
 ///   stored with the route as `extras` chunks; values of points without a time (which cannot be series
 ///   samples) go there too.
@@ -396,9 +397,18 @@ final class TrackImport {
         scan.hasher.combine(UInt64(info.links.count << 32 | info.extensions.count))
     }
 
+    /// The last time of the previous segment that had one.
+    var previousSegmentEnd: Timestamp?
+
     func closeSegment() {
         if inSegment {
+            // The gap between two segments is a pause: pause at the end of one, resume at the start of the next.
+            if let end = previousSegmentEnd, let first = scan.segmentFirst, end.instant <= first.instant {
+                events.append(WorkoutEvent(kind: .pause, start: end))
+                events.append(WorkoutEvent(kind: .resume, start: first))
+            }
             events.append(WorkoutEvent(kind: .segment, start: scan.segmentFirst, end: scan.segmentLast))
+            if let last = scan.segmentLast { previousSegmentEnd = last }
             inSegment = false
         }
     }

@@ -227,6 +227,11 @@ struct ImportTests {
         #expect(result.warnings.contains { $0.contains("no points") })
         let w = try #require(try await store.workout(id: result.tracks[0].workout))
         #expect(w.events.filter { $0.kind == .segment }.count == 3)
+        // Each gap between segments is a pause and a resume, at the last and first times around it.
+        #expect(w.events.filter { $0.kind == .pause }.count == 2 && w.events.filter { $0.kind == .resume }.count == 2)
+        let pauses = w.events.filter { $0.kind == .pause }.compactMap { $0.start?.instant }
+        let resumes = w.events.filter { $0.kind == .resume }.compactMap { $0.start?.instant }
+        #expect(zip(pauses, resumes).allSatisfy { $0 < $1 })
         #expect(w.activityType == .running)
         #expect(w.metadata["name"] == .string("synthetic"))
         let empty = try #require(try await store.workout(id: result.tracks[1].workout))
