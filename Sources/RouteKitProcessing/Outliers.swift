@@ -67,75 +67,57 @@ public func findOutliers(_ locations: [Location], activity: ActivityType, option
     keep.reserveCapacity(locations.count)
     var counts = OutlierCounts()
     let gate = options.maxSpeed ?? OutlierOptions.maxSpeed(for: activity)
-    var frame: LocalProjection?
-    var last: (index: Int, x: Double, y: Double, t: Instant?)?
-    var rejected: [(index: Int, x: Double, y: Double, t: Instant)] = []
+    var last: Int?  // the last kept fix
+    var rejected: [Int] = []  // consecutive fixes the gate refused, which agree with one another
+    var meter = StepMeter()
+    func drop(_ r: [Int]) {
+        counts.speed += r.count
+        counts.nullIsland += r.filter { locations[$0].latitude == 0 && locations[$0].longitude == 0 }.count
+    }
+    /// Metres per second from fix `a` to fix `b`; `nil` when either has no time or no time passed.
+    func speed(_ a: Int, _ b: Int) -> Double? {
+        guard let ta = locations[a].timestamp?.instant, let tb = locations[b].timestamp?.instant else { return nil }
+        let dt = ta.seconds(to: tb)
+        return dt > 0 ? meter.distance(locations[a], locations[b]) / dt : nil
+    }
     for (i, l) in locations.enumerated() {
         if let a = l.horizontalAccuracy, a > options.maxHorizontalAccuracy {
             counts.accuracy += 1
             continue
         }
-        if frame == nil || (i % 4096 == 0 && rejected.isEmpty) {
-            let fresh = LocalProjection(latitude: l.latitude, longitude: l.longitude)
-            frame = fresh
-            if let l0 = last {
-                let p = fresh.project(latitude: locations[l0.index].latitude, longitude: locations[l0.index].longitude)
-                last = (l0.index, p.x, p.y, l0.t)
-            }
-        }
-        guard let f = frame else { continue }
-        func drop(_ r: [(index: Int, x: Double, y: Double, t: Instant)]) {
-            counts.speed += r.count
-            counts.nullIsland +=
-                r.filter { locations[$0.index].latitude == 0 && locations[$0.index].longitude == 0 }.count
-        }
-        let p = f.project(latitude: l.latitude, longitude: l.longitude)
-        let t = l.timestamp?.instant
         if let prev = last {
-            let prevLocation = locations[prev.index]
-            if options.dropDuplicatePoints && prevLocation.latitude == l.latitude
-                && prevLocation.longitude == l.longitude
-                && prevLocation.timestamp == l.timestamp
+            let p = locations[prev]
+            if options.dropDuplicatePoints && p.latitude == l.latitude && p.longitude == l.longitude
+                && p.timestamp == l.timestamp
             {
                 counts.duplicatePoint += 1
                 continue
             }
-            if options.dropDuplicateTimes, let t, let pt = prev.t, t == pt {
+            if options.dropDuplicateTimes, let t = l.timestamp?.instant, t == p.timestamp?.instant {
                 counts.duplicateTime += 1
                 continue
             }
-            if let t, let pt = prev.t {
-                let dt = pt.seconds(to: t)
-                let d = ((p.x - prev.x) * (p.x - prev.x) + (p.y - prev.y) * (p.y - prev.y)).squareRoot()
-                if dt > 0 && d / dt > gate {
-                    // A fix the gate refuses. If several in a row agree with one another, the device moved.
-                    if let r = rejected.last, r.t.seconds(to: t) > 0,
-                        ((p.x - r.x) * (p.x - r.x) + (p.y - r.y) * (p.y - r.y)).squareRoot() / r.t.seconds(to: t)
-                            <= gate
-                    {
-                        rejected.append((i, p.x, p.y, t))
-                    } else {
-                        drop(rejected)
-                        rejected = [(i, p.x, p.y, t)]
-                    }
-                    if rejected.count >= options.reacquireAfter {
-                        keep += rejected.map(\.index)
-                        last = (i, p.x, p.y, t)
-                        rejected = []
-                    }
-                    continue
+            if let v = speed(prev, i), v > gate {
+                // A fix the gate refuses. If several in a row agree with one another, the device moved.
+                if let r = rejected.last, let w = speed(r, i), w <= gate {
+                    rejected.append(i)
+                } else {
+                    drop(rejected)
+                    rejected = [i]
                 }
+                if rejected.count >= options.reacquireAfter {
+                    keep += rejected
+                    last = i
+                    rejected = []
+                }
+                continue
             }
         }
-        if !rejected.isEmpty {
-            drop(rejected)
-            rejected = []
-        }
+        drop(rejected)
+        rejected = []
         keep.append(i)
-        last = (i, p.x, p.y, t)
+        last = i
     }
-    counts.speed += rejected.count
-    counts.nullIsland +=
-        rejected.filter { locations[$0.index].latitude == 0 && locations[$0.index].longitude == 0 }.count
+    drop(rejected)
     return (keep, counts)
 }

@@ -40,27 +40,8 @@ public struct LocalProjection: Sendable, Hashable {
     }
 }
 
-/// Great-circle-free planar distance in a frame.
-@inline(__always) func distance(_ a: (x: Double, y: Double), _ b: (x: Double, y: Double)) -> Double {
-    let dx = a.x - b.x
-    let dy = a.y - b.y
-    return (dx * dx + dy * dy).squareRoot()
-}
-
-/// The length of a route in metres, summed chunk by chunk in local frames.
+/// The length of a route in metres: the sum of its ellipsoidal steps (``StepMeter``).
 public func routeLength(_ locations: [Location]) -> Double {
-    guard locations.count > 1 else { return 0 }
-    var total = 0.0
-    var frame = LocalProjection(latitude: locations[0].latitude, longitude: locations[0].longitude)
-    var previous = frame.project(latitude: locations[0].latitude, longitude: locations[0].longitude)
-    for i in 1..<locations.count {
-        if i % 4096 == 0 {
-            frame = LocalProjection(latitude: locations[i - 1].latitude, longitude: locations[i - 1].longitude)
-            previous = frame.project(latitude: locations[i - 1].latitude, longitude: locations[i - 1].longitude)
-        }
-        let p = frame.project(latitude: locations[i].latitude, longitude: locations[i].longitude)
-        total += distance(previous, p)
-        previous = p
-    }
-    return total
+    var meter = StepMeter()
+    return zip(locations, locations.dropFirst()).reduce(0) { $0 + meter.distance($1.0, $1.1) }
 }

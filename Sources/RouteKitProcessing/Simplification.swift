@@ -55,10 +55,9 @@ public func simplifyIndices(_ locations: [Location], options: SimplificationOpti
     // is quadratic and recurses once per point) they shrink to a sixteenth until the line simplifies again.
     var size = options.chunkSize
     let small = max(3, min(options.chunkSize, max(1_000, options.chunkSize / 16)))
-    var chunkStarts: [Int] = []
-    var chunkFrames: [ChunkFrame] = []
-    /// A frame around the middle of the chunk's extent, and how far its scale can be off at the chunk's edges.
-    func chunkFrame(_ from: Int, _ to: Int) -> ChunkFrame {
+    var result = SimplifiedIndices(keep: [], maxDeviation: 0, frames: [])
+    /// A frame around the middle of the chunk's extent.
+    func chunkFrame(_ from: Int, _ to: Int) -> LocalProjection {
         var minLat = 90.0
         var maxLat = -90.0
         for i in from...to {
@@ -66,20 +65,15 @@ public func simplifyIndices(_ locations: [Location], options: SimplificationOpti
             maxLat = max(maxLat, locations[i].latitude)
         }
         let mid = from + (to - from) / 2
-        let projection = LocalProjection(latitude: (minLat + maxLat) / 2, longitude: locations[mid].longitude)
-        // East–west scale is exact at the reference latitude and off by about tan(lat)·Δlat elsewhere.
-        let halfHeight = (maxLat - minLat) / 2 * .pi / 180
-        let error = min(0.5, abs(tan(projection.latitude * .pi / 180)) * halfHeight + halfHeight * halfHeight)
-        return ChunkFrame(projection: projection, scaleError: error)
+        return LocalProjection(latitude: (minLat + maxLat) / 2, longitude: locations[mid].longitude)
     }
     while start < n - 1 {
         let end = min(n - 1, start + size - 1)
-        chunkStarts.append(start)
         let frame = chunkFrame(start, end)
-        chunkFrames.append(frame)
+        result.frames.append((start, frame))
         buffer.removeAll(keepingCapacity: true)
         for i in start...end {
-            let p = frame.projection.project(latitude: locations[i].latitude, longitude: locations[i].longitude)
+            let p = frame.project(latitude: locations[i].latitude, longitude: locations[i].longitude)
             buffer.append(p.x)
             buffer.append(p.y)
             buffer.append(Double(i - start))  // the index rides along in Z, bit-identical through GEOS
@@ -115,7 +109,7 @@ public func simplifyIndices(_ locations: [Location], options: SimplificationOpti
     for position in boundaries {
         let a = keep[position - 1]
         let b = keep[position + 1]
-        let frame = frameOf(a)
+        let frame = result.frame(at: a)
         let pa = frame.project(latitude: locations[a].latitude, longitude: locations[a].longitude)
         let pb = frame.project(latitude: locations[b].latitude, longitude: locations[b].longitude)
         var fits = true
@@ -134,7 +128,7 @@ public func simplifyIndices(_ locations: [Location], options: SimplificationOpti
         let a = keep[s]
         let b = keep[s + 1]
         guard b - a > 1 else { continue }
-        let frame = frameOf(a)
+        let frame = result.frame(at: a)
         let pa = frame.project(latitude: locations[a].latitude, longitude: locations[a].longitude)
         let pb = frame.project(latitude: locations[b].latitude, longitude: locations[b].longitude)
         for m in (a + 1)..<b {
@@ -142,26 +136,9 @@ public func simplifyIndices(_ locations: [Location], options: SimplificationOpti
             maxDeviation = max(maxDeviation, segmentDistance(p.x, p.y, pa.x, pa.y, pb.x, pb.y))
         }
     }
-    return SimplifiedIndices(
-        keep: keep, maxDeviation: maxDeviation, frames: zip(chunkStarts, chunkFrames).map { ($0, $1.projection) })
-
-    /// The projection of the chunk that point `i` starts a segment in (chunks share their end points).
-    func frameOf(_ i: Int) -> LocalProjection {
-        // The last chunk start at or before i (i < n - 1 here: it starts a segment).
-        var lo = 0
-        var hi = chunkStarts.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if chunkStarts[mid] <= i { lo = mid } else { hi = mid - 1 }
-        }
-        return chunkFrames[lo].projection
-    }
-}
-
-/// A chunk's projection, and the largest relative scale error it has within the chunk.
-struct ChunkFrame {
-    var projection: LocalProjection
-    var scaleError: Double
+    result.keep = keep
+    result.maxDeviation = maxDeviation
+    return result
 }
 
 /// What ``simplifyIndices(_:options:context:)`` kept, and in which projections it measured.

@@ -70,6 +70,14 @@ struct KalmanWindow {
         p11.reserveCapacity(capacity)
     }
 
+    /// The covariance (p00, p01, p11) predicted `h` seconds ahead: F P Fᵀ + Q for the constant-velocity model
+    /// with acceleration density `q`.
+    @inline(__always) static func predicted(_ p00: Double, _ p01: Double, _ p11: Double, h: Double, q: Double)
+        -> (Double, Double, Double)
+    {
+        (p00 + 2 * h * p01 + h * h * p11 + q * h * h * h / 3, p01 + h * p11 + q * h * h / 2, p11 + q * h)
+    }
+
     /// Forward filter then backward smoother; `dt[k]` is the time from step k-1 to k (dt[0] unused),
     /// `r[k]` the measurement variance, `q` the acceleration density. `ys` may be empty (one axis).
     /// Returns the smoothed positions.
@@ -101,9 +109,7 @@ struct KalmanWindow {
             let q = (qPerStep?[k] ?? q0) + qSpeed * (b0 * b0 + d0 * d0)
             qs.append(q)
             // Predict.
-            let m00 = s00 + 2 * h * s01 + h * h * s11 + q * h * h * h / 3
-            let m01 = s01 + h * s11 + q * h * h / 2
-            let m11 = s11 + q * h
+            let (m00, m01, m11) = Self.predicted(s00, s01, s11, h: h, q: q)
             let ax = a0 + h * b0
             let ay = c0 + h * d0
             // Update.
@@ -146,9 +152,7 @@ struct KalmanWindow {
             let f01 = p01[k]
             let f11 = p11[k]
             // Predicted covariance of step k+1 from step k.
-            let m00 = f00 + 2 * h * f01 + h * h * f11 + q * h * h * h / 3
-            let m01 = f01 + h * f11 + q * h * h / 2
-            let m11 = f11 + q * h
+            let (m00, m01, m11) = Self.predicted(f00, f01, f11, h: h, q: q)
             let det = m00 * m11 - m01 * m01
             // C = P_k Fᵀ M⁻¹, with P_k Fᵀ = [[f00 + h f01, f01], [f01 + h f11, f11]].
             let a = f00 + h * f01

@@ -196,6 +196,23 @@ public final class SQLiteStore: RouteStore {
 
     static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
 
+    /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
+    static func list(
+        _ db: Database, _ table: String, _ equal: KeyValuePairs<String, String?>, condition: String = "1",
+        limit: Int?
+    ) throws -> [Row] {
+        var sql = "SELECT * FROM \(table) WHERE \(condition)"
+        var args: [(any DatabaseValueConvertible)?] = []
+        for (column, value) in equal {
+            guard let value else { continue }
+            sql += " AND \(column) = ?"
+            args.append(value)
+        }
+        sql += " ORDER BY id"
+        if let limit { sql += " LIMIT \(max(0, limit))" }
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args))
+    }
+
     // MARK: Workouts
 
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
@@ -244,19 +261,10 @@ public final class SQLiteStore: RouteStore {
 
     public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
         try await read("listing workouts") { db in
-            var sql = "SELECT * FROM workout WHERE 1"
-            var args: [(any DatabaseValueConvertible)?] = []
-            if let s = filter.source {
-                sql += " AND source = ?"
-                args.append(s.name)
-            }
-            if let s = filter.syncIdentifier {
-                sql += " AND sync_id = ?"
-                args.append(s)
-            }
-            sql += " ORDER BY id"
-            if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.workout)
+            try Self.list(
+                db, "workout",
+                ["source": filter.source?.name, "sync_id": filter.syncIdentifier], limit: filter.limit
+            ).map(Self.workout)
         }
     }
 
@@ -325,23 +333,13 @@ public final class SQLiteStore: RouteStore {
 
     public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
         try await read("listing routes") { db in
-            var sql = "SELECT * FROM route WHERE current = 1"
-            var args: [(any DatabaseValueConvertible)?] = []
-            if let w = filter.workout {
-                sql += " AND workout_uuid = ?"
-                args.append(Self.key(w))
-            }
-            if let s = filter.source {
-                sql += " AND source = ?"
-                args.append(s.name)
-            }
-            if let s = filter.syncIdentifier {
-                sql += " AND sync_id = ?"
-                args.append(s)
-            }
-            sql += " ORDER BY id"
-            if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.route)
+            try Self.list(
+                db, "route",
+                [
+                    "workout_uuid": filter.workout.map(Self.key), "source": filter.source?.name,
+                    "sync_id": filter.syncIdentifier,
+                ], condition: "current = 1", limit: filter.limit
+            ).map(Self.route)
         }
     }
 

@@ -16,8 +16,10 @@ public enum FeedConformance {
         ConformanceCheck(name: "feed: live updates deliver the catch-up, then each commit", run: liveUpdates),
     ]
 
-    static func expect(_ condition: Bool, _ message: @autoclosure () -> String, line: Int = #line) throws {
-        if !condition { throw ConformanceFailure(description: "FeedConformance.swift:\(line): \(message())") }
+    static func expect(
+        _ condition: Bool, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+    ) throws {
+        try StoreConformance.expect(condition, message(), file: file, line: line)
     }
     static var alice: Source { StoreConformance.alice }
     static var bob: Source { StoreConformance.bob }

@@ -62,21 +62,21 @@ public enum StoreConformance {
     // MARK: Helpers
 
     static func expect(
-        _ condition: Bool, _ message: @autoclosure () -> String, line: Int = #line
+        _ condition: Bool, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line
     ) throws {
-        if !condition { throw ConformanceFailure(description: "StoreConformance.swift:\(line): \(message())") }
+        if !condition { throw ConformanceFailure(description: "\(file):\(line): \(message())") }
     }
 
     static func expectError<T>(
-        _ code: RouteKitError.Code, line: Int = #line, _ body: () async throws -> T
+        _ code: RouteKitError.Code, file: String = #fileID, line: Int = #line, _ body: () async throws -> T
     ) async throws -> RouteKitError {
         do {
             _ = try await body()
         } catch let error as RouteKitError {
-            try expect(error.code == code, "expected \(code), got \(error.code): \(error)", line: line)
+            try expect(error.code == code, "expected \(code), got \(error.code): \(error)", file: file, line: line)
             return error
         }
-        throw ConformanceFailure(description: "StoreConformance.swift:\(line): expected \(code), but it succeeded")
+        throw ConformanceFailure(description: "\(file):\(line): expected \(code), but it succeeded")
     }
 
     static let alice = (try? Source(name: "conformance-alice")) ?? .defaultImport

@@ -42,13 +42,7 @@ struct Convert: ParsableCommand {
     @Option(help: "Output format: gpx, geojson or csv (default: from the output's extension, else gpx).")
     var format: Format?
 
-    var resolvedFormat: Format {
-        if let format { return format }
-        let lower = output.lowercased()
-        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") { return .geojson }
-        if lower.hasSuffix(".csv") { return .csv }
-        return .gpx
-    }
+    var resolvedFormat: Format { format ?? Format(forOutput: output) }
 
     /// Where the bytes go.
     enum Target {
@@ -94,10 +88,7 @@ struct Convert: ParsableCommand {
             }
             if (outputStat.st_mode & S_IFMT) != S_IFREG { return .special(path: output) }
         }
-        let directory = (output as NSString).deletingLastPathComponent
-        let name = (output as NSString).lastPathComponent
-        let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).routekit-\(getpid()).tmp"
-        return .file(path: output, temporary: temporary)
+        return .file(path: output, temporary: temporarySibling(of: output))
     }
 
     func sink(_ target: Target) throws(RouteKitError) -> OutputSink {
@@ -254,4 +245,25 @@ struct Convert: ParsableCommand {
         if writer.droppedValues > 0 { parts.append("\(writer.droppedValues) value(s) outside the schema left out") }
         return parts.joined(separator: "; ")
     }
+}
+
+extension Convert.Format {
+    /// The format an output's extension names (`.geojson`/`.json`, `.csv`), else GPX.
+    init(forOutput output: String) {
+        let lower = output.lowercased()
+        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") {
+            self = .geojson
+        } else if lower.hasSuffix(".csv") {
+            self = .csv
+        } else {
+            self = .gpx
+        }
+    }
+}
+
+/// The hidden file beside `output` that a command writes first and renames into place on success.
+func temporarySibling(of output: String) -> String {
+    let directory = (output as NSString).deletingLastPathComponent
+    let name = (output as NSString).lastPathComponent
+    return (directory.isEmpty ? "" : directory + "/") + ".\(name).routekit-\(getpid()).tmp"
 }

@@ -169,9 +169,7 @@ struct Smooth: AsyncParsableCommand {
     }
 
     func runFile(input: String, output: String) throws {
-        let dir = (output as NSString).deletingLastPathComponent
-        let temporary =
-            (dir.isEmpty ? "" : dir + "/") + ".\((output as NSString).lastPathComponent).routekit-\(getpid()).tmp"
+        let temporary = temporarySibling(of: output)
         do {
             var st = stat()
             guard stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {

@@ -254,24 +254,12 @@ struct Export: AsyncParsableCommand {
             } else {
                 throw RouteKitError(.notFound, "no route or workout \(uuid)")
             }
-            let fmt: Convert.Format
-            if let format {
-                fmt = format
-            } else if output.lowercased().hasSuffix(".geojson") || output.lowercased().hasSuffix(".json") {
-                fmt = .geojson
-            } else if output.lowercased().hasSuffix(".csv") {
-                fmt = .csv
-            } else {
-                fmt = .gpx
-            }
+            let fmt = format ?? Convert.Format(forOutput: output)
             let sink: OutputSink
             if output == "-" {
                 sink = .standardOutput()
             } else {
-                let dir = (output as NSString).deletingLastPathComponent
-                let tmp =
-                    (dir.isEmpty ? "" : dir + "/")
-                    + ".\((output as NSString).lastPathComponent).routekit-\(getpid()).tmp"
+                let tmp = temporarySibling(of: output)
                 temporary = tmp
                 sink = try OutputSink(path: tmp)
             }
