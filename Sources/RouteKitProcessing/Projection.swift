@@ -3,10 +3,10 @@ public import RouteKit
 
 /// A local metric frame: an equirectangular projection around a reference point, in metres.
 ///
-/// Over the few kilometres one chunk of a route spans, its distortion is far below GPS noise (at 10 km from
-/// the reference, under 1 cm of error per metre of distance is not reached: the east–west scale error grows
-/// with the latitude difference, about 0.1 % per 5 km). Every stage projects per chunk, around the chunk's
-/// first point.
+/// Over the few kilometres one chunk of a route spans, its distortion is far below GPS noise: the east–west
+/// scale error grows with the latitude difference from the reference, about 0.1 % per 5 km. Smoothing
+/// projects each window around its first fix, simplification each chunk around the middle of its extent;
+/// distances along a route use ``StepMeter`` instead.
 public struct LocalProjection: Sendable, Hashable {
     /// The WGS 84 equatorial radius, metres.
     public static let earthRadius = 6_378_137.0
