@@ -144,6 +144,15 @@ enum Schema {
                     CREATE INDEX effort_workout ON effort(workout_uuid);
                     """)
         }
+        m.registerMigration("v5-container-indexes") { db in
+            try db.execute(
+                sql: """
+                    -- Whether a container is still used is asked on every replacement and deletion: without
+                    -- these, each one scanned the route and series tables.
+                    CREATE INDEX route_container ON route(container);
+                    CREATE INDEX series_container ON series(container);
+                    """)
+        }
         return m
     }
 }
