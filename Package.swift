@@ -37,7 +37,10 @@ let package = Package(
 
         // The processing pipeline: outlier removal, Kalman/RTS smoothing, GEOS simplification, metrics.
         .target(
-            name: "RouteKitProcessing", dependencies: ["RouteKit", "RouteKitGEOS"], swiftSettings: swiftSettings),
+            name: "RouteKitProcessing", dependencies: ["RouteKit", "RouteKitGEOS", "CMalloc"],
+            swiftSettings: swiftSettings),
+        // glibc's mallopt, for the batch job's allocator settings (part of libc: no library to link).
+        .systemLibrary(name: "CMalloc"),
 
         // zlib, for gzip-compressed GPX.
         .systemLibrary(

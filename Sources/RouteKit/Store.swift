@@ -394,6 +394,10 @@ public protocol RouteStore: AnyObject, Sendable {
     /// (it was free, expired, or already the holder's: renewing), `false` when another holder's claim is live.
     /// Workers on several machines never double up, and a dead worker's claim expires.
     func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool
+    /// Claims several keys for `holder` at once, with the rules of ``claimWork(key:holder:seconds:)`` for each,
+    /// and returns the keys the holder now holds. A backend does it in one transaction: a batch worker then pays
+    /// for one short write per batch instead of one per route.
+    func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
     /// Saves a whole route at once, its locations already packed (sequence numbers in route order), with the
     /// sync semantics of ``finishBuilder(id:claim:route:sequenceOrder:)``, in one transaction that also gives up
     /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline): one
@@ -442,6 +446,13 @@ public protocol RouteStore: AnyObject, Sendable {
 }
 
 extension RouteStore {
+    /// Claims each key in turn (one transaction per key); backends override it with one transaction.
+    public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {
+        var held: Set<String> = []
+        for key in keys where try await claimWork(key: key, holder: holder, seconds: seconds) { held.insert(key) }
+        return held
+    }
+
     /// A route's locations as an `AsyncSequence` of ordered batches, the last one marked done.
     ///
     /// - Parameters:

@@ -60,6 +60,85 @@ public final class RouteProcessor {
     /// - Throws: ``RouteKitError/Code/notFound`` for an unknown route, ``RouteKitError/Code/invalidArgument``
     ///   naming the current version when the route is not current; store and GEOS errors.
     public func process(_ id: UUID, context: GEOSContext) async throws(RouteKitError) -> ProcessOutcome {
+        guard let outcome = await process([id], context: context).first else {
+            throw RouteKitError(.storage, "processing route \(id) produced no outcome")
+        }
+        return try outcome.get()
+    }
+
+    /// Processes several routes one after the other, claiming all of them first in one short transaction
+    /// (``RouteStore/claimWork(keys:holder:seconds:)``): a batch worker pays for one claim per batch, not one per
+    /// route. Keep batches small enough that the last route starts well within the lease.
+    ///
+    /// - Parameter each: called with each route's index and result as soon as it is known (for progress).
+    /// - Returns: one result per id, in order; an error for one route does not stop the others.
+    @discardableResult
+    public func process(
+        _ ids: [UUID], context: GEOSContext,
+        each: (Int, Result<ProcessOutcome, RouteKitError>) async -> Void = { _, _ in }
+    ) async -> [Result<ProcessOutcome, RouteKitError>] {
+        var results: [Result<ProcessOutcome, RouteKitError>?] = Array(repeating: nil, count: ids.count)
+        var plans: [(index: Int, plan: Plan)] = []
+        for (i, id) in ids.enumerated() {
+            do throws(RouteKitError) {
+                switch try await plan(id) {
+                case .done(let outcome):
+                    results[i] = .success(outcome)
+                    await each(i, .success(outcome))
+                case .process(let plan): plans.append((i, plan))
+                }
+            } catch {
+                results[i] = .failure(error)
+                await each(i, .failure(error))
+            }
+        }
+        var held: Set<String> = []
+        if !plans.isEmpty {
+            do throws(RouteKitError) {
+                held = try await store.claimWork(keys: plans.map(\.plan.key), holder: worker, seconds: leaseSeconds)
+            } catch {
+                for (i, _) in plans {
+                    results[i] = .failure(error)
+                    await each(i, .failure(error))
+                }
+                plans = []
+            }
+        }
+        for (i, plan) in plans {
+            let result: Result<ProcessOutcome, RouteKitError>
+            if !held.contains(plan.key) {
+                result = .success(ProcessOutcome(route: ids[i], skipped: "another worker is processing it"))
+            } else {
+                do throws(RouteKitError) {
+                    // Saving gives the claim up in the same transaction.
+                    result = .success(try await run(plan, context: context))
+                } catch {
+                    try? await store.releaseWork(key: plan.key, holder: worker)
+                    result = .failure(error)
+                }
+            }
+            results[i] = result
+            await each(i, result)
+        }
+        return results.enumerated().map { i, r in
+            r ?? .failure(RouteKitError(.storage, "route \(ids[i]) was left unprocessed"))
+        }
+    }
+
+    /// What processing a route needs, found before claiming it.
+    struct Plan {
+        var route: RouteSample
+        var raw: RouteSample
+        var current: RouteSample
+        var key: String
+    }
+
+    enum Step {
+        case done(ProcessOutcome)
+        case process(Plan)
+    }
+
+    private func plan(_ id: UUID) async throws(RouteKitError) -> Step {
         guard let route = try await store.route(id: id) else { throw RouteKitError(.notFound, "no route \(id)") }
         let current = try await store.routes(
             matching: RouteFilter(source: route.source, syncIdentifier: route.sync.identifier)
@@ -78,24 +157,14 @@ public final class RouteProcessor {
         if case .string(hash)? = current.metadata[PipelineMetadataKey.pipelineHash],
             case .string(derivedFrom)? = current.metadata[MetadataKey.derivedFrom]
         {
-            return ProcessOutcome(route: id, skipped: "already processed with these parameters")
+            return .done(ProcessOutcome(route: id, skipped: "already processed with these parameters"))
         }
         let key = "pipeline/\(route.source.name)/\(route.sync.identifier)/\(raw.sync.version)/\(hash)"
-        guard try await store.claimWork(key: key, holder: worker, seconds: leaseSeconds) else {
-            return ProcessOutcome(route: id, skipped: "another worker is processing it")
-        }
-        do {
-            // Saving gives the claim up in the same transaction.
-            return try await run(route: route, raw: raw, current: current, key: key, context: context)
-        } catch {
-            try? await store.releaseWork(key: key, holder: worker)
-            throw error
-        }
+        return .process(Plan(route: route, raw: raw, current: current, key: key))
     }
 
-    private func run(route: RouteSample, raw: RouteSample, current: RouteSample, key: String, context: GEOSContext)
-        async throws(RouteKitError) -> ProcessOutcome
-    {
+    private func run(_ plan: Plan, context: GEOSContext) async throws(RouteKitError) -> ProcessOutcome {
+        let (route, raw, current, key) = (plan.route, plan.raw, plan.current, plan.key)
         var locations: [Location] = []
         locations.reserveCapacity(raw.locationCount)
         // Batches of one stored chunk are handed over without a copy; one append each.

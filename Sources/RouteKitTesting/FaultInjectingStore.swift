@@ -103,6 +103,9 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
         try await base.claimWork(key: key, holder: holder, seconds: seconds)
     }
+    public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {
+        try await base.claimWork(keys: keys, holder: holder, seconds: seconds)
+    }
     public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
         async throws(RouteKitError) -> SaveOutcome
     {

@@ -504,6 +504,14 @@ public enum StoreConformance {
         try await Task.sleep(for: .milliseconds(400))
         try expect(try await store.claimWork(key: "k", holder: a, seconds: 60), "an expired claim is taken over")
         _ = try await expectError(.invalidArgument) { try await store.claimWork(key: "k", holder: a, seconds: .nan) }
+        // Several at once: the live claims of others are left out, the rest are taken (or renewed).
+        let held = try await store.claimWork(keys: ["k", "other", "third", "fourth"], holder: b, seconds: 60)
+        try expect(held == ["other", "third", "fourth"], "a batch claim takes the free keys only: \(held.sorted())")
+        try expect(!(try await store.claimWork(key: "third", holder: a, seconds: 60)), "batch claims are live")
+        try expect(try await store.claimWork(keys: [], holder: a, seconds: 60).isEmpty, "an empty batch")
+        _ = try await expectError(.invalidArgument) {
+            try await store.claimWork(keys: ["x"], holder: a, seconds: -1)
+        }
     }
 
     static func rawVersion(_ store: any RouteStore) async throws {

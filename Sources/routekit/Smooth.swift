@@ -276,7 +276,11 @@ struct Smooth: AsyncParsableCommand {
         var pointsIn = 0
         var pointsOut = 0
         init(_ ids: [UUID]) { pending = ids.reversed() }
-        func next() -> UUID? { pending.popLast() }
+        /// Up to `limit` routes, fewer as the queue runs low so that workers finish together.
+        func next(workers: Int, limit: Int = 8) -> [UUID] {
+            let n = min(limit, max(1, pending.count / (4 * workers)), pending.count)
+            return (0..<n).compactMap { _ in pending.popLast() }
+        }
         func record(_ outcome: ProcessOutcome) {
             done += 1
             if outcome.newRoute != nil { saved += 1 } else { skipped += 1 }
@@ -294,7 +298,8 @@ struct Smooth: AsyncParsableCommand {
         let ids: [UUID]
         let pipeline: RoutePipeline
         do {
-            store = try storeOptions.open()
+            // A batch job: writes on the workers' own threads (see SQLiteStore.Options.writesOnCallingThread).
+            store = try storeOptions.open(writesOnCallingThread: true)
             pipeline = RoutePipeline(configuration: try configuration)
             ids = all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
         } catch {
@@ -306,34 +311,42 @@ struct Smooth: AsyncParsableCommand {
         let started = Date()
         let leaseSeconds = leaseSeconds
         let json = json
+        let jobs = jobs
+        let total = ids.count
+        BatchAllocator.tuneForBatchProcessing()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<min(jobs, max(1, ids.count)) {
                 group.addTask {
                     let context = try GEOSContext()
                     let processor = RouteProcessor(store: store, pipeline: pipeline, leaseSeconds: leaseSeconds)
-                    while let id = await batch.next() {
-                        let label = id.uuidString.lowercased()
-                        do {
-                            let outcome = try await processor.process(id, context: context)
-                            await batch.record(outcome)
-                            if let reason = outcome.skipped {
-                                if json {
-                                    printJSONLine(TrackJSON(route: label, skipped: reason))
-                                } else {
-                                    printError("\(label): skipped: \(reason)")
+                    while case let some = await batch.next(workers: jobs), !some.isEmpty {
+                        // One claim transaction per batch of routes (RouteProcessor.process(_:context:)).
+                        await processor.process(some, context: context) { index, result in
+                            let id = some[index]
+                            let label = id.uuidString.lowercased()
+                            switch result {
+                            case .success(let outcome):
+                                await batch.record(outcome)
+                                if let reason = outcome.skipped {
+                                    if json {
+                                        printJSONLine(TrackJSON(route: label, skipped: reason))
+                                    } else {
+                                        printError("\(label): skipped: \(reason)")
+                                    }
+                                } else if let m = outcome.metrics {
+                                    report(
+                                        label, outcome.newRoute?.uuidString.lowercased(), m,
+                                        version: outcome.syncVersion)
                                 }
-                            } else if let m = outcome.metrics {
-                                report(
-                                    label, outcome.newRoute?.uuidString.lowercased(), m, version: outcome.syncVersion)
+                            case .failure(let error):
+                                await batch.fail(id, error)
+                                printError("\(label): error: \(error)")
                             }
-                        } catch {
-                            await batch.fail(id, (error as? RouteKitError) ?? RouteKitError(.storage, "\(error)"))
-                            printError("\(label): error: \(error)")
+                            let done = await batch.done
+                            let elapsed = Date().timeIntervalSince(started)
+                            let eta = done > 0 ? elapsed / Double(done) * Double(total - done) : 0
+                            progress.update(done, label: "\(done)/\(total) routes, ETA \(Int(eta.rounded())) s")
                         }
-                        let done = await batch.done
-                        let elapsed = Date().timeIntervalSince(started)
-                        let eta = done > 0 ? elapsed / Double(done) * Double(ids.count - done) : 0
-                        progress.update(done, label: "\(done)/\(ids.count) routes, ETA \(Int(eta.rounded())) s")
                     }
                 }
             }

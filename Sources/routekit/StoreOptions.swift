@@ -22,13 +22,17 @@ struct StoreOptions: ParsableArguments {
         return data + "/routekit/store.sqlite"
     }
 
-    func open(durability: SQLiteStore.Durability = .processCrash) throws(RouteKitError) -> SQLiteStore {
+    func open(durability: SQLiteStore.Durability = .processCrash, writesOnCallingThread: Bool = false)
+        throws(RouteKitError) -> SQLiteStore
+    {
         let path = resolvedPath
         if path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") {
             throw RouteKitError(
                 .invalidArgument, "PostgreSQL stores are not in this build yet; give a SQLite file path")
         }
-        return try SQLiteStore(path: path, options: SQLiteStore.Options(durability: durability))
+        return try SQLiteStore(
+            path: path,
+            options: SQLiteStore.Options(durability: durability, writesOnCallingThread: writesOnCallingThread))
     }
 }
 

@@ -93,4 +93,38 @@ struct ProcessorTests {
         let done = try await processor.process(raw.id, context: context)
         #expect(done.newRoute != nil)
     }
+
+    @Test("a batch: one claim for all, one result per route in order, reported as each finishes; no claim left")
+    func batch() async throws {
+        let store = try temporaryStore()
+        let a = try await storedRoute(store, count: 500, seed: 1)
+        let busy = try await storedRoute(store, count: 500, seed: 2)
+        let c = try await storedRoute(store, count: 500, seed: 3)
+        let pipeline = RoutePipeline()
+        let busyKey = "pipeline/\(busy.source.name)/\(busy.sync.identifier)/1/\(pipeline.configuration.parameterHash)"
+        let other = UUID()
+        #expect(try await store.claimWork(key: busyKey, holder: other, seconds: 60))
+        let context = try GEOSContext()
+        let processor = RouteProcessor(store: store, pipeline: pipeline)
+        var reported: [Int] = []
+        let unknown = UUID()
+        let results = await processor.process([a.id, busy.id, unknown, c.id], context: context) { i, _ in
+            reported.append(i)
+        }
+        #expect(results.count == 4 && Set(reported) == [0, 1, 2, 3] && reported.count == 4)
+        #expect((try? results[0].get())?.newRoute != nil)
+        #expect((try? results[1].get())?.skipped?.contains("another worker") == true)
+        guard case .failure(let error) = results[2] else {
+            Issue.record("an unknown route is an error")
+            return
+        }
+        #expect(error.code == .notFound && error.message.contains(unknown.uuidString))
+        #expect((try? results[3].get())?.newRoute != nil)
+        // Saving gave each claim up: the keys of a and c are free for anyone, the busy one still the other's.
+        for r in [a, c] {
+            let key = "pipeline/\(r.source.name)/\(r.sync.identifier)/1/\(pipeline.configuration.parameterHash)"
+            #expect(try await store.claimWork(key: key, holder: other, seconds: 60))
+        }
+        #expect(!(try await store.claimWork(key: busyKey, holder: UUID(), seconds: 60)))
+    }
 }

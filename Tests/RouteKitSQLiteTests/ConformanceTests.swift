@@ -17,4 +17,10 @@ struct SQLiteConformanceTests {
     func conformance(_ check: ConformanceCheck) async throws {
         try await check.run(try makeTemporaryStore())
     }
+
+    /// The same contract with writes on the calling thread (what `routekit smooth` opens).
+    @Test(.timeLimit(.minutes(2)), arguments: StoreConformance.checks)
+    func conformanceWritingOnCallingThread(_ check: ConformanceCheck) async throws {
+        try await check.run(try makeTemporaryStore(SQLiteStore.Options(writesOnCallingThread: true)))
+    }
 }

@@ -31,7 +31,9 @@ struct Rng {
     }
 }
 
-let store = try SQLiteStore(path: path)
+BatchAllocator.tuneForBatchProcessing()
+// As `routekit smooth` opens it.
+let store = try SQLiteStore(path: path, options: SQLiteStore.Options(writesOnCallingThread: true))
 let source = try Source(name: "batch-bench")
 let existing = try await store.routes(matching: RouteFilter(source: source)).count
 if existing < routeCount {
@@ -71,10 +73,21 @@ if existing < routeCount {
         seconds(ContinuousClock.now - t0)))
 }
 
+/// Hands out routes the way `routekit smooth` does: up to 8 at a time, fewer as the queue runs low.
 actor Queue {
     var ids: [UUID]
     init(_ ids: [UUID]) { self.ids = ids }
-    func next() -> UUID? { ids.popLast() }
+    func next(workers: Int) -> [UUID] {
+        let n = min(8, max(1, ids.count / (4 * workers)), ids.count)
+        return (0..<n).compactMap { _ in ids.popLast() }
+    }
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
 func run(workers: Int, tolerance: Double) async throws -> Double {
@@ -84,14 +97,22 @@ func run(workers: Int, tolerance: Double) async throws -> Double {
     let ids = try await store.routes(matching: RouteFilter(source: source)).map(\.id)
     let queue = Queue(ids)
     let t0 = ContinuousClock.now
+    let cpu0 = cpuSeconds()
+    defer {
+        let wall = seconds(ContinuousClock.now - t0)
+        print(String(format: "  %d worker(s): CPU %.2f s over %.2f s wall = %.2f cores", workers, cpuSeconds() - cpu0,
+            wall, (cpuSeconds() - cpu0) / wall))
+    }
     try await withThrowingTaskGroup(of: Int.self) { group in
         for _ in 0..<workers {
             group.addTask {
                 let context = try GEOSContext()
                 let processor = RouteProcessor(store: store, pipeline: pipeline)
                 var saved = 0
-                while let id = await queue.next() {
-                    if try await processor.process(id, context: context).newRoute != nil { saved += 1 }
+                while case let some = await queue.next(workers: workers), !some.isEmpty {
+                    for result in await processor.process(some, context: context) where try result.get().newRoute != nil {
+                        saved += 1
+                    }
                 }
                 return saved
             }
@@ -103,11 +124,50 @@ func run(workers: Int, tolerance: Double) async throws -> Double {
     return seconds(ContinuousClock.now - t0)
 }
 
+if ProcessInfo.processInfo.environment["COMPUTE_ONLY"] != nil {
+    var loaded: [[Location]] = []
+    for r in try await store.routes(matching: RouteFilter(source: source)).prefix(50) {
+        guard let id = try await store.rawRoute(source: source, syncIdentifier: r.sync.identifier)?.id else { continue }
+        var l: [Location] = []
+        for try await b in store.locations(of: id, batchSize: 1024) { l += b.locations }
+        loaded.append(l)
+    }
+    let inputs = loaded
+    var cfg = PipelineConfiguration()
+    if let st = ProcessInfo.processInfo.environment["STAGES"] { cfg.stages = st.split(separator: ",").compactMap { PipelineStage(rawValue: String($0)) } }
+    let pipeline = RoutePipeline(configuration: cfg)
+    for workers in [1, 2, 1, 2] {
+        let t0 = ContinuousClock.now
+        let c0 = cpuSeconds()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for w in 0..<workers {
+                group.addTask {
+                    let context = try GEOSContext()
+                    for k in stride(from: w, to: 1000, by: workers) {
+                        let input = Array(inputs[k % inputs.count])
+                        _ = try pipeline.run(input, activity: .running, context: context)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let t = seconds(ContinuousClock.now - t0)
+        print(String(format: "compute only, %d worker(s): %.2f s, %.2f cores", workers, t, (cpuSeconds() - c0) / t))
+    }
+    exit(0)
+}
 // Each run uses a tolerance never used before on this store, so every route is processed from its raw version.
-let base = 5 + Double(Int(Date().timeIntervalSince1970) % 1000) / 1000
-let one = try await run(workers: 1, tolerance: base)
-print(String(format: "1 worker:  %.2f s (%.0f routes/s, %.2f M points/s)", one, Double(routeCount) / one,
-    Double(routeCount * pointCount) / one / 1e6))
-let two = try await run(workers: 2, tolerance: base + 0.0001)
-print(String(format: "2 workers: %.2f s (%.0f routes/s, %.2f M points/s) — %.2f× the speed of 1", two,
-    Double(routeCount) / two, Double(routeCount * pointCount) / two / 1e6, one / two))
+// A third argument lists the worker counts to run, in order (default "1,2").
+let order = (args.count > 3 ? args[3] : "1,2").split(separator: ",").compactMap { Int($0) }
+var base = 5 + Double(Int(Date().timeIntervalSince1970) % 1000) / 1000
+var timings: [Int: Double] = [:]
+for workers in order {
+    let t = try await run(workers: workers, tolerance: base)
+    base += 0.0001
+    timings[workers] = t
+    print(String(format: "%d worker(s): %.2f s (%.0f routes/s, %.2f M points/s)", workers, t, Double(routeCount) / t,
+        Double(routeCount * pointCount) / t / 1e6))
+}
+if let one = timings[1], let two = timings[2] {
+    print(String(format: "2 workers: %.2f× the speed of 1", one / two))
+}
