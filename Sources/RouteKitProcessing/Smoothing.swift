@@ -200,7 +200,7 @@ func smoothLocations(_ input: consuming [Location], options: SmoothingOptions) -
     var output = consume input
     let n = output.count
     guard n >= 3 else { return (output, 0) }
-    let window = 8192
+    let window = 32_768
     let margin = 512
     var carry: [Location] = []  // originals of output[start - carry.count ..< start]
     var sumSquares = 0.0

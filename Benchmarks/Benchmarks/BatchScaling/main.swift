@@ -1,7 +1,12 @@
 // The smoothing batch job's scaling (issue 5): 1,000 stored routes of 10,000 points, processed with 1 worker,
 // then (with another tolerance, so everything is processed again from the raw versions) with 2.
 //
-//     cd Benchmarks && swift run -c release BatchScaling [ROUTES] [POINTS]
+//     cd Benchmarks && swift run -c release BatchScaling [ROUTES] [POINTS] [WORKER ORDER, e.g. 1,2,2,1]
+//
+// It opens the store and hands out routes as `routekit smooth` does (writes on the calling thread, batches of up to
+// 8 routes per claim, the batch allocator settings) and prints each run's CPU use. With COMPUTE_ONLY=1 it runs only
+// the pipeline, on 50 routes read into memory first (STAGES=outliers,smoothing,... picks stages): how far the
+// computation alone scales.
 
 import Foundation
 import RouteKit
