@@ -411,6 +411,15 @@ public protocol RouteStore: AnyObject, Sendable {
     /// provenance), `nil` when there is none.
     func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
 
+    // MARK: Privacy zones
+
+    /// A source's privacy zones, in the order they were set (empty when it has none).
+    func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone]
+    /// Replaces a source's privacy zones in one transaction (an empty list removes them). Routes processed
+    /// afterwards get the privacy stage with these zones; the change alters the pipeline's parameter hash, so the
+    /// next batch job processes the source's routes again.
+    func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError)
+
     // MARK: Effort
 
     /// Relates an effort score to a workout.

@@ -131,6 +131,7 @@ public final class RouteProcessor {
         var raw: RouteSample
         var current: RouteSample
         var key: String
+        var pipeline: RoutePipeline
     }
 
     enum Step {
@@ -152,6 +153,16 @@ public final class RouteProcessor {
         guard let raw = try await store.rawRoute(source: route.source, syncIdentifier: route.sync.identifier) else {
             throw RouteKitError(.notFound, "route \(id) has no raw version to process")
         }
+        // The source's privacy zones join the run (and its parameter hash): a user's zones apply to every route
+        // of theirs that is processed, and changing them makes the next run process the routes again.
+        var pipeline = self.pipeline
+        let zones = try await store.privacyZones(of: route.source)
+        if !zones.isEmpty {
+            var configuration = pipeline.configuration
+            configuration.privacyZones += zones.filter { !configuration.privacyZones.contains($0) }
+            if !configuration.stages.contains(.privacy) { configuration.stages.append(.privacy) }
+            pipeline = RoutePipeline(configuration: configuration)
+        }
         let hash = pipeline.configuration.parameterHash
         let derivedFrom = "\(raw.id.uuidString.lowercased())@\(raw.sync.version)"
         if case .string(hash)? = current.metadata[PipelineMetadataKey.pipelineHash],
@@ -160,11 +171,11 @@ public final class RouteProcessor {
             return .done(ProcessOutcome(route: id, skipped: "already processed with these parameters"))
         }
         let key = "pipeline/\(route.source.name)/\(route.sync.identifier)/\(raw.sync.version)/\(hash)"
-        return .process(Plan(route: route, raw: raw, current: current, key: key))
+        return .process(Plan(route: route, raw: raw, current: current, key: key, pipeline: pipeline))
     }
 
     private func run(_ plan: Plan, context: GEOSContext) async throws(RouteKitError) -> ProcessOutcome {
-        let (route, raw, current, key) = (plan.route, plan.raw, plan.current, plan.key)
+        let (route, raw, current, key, pipeline) = (plan.route, plan.raw, plan.current, plan.key, plan.pipeline)
         var locations: [Location] = []
         locations.reserveCapacity(raw.locationCount)
         // Batches of one stored chunk are handed over without a copy; one append each.

@@ -82,6 +82,56 @@ public struct Zones: Sendable, Hashable, Codable {
         return try Zones(lowerBounds: [0, 0.6, 0.7, 0.8, 0.9].map { $0 * maximum })
     }
 
+    /// Seven cycling power zones from a functional threshold power (Coggan): below 56 %, 56–76, 76–91, 91–106,
+    /// 106–121, 121–151, from 151 % of FTP.
+    public static func power(ftp: Double) throws(RouteKitError) -> Zones {
+        guard ftp.isFinite, ftp >= 20, ftp <= 2_000 else {
+            throw RouteKitError(
+                .invalidArgument, "power zones: a functional threshold power between 20 and 2000 W, not \(ftp)")
+        }
+        return try Zones(lowerBounds: [0, 0.56, 0.76, 0.91, 1.06, 1.21, 1.51].map { $0 * ftp })
+    }
+
+    /// An estimate of functional threshold power when none is given: 95 % of the best 20-minute average power
+    /// (of the whole series' average when it is shorter), each sample holding until the next, at most
+    /// `maxGap` seconds; `nil` without samples.
+    public static func estimatedFTP(_ samples: [QuantitySample], maxGap: Double = 10) -> Double? {
+        guard let first = samples.first?.timestamp.instant else { return nil }
+        // Per second since the first sample (sample and hold, capped), then the best 1,200-second window.
+        var perSecond: [Double] = []
+        var covered: [Double] = []
+        for (i, s) in samples.enumerated() {
+            let t = Int(first.seconds(to: s.timestamp.instant).rounded(.down))
+            guard t >= 0, t < 30 * 86_400 else { continue }
+            var hold = Int(maxGap)
+            if i + 1 < samples.count {
+                hold = min(
+                    hold, max(1, Int(s.timestamp.instant.seconds(to: samples[i + 1].timestamp.instant).rounded())))
+            }
+            if perSecond.count < t + hold {
+                perSecond += repeatElement(0, count: t + hold - perSecond.count)
+                covered += repeatElement(0, count: t + hold - covered.count)
+            }
+            for k in t..<(t + hold) {
+                perSecond[k] = s.value
+                covered[k] = 1
+            }
+        }
+        let window = min(1_200, perSecond.count)
+        guard window > 0 else { return nil }
+        var sum = perSecond[0..<window].reduce(0, +)
+        var count = covered[0..<window].reduce(0, +)
+        var best = count > 0 ? sum / count : 0
+        var k = window
+        while k < perSecond.count {
+            sum += perSecond[k] - perSecond[k - window]
+            count += covered[k] - covered[k - window]
+            if count >= Double(window) / 2 { best = max(best, sum / count) }
+            k += 1
+        }
+        return best > 0 ? 0.95 * best : nil
+    }
+
     /// Maximum heart rate from age (208 − 0.7 × age, Tanaka et al. 2001).
     public static func maximumHeartRate(age: Double) -> Double { 208 - 0.7 * age }
 
@@ -135,6 +185,12 @@ public struct RouteStatistics: Sendable, Hashable {
     public var cadenceAverage: Double?
     /// Time in each heart-rate zone while moving (sums to the moving time covered by heart rate).
     public var zones: [ZoneTime]?
+    /// Power while moving, time-weighted (watts), and its maximum.
+    public var powerAverage: Double?
+    /// See ``powerAverage``.
+    public var powerMax: Double?
+    /// Time in each power zone while moving (sums to the moving time covered by power).
+    public var powerZones: [ZoneTime]?
 }
 
 /// How statistics are counted.
@@ -319,9 +375,10 @@ public struct StatisticsAccumulator {
     }
 
     /// The statistics, with the series' time-weighted averages and zones over the moving intervals.
-    public mutating func finish(heartRate: [QuantitySample], cadence: [QuantitySample], zones: Zones?)
-        -> RouteStatistics
-    {
+    public mutating func finish(
+        heartRate: [QuantitySample], cadence: [QuantitySample], zones: Zones?, power: [QuantitySample] = [],
+        powerZones: Zones? = nil
+    ) -> RouteStatistics {
         if slowRun > 0 && slowRun <= options.grace { moving += slowRun }
         closeMoving(at: slowRun > options.grace ? slowStart : lastTime)
         if let a = firstTime, let b = lastTime {
@@ -334,6 +391,9 @@ public struct StatisticsAccumulator {
         stats.heartRateMax = heartRate.map(\.value).max()
         stats.cadenceAverage = weighted(cadence).average
         if let zones, !heartRate.isEmpty { stats.zones = timeInZones(heartRate, zones: zones) }
+        stats.powerAverage = weighted(power).average
+        stats.powerMax = power.map(\.value).max()
+        if let powerZones, !power.isEmpty { stats.powerZones = timeInZones(power, zones: powerZones) }
         return stats
     }
 

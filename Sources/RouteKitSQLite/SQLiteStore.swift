@@ -856,6 +856,35 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
+        let rows = try await read("reading the privacy zones of \(source)") { db in
+            try Row.fetchAll(
+                db, sql: "SELECT latitude, longitude, radius FROM privacy_zone WHERE source = ? ORDER BY id",
+                arguments: [source.name]
+            ).map { row -> (Double, Double, Double) in (row["latitude"], row["longitude"], row["radius"]) }
+        }
+        var zones: [PrivacyZone] = []
+        for (lat, lon, radius) in rows {
+            do {
+                zones.append(try PrivacyZone(latitude: lat, longitude: lon, radiusMetres: radius))
+            } catch {
+                throw RouteKitError(.storage, "a stored privacy zone of \(source) is invalid: \(error.message)")
+            }
+        }
+        return zones
+    }
+
+    public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
+        try await write("setting the privacy zones of \(source)") { db in
+            try db.execute(sql: "DELETE FROM privacy_zone WHERE source = ?", arguments: [source.name])
+            for z in zones {
+                try db.execute(
+                    sql: "INSERT INTO privacy_zone(source, latitude, longitude, radius) VALUES (?, ?, ?, ?)",
+                    arguments: [source.name, z.latitude, z.longitude, z.radiusMetres])
+            }
+        }
+    }
+
     public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
         try await write("relating an effort score to workout \(score.workoutID)") { db in
             guard

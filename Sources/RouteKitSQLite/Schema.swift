@@ -153,6 +153,19 @@ enum Schema {
                     CREATE INDEX series_container ON series(container);
                     """)
         }
+        m.registerMigration("v6-privacy-zones") { db in
+            try db.execute(
+                sql: """
+                    -- Each source's privacy zones (circles), in the order they were set.
+                    CREATE TABLE privacy_zone(
+                        id INTEGER PRIMARY KEY,
+                        source TEXT NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        radius REAL NOT NULL);
+                    CREATE INDEX privacy_zone_source ON privacy_zone(source);
+                    """)
+        }
         return m
     }
 }

@@ -124,6 +124,12 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
         try await base.rawRoute(source: source, syncIdentifier: syncIdentifier)
     }
+    public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
+        try await base.privacyZones(of: source)
+    }
+    public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
+        try await base.setPrivacyZones(zones, of: source)
+    }
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {

@@ -54,6 +54,7 @@ public enum StoreConformance {
                 name: "quantity series: from the builder and saved directly, in time order", run: quantitySeries),
             ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
             ConformanceCheck(name: "work claims: one holder, renewal, expiry, release", run: workClaims),
+            ConformanceCheck(name: "privacy zones: per source, in order, replaced whole", run: privacyZones),
             ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
             ConformanceCheck(name: "a whole route saved at once: sync semantics, claim given up", run: saveWholeRoute),
             ConformanceCheck(name: "effort scores: manual over estimated, newest wins, owner unrelates", run: effort),
@@ -512,6 +513,20 @@ public enum StoreConformance {
         _ = try await expectError(.invalidArgument) {
             try await store.claimWork(keys: ["x"], holder: a, seconds: -1)
         }
+    }
+
+    static func privacyZones(_ store: any RouteStore) async throws {
+        let bob = try Source(name: "bob")
+        try expect(try await store.privacyZones(of: alice).isEmpty, "none at first")
+        let home = try PrivacyZone(latitude: 47.37, longitude: 8.54, radiusMetres: 250)
+        let work = try PrivacyZone(latitude: -33.9, longitude: 151.2, radiusMetres: 1_000.5)
+        try await store.setPrivacyZones([home, work], of: alice)
+        try expect(try await store.privacyZones(of: alice) == [home, work], "kept in order, exactly")
+        try expect(try await store.privacyZones(of: bob).isEmpty, "per source")
+        try await store.setPrivacyZones([work], of: alice)
+        try expect(try await store.privacyZones(of: alice) == [work], "replaced whole")
+        try await store.setPrivacyZones([], of: alice)
+        try expect(try await store.privacyZones(of: alice).isEmpty, "cleared")
     }
 
     static func rawVersion(_ store: any RouteStore) async throws {

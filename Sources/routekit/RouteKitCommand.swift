@@ -24,6 +24,7 @@ struct RouteKitCommand: AsyncParsableCommand {
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Series.self, Effort.self,
+            PrivacyZones.self,
             Inspect.self,
             Convert.self,
         ]

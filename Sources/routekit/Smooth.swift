@@ -89,15 +89,7 @@ struct Smooth: AsyncParsableCommand {
     }
 
     func parsedZones() throws -> [PrivacyZone] {
-        try privacyZones.map { text in
-            let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard parts.count == 3, let lat = parts[0], let lon = parts[1], let radius = parts[2] else {
-                throw ValidationError("--privacy-zone takes LAT,LON,RADIUS (degrees, degrees, metres), not '\(text)'.")
-            }
-            do { return try PrivacyZone(latitude: lat, longitude: lon, radiusMetres: radius) } catch {
-                throw ValidationError("--privacy-zone '\(text)': \((error as? RouteKitError)?.message ?? "\(error)")")
-            }
-        }
+        try privacyZones.map { try parsePrivacyZone($0, option: "--privacy-zone") }
     }
 
     var configuration: PipelineConfiguration {
@@ -361,5 +353,16 @@ struct Smooth: AsyncParsableCommand {
                 + "\(pin) → \(pout) points in \(String(format: "%.2f", Date().timeIntervalSince(started))) s with "
                 + "\(jobs) worker(s) → \(store.path)")
         if !failed.isEmpty { throw exitInputFailed }
+    }
+}
+
+/// `LAT,LON,RADIUS` (degrees, degrees, metres) as a privacy zone.
+func parsePrivacyZone(_ text: String, option: String) throws -> PrivacyZone {
+    let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+    guard parts.count == 3, let lat = parts[0], let lon = parts[1], let radius = parts[2] else {
+        throw ValidationError("\(option) takes LAT,LON,RADIUS (degrees, degrees, metres), not '\(text)'.")
+    }
+    do { return try PrivacyZone(latitude: lat, longitude: lon, radiusMetres: radius) } catch {
+        throw ValidationError("\(option) '\(text)': \(error.message)")
     }
 }

@@ -9,21 +9,26 @@ struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Distance, durations, moving time, elevation, speeds, heart rate and time in zones.",
         discussion: """
-            For a route, or a workout (its current route). Distance is ellipsoidal (WGS 84), segment gaps \\
+            For a route version, or a workout: its current route's raw version (the recording as imported), so \
+            that smoothing, simplification and privacy zones never change a workout's numbers. Distance is ellipsoidal (WGS 84), segment gaps \\
             excluded. Moving time leaves out pauses, the gaps between segments, and stretches slower than the \\
             activity's threshold (running 1.0 m/s, cycling 1.5, others 0.5) for more than 10 s. Elevation gain \\
             and loss count changes beyond a 3 m hysteresis band (missing elevations are skipped, not zero). Max \\
             speed is the fastest 5-second stretch, so one bad fix cannot make it. Heart rate and cadence are \\
             time-weighted while moving (each sample holds until the next, at most 10 s); time in zones adds up \\
             to the moving time that has heart rate. Zones: five, from --max-hr (or --age: 208 − 0.7 × age), or \\
-            --zones with explicit lower bounds; without any, from the workout's own highest heart rate.
+            --zones with explicit lower bounds; without any, from the workout's own highest heart rate. Power \
+            (when the workout has a power series): time-weighted average, maximum, and seven power zones from \
+            --ftp, --power-zones, or else an FTP estimated as 95 % of the best 20-minute power. --min-speed, \
+            --grace and --hysteresis override the activity's defaults.
 
             JSON (--json):
               {"workout": "…", "route": "…"|null, "distanceMetres": x, "elapsedSeconds": x|null,
                "movingSeconds": x|null, "elevationGainMetres": x|null, "elevationLossMetres": x|null,
                "minElevationMetres": x|null, "maxElevationMetres": x|null, "averageSpeed": x|null,
                "maxSpeed": x|null, "heartRate": {"average": x, "max": x}|null, "cadenceAverage": x|null,
-               "zones": [{"zone": 1, "lower": x, "upper": x|null, "seconds": x}]|null}
+               "zones": [{"zone": 1, "lower": x, "upper": x|null, "seconds": x}]|null,
+               "power": {"average": x, "max": x, "ftp": x}|null, "powerZones": [{…}]|null}
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -33,11 +38,40 @@ struct Stats: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp("Explicit zones: their lower bounds, comma-separated, starting at 0.", valueName: "LIST"))
     var zones: String?
+    @Option(help: ArgumentHelp("Functional threshold power, watts, for the power zones.", valueName: "WATTS"))
+    var ftp: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Explicit power zones: their lower bounds in watts, comma-separated, starting at 0.", valueName: "LIST"))
+    var powerZones: String?
+    @Option(
+        help: ArgumentHelp(
+            "Slower than this (m/s) for longer than the grace period is not moving (default: the activity's).",
+            valueName: "M/S"))
+    var minSpeed: Double?
+    @Option(help: ArgumentHelp("Seconds a slow stretch may last and still count as moving (10).", valueName: "S"))
+    var grace: Double?
+    @Option(help: ArgumentHelp("Elevation changes within this band are noise (3 m).", valueName: "METRES"))
+    var hysteresis: Double?
     @Flag(help: "One JSON object.") var json = false
+
+    func validate() throws {
+        for (name, value) in [("--min-speed", minSpeed), ("--grace", grace), ("--hysteresis", hysteresis)] {
+            if let value, !(value.isFinite && value >= 0) {
+                throw ValidationError("\(name) must be a number ≥ 0, not \(value).")
+            }
+        }
+    }
 
     struct HeartRateJSON: Encodable {
         var average: Double?
         var max: Double?
+    }
+
+    struct PowerJSON: Encodable {
+        var average: Double?
+        var max: Double?
+        var ftp: Double?
     }
 
     struct StatsJSON: Encodable {
@@ -55,6 +89,8 @@ struct Stats: AsyncParsableCommand {
         var heartRate: HeartRateJSON?
         var cadenceAverage: Double?
         var zones: [ZoneTime]?
+        var power: PowerJSON?
+        var powerZones: [ZoneTime]?
 
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -72,11 +108,13 @@ struct Stats: AsyncParsableCommand {
             try c.encode(heartRate, forKey: .heartRate)
             try c.encode(cadenceAverage, forKey: .cadenceAverage)
             try c.encode(zones, forKey: .zones)
+            try c.encode(power, forKey: .power)
+            try c.encode(powerZones, forKey: .powerZones)
         }
         enum CodingKeys: String, CodingKey {
             case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
             case elevationLossMetres, minElevationMetres, maxElevationMetres, averageSpeed, maxSpeed, heartRate
-            case cadenceAverage, zones
+            case cadenceAverage, zones, power, powerZones
         }
     }
 
@@ -94,7 +132,13 @@ struct Stats: AsyncParsableCommand {
                 workout = w
             } else if let w = try await store.workout(id: uuid) {
                 workout = w
-                route = try await store.routes(matching: RouteFilter(workout: uuid)).first
+                // The recording as imported: processed versions (smoothed, simplified, privacy-trimmed) are for
+                // display and must not change the workout's numbers.
+                if let current = try await store.routes(matching: RouteFilter(workout: uuid)).first {
+                    route =
+                        try await store.rawRoute(source: current.source, syncIdentifier: current.sync.identifier)
+                        ?? current
+                }
             } else {
                 throw RouteKitError(.notFound, "no route or workout \(uuid)")
             }
@@ -114,9 +158,11 @@ struct Stats: AsyncParsableCommand {
             if case .string(let text)? = route?.metadata["gpxSegmentStarts"] {
                 segmentStarts = text.split(separator: ",").compactMap { Int($0) }
             }
-            var acc = StatisticsAccumulator(
-                options: StatisticsOptions(activity: workout.activityType), segmentStarts: segmentStarts,
-                pauses: pauses)
+            var options = StatisticsOptions(activity: workout.activityType)
+            if let minSpeed { options.minimumSpeed = minSpeed }
+            if let grace { options.grace = grace }
+            if let hysteresis { options.elevationHysteresis = hysteresis }
+            var acc = StatisticsAccumulator(options: options, segmentStarts: segmentStarts, pauses: pauses)
             if let route {
                 for try await batch in store.locations(of: route.id, batchSize: 16_384) { acc.add(batch.locations) }
             }
@@ -143,7 +189,22 @@ struct Stats: AsyncParsableCommand {
             } else {
                 zoneConfiguration = nil
             }
-            let s = acc.finish(heartRate: hr, cadence: cadence, zones: zoneConfiguration)
+            let power = try await samples(.power)
+            var usedFTP: Double?
+            var powerConfiguration: Zones?
+            if let powerZones {
+                let bounds = powerZones.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                guard bounds.allSatisfy({ $0 != nil }) else {
+                    throw RouteKitError(.invalidArgument, "--power-zones takes numbers separated by commas")
+                }
+                powerConfiguration = try Zones(lowerBounds: bounds.compactMap { $0 })
+            } else if let value = ftp ?? Zones.estimatedFTP(power, maxGap: options.maxSampleGap), !power.isEmpty {
+                usedFTP = value
+                powerConfiguration = try Zones.power(ftp: max(20, value))
+            }
+            let s = acc.finish(
+                heartRate: hr, cadence: cadence, zones: zoneConfiguration, power: power,
+                powerZones: powerConfiguration)
             if json {
                 printJSONLine(
                     StatsJSON(
@@ -153,7 +214,9 @@ struct Stats: AsyncParsableCommand {
                         elevationLossMetres: s.elevationLossMetres, minElevationMetres: s.minElevation,
                         maxElevationMetres: s.maxElevation, averageSpeed: s.averageSpeed, maxSpeed: s.maxSpeed,
                         heartRate: s.heartRateAverage.map { HeartRateJSON(average: $0, max: s.heartRateMax) },
-                        cadenceAverage: s.cadenceAverage, zones: s.zones))
+                        cadenceAverage: s.cadenceAverage, zones: s.zones,
+                        power: s.powerAverage.map { PowerJSON(average: $0, max: s.powerMax, ftp: usedFTP) },
+                        powerZones: s.powerZones))
                 return
             }
             func f(_ v: Double?, _ format: String, _ unit: String) -> String {
@@ -180,6 +243,18 @@ struct Stats: AsyncParsableCommand {
             for z in s.zones ?? [] {
                 let range = z.upper.map { String(format: "%.0f–%.0f", z.lower, $0) } ?? String(format: "%.0f+", z.lower)
                 print("zone \(z.zone)    \(column(range, 10)) \(duration(z.seconds))")
+            }
+            if s.powerAverage != nil || s.powerMax != nil {
+                let ftpText =
+                    usedFTP.map { String(format: "    FTP %.0f W", $0) + (ftp == nil ? " (estimated)" : "") } ?? ""
+                print(
+                    "power     average \(f(s.powerAverage, "%.0f", " W"))    max \(f(s.powerMax, "%.0f", " W"))\(ftpText)"
+                )
+            }
+            for z in s.powerZones ?? [] {
+                let range =
+                    z.upper.map { String(format: "%.0f–%.0f W", z.lower, $0) } ?? String(format: "%.0f+ W", z.lower)
+                print("power \(z.zone)   \(column(range, 12)) \(duration(z.seconds))")
             }
         }
     }

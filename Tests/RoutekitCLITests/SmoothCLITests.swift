@@ -179,4 +179,63 @@ struct StatsCLITests {
         let after = try fixture.json(["effort", workout, "--delete", uuid])
         #expect(after.count == 1 && after.first?["effective"] as? Bool == true)
     }
+
+    @Test("a source's privacy zones: smooth removes the points inside from the new version; workout stats unchanged")
+    func sourcePrivacyZones() throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        // 600 fixes 3 m apart going north from 47.0 N: the zone covers the first 300 m (~100 fixes).
+        var text = """
+            <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">\
+            <trk><type>running</type><trkseg>
+
+            """
+        for i in 0..<600 {
+            let lat = String(format: "%.7f", 47.0 + Double(i) * 3 / 111_180)
+            let t = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: 1_714_543_200 + Double(i)))
+            text += "<trkpt lat=\"\(lat)\" lon=\"8.5\"><ele>\(400 + i % 7)</ele><time>\(t)</time></trkpt>\n"
+        }
+        text += "</trkseg></trk></gpx>\n"
+        let file = try fixture.write("r.gpx", text)
+        let imported = try #require(try fixture.json(["import", file, "--source", "alice"]).first)
+        let workout = try #require(try StoreCLI.firstRoute(imported)["workout"] as? String)
+        let before = try #require(try fixture.json(["stats", workout]).first)
+        let set = try fixture.json(["privacy-zones", "--source", "alice", "--add", "47.0,8.5,300"])
+        #expect(set.count == 1 && set.first?["radiusMetres"] as? Double == 300)
+        #expect(try fixture.json(["privacy-zones", "--source", "bob"]).isEmpty, "zones are per source")
+        let bad = try fixture.run(["privacy-zones", "--add", "47.0,8.5,0"])
+        #expect(bad.status != 0 && bad.stderr.contains("radius"))
+        // Without simplification, so that the straight line keeps its points.
+        let smoothed = try fixture.run(["smooth", "--all", "--stages", "outliers,smoothing", "--json"])
+        #expect(smoothed.status == 0, "\(smoothed.stderr)")
+        let outcome = try #require(try StoreCLI.objects(smoothed.stdout).first)
+        let newRoute = try #require(outcome["newRoute"] as? String)
+        // No exported point of the new version lies within 300 m of the centre (ellipsoidal, recomputed here
+        // with a spherical formula and a 1 m margin).
+        let csv = try fixture.run(["export", newRoute, "--format", "csv"])
+        #expect(csv.status == 0, "\(csv.stderr)")
+        let rows = csv.stdout.split(separator: "\n").dropFirst()
+        #expect(rows.count > 100)
+        var inside = 0
+        for row in rows {
+            let cells = row.split(separator: ",", omittingEmptySubsequences: false)
+            // kind,track,segment,index,time,latitude,longitude,…
+            guard cells.count > 6, let lat = Double(cells[5]), let lon = Double(cells[6]) else { continue }
+            let dLat = (lat - 47.0) * .pi / 180
+            let dLon = (lon - 8.5) * .pi / 180 * cos(47.0 * .pi / 180)
+            if (dLat * dLat + dLon * dLon).squareRoot() * 6_371_000 < 299 { inside += 1 }
+        }
+        #expect(inside == 0, "\(inside) exported point(s) inside the zone")
+        // The workout's statistics come from the original recording: unchanged.
+        let after = try #require(try fixture.json(["stats", workout]).first)
+        for key in ["distanceMetres", "elapsedSeconds", "movingSeconds", "elevationGainMetres", "maxSpeed"] {
+            #expect(after[key] as? Double == before[key] as? Double, "\(key) changed")
+        }
+        #expect(after["route"] as? String != newRoute, "a workout's stats read its raw version")
+        // Changing the zones changes the parameters: the next run processes the route again.
+        _ = try fixture.run(["privacy-zones", "--source", "alice", "--clear"])
+        let again = try StoreCLI.objects(
+            try fixture.run(["smooth", "--all", "--stages", "outliers,smoothing", "--json"]).stdout)
+        #expect(again.first?["newRoute"] as? String != nil, "processed again after the zones changed")
+    }
 }
