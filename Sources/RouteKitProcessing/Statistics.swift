@@ -290,9 +290,30 @@ public struct StatisticsAccumulator {
                 continue
             }
             let d = meter.distance(p, l)
-            guard let t0 = p.timestamp?.instant, let t1 = l.timestamp?.instant, t0 < t1 else {
-                // Untimed (or time not moving forward): distance only.
-                if l.timestamp == nil || p.timestamp == nil {
+            guard let t0 = p.timestamp?.instant, let t1 = l.timestamp?.instant else {
+                // Untimed: distance only.
+                stats.distanceMetres += d
+                previous = l
+                continue
+            }
+            // Less than a second backwards is jitter in the fractions (GPSBabel writes .2073437 and .207
+            // alternately): the same time.
+            let sameTime = t1 <= t0 && t1.seconds(to: t0) < 1
+            if t1 < t0 && !sameTime {
+                // Time went backwards (a clock reset, a track pasted in): the step cannot be measured; carry on
+                // from this fix as after a segment gap, instead of dropping everything until time catches up.
+                closeMoving(at: t0)
+                resetSpeed()
+                slowRun = 0
+                slowStart = nil
+                noteTime(l)
+                previous = l
+                continue
+            }
+            if sameTime {
+                // The same time (fixes written to whole seconds, a frozen clock): the distance counts when one
+                // second at the gate's speed covers it (a jump at the same time is a spike); no time passes.
+                if d <= gate {
                     stats.distanceMetres += d
                     previous = l
                 }
@@ -386,6 +407,9 @@ public struct StatisticsAccumulator {
             stats.movingSeconds = moving
             if moving > 0 { stats.averageSpeed = stats.distanceMetres / moving }
         }
+        // A heart rate of 0 or less is no measurement (FitoTrack writes −1 without a sensor), nor is negative power.
+        let heartRate = heartRate.filter { $0.value > 0 }
+        let power = power.filter { $0.value >= 0 }
         let hr = weighted(heartRate)
         stats.heartRateAverage = hr.average
         stats.heartRateMax = heartRate.map(\.value).max()

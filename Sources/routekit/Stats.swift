@@ -171,7 +171,7 @@ struct Stats: AsyncParsableCommand {
                 for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
                 return out
             }
-            let hr = try await samples(.heartRate)
+            let hr = try await samples(.heartRate).filter { $0.value > 0 }
             let cadence = try await samples(.cadence)
             let zoneConfiguration: Zones?
             if let zones {

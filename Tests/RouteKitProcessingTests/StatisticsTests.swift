@@ -132,4 +132,40 @@ struct StatisticsTests {
         #expect((try? Zones(lowerBounds: [0, 100, 140]))?.zone(of: 139.9) == 1)
         #expect(abs(Zones.maximumHeartRate(age: 40) - 180) < 1e-9)
     }
+
+    @Test("time going backwards restarts measuring instead of dropping the rest; sub-second jitter is the same time")
+    func clockTrouble() {
+        // 100 fixes 3 m apart, 1 s apart, but the clock jumps back an hour after fix 50.
+        var track = (0..<100).map { fix($0, 45 + Double($0) * 3 / 111_132) }
+        for i in 50..<100 { track[i].timestamp = Timestamp(at(i - 3_600)) }
+        let s = statistics(track)
+        // Only the step across the jump is lost.
+        #expect(abs(s.distanceMetres - 98 * 3) < 0.5, "\(s.distanceMetres)")
+        // Alternating fractions 0.3 ms apart (GPSBabel): all the same time, the small steps still count.
+        let jitter = (0..<10).map { i in
+            Location(
+                latitude: 45 + Double(i) * 3 / 111_132, longitude: 10,
+                timestamp: Timestamp(Instant(seconds: 1_700_000_000, nanoseconds: i % 2 == 0 ? 207_343_700 : 207_000_000)))
+        }
+        #expect(abs(statistics(jitter).distanceMetres - 27) < 0.1)
+    }
+
+    @Test("heart rate of -1 is no measurement; power zones add up to the moving time; FTP estimate")
+    func powerAndBadHeartRate() throws {
+        let track = (0...1_800).map { fix($0, 45 + Double($0) * 3 / 111_132) }
+        let bad = (0...1_800).map { QuantitySample(timestamp: Timestamp(at($0)), value: -1) }
+        let power = (0...1_800).map { QuantitySample(timestamp: Timestamp(at($0)), value: $0 < 900 ? 150 : 250) }
+        var acc = StatisticsAccumulator(options: StatisticsOptions(activity: .cycling))
+        acc.add(track)
+        let ftp = try #require(Zones.estimatedFTP(power))
+        // The best 20 minutes are the last: the last sample holds 10 s, so 290 s at 150 W and 910 s at 250 W.
+        #expect(abs(ftp - 0.95 * (290 * 150 + 910 * 250) / 1_200) < 0.01, "\(ftp)")
+        let s = acc.finish(heartRate: bad, cadence: [], zones: nil, power: power, powerZones: try Zones.power(ftp: 200))
+        #expect(s.heartRateAverage == nil && s.heartRateMax == nil)
+        let zones = try #require(s.powerZones)
+        #expect(zones.count == 7)
+        #expect(abs(zones.map(\.seconds).reduce(0, +) - (s.movingSeconds ?? -1)) < 1e-6)
+        #expect(s.powerMax == 250 && abs((s.powerAverage ?? 0) - 200) < 1)
+        #expect(throws: RouteKitError.self) { try Zones.power(ftp: 5) }
+    }
 }

@@ -238,4 +238,52 @@ struct StatsCLITests {
             try fixture.run(["smooth", "--all", "--stages", "outliers,smoothing", "--json"]).stdout)
         #expect(again.first?["newRoute"] as? String != nil, "processed again after the zones changed")
     }
+
+    /// gpxpy 1.6.2's numbers (`track.length_2d()`, `get_moving_data().moving_time`), on tracks where it is right:
+    /// clean timed tracks without spikes, stops without a pause, or time jumps. Distances differ by gpxpy's
+    /// spherical Earth (equatorial radius) against RouteKit's ellipsoid; moving time by the stop rules.
+    static let gpxpyReference: [(file: String, distance: Double, moving: Double?)] = [
+        ("valid/strava-hr-cad-atemp-1.gpx", 3695.3, nil),
+        ("valid/garmin-connect-ns3-hr-cad-1.gpx", 12835.5, 5492),
+        ("valid/runkeeper-time-backwards-hr-1.gpx", 22208.3, 3330),
+        ("valid/suunto-movescount-crlf-1.gpx", 8550.8, 1656),
+        ("valid/bikemap-bom-no-times-1.gpx", 219079.4, nil),
+        ("valid/applehealth-route-1.gpx", 68.4, 43),
+    ]
+
+    @Test(
+        "stats on every corpus track; distance within 0.5 % and moving time within 2 % of gpxpy where gpxpy is right",
+        .enabled(if: CLI.corpus != nil, "corpus not found (../shared/gpx-corpus)"))
+    func corpusAgainstGpxpy() throws {
+        let corpus = try #require(CLI.corpus)
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        var checked = 0
+        for folder in ["valid", "quirks"] {
+            let imported = try fixture.json(["import", corpus + "/" + folder, "--no-progress"], status: 0)
+            for file in imported {
+                for route in (file["routes"] as? [[String: Any]]) ?? [] {
+                    let workout = try #require(route["workout"] as? String)
+                    let result = try fixture.run(["stats", workout, "--json"])
+                    #expect(result.status == 0, "\(file["file"] ?? "?"): \(result.stderr)")
+                    let stats = try #require(try StoreCLI.objects(result.stdout).first)
+                    let distance = stats["distanceMetres"] as? Double ?? -1
+                    #expect(distance >= 0 && distance.isFinite)
+                    if let moving = stats["movingSeconds"] as? Double, let elapsed = stats["elapsedSeconds"] as? Double {
+                        #expect(moving >= 0 && moving <= elapsed + 1e-6, "\(file["file"] ?? "?")")
+                    }
+                    checked += 1
+                    guard let path = file["file"] as? String,
+                        let reference = Self.gpxpyReference.first(where: { path.hasSuffix($0.file) })
+                    else { continue }
+                    #expect(abs(distance - reference.distance) / reference.distance < 0.005, "\(path): \(distance) m")
+                    if let moving = reference.moving {
+                        let ours = stats["movingSeconds"] as? Double ?? -1
+                        #expect(abs(ours - moving) / moving < 0.02, "\(path): moving \(ours) s")
+                    }
+                }
+            }
+        }
+        #expect(checked >= 60, "tracks with statistics: \(checked)")
+    }
 }
