@@ -66,6 +66,12 @@ public final class RouteProcessor {
         return try outcome.get()
     }
 
+    /// How many routes a worker takes at a time when `pending` are left for `workers`: up to 8 (one claim
+    /// transaction each), fewer as the queue runs low so that the workers finish together.
+    public static func batchSize(pending: Int, workers: Int) -> Int {
+        min(8, max(1, pending / (4 * max(1, workers))), pending)
+    }
+
     /// Processes several routes one after the other, claiming all of them first in one short transaction
     /// (``RouteStore/claimWork(keys:holder:seconds:)``): a batch worker pays for one claim per batch, not one per
     /// route. Keep batches small enough that the last route starts well within the lease.
@@ -79,9 +85,10 @@ public final class RouteProcessor {
     ) async -> [Result<ProcessOutcome, RouteKitError>] {
         var results: [Result<ProcessOutcome, RouteKitError>?] = Array(repeating: nil, count: ids.count)
         var plans: [(index: Int, plan: Plan)] = []
+        var zones: [Source: [PrivacyZone]] = [:]
         for (i, id) in ids.enumerated() {
             do throws(RouteKitError) {
-                switch try await plan(id) {
+                switch try await plan(id, zones: &zones) {
                 case .done(let outcome):
                     results[i] = .success(outcome)
                     await each(i, .success(outcome))
@@ -139,7 +146,8 @@ public final class RouteProcessor {
         case process(Plan)
     }
 
-    private func plan(_ id: UUID) async throws(RouteKitError) -> Step {
+    /// `zones`: the privacy zones of the sources seen so far in the batch (read once per source).
+    private func plan(_ id: UUID, zones known: inout [Source: [PrivacyZone]]) async throws(RouteKitError) -> Step {
         guard let route = try await store.route(id: id) else { throw RouteKitError(.notFound, "no route \(id)") }
         let current = try await store.routes(
             matching: RouteFilter(source: route.source, syncIdentifier: route.sync.identifier)
@@ -156,7 +164,13 @@ public final class RouteProcessor {
         // The source's privacy zones join the run (and its parameter hash): a user's zones apply to every route
         // of theirs that is processed, and changing them makes the next run process the routes again.
         var pipeline = self.pipeline
-        let zones = try await store.privacyZones(of: route.source)
+        let zones: [PrivacyZone]
+        if let cached = known[route.source] {
+            zones = cached
+        } else {
+            zones = try await store.privacyZones(of: route.source)
+            known[route.source] = zones
+        }
         if !zones.isEmpty {
             var configuration = pipeline.configuration
             configuration.privacyZones += zones.filter { !configuration.privacyZones.contains($0) }

@@ -408,8 +408,9 @@ public struct StatisticsAccumulator {
             if moving > 0 { stats.averageSpeed = stats.distanceMetres / moving }
         }
         // A heart rate of 0 or less is no measurement (FitoTrack writes −1 without a sensor), nor is negative power.
-        let heartRate = heartRate.filter { $0.value > 0 }
-        let power = power.filter { $0.value >= 0 }
+        // (Copied only when there is something to leave out: a series can hold a million samples.)
+        let heartRate = heartRate.contains { $0.value <= 0 } ? heartRate.filter { $0.value > 0 } : heartRate
+        let power = power.contains { $0.value < 0 } ? power.filter { $0.value >= 0 } : power
         let hr = weighted(heartRate)
         stats.heartRateAverage = hr.average
         stats.heartRateMax = heartRate.map(\.value).max()

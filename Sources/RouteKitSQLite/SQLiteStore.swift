@@ -798,20 +798,18 @@ public final class SQLiteStore: RouteStore {
     }
 
     public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
-        guard seconds.isFinite, seconds > 0 else {
-            throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
-        }
-        let now = Date().timeIntervalSince1970
-        return try await write("claiming work \(key)") { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO lease(key, holder, expires) VALUES (?1, ?2, ?3)
-                    ON CONFLICT(key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-                    WHERE lease.expires < ?4 OR lease.holder = excluded.holder
-                    """, arguments: [key, Self.key(holder), now + seconds, now])
-            return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [key])
-                == Self.key(holder)
-        }
+        try await claimWork(keys: [key], holder: holder, seconds: seconds).contains(key)
+    }
+
+    /// Takes or renews `key` for `holder` unless another holder's claim is live; whether the holder now holds it.
+    static func claim(_ db: Database, key: String, holder: String, now: Double, seconds: Double) throws -> Bool {
+        try db.execute(
+            sql: """
+                INSERT INTO lease(key, holder, expires) VALUES (?1, ?2, ?3)
+                ON CONFLICT(key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+                WHERE lease.expires < ?4 OR lease.holder = excluded.holder
+                """, arguments: [key, holder, now + seconds, now])
+        return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [key]) == holder
     }
 
     public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {
@@ -820,21 +818,9 @@ public final class SQLiteStore: RouteStore {
         }
         if keys.isEmpty { return [] }
         let now = Date().timeIntervalSince1970
-        return try await write("claiming \(keys.count) work keys") { db in
+        return try await write("claiming \(keys.count == 1 ? "work \(keys[0])" : "\(keys.count) work keys")") { db in
             let me = Self.key(holder)
-            var held: Set<String> = []
-            for key in keys {
-                try db.execute(
-                    sql: """
-                        INSERT INTO lease(key, holder, expires) VALUES (?1, ?2, ?3)
-                        ON CONFLICT(key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-                        WHERE lease.expires < ?4 OR lease.holder = excluded.holder
-                        """, arguments: [key, me, now + seconds, now])
-                if try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [key]) == me {
-                    held.insert(key)
-                }
-            }
-            return held
+            return try Set(keys.filter { try Self.claim(db, key: $0, holder: me, now: now, seconds: seconds) })
         }
     }
 

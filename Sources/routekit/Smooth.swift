@@ -268,9 +268,9 @@ struct Smooth: AsyncParsableCommand {
         var pointsIn = 0
         var pointsOut = 0
         init(_ ids: [UUID]) { pending = ids.reversed() }
-        /// Up to `limit` routes, fewer as the queue runs low so that workers finish together.
-        func next(workers: Int, limit: Int = 8) -> [UUID] {
-            let n = min(limit, max(1, pending.count / (4 * workers)), pending.count)
+        /// The next routes for a worker (``RouteProcessor/batchSize(pending:workers:)``).
+        func next(workers: Int) -> [UUID] {
+            let n = RouteProcessor.batchSize(pending: pending.count, workers: workers)
             return (0..<n).compactMap { _ in pending.popLast() }
         }
         func record(_ outcome: ProcessOutcome) {

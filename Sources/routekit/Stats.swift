@@ -118,6 +118,15 @@ struct Stats: AsyncParsableCommand {
         }
     }
 
+    /// Zones from their lower bounds, comma-separated.
+    static func parseZones(_ text: String, option: String) throws(RouteKitError) -> Zones {
+        let bounds = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard bounds.allSatisfy({ $0 != nil }) else {
+            throw RouteKitError(.invalidArgument, "\(option) takes numbers separated by commas, not '\(text)'")
+        }
+        return try Zones(lowerBounds: bounds.compactMap { $0 })
+    }
+
     func run() async throws {
         try await runReportingErrors {
             let store = try storeOptions.open()
@@ -171,15 +180,12 @@ struct Stats: AsyncParsableCommand {
                 for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
                 return out
             }
-            let hr = try await samples(.heartRate).filter { $0.value > 0 }
+            // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
+            let hr = try await samples(.heartRate)
             let cadence = try await samples(.cadence)
             let zoneConfiguration: Zones?
             if let zones {
-                let bounds = zones.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard bounds.allSatisfy({ $0 != nil }) else {
-                    throw RouteKitError(.invalidArgument, "--zones takes numbers separated by commas")
-                }
-                zoneConfiguration = try Zones(lowerBounds: bounds.compactMap { $0 })
+                zoneConfiguration = try Self.parseZones(zones, option: "--zones")
             } else if let maxHr {
                 zoneConfiguration = try Zones.heartRate(maximum: maxHr)
             } else if let age {
@@ -193,11 +199,7 @@ struct Stats: AsyncParsableCommand {
             var usedFTP: Double?
             var powerConfiguration: Zones?
             if let powerZones {
-                let bounds = powerZones.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard bounds.allSatisfy({ $0 != nil }) else {
-                    throw RouteKitError(.invalidArgument, "--power-zones takes numbers separated by commas")
-                }
-                powerConfiguration = try Zones(lowerBounds: bounds.compactMap { $0 })
+                powerConfiguration = try Self.parseZones(powerZones, option: "--power-zones")
             } else if let value = ftp ?? Zones.estimatedFTP(power, maxGap: options.maxSampleGap), !power.isEmpty {
                 usedFTP = value
                 powerConfiguration = try Zones.power(ftp: max(20, value))

@@ -83,7 +83,7 @@ actor Queue {
     var ids: [UUID]
     init(_ ids: [UUID]) { self.ids = ids }
     func next(workers: Int) -> [UUID] {
-        let n = min(8, max(1, ids.count / (4 * workers)), ids.count)
+        let n = RouteProcessor.batchSize(pending: ids.count, workers: workers)
         return (0..<n).compactMap { _ in ids.popLast() }
     }
 }
