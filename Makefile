@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: demo test deps build release lint format fuzz bench clean
+.PHONY: demo test test-postgres deps build release lint format fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -13,13 +13,21 @@ deps:
 demo: deps
 	@scripts/demo.sh
 
-## Runs every test (builds first). Corpus tests read ../shared/gpx-corpus when it exists.
+## Runs every test (builds first). Corpus tests read ../shared/gpx-corpus when it exists. With
+## $$ROUTEKIT_TEST_POSTGRES set (CI sets it), the PostgreSQL suites run too (`make test-postgres`).
 test: deps
 	$(SWIFT) build --build-tests 2>&1 | tee .build-warnings.log
 	@if grep -E "^$(CURDIR)/(Sources|Tests)/.*warning:" .build-warnings.log; then \
 	    echo "error: the build has warnings (see above)"; rm -f .build-warnings.log; exit 1; fi
 	@rm -f .build-warnings.log
 	$(SWIFT) test
+	@if [ -n "$$ROUTEKIT_TEST_POSTGRES" ]; then SWIFT=$(SWIFT) scripts/test-postgres.sh; else \
+	    echo "PostgreSQL suites skipped: no server given (set ROUTEKIT_TEST_POSTGRES=postgres://…, or run" \
+	         "'make test-postgres', which starts a throwaway cluster)"; fi
+
+## The PostgreSQL suites (built with --traits Postgres), against $$ROUTEKIT_TEST_POSTGRES or a throwaway cluster.
+test-postgres: deps
+	SWIFT=$(SWIFT) scripts/test-postgres.sh
 
 build: deps
 	$(SWIFT) build

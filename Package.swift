@@ -15,11 +15,22 @@ let package = Package(
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
+        .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
         .executable(name: "routekit", targets: ["routekit"]),
+    ],
+    traits: [
+        // Off by default: postgres-nio (SwiftNIO, swift-crypto, NIOSSL) takes minutes to build, and people who use
+        // only the embedded SQLite store should not pay for it. `swift build --traits Postgres` builds the
+        // PostgreSQL store into RouteKitPostgres and `routekit`.
+        .trait(name: "Postgres", description: "The PostgreSQL store (postgres-nio) in RouteKitPostgres and routekit.")
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
@@ -58,6 +69,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The shared store on PostgreSQL (postgres-nio). Empty unless the `Postgres` trait is enabled.
+        .target(
+            name: "RouteKitPostgres",
+            dependencies: [
+                "RouteKit",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Support for tests: the store conformance suite every backend runs, deterministic randomness,
         // child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
@@ -66,6 +90,7 @@ let package = Package(
             name: "routekit",
             dependencies: [
                 "RouteKit", "RouteKitGPX", "RouteKitGEOS", "RouteKitSQLite", "RouteKitProcessing",
+                .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -79,6 +104,14 @@ let package = Package(
                 "RouteKitSQLite", "RouteKitGPX", "RouteKitTesting", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
+        // The conformance suites and PostgreSQL's own tests; they need `--traits Postgres` and a server
+        // ($ROUTEKIT_TEST_POSTGRES), and say so when either is missing.
+        .testTarget(
+            name: "RouteKitPostgresTests",
+            dependencies: [
+                "RouteKitPostgres", "RouteKitTesting", "RouteKitGPX", "RouteKitProcessing",
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitProcessingTests",
             dependencies: ["RouteKitProcessing", "RouteKitGPX", "RouteKitTesting", "RouteKitSQLite"],
@@ -88,7 +121,11 @@ let package = Package(
             name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitTesting"], swiftSettings: swiftSettings),
         // End-to-end tests of the built `routekit` executable (it is a dependency so it gets built first).
         .testTarget(
-            name: "RoutekitCLITests", dependencies: ["routekit", "RouteKitTesting", "RouteKitSQLite"],
+            name: "RoutekitCLITests",
+            dependencies: [
+                "routekit", "RouteKitTesting", "RouteKitSQLite",
+                .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
+            ],
             swiftSettings: swiftSettings),
     ]
 )

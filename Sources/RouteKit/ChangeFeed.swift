@@ -173,8 +173,23 @@ extension RouteStore {
                     defer { waiter.close() }
                     var current = anchor
                     var first = true
+                    var backoff = 0.1
                     while !Task.isCancelled {
-                        let set = try await self.changes(since: current, matching: predicate, limit: limit)
+                        // A store that cannot be reached (a database server restarting) is waited for, with
+                        // backoff, and asked again from the same anchor: nothing is lost or repeated.
+                        let result: Result<ChangeSet, RouteKitError>
+                        do throws(RouteKitError) {
+                            result = .success(try await self.changes(since: current, matching: predicate, limit: limit))
+                        } catch {
+                            result = .failure(error)
+                        }
+                        guard case .success(let set) = result else {
+                            if case .failure(let error) = result, error.code != .unavailable { throw error }
+                            try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+                            backoff = min(backoff * 2, 2)
+                            continue
+                        }
+                        backoff = 0.1
                         current = set.anchor
                         if first || !set.added.isEmpty || !set.deleted.isEmpty {
                             continuation.yield(set)
@@ -189,6 +204,48 @@ extension RouteStore {
                 }
             }
             continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// Counts commits that recorded changes in this process, and wakes waiters at once when one happens: what a
+/// backend's ``CommitWaiter`` waits on. For store backends.
+public final class CommitSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var generation: UInt64 = 0
+    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
+
+    /// Creates a signal.
+    public init() {}
+
+    /// Counts a commit and wakes every waiter.
+    public func fire() {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            generation &+= 1
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for c in woken { c.resume() }
+    }
+
+    /// How many commits fired so far.
+    public var current: UInt64 { lock.withLock { generation } }
+
+    /// Returns when a commit fires, or after `milliseconds`, whichever comes first.
+    public func wait(seen: UInt64, milliseconds: Int) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let id: UInt64? = lock.withLock {
+                if generation != seen { return nil }
+                nextWaiter &+= 1
+                waiters[nextWaiter] = c
+                return nextWaiter
+            }
+            guard let id else { return c.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
+                let timedOut = lock.withLock { waiters.removeValue(forKey: id) }
+                timedOut?.resume()
+            }
         }
     }
 }

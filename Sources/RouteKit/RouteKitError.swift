@@ -14,7 +14,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
             case geos
-            case notFound, storage, incompatibleStore, builderState
+            case notFound, storage, incompatibleStore, builderState, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
         private let base: Base
@@ -46,6 +46,10 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let notFound = Code(.notFound)
         /// The store failed: the database could not be opened, read or written.
         public static let storage = Code(.storage)
+        /// The store's server cannot be reached right now (connection refused or lost, server restarting). Nothing
+        /// is wrong with the request: retrying later may succeed. A write that failed this way may or may not have
+        /// been committed; every RouteKit write can be retried safely (sync identity makes it idempotent).
+        public static let unavailable = Code(.unavailable)
         /// The store was written by a newer RouteKit, or is not a RouteKit store at all.
         public static let incompatibleStore = Code(.incompatibleStore)
         /// A route builder was used in a state that does not allow it (finished, discarded, empty).

@@ -289,42 +289,6 @@ extension SQLiteStore {
     }
 }
 
-/// Counts commits that recorded changes in this process, and wakes waiters at once when one happens.
-final class CommitSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var generation: UInt64 = 0
-    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter: UInt64 = 0
-
-    func fire() {
-        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            generation &+= 1
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
-        }
-        for c in woken { c.resume() }
-    }
-
-    var current: UInt64 { lock.withLock { generation } }
-
-    /// Returns when a commit fires, or after `milliseconds`, whichever comes first.
-    func wait(seen: UInt64, milliseconds: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let id: UInt64? = lock.withLock {
-                if generation != seen { return nil }
-                nextWaiter &+= 1
-                waiters[nextWaiter] = c
-                return nextWaiter
-            }
-            guard let id else { return c.resume() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
-                let timedOut = lock.withLock { waiters.removeValue(forKey: id) }
-                timedOut?.resume()
-            }
-        }
-    }
-}
-
 /// Wakes a follower: at once for commits in this process, within 50 ms for commits by other processes
 /// (SQLite's `PRAGMA data_version` on a connection of its own, which changes when another connection
 /// commits; 20 cheap queries a second while idle).

@@ -154,63 +154,20 @@ public final class SQLiteStore: RouteStore {
 
     // MARK: Encoding rows
 
-    struct EventBody: Codable {
-        var kind: WorkoutEvent.Kind
-        var start: Timestamp?
-        var end: Timestamp?
-    }
+    static func source(_ name: String) throws -> Source { try StoredRecord.source(name) }
 
-    struct WorkoutBody: Codable {
-        var activity: String
-        var start: Timestamp?
-        var end: Timestamp?
-        var events: [EventBody]
-        var metadata: [String: MetadataValue]
-    }
-
-    struct RouteBody: Codable {
-        var start: Timestamp?
-        var end: Timestamp?
-        var metadata: [String: MetadataValue]
-    }
-
-    static func json<T: Encodable>(_ value: T) throws -> String {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys]
-        return String(decoding: try e.encode(value), as: UTF8.self)
-    }
-
-    static func unjson<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
-    }
-
-    static func source(_ name: String) throws -> Source {
-        do { return try Source(name: name) } catch { throw RouteKitError(.storage, "a stored source name is invalid") }
-    }
-
-    static func uuid(_ text: String) throws -> UUID {
-        guard let u = UUID(uuidString: text) else { throw RouteKitError(.storage, "a stored uuid is malformed") }
-        return u
-    }
+    static func uuid(_ text: String) throws -> UUID { try StoredRecord.uuid(text) }
 
     static func workout(_ row: Row) throws -> Workout {
-        let body = try unjson(WorkoutBody.self, row["body"])
-        let syncID: String? = row["sync_id"]
-        let version: Int64? = row["sync_version"]
-        return Workout(
-            id: try uuid(row["uuid"]), activityType: ActivityType(rawValue: body.activity), start: body.start,
-            end: body.end, source: try source(row["source"]),
-            sync: syncID.map { SyncIdentity(identifier: $0, version: version ?? 0) },
-            events: body.events.map { WorkoutEvent(kind: $0.kind, start: $0.start, end: $0.end) },
-            metadata: body.metadata)
+        try StoredRecord.workout(
+            uuid: row["uuid"], source: row["source"], syncID: row["sync_id"], syncVersion: row["sync_version"],
+            body: row["body"])
     }
 
     static func route(_ row: Row) throws -> RouteSample {
-        let body = try unjson(RouteBody.self, row["body"])
-        return RouteSample(
-            id: try uuid(row["uuid"]), workoutID: try uuid(row["workout_uuid"]), source: try source(row["source"]),
-            sync: SyncIdentity(identifier: row["sync_id"], version: row["sync_version"]), start: body.start,
-            end: body.end, locationCount: row["location_count"], metadata: body.metadata)
+        try StoredRecord.route(
+            uuid: row["uuid"], workout: row["workout_uuid"], source: row["source"], syncID: row["sync_id"],
+            syncVersion: row["sync_version"], locationCount: row["location_count"], body: row["body"])
     }
 
     static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
@@ -235,10 +192,7 @@ public final class SQLiteStore: RouteStore {
     // MARK: Workouts
 
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
-        let body = WorkoutBody(
-            activity: workout.activityType.rawValue, start: workout.start, end: workout.end,
-            events: workout.events.map { EventBody(kind: $0.kind, start: $0.start, end: $0.end) },
-            metadata: workout.metadata)
+        let body = try StoredRecord.body(of: workout)
         return try await write("saving workout \(workout.id)") { db in
             if try Row.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [Self.key(workout.id)])
                 != nil
@@ -265,7 +219,7 @@ public final class SQLiteStore: RouteStore {
                     """,
                 arguments: [
                     Self.key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
-                    workout.start?.instant.seconds, workout.end?.instant.seconds, try Self.json(body),
+                    workout.start?.instant.seconds, workout.end?.instant.seconds, body,
                 ])
             return outcome
         }
@@ -516,10 +470,7 @@ public final class SQLiteStore: RouteStore {
     // MARK: Builders
 
     public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
-        let metadata: String
-        do { metadata = try Self.json(b.metadata) } catch {
-            throw RouteKitError(.invalidArgument, "the builder's metadata cannot be stored")
-        }
+        let metadata = try StoredRecord.encode(metadata: b.metadata)
         try await write("creating route builder \(b.id)") { db in
             try db.execute(
                 sql: """
@@ -547,7 +498,7 @@ public final class SQLiteStore: RouteStore {
             order: LocationOrder(rawValue: orderName) ?? .insertion,
             origin: kind.map { BuilderOrigin(kind: $0, key: originKey ?? "", label: row["origin_label"]) },
             progress: BuilderProgress(locationCount: row["location_count"], checkpoint: row["checkpoint"]),
-            metadata: try unjson([String: MetadataValue].self, row["metadata"]),
+            metadata: try StoredRecord.decodeMetadata(row["metadata"]),
             created: Date(timeIntervalSince1970: row["created"]), updated: Date(timeIntervalSince1970: row["updated"]),
             nextSequence: next ?? 0, claim: try uuid(row["claim"]))
     }
@@ -589,10 +540,7 @@ public final class SQLiteStore: RouteStore {
     public func appendToBuilder(
         id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError) {
-        let metadataJSON: String
-        do { metadataJSON = try Self.json(metadata) } catch {
-            throw RouteKitError(.invalidArgument, "the builder's metadata cannot be stored")
-        }
+        let metadataJSON = try StoredRecord.encode(metadata: metadata)
         let now = Date().timeIntervalSince1970
         try await write("storing a batch of route builder \(id)") { db in
             try Self.checkClaim(db, Self.key(id), claim)
@@ -710,10 +658,7 @@ public final class SQLiteStore: RouteStore {
     public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
         async throws(RouteKitError) -> SaveOutcome
     {
-        let body: String
-        do { body = try Self.json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
-            throw RouteKitError(.invalidArgument, "the route's metadata cannot be stored")
-        }
+        let body = try StoredRecord.body(of: route)
         guard chunks.allSatisfy({ $0.kind == .locations || $0.kind == .extras }) else {
             throw RouteKitError(.invalidArgument, "a saved route's chunks are locations (and extras)")
         }
@@ -746,10 +691,7 @@ public final class SQLiteStore: RouteStore {
     public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
-        let body: String
-        do { body = try Self.json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
-            throw RouteKitError(.invalidArgument, "the route's metadata cannot be stored")
-        }
+        let body = try StoredRecord.body(of: route)
         let derived = route.metadata[MetadataKey.derivedFrom] != nil
         return try await write("finishing route builder \(id)") { db in
             let key = Self.key(id)

@@ -49,7 +49,7 @@ struct Builders: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let pending = try await store.pendingBuilders()
             for b in pending {
                 let created = Self.iso(b.created)
@@ -65,7 +65,7 @@ struct Builders: AsyncParsableCommand {
                             + "updated \(updated)\(b.origin?.label.map { ", from \($0)" } ?? "")")
                 }
             }
-            if !json { print("\(pending.count) pending builder(s) in \(store.path)") }
+            if !json { print("\(pending.count) pending builder(s) in \(storeOptions.label)") }
         }
     }
 }
@@ -86,7 +86,7 @@ struct Recover: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
             let wanted = Set(try ids.map(parseUUID))
             var pending = try await store.pendingBuilders().filter { $0.source == source }
@@ -123,7 +123,7 @@ struct Recover: AsyncParsableCommand {
     }
 
     /// Saves what a pending builder holds as a route marked partial, in a workout of its own.
-    func savePartial(_ b: PendingBuilder, store: SQLiteStore, source: Source) async throws {
+    func savePartial(_ b: PendingBuilder, store: any RouteStore, source: Source) async throws {
         let builder = try await RouteBuilder.resume(b, in: store)
         if builder.progress.locationCount == 0 {
             try await builder.discard()
@@ -170,7 +170,7 @@ struct Discard: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
             let targets =
                 all

@@ -89,7 +89,7 @@ struct Changes: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             var interval: ClosedRange<Instant>?
             if from != nil || to != nil {
                 let lo = try from.map(Locations.time) ?? Instant(seconds: .min)
@@ -150,9 +150,9 @@ struct Compact: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let dropped = try await store.compactChanges(before: Date().addingTimeInterval(-keepDays * 86_400))
-            print("dropped \(dropped) deletion(s) older than \(keepDays) day(s) from \(store.path)")
+            print("dropped \(dropped) deletion(s) older than \(keepDays) day(s) from \(storeOptions.label)")
         }
     }
 }

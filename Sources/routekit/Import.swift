@@ -112,11 +112,11 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let files = Self.expand(paths)
-        let store: SQLiteStore
+        let store: any RouteStore
         let source: Source
         do {
             source = try sourceOption.resolved()
-            store = try storeOptions.open(durability: durability)
+            store = try await storeOptions.open(durability: durability)
         } catch {
             printError("error: \(error)")
             throw exitInputFailed
@@ -176,7 +176,7 @@ struct Import: AsyncParsableCommand {
         let summary =
             "\(files.count) file(s): \(counts[.imported] ?? 0) imported, \(counts[.unchanged] ?? 0) unchanged, "
             + "\(counts[.partial] ?? 0) partial, \(counts[.failed] ?? 0) failed; \(newRoutes) new route(s), "
-            + "\(locations) new location(s) in \(String(format: "%.2f", seconds)) s → \(store.path)"
+            + "\(locations) new location(s) in \(String(format: "%.2f", seconds)) s → \(storeOptions.label)"
         if json { printError(summary) } else { print(summary) }
         if !failed.isEmpty {
             printError("failed:")

@@ -36,7 +36,7 @@ struct PrivacyZones: AsyncParsableCommand {
     func run() async throws {
         let added = try add.map { try parsePrivacyZone($0, option: "--add") }
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
             if clear || !added.isEmpty {
                 let kept = clear ? [] : try await store.privacyZones(of: source)

@@ -286,12 +286,12 @@ struct Smooth: AsyncParsableCommand {
     }
 
     func runStore() async throws {
-        let store: SQLiteStore
+        let store: any RouteStore
         let ids: [UUID]
         let pipeline: RoutePipeline
         do {
             // A batch job: writes on the workers' own threads (see SQLiteStore.Options.writesOnCallingThread).
-            store = try storeOptions.open(writesOnCallingThread: true)
+            store = try await storeOptions.open(writesOnCallingThread: true, connections: jobs + 1)
             pipeline = RoutePipeline(configuration: try configuration)
             ids = all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
         } catch {
@@ -351,7 +351,7 @@ struct Smooth: AsyncParsableCommand {
         printError(
             "\(ids.count) route(s): \(saved) new version(s), \(skipped) skipped, \(failed.count) failed; "
                 + "\(pin) → \(pout) points in \(String(format: "%.2f", Date().timeIntervalSince(started))) s with "
-                + "\(jobs) worker(s) → \(store.path)")
+                + "\(jobs) worker(s) → \(storeOptions.label)")
         if !failed.isEmpty { throw exitInputFailed }
     }
 }

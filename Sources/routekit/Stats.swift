@@ -129,7 +129,7 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let uuid = try parseUUID(id)
             var route: RouteSample?
             let workout: Workout
@@ -299,7 +299,7 @@ struct Series: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let id = try parseUUID(workout)
             guard try await store.workout(id: id) != nil else { throw RouteKitError(.notFound, "no workout \(id)") }
             guard let quantity = QuantityType(identifier: type) else { return }
@@ -352,7 +352,7 @@ struct Effort: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
             let id = try parseUUID(workout)
             if let set {

@@ -25,7 +25,7 @@ struct Routes: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let filter = RouteFilter(
                 workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) }, limit: limit)
             let routes = try await store.routes(matching: filter)
@@ -42,7 +42,7 @@ struct Routes: AsyncParsableCommand {
                         + "\(column(String(r.sync.version), 3)) \(column(r.start?.iso8601 ?? "-", 29)) \(r.locationCount)"
                 )
             }
-            print("\(routes.count) route(s) in \(store.path)")
+            print("\(routes.count) route(s) in \(storeOptions.label)")
         }
     }
 }
@@ -93,7 +93,7 @@ struct Workouts: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let workouts = try await store.workouts(
                 matching: WorkoutFilter(source: try source.map { try Source(name: $0) }, limit: limit))
             if !json {
@@ -120,7 +120,7 @@ struct Workouts: AsyncParsableCommand {
                             + "\(column(w.start?.iso8601 ?? "-", 29)) \(column(String(routes.count), 6)) \(name)")
                 }
             }
-            if !json { print("\(workouts.count) workout(s) in \(store.path)") }
+            if !json { print("\(workouts.count) workout(s) in \(storeOptions.label)") }
         }
     }
 }
@@ -177,7 +177,7 @@ struct Locations: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let id = try parseUUID(route)
             var interval: ClosedRange<Instant>?
             if from != nil || to != nil {
@@ -242,7 +242,7 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         var temporary: String?
         do {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let uuid = try parseUUID(id)
             var routes: [RouteSample] = []
             var workout: UUID?
@@ -292,7 +292,7 @@ struct Export: AsyncParsableCommand {
 
     /// Writes the routes as tracks, after the workout's waypoints and planned routes when a workout is given.
     static func write<W: GPXEventWriter>(
-        _ routes: [RouteSample], of workout: UUID?, _ store: SQLiteStore, _ w: inout W
+        _ routes: [RouteSample], of workout: UUID?, _ store: any RouteStore, _ w: inout W
     ) async throws {
         try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
         if let workout { try await GPXStoreExport.writeAttachments(workout: workout, store: store, to: &w) }
@@ -322,7 +322,7 @@ struct Delete: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try storeOptions.open()
+            let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
             var failed = false
             for text in ids {

@@ -3,17 +3,23 @@ import Foundation
 import RouteKit
 import RouteKitSQLite
 
+#if Postgres
+    import RouteKitPostgres
+#endif
+
 /// `--store`, shared by every command that touches a store.
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The store: a SQLite file path (created if missing). Default: $ROUTEKIT_STORE, else "
+            "The store: a SQLite file path (created if missing), or a PostgreSQL URL "
+                + "(postgres://user:password@host:5432/database?sslmode=prefer; needs a routekit built with "
+                + "--traits Postgres). Default: $ROUTEKIT_STORE, else "
                 + "$XDG_DATA_HOME/routekit/store.sqlite (~/.local/share/routekit/store.sqlite).",
-            valueName: "PATH"))
+            valueName: "PATH|URL"))
     var store: String?
 
-    /// The path in effect.
+    /// The path or URL in effect.
     var resolvedPath: String {
         if let store { return store }
         let env = ProcessInfo.processInfo.environment
@@ -22,13 +28,32 @@ struct StoreOptions: ParsableArguments {
         return data + "/routekit/store.sqlite"
     }
 
-    func open(durability: SQLiteStore.Durability = .processCrash, writesOnCallingThread: Bool = false)
-        throws(RouteKitError) -> SQLiteStore
-    {
+    /// Whether the store is a PostgreSQL database.
+    var isPostgres: Bool { resolvedPath.hasPrefix("postgres://") || resolvedPath.hasPrefix("postgresql://") }
+
+    /// What messages print for the store: the SQLite path, or the PostgreSQL URL without its password.
+    var label: String {
+        guard isPostgres, var c = URLComponents(string: resolvedPath), c.password != nil else { return resolvedPath }
+        c.password = nil
+        return c.string ?? resolvedPath
+    }
+
+    /// Opens the store. `durability` and `writesOnCallingThread` are SQLite's (see ``SQLiteStore/Options``);
+    /// `connections` is the PostgreSQL pool's size.
+    func open(
+        durability: SQLiteStore.Durability = .processCrash, writesOnCallingThread: Bool = false, connections: Int = 4
+    ) async throws(RouteKitError) -> any RouteStore {
         let path = resolvedPath
-        if path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") {
-            throw RouteKitError(
-                .invalidArgument, "PostgreSQL stores are not in this build yet; give a SQLite file path")
+        if isPostgres {
+            #if Postgres
+                return try await PostgresStore(
+                    url: path, options: PostgresStore.Options(maximumConnections: max(2, connections)))
+            #else
+                throw RouteKitError(
+                    .invalidArgument,
+                    "this routekit was built without PostgreSQL support; build it with `swift build --traits Postgres` "
+                        + "(README: \"More than one machine\")")
+            #endif
         }
         return try SQLiteStore(
             path: path,

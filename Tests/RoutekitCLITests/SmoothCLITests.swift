@@ -70,6 +70,13 @@ struct SmoothStoreCLITests {
     func killAndResume() throws {
         let fixture = try StoreFixture()
         defer { fixture.remove() }
+        try Self.killAndResume(fixture) { Self.count(fixture.store, $0) }
+    }
+
+    /// Imports 80 routes, kills `routekit smooth` after its third saved route, and checks that a second run
+    /// finishes the job with every route smoothed exactly once. `count` answers a `SELECT COUNT(*)` on the store
+    /// (the statements are valid SQLite and PostgreSQL).
+    static func killAndResume(_ fixture: StoreFixture, count: (String) -> Int) throws {
         let folder = fixture.directory + "/gpx"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let routes = 80
@@ -89,7 +96,7 @@ struct SmoothStoreCLITests {
         process.standardOutput = out
         process.standardError = out
         try process.run()
-        let versionTwo = "SELECT COUNT(*) FROM route WHERE current = 1 AND sync_version = 2"
+        let versionTwo = "SELECT COUNT(*) FROM route WHERE current AND sync_version = 2"
         // Each saved version prints a JSON line at once: kill after the third.
         func saved() -> Int {
             ((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "").components(separatedBy: "\"newRoute\"").count - 1
@@ -101,16 +108,16 @@ struct SmoothStoreCLITests {
         if killed { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         if !killed { Issue.record("the batch job finished before it could be killed: make the data bigger") }
-        let before = Self.count(fixture.store, versionTwo)
+        let before = count(versionTwo)
         #expect(before < routes, "killed midway (\(before) of \(routes) done)")
         // The dead worker's claims expire after a second; then a new run finishes the job.
         Thread.sleep(forTimeInterval: 1.2)
         let resumed = try fixture.run(["smooth", "--all", "--lease-seconds", "1"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(Self.count(fixture.store, versionTwo) == routes, "every route has its new version")
-        #expect(Self.count(fixture.store, "SELECT COUNT(*) FROM route WHERE current = 1") == routes)
-        #expect(Self.count(fixture.store, "SELECT COUNT(*) FROM route WHERE sync_version > 2") == 0, "none twice")
-        #expect(Self.count(fixture.store, "SELECT COUNT(*) FROM builder") == 0, "no builder left pending")
+        #expect(count(versionTwo) == routes, "every route has its new version")
+        #expect(count("SELECT COUNT(*) FROM route WHERE current") == routes)
+        #expect(count("SELECT COUNT(*) FROM route WHERE sync_version > 2") == 0, "none twice")
+        #expect(count("SELECT COUNT(*) FROM builder") == 0, "no builder left pending")
         let again = try fixture.run(["smooth", "--all", "--json"])
         let objects = try StoreCLI.objects(again.stdout)
         #expect(objects.count == routes && objects.allSatisfy { ($0["skipped"] as? String) != nil }, "idempotent")

@@ -103,6 +103,15 @@ struct StoreFixture {
         store = directory + "/store.sqlite"
     }
 
+    /// A fixture whose store is `store` (a PostgreSQL URL), with a folder for its files.
+    init(store: String) throws {
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("routekit-storecli-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.store = store
+    }
+
     /// Removes the folder (with the store and the files).
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
 

@@ -1,0 +1,110 @@
+import Foundation
+
+/// How every backend stores the parts of workouts, routes and builders that no query filters on: as JSON text
+/// with sorted keys, so that the SQLite and PostgreSQL stores write the same bytes and read each other's exports.
+///
+/// For store backends; applications use ``RouteStore``.
+public enum StoredRecord {
+    struct EventBody: Codable {
+        var kind: WorkoutEvent.Kind
+        var start: Timestamp?
+        var end: Timestamp?
+    }
+
+    struct WorkoutBody: Codable {
+        var activity: String
+        var start: Timestamp?
+        var end: Timestamp?
+        var events: [EventBody]
+        var metadata: [String: MetadataValue]
+    }
+
+    struct RouteBody: Codable {
+        var start: Timestamp?
+        var end: Timestamp?
+        var metadata: [String: MetadataValue]
+    }
+
+    static func json<T: Encodable>(_ value: T) throws -> String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return String(decoding: try e.encode(value), as: UTF8.self)
+    }
+
+    static func unjson<T: Decodable>(_ type: T.Type, _ text: String, _ what: String) throws(RouteKitError) -> T {
+        do { return try JSONDecoder().decode(type, from: Data(text.utf8)) } catch {
+            throw RouteKitError(.storage, "a stored \(what) cannot be read")
+        }
+    }
+
+    /// The body of a workout: activity, times, events and metadata.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when the metadata cannot be encoded.
+    public static func body(of workout: Workout) throws(RouteKitError) -> String {
+        let body = WorkoutBody(
+            activity: workout.activityType.rawValue, start: workout.start, end: workout.end,
+            events: workout.events.map { EventBody(kind: $0.kind, start: $0.start, end: $0.end) },
+            metadata: workout.metadata)
+        do { return try json(body) } catch {
+            throw RouteKitError(.invalidArgument, "the metadata of workout \(workout.id) cannot be stored")
+        }
+    }
+
+    /// The body of a route: times and metadata.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when the metadata cannot be encoded.
+    public static func body(of route: RouteSample) throws(RouteKitError) -> String {
+        do { return try json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
+            throw RouteKitError(.invalidArgument, "the route's metadata cannot be stored")
+        }
+    }
+
+    /// Metadata as stored with a builder.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when it cannot be encoded.
+    public static func encode(metadata: [String: MetadataValue]) throws(RouteKitError) -> String {
+        do { return try json(metadata) } catch {
+            throw RouteKitError(.invalidArgument, "the builder's metadata cannot be stored")
+        }
+    }
+
+    /// Metadata stored with a builder.
+    public static func decodeMetadata(_ text: String) throws(RouteKitError) -> [String: MetadataValue] {
+        try unjson([String: MetadataValue].self, text, "builder's metadata")
+    }
+
+    /// A stored source name.
+    public static func source(_ name: String) throws(RouteKitError) -> Source {
+        do { return try Source(name: name) } catch { throw RouteKitError(.storage, "a stored source name is invalid") }
+    }
+
+    /// A stored uuid (lowercase text).
+    public static func uuid(_ text: String) throws(RouteKitError) -> UUID {
+        guard let u = UUID(uuidString: text) else { throw RouteKitError(.storage, "a stored uuid is malformed") }
+        return u
+    }
+
+    /// How a uuid is stored: lowercase text.
+    public static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    /// A workout from its stored columns.
+    public static func workout(uuid: String, source: String, syncID: String?, syncVersion: Int64?, body: String)
+        throws(RouteKitError) -> Workout
+    {
+        let b = try unjson(WorkoutBody.self, body, "workout")
+        return Workout(
+            id: try self.uuid(uuid), activityType: ActivityType(rawValue: b.activity), start: b.start, end: b.end,
+            source: try self.source(source),
+            sync: syncID.map { SyncIdentity(identifier: $0, version: syncVersion ?? 0) },
+            events: b.events.map { WorkoutEvent(kind: $0.kind, start: $0.start, end: $0.end) }, metadata: b.metadata)
+    }
+
+    /// A route from its stored columns.
+    public static func route(
+        uuid: String, workout: String, source: String, syncID: String, syncVersion: Int64, locationCount: Int,
+        body: String
+    ) throws(RouteKitError) -> RouteSample {
+        let b = try unjson(RouteBody.self, body, "route")
+        return RouteSample(
+            id: try self.uuid(uuid), workoutID: try self.uuid(workout), source: try self.source(source),
+            sync: SyncIdentity(identifier: syncID, version: syncVersion), start: b.start, end: b.end,
+            locationCount: locationCount, metadata: b.metadata)
+    }
+}

@@ -1,0 +1,354 @@
+#if Postgres
+    public import Foundation
+    import Logging
+    import NIOCore
+    import PostgresNIO
+    public import RouteKit
+
+    /// The change feed on PostgreSQL, in commit order under concurrent writers.
+    ///
+    /// **The problem.** A sequence number alone is not enough: a transaction that took number 10 can commit after one
+    /// that took 11, and a consumer that read up to 11 would never see 10.
+    ///
+    /// **The design: positions are handed out at the end of each transaction, one transaction at a time.** A write
+    /// transaction collects its changes in memory. Its last statement before `COMMIT` takes the next positions from
+    /// the one-row `feed_counter` table (`UPDATE … SET position = position + n RETURNING position`) and, in the same
+    /// statement, inserts its change rows with those positions, its row in `change_txn`, and a `NOTIFY`. The counter
+    /// row's lock is held until the transaction ends, so the next writer's counter update waits until this one has
+    /// committed: PostgreSQL makes a transaction visible before it releases its locks, so every transaction whose
+    /// positions are lower is already visible to any snapshot that sees a higher one. Position order is commit order,
+    /// and a reader never sees a gap that a later commit fills.
+    ///
+    /// The cost is that writers that record changes (saving, replacing or deleting a route or a workout) serialise for
+    /// one statement and their commit; builders' batches, series, claims and everything else do not touch the counter.
+    /// Readers never wait. Anchors, change sets, predicates, the added-row-per-current-route design and compaction are
+    /// those of the SQLite store.
+    extension PostgresStore {
+        /// A change recorded in a transaction, given its position when the transaction seals.
+        struct Change: Sendable {
+            var added: Bool
+            var route: String
+            var workout: String
+            var source: String
+            var syncID: String
+            var version: Int64
+            var start: Int64?
+            var end: Int64?
+        }
+
+        // MARK: Recording (inside write transactions)
+
+        /// Records that the route in `row` (a `route` row) stops being current; its `added` row goes.
+        static func recordDeletion(_ tx: Transaction, _ row: Row) async throws {
+            let uuid: String = try row.get("uuid")
+            try await tx.run("DELETE FROM change WHERE added AND route_uuid = \(uuid)")
+            tx.changes.removeAll { $0.added && $0.route == uuid }
+            tx.changes.append(
+                Change(
+                    added: false, route: uuid, workout: try row.get("workout_uuid"), source: try row.get("source"),
+                    syncID: try row.get("sync_id"), version: try row.get("sync_version"), start: try row.get("start_s"),
+                    end: try row.get("end_s")))
+        }
+
+        /// Records that `route` became current.
+        static func recordAddition(_ tx: Transaction, _ route: RouteSample) {
+            tx.changes.append(
+                Change(
+                    added: true, route: key(route.id), workout: key(route.workoutID), source: route.source.name,
+                    syncID: route.sync.identifier, version: route.sync.version, start: route.start?.instant.seconds,
+                    end: route.end?.instant.seconds))
+        }
+
+        /// Appends the transaction's changes to the log (the transaction's last statement before `COMMIT`; see the
+        /// type's documentation). Returns whether there were any.
+        static func seal(_ tx: Transaction) async throws -> Bool {
+            let changes = tx.changes
+            if changes.isEmpty { return false }
+            let token = Int64.random(in: 1...Int64.max)
+            let now = Date().timeIntervalSince1970
+            let n = Int64(changes.count)
+            var sql = SQL("")
+            let count = sql.bind(n)
+            let tokenParameter = sql.bind(token)
+            let nowParameter = sql.bind(now)
+            var rows: [String] = []
+            for (i, c) in changes.enumerated() {
+                let values = [
+                    sql.bind(Int64(i)) + "::bigint", sql.bind(c.added) + "::boolean", sql.bind(c.route) + "::text",
+                    sql.bind(c.workout) + "::text", sql.bind(c.source) + "::text", sql.bind(c.syncID) + "::text",
+                    sql.bind(c.version) + "::bigint", sql.bind(c.start) + "::bigint", sql.bind(c.end) + "::bigint",
+                ]
+                rows.append("(" + values.joined(separator: ", ") + ")")
+            }
+            sql.append(
+                """
+                WITH counter AS (
+                    UPDATE feed_counter SET position = position + \(count)::bigint WHERE id = 1 RETURNING position),
+                changes AS (
+                    INSERT INTO change(position, txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
+                        sync_version, start_s, end_s, committed)
+                    SELECT counter.position - \(count)::bigint + 1 + v.i, counter.position - \(count)::bigint + 1,
+                        counter.position, \(tokenParameter)::bigint, v.added, v.route, v.workout, v.source, v.sync_id,
+                        v.version, v.start_s, v.end_s, \(nowParameter)::float8
+                    FROM counter, (VALUES \(rows.joined(separator: ", ")))
+                        AS v(i, added, route, workout, source, sync_id, version, start_s, end_s)),
+                txn AS (
+                    INSERT INTO change_txn(txn_end, token, committed)
+                    SELECT position, \(tokenParameter)::bigint, \(nowParameter)::float8 FROM counter)
+                SELECT position, pg_notify('\(channel)', position::text) FROM counter
+                """)
+            try await tx.run(sql.query)
+            return true
+        }
+
+        // MARK: Reading
+
+        struct FeedState {
+            var epoch: UInt32
+            var floor: Int64
+            var head: Int64
+            var headToken: Int64
+        }
+
+        static func feedState(_ tx: Transaction) async throws -> FeedState {
+            let epoch = try await tx.value("SELECT value FROM store_info WHERE key = 'epoch'", as: String.self).flatMap
+            {
+                UInt32($0)
+            }
+            let floor = try await tx.value("SELECT value FROM store_info WHERE key = 'history_floor'", as: String.self)
+                .flatMap { Int64($0) }
+            let head = try await tx.first("SELECT txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1")
+            return FeedState(
+                epoch: epoch ?? 1, floor: floor ?? 0, head: try head?.get("txn_end") ?? 0,
+                headToken: try head?.get("token") ?? 0)
+        }
+
+        func anchor(_ state: FeedState, position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
+            ChangeAnchor(
+                storeID: storeID, epoch: state.epoch, position: position, horizon: horizon,
+                token: UInt64(bitPattern: token))
+        }
+
+        /// Checks an anchor against the store's history; the anchor errors otherwise.
+        func validate(_ a: ChangeAnchor, _ state: FeedState, _ tx: Transaction) async throws {
+            let restart = "start again without an anchor"
+            guard a.storeID == storeID else {
+                throw RouteKitError(.anchorForeign, "the anchor belongs to another store (\(a.storeID)); \(restart)")
+            }
+            guard a.epoch == state.epoch else {
+                throw RouteKitError(
+                    .anchorForeign,
+                    "the anchor is from epoch \(a.epoch) of this store, which is now at \(state.epoch); \(restart)")
+            }
+            let c = a.checkpoint
+            guard c <= state.head else {
+                throw RouteKitError(
+                    .anchorAhead,
+                    "the anchor is ahead of the store (position \(c), store at \(state.head)): was the store "
+                        + "restored from an older copy? \(restart)")
+            }
+            guard c >= state.floor else {
+                throw RouteKitError(
+                    .anchorExpired,
+                    "the anchor is older than the deletion history the store keeps (compacted up to position "
+                        + "\(state.floor)); \(restart)")
+            }
+            if c == 0 { return }
+            let token = try await tx.value("SELECT token FROM change_txn WHERE txn_end = \(c)", as: Int64.self)
+            guard let token, UInt64(bitPattern: token) == a.token else {
+                throw RouteKitError(
+                    .anchorAhead,
+                    "the anchor comes from a history this store no longer has (restored from an older copy?); \(restart)"
+                )
+            }
+        }
+
+        /// The rows after `position` a consumer at (`position`, `horizon`) is owed: every addition, and the
+        /// deletions after the horizon, matching the predicate.
+        static func owed(_ sql: inout SQL, after position: Int64, horizon: Int64, _ p: ChangePredicate) {
+            sql.append("position > \(sql.bind(position)) AND (added OR position > \(sql.bind(horizon)))")
+            if let w = p.workout { sql.append(" AND workout_uuid = \(sql.bind(key(w)))") }
+            if let s = p.source { sql.append(" AND source = \(sql.bind(s.name))") }
+            if let s = p.syncIdentifier { sql.append(" AND sync_id = \(sql.bind(s))") }
+            if let i = p.interval {
+                sql.append(
+                    " AND end_s >= \(sql.bind(i.lowerBound.seconds)) AND start_s <= \(sql.bind(i.upperBound.seconds))")
+            }
+        }
+
+        public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+            async throws(RouteKitError) -> ChangeSet
+        {
+            guard limit >= 1 else {
+                throw RouteKitError(.invalidArgument, "the limit must be at least 1, not \(limit)")
+            }
+            return try await read("reading the change feed", snapshot: true) { tx in
+                let state = try await Self.feedState(tx)
+                if let anchor { try await self.validate(anchor, state, tx) }
+                let after = anchor?.position ?? 0
+                // Without an anchor: every current route (the added rows) and no deletion up to now.
+                let horizon = anchor.map { $0.horizon } ?? state.head
+                var first = SQL("SELECT * FROM change WHERE ")
+                Self.owed(&first, after: after, horizon: horizon, predicate)
+                first.append(" ORDER BY position LIMIT \(limit)")
+                var rows = try await tx.rows(first.query)
+                var hasMore = false
+                var end = state.head
+                if let last = rows.last {
+                    // Never split a transaction: take the rest of the last one, and end the anchor with it.
+                    let txn: Int64 = try last.get("txn")
+                    let txnEnd: Int64 = try last.get("txn_end")
+                    var rest = SQL("SELECT * FROM change WHERE ")
+                    rest.append("txn = \(rest.bind(txn)) AND ")
+                    Self.owed(&rest, after: try last.get("position"), horizon: horizon, predicate)
+                    rest.append(" ORDER BY position")
+                    rows += try await tx.rows(rest.query)
+                    var more = SQL("SELECT 1 FROM change WHERE ")
+                    Self.owed(&more, after: txnEnd, horizon: horizon, predicate)
+                    more.append(" LIMIT 1")
+                    hasMore = try await tx.first(more.query) != nil
+                    if hasMore { end = txnEnd }
+                }
+                // Deletions first, then additions (within a set no route is both: an added row is removed when its
+                // route stops being current).
+                var deleted: [DeletedRoute] = []
+                var addedIDs: [String] = []
+                for row in rows {
+                    if try row.get("added") as Bool {
+                        addedIDs.append(try row.get("route_uuid"))
+                    } else {
+                        deleted.append(
+                            DeletedRoute(
+                                id: try StoredRecord.uuid(row.get("route_uuid")),
+                                source: try StoredRecord.source(row.get("source")),
+                                workoutID: try StoredRecord.uuid(row.get("workout_uuid")),
+                                sync: SyncIdentity(
+                                    identifier: try row.get("sync_id"), version: try row.get("sync_version"))))
+                    }
+                }
+                var byID: [String: RouteSample] = [:]
+                if !addedIDs.isEmpty {
+                    for r in try await tx.rows("SELECT * FROM route WHERE uuid = ANY(\(addedIDs))") {
+                        byID[try r.get("uuid")] = try Self.route(r)
+                    }
+                }
+                let added = try addedIDs.map { id in
+                    guard let r = byID[id] else {
+                        throw RouteKitError(.storage, "the change log names route \(id), which is not stored")
+                    }
+                    return r
+                }
+                let next: ChangeAnchor
+                if !hasMore {
+                    next = self.anchor(state, position: state.head, token: state.headToken)
+                } else if horizon > end {
+                    // Still paging through a first read: keep its horizon, and its token.
+                    let token = try await tx.value(
+                        "SELECT token FROM change_txn WHERE txn_end = \(horizon)", as: Int64.self)
+                    next = self.anchor(state, position: end, horizon: horizon, token: token ?? 0)
+                } else {
+                    let token = try await tx.value(
+                        "SELECT token FROM change_txn WHERE txn_end = \(end)", as: Int64.self)
+                    next = self.anchor(state, position: end, token: token ?? 0)
+                }
+                return ChangeSet(deleted: deleted, added: added, anchor: next, hasMore: hasMore)
+            }
+        }
+
+        public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
+            try await read("reading the change feed", snapshot: true) { tx in
+                let state = try await Self.feedState(tx)
+                return self.anchor(state, position: state.head, token: state.headToken)
+            }
+        }
+
+        public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
+            let cutoff = date.timeIntervalSince1970
+            return try await write("compacting the change log") { tx in
+                // One compaction at a time (the floor only moves forward).
+                try await Self.lock(tx, "compaction")
+                guard
+                    let newest = try await tx.value(
+                        "SELECT MAX(position) FROM change WHERE NOT added AND committed < \(cutoff)", as: Int64.self)
+                else { return 0 }
+                let dropped = try await tx.rows(
+                    "DELETE FROM change WHERE NOT added AND position <= \(newest) RETURNING 1"
+                )
+                .count
+                // Anchors before the newest dropped deletion would miss it: they expire. The anchor of the
+                // transaction that held it stays valid (it had seen that deletion).
+                let floor =
+                    try await tx.value("SELECT MIN(txn_end) FROM change_txn WHERE txn_end >= \(newest)", as: Int64.self)
+                    ?? newest
+                try await tx.run(
+                    """
+                    UPDATE store_info SET value = \(String(floor))
+                    WHERE key = 'history_floor' AND CAST(value AS BIGINT) < \(floor)
+                    """)
+                try await tx.run("DELETE FROM change_txn WHERE txn_end < \(floor)")
+                return dropped
+            }
+        }
+
+        public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+            PostgresCommitWaiter(endpoint: endpoint, signal: commitSignal)
+        }
+    }
+
+    /// Wakes a follower: at once for commits in this process, and on every `NOTIFY` from other processes and hosts,
+    /// received on a `LISTEN` connection of its own. The notification is a hint only (the follower always reads the
+    /// log itself, and also every second without one). When the connection is lost (the server restarts), the waiter
+    /// reconnects with backoff and wakes the follower once it listens again, so that anything committed meanwhile is
+    /// read.
+    final class PostgresCommitWaiter: CommitWaiter {
+        private let signal: CommitSignal
+        private var seen: UInt64
+        private let listener: Task<Void, Never>
+
+        init(endpoint: Endpoint, signal: CommitSignal) {
+            self.signal = signal
+            self.seen = signal.current
+            listener = Task.detached { await listenForCommits(endpoint, signal) }
+        }
+
+        func wait(timeout: Double) async {
+            let milliseconds = timeout.isFinite ? Int(min(max(timeout, 0), 86_400) * 1000) : 1000
+            let g = signal.current
+            if g == seen { await signal.wait(seen: g, milliseconds: milliseconds) }
+            seen = signal.current
+        }
+
+        func close() { listener.cancel() }
+
+        deinit { listener.cancel() }
+    }
+
+    /// Fires `signal` on every notification of a `LISTEN` connection (see ``PostgresCommitWaiter``), reconnecting
+    /// with backoff, until cancelled.
+    func listenForCommits(_ endpoint: Endpoint, _ signal: CommitSignal) async {
+        var backoff = 0.05
+        while !Task.isCancelled {
+            let started = ContinuousClock.now
+            do {
+                let connection = try await endpoint.connect()
+                try await withTaskCancellationHandler {
+                    try await connection.listen(on: PostgresStore.channel) { notifications in
+                        // Listening (again): wake the follower, which reads whatever committed before.
+                        signal.fire()
+                        for try await _ in notifications { signal.fire() }
+                    }
+                } onCancel: {
+                    let _: EventLoopFuture<Void> = connection.close()
+                }
+                try? await connection.close()
+            } catch {
+                // Not reachable, or the connection was lost: try again after a pause.
+            }
+            if Task.isCancelled { return }
+            if ContinuousClock.now - started > .seconds(5) { backoff = 0.05 }
+            try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+            backoff = min(backoff * 2, 2)
+        }
+    }
+
+#endif

@@ -1,0 +1,1084 @@
+#if Postgres
+    public import Foundation
+    import Logging
+    import NIOCore
+    import NIOSSL
+    import PostgresNIO
+    public import RouteKit
+
+    /// The shared store on PostgreSQL, through postgres-nio: the same ``RouteStore`` semantics as the embedded
+    /// SQLite store, for importers, batch workers and consumers on many machines.
+    ///
+    /// - **Opening:** `PostgresStore(url: "postgres://user:password@host:5432/database?sslmode=prefer")`. The schema is
+    ///   created (or upgraded) when the store opens, under an advisory lock, so several processes may open a new
+    ///   database at once. A database written by a newer RouteKit is refused (``RouteKitError/Code/incompatibleStore``).
+    /// - **Connections:** a pool (``Options/maximumConnections``). A server that cannot be reached gives
+    ///   ``RouteKitError/Code/unavailable``; the pool reconnects by itself, and live updates
+    ///   (``RouteStore/changeUpdates(since:matching:limit:)``) wait and resume from their anchor.
+    /// - **Concurrent writers:** every write is one transaction. Writers of the same sync identity are serialised by
+    ///   a transaction-scoped advisory lock on the identity, so two importers of one route never both insert it.
+    /// - **The change feed in commit order:** see ``PostgresStore`` (ChangeLog.swift in this module).
+    /// - **TLS:** `sslmode=disable`, `prefer` (the default, as libpq: TLS when the server offers it, unverified),
+    ///   `require` (TLS, unverified) or `verify-full` (TLS, certificate and host name verified against the system's
+    ///   trust roots).
+    public final class PostgresStore: RouteStore {
+        /// How to open a store.
+        public struct Options: Sendable {
+            /// Connections the pool opens at most (each process: batch workers and importers use one at a time each).
+            public var maximumConnections: Int
+            /// How long opening a connection may take.
+            public var connectTimeout: Duration
+
+            /// Creates options.
+            public init(maximumConnections: Int = 8, connectTimeout: Duration = .seconds(10)) {
+                self.maximumConnections = maximumConnections
+                self.connectTimeout = connectTimeout
+            }
+        }
+
+        public let storeID: UUID
+        /// The server and database, without the password (what messages and listings print).
+        public let label: String
+        let client: PostgresClient
+        let endpoint: Endpoint
+        let commitSignal = CommitSignal()
+        private let runner: Task<Void, Never>
+
+        static let logger: Logger = {
+            var l = Logger(label: "routekit.postgres")
+            l.logLevel = .critical
+            return l
+        }()
+        /// The `NOTIFY` channel every commit that recorded changes signals (a wake-up hint only).
+        static let channel = "routekit_changes"
+
+        /// Opens the store in the database `url` names, creating its schema if needed.
+        /// - Throws: ``RouteKitError/Code/invalidArgument`` for a URL that is not a PostgreSQL URL;
+        ///   ``RouteKitError/Code/unavailable`` when the server cannot be reached; ``RouteKitError/Code/storage``
+        ///   when it refuses (authentication, a missing database); ``RouteKitError/Code/incompatibleStore``.
+        public init(url: String, options: Options = Options()) async throws(RouteKitError) {
+            let endpoint = try Endpoint(url: url)
+            self.endpoint = endpoint
+            self.label = endpoint.label
+            var configuration = PostgresClient.Configuration(
+                host: endpoint.host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
+                database: endpoint.database, tls: endpoint.clientTLS)
+            configuration.options.maximumConnections = max(1, options.maximumConnections)
+            configuration.options.connectTimeout = options.connectTimeout
+            let client = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+            self.client = client
+            runner = Task { await client.run() }
+            do {
+                storeID = try await Schema.prepare(endpoint, label: endpoint.label)
+            } catch {
+                runner.cancel()
+                throw error
+            }
+        }
+
+        deinit { runner.cancel() }
+
+        /// Closes the pool's connections. The store cannot be used afterwards.
+        public func close() { runner.cancel() }
+
+        // MARK: Transactions
+
+        /// Runs `body` in one transaction on a pooled connection (READ COMMITTED: each statement sees what committed
+        /// before it, and row and advisory locks order concurrent writers). Changes recorded inside are appended to the
+        /// change log in commit order just before the commit. A serialisation failure or deadlock is retried.
+        func write<T: Sendable>(_ what: String, _ body: @Sendable (Transaction) async throws -> T)
+            async throws(RouteKitError) -> T
+        {
+            var attempt = 0
+            while true {
+                attempt += 1
+                let result: Result<(T, Bool), any Error>
+                do {
+                    result = .success(
+                        try await client.withConnection { connection in
+                            let tx = Transaction(connection)
+                            try await tx.run("BEGIN")
+                            do {
+                                let value = try await body(tx)
+                                let recorded = try await Self.seal(tx)
+                                try await tx.run("COMMIT")
+                                return (value, recorded)
+                            } catch {
+                                try? await tx.run("ROLLBACK")
+                                throw error
+                            }
+                        })
+                } catch {
+                    result = .failure(error)
+                }
+                switch result {
+                case .success(let (value, recorded)):
+                    if recorded { commitSignal.fire() }
+                    return value
+                case .failure(let error):
+                    if attempt < 8, Self.isRetryable(error) {
+                        try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+                        continue
+                    }
+                    throw Self.mapError(error, what)
+                }
+            }
+        }
+
+        /// Runs `body` on a pooled connection; with `snapshot`, in one read-only REPEATABLE READ transaction, so that
+        /// its statements see one version of the store.
+        func read<T: Sendable>(
+            _ what: String, snapshot: Bool = false, _ body: @Sendable (Transaction) async throws -> T
+        )
+            async throws(RouteKitError) -> T
+        {
+            do {
+                return try await client.withConnection { connection in
+                    let tx = Transaction(connection)
+                    guard snapshot else { return try await body(tx) }
+                    try await tx.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    do {
+                        let value = try await body(tx)
+                        try await tx.run("COMMIT")
+                        return value
+                    } catch {
+                        try? await tx.run("ROLLBACK")
+                        throw error
+                    }
+                }
+            } catch {
+                throw Self.mapError(error, what)
+            }
+        }
+
+        static func isRetryable(_ error: any Error) -> Bool {
+            guard let e = error as? PSQLError, e.code == .server, let state = e.serverInfo?[.sqlState] else {
+                return false
+            }
+            return state == "40001" || state == "40P01"
+        }
+
+        /// A RouteKitError for what postgres-nio threw: the server's message and SQLSTATE (never the values of a
+        /// statement, which may be coordinates), or ``RouteKitError/Code/unavailable`` when the server cannot be
+        /// reached.
+        static func mapError(_ error: any Error, _ what: String) -> RouteKitError {
+            if let e = error as? RouteKitError { return e }
+            if let e = error as? PSQLError {
+                if e.code == .server, let state = e.serverInfo?[.sqlState] {
+                    let message = e.serverInfo?[.message] ?? "server error"
+                    if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state) {
+                        return RouteKitError(.unavailable, "\(what) failed: the server is unavailable: \(message)")
+                    }
+                    return RouteKitError(.storage, "\(what) failed: \(message) (SQLSTATE \(state))")
+                }
+                return RouteKitError(.unavailable, "\(what) failed: cannot reach the PostgreSQL server (\(e.code))")
+            }
+            if error is PostgresDecodingError {
+                return RouteKitError(
+                    .incompatibleStore, "\(what) failed: the database holds a value of an unexpected type")
+            }
+            if error is CancellationError { return RouteKitError(.storage, "\(what) was cancelled") }
+            return RouteKitError(.unavailable, "\(what) failed: cannot reach the PostgreSQL server (\(error))")
+        }
+
+        /// Takes a transaction-scoped advisory lock on `name` (a sync identity): concurrent writers of the same
+        /// identity run one after the other, and each reads what the previous one committed.
+        static func lock(_ tx: Transaction, _ name: String) async throws {
+            try await tx.run("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
+        }
+
+        static func key(_ id: UUID) -> String { StoredRecord.key(id) }
+
+        static func workout(_ r: Row) throws -> Workout {
+            try StoredRecord.workout(
+                uuid: r.get("uuid"), source: r.get("source"), syncID: r.get("sync_id"),
+                syncVersion: r.get("sync_version"), body: r.get("body"))
+        }
+
+        static func route(_ r: Row) throws -> RouteSample {
+            try StoredRecord.route(
+                uuid: r.get("uuid"), workout: r.get("workout_uuid"), source: r.get("source"), syncID: r.get("sync_id"),
+                syncVersion: r.get("sync_version"), locationCount: Int(r.get("location_count") as Int64),
+                body: r.get("body"))
+        }
+
+        // MARK: Workouts
+
+        public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
+            let body = try StoredRecord.body(of: workout)
+            let id = Self.key(workout.id)
+            return try await write("saving workout \(workout.id)") { tx in
+                var outcome = SaveOutcome.inserted(workout.id)
+                if let sync = workout.sync {
+                    try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
+                    if let row = try await tx.first(
+                        "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier)"
+                    ) {
+                        let current = try StoredRecord.uuid(row.get("uuid"))
+                        let version: Int64 = try row.get("sync_version")
+                        if version >= sync.version { return .stale(current: current, currentVersion: version) }
+                        try await Self.deleteWorkoutRows(tx, Self.key(current))
+                        outcome = .replaced(workout.id, previous: current, previousVersion: version)
+                    }
+                }
+                if try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil {
+                    throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
+                }
+                try await tx.run(
+                    """
+                    INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
+                    VALUES (\(id), \(workout.source.name), \(workout.sync?.identifier), \(workout.sync?.version),
+                        \(workout.start?.instant.seconds), \(workout.end?.instant.seconds), \(body))
+                    """)
+                return outcome
+            }
+        }
+
+        public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
+            try await read("reading workout \(id)") { tx in
+                try await tx.first("SELECT * FROM workout WHERE uuid = \(Self.key(id))").map(Self.workout)
+            }
+        }
+
+        public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
+            try await read("listing workouts") { tx in
+                try await Self.list(
+                    tx, "workout", [("source", filter.source?.name), ("sync_id", filter.syncIdentifier)],
+                    limit: filter.limit
+                ).map(Self.workout)
+            }
+        }
+
+        public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
+            try await write("deleting workout \(id)") { tx in
+                guard
+                    let owner = try await tx.value(
+                        "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR UPDATE", as: String.self)
+                else { throw RouteKitError(.notFound, "no workout \(id)") }
+                guard owner == source.name else {
+                    throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
+                }
+                try await Self.deleteWorkoutRows(tx, Self.key(id))
+            }
+        }
+
+        /// Deletes a workout, its routes (current and kept), series and effort scores, with their chunks.
+        static func deleteWorkoutRows(_ tx: Transaction, _ workout: String) async throws {
+            for row in try await tx.rows("SELECT * FROM route WHERE workout_uuid = \(workout) AND current ORDER BY id")
+            {
+                try await recordDeletion(tx, row)
+            }
+            let containers =
+                try await tx.rows("SELECT container FROM route WHERE workout_uuid = \(workout)").map {
+                    try $0.get("container") as String
+                }
+                + tx.rows("SELECT container FROM series WHERE workout_uuid = \(workout)").map {
+                    try $0.get("container") as String
+                }
+            try await tx.run("DELETE FROM route WHERE workout_uuid = \(workout)")
+            try await tx.run("DELETE FROM series WHERE workout_uuid = \(workout)")
+            try await tx.run("DELETE FROM effort WHERE workout_uuid = \(workout)")
+            try await tx.run("DELETE FROM workout WHERE uuid = \(workout)")
+            for c in Set(containers).sorted() { try await dropContainerIfUnused(tx, c) }
+        }
+
+        /// Deletes a container's chunks unless a route or a pending builder still uses it (the kinds a workout's
+        /// series use stay).
+        static func dropContainerIfUnused(_ tx: Transaction, _ container: String) async throws {
+            let used = try await tx.value(
+                """
+                SELECT EXISTS(SELECT 1 FROM route WHERE container = \(container))
+                    OR EXISTS(SELECT 1 FROM builder WHERE uuid = \(container))
+                """, as: Bool.self)
+            if used == true { return }
+            try await tx.run(
+                """
+                DELETE FROM chunk WHERE container = \(container)
+                    AND kind NOT IN (SELECT kind FROM series WHERE container = \(container))
+                """)
+        }
+
+        /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
+        static func list(
+            _ tx: Transaction, _ table: String, _ equal: [(String, String?)], condition: String = "TRUE", limit: Int?
+        ) async throws -> [Row] {
+            var sql = SQL("SELECT * FROM \(table) WHERE \(condition)")
+            for (column, value) in equal {
+                guard let value else { continue }
+                sql.append(" AND \(column) = \(sql.bind(value))")
+            }
+            sql.append(" ORDER BY id")
+            if let limit { sql.append(" LIMIT \(max(0, limit))") }
+            return try await tx.rows(sql.query)
+        }
+
+        // MARK: Routes
+
+        public func route(id: UUID) async throws(RouteKitError) -> RouteSample? {
+            try await read("reading route \(id)") { tx in
+                try await tx.first("SELECT * FROM route WHERE uuid = \(Self.key(id))").map(Self.route)
+            }
+        }
+
+        public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool {
+            try await read("reading route \(id)") { tx in
+                try await tx.value("SELECT current FROM route WHERE uuid = \(Self.key(id))", as: Bool.self) ?? false
+            }
+        }
+
+        public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
+            try await read("listing routes") { tx in
+                try await Self.list(
+                    tx, "route",
+                    [
+                        ("workout_uuid", filter.workout.map(Self.key)), ("source", filter.source?.name),
+                        ("sync_id", filter.syncIdentifier),
+                    ], condition: "current", limit: filter.limit
+                ).map(Self.route)
+            }
+        }
+
+        public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
+            try await write("deleting route \(id)") { tx in
+                guard
+                    let first = try await tx.first(
+                        "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND current")
+                else { throw RouteKitError(.notFound, "no current route \(id)") }
+                let owner: String = try first.get("source")
+                let syncID: String = try first.get("sync_id")
+                guard owner == source.name else {
+                    throw RouteKitError(.notOwner, "route \(id) belongs to source '\(owner)', not '\(source)'")
+                }
+                try await Self.lock(tx, "route\n\(owner)\n\(syncID)")
+                // Read again under the identity's lock: a concurrent writer may have replaced it meanwhile.
+                guard let row = try await tx.first("SELECT * FROM route WHERE uuid = \(Self.key(id)) AND current")
+                else { throw RouteKitError(.notFound, "no current route \(id)") }
+                try await Self.recordDeletion(tx, row)
+                let containers = try await tx.rows(
+                    "SELECT container FROM route WHERE source = \(owner) AND sync_id = \(syncID)"
+                ).map { try $0.get("container") as String }
+                try await tx.run("DELETE FROM route WHERE source = \(owner) AND sync_id = \(syncID)")
+                for c in Set(containers).sorted() { try await Self.dropContainerIfUnused(tx, c) }
+            }
+        }
+
+        public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+            async throws(RouteKitError) -> any ChunkCursor
+        {
+            let routeKey = Self.key(id)
+            let kindName = kind.description
+            return try await chunkCursor("reading route \(id)") { tx in
+                guard
+                    let container = try await tx.value(
+                        "SELECT container FROM route WHERE uuid = \(routeKey)", as: String.self)
+                else { throw RouteKitError(.notFound, "no route \(id)") }
+                var sql = SQL("SELECT id FROM chunk WHERE container = ")
+                sql.append(sql.bind(container) + " AND kind = " + sql.bind(kindName))
+                if let interval {
+                    // Chunks without times hold no location of an interval; the bounds are whole seconds.
+                    sql.append(" AND max_s >= \(sql.bind(interval.lowerBound.seconds))")
+                    sql.append(" AND min_s <= \(sql.bind(interval.upperBound.seconds))")
+                }
+                sql.append(" ORDER BY seq")
+                return try await tx.rows(sql.query).map { try $0.get("id") as Int64 }
+            }
+        }
+
+        /// Chunks in the order `ids` lists them. Small reads come whole from one snapshot; longer ones through a
+        /// connection of their own that holds a REPEATABLE READ snapshot while they are iterated.
+        func chunkCursor(_ what: String, ids: @escaping @Sendable (Transaction) async throws -> [Int64])
+            async throws(RouteKitError) -> any ChunkCursor
+        {
+            let small = try await read(what, snapshot: true) { tx -> [StoredChunk]? in
+                let found = try await ids(tx)
+                guard found.count <= SnapshotCursor.wholeReadChunks else { return nil }
+                return try await Self.chunks(tx, found)
+            }
+            if let small { return ArrayCursor(small) }
+            return try await SnapshotCursor.open(endpoint, what, ids: ids)
+        }
+
+        /// The chunks with these row ids, in that order.
+        static func chunks(_ tx: Transaction, _ ids: [Int64]) async throws -> [StoredChunk] {
+            if ids.isEmpty { return [] }
+            var byID: [Int64: StoredChunk] = [:]
+            for row in try await tx.rows("SELECT * FROM chunk WHERE id = ANY(\(ids))") {
+                byID[try row.get("id")] = try chunk(row, withData: true)
+            }
+            return try ids.map { id in
+                guard let c = byID[id] else {
+                    throw RouteKitError(.storage, "a chunk vanished inside a read transaction")
+                }
+                return c
+            }
+        }
+
+        // MARK: Series
+
+        public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+            async throws(RouteKitError)
+        {
+            let container = "series-" + Self.key(id)
+            try await write("saving series of workout \(id)") { tx in
+                // The workout's row lock orders concurrent appends (each numbers its chunks after the others').
+                guard
+                    let owner = try await tx.value(
+                        "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR UPDATE", as: String.self)
+                else { throw RouteKitError(.notFound, "no workout \(id)") }
+                guard owner == source.name else {
+                    throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
+                }
+                var next = Int(
+                    try await tx.value("SELECT MAX(seq) + 1 FROM chunk WHERE container = \(container)", as: Int64.self)
+                        ?? 0)
+                var numbered: [StoredChunk] = []
+                for var chunk in chunks {
+                    chunk.sequence = next
+                    next += 1
+                    numbered.append(chunk)
+                }
+                try await Self.insert(tx, numbered, container: container)
+                for kind in Set(chunks.map(\.kind.description)).sorted() {
+                    try await tx.run(
+                        """
+                        INSERT INTO series(workout_uuid, source, kind, container)
+                        VALUES (\(Self.key(id)), \(source.name), \(kind), \(container)) ON CONFLICT DO NOTHING
+                        """)
+                }
+            }
+        }
+
+        public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
+            try await read("reading series of workout \(id)") { tx in
+                let kinds = try await tx.rows("SELECT DISTINCT kind FROM series WHERE workout_uuid = \(Self.key(id))")
+                    .map { try $0.get("kind") as String }
+                let known = Set(kinds)
+                return QuantityType.all.filter { known.contains($0.identifier) }
+            }
+        }
+
+        public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor {
+            let workoutKey = Self.key(id)
+            let kindName = kind.description
+            return try await chunkCursor("reading series of workout \(id)") { tx in
+                try await tx.rows(
+                    """
+                    SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
+                    WHERE s.workout_uuid = \(workoutKey) AND s.kind = \(kindName)
+                    ORDER BY c.min_s NULLS FIRST, c.min_ns NULLS FIRST, s.id, c.seq
+                    """
+                ).map { try $0.get("id") as Int64 }
+            }
+        }
+
+        // MARK: Chunks
+
+        /// Inserts chunks, several per statement.
+        static func insert(_ tx: Transaction, _ chunks: [StoredChunk], container: String) async throws {
+            var start = 0
+            while start < chunks.count {
+                let group = chunks[start..<min(start + 32, chunks.count)]
+                start += group.count
+                var sql = SQL(
+                    "INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data) VALUES ")
+                for (i, chunk) in group.enumerated() {
+                    if i > 0 { sql.append(", ") }
+                    let values = [
+                        sql.bind(container), sql.bind(chunk.kind.description), sql.bind(Int64(chunk.sequence)),
+                        sql.bind(Int64(chunk.count)), sql.bind(chunk.minTime?.seconds),
+                        sql.bind(chunk.minTime.map { Int64($0.nanoseconds) }), sql.bind(chunk.maxTime?.seconds),
+                        sql.bind(chunk.maxTime.map { Int64($0.nanoseconds) }), sql.bind(ByteBuffer(bytes: chunk.bytes)),
+                    ]
+                    sql.append("(" + values.joined(separator: ", ") + ")")
+                }
+                try await tx.run(sql.query)
+            }
+        }
+
+        static func chunk(_ r: Row, withData: Bool) throws -> StoredChunk {
+            let kindName: String = try r.get("kind")
+            guard let kind = ChunkKind(name: kindName) else {
+                throw RouteKitError(.incompatibleStore, "the store holds chunks of an unknown kind '\(kindName)'")
+            }
+            func instant(_ s: String, _ ns: String) throws -> Instant? {
+                let seconds: Int64? = try r.get(s)
+                let nanos: Int64? = try r.get(ns)
+                return seconds.map { Instant(seconds: $0, nanoseconds: Int32(truncatingIfNeeded: nanos ?? 0)) }
+            }
+            let data: ByteBuffer? = withData ? try r.get("data") : nil
+            return StoredChunk(
+                kind: kind, sequence: Int(try r.get("seq") as Int64), count: Int(try r.get("count") as Int64),
+                minTime: try instant("min_s", "min_ns"), maxTime: try instant("max_s", "max_ns"),
+                bytes: data.map { Array($0.readableBytesView) } ?? [])
+        }
+
+        // MARK: Builders
+
+        public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
+            let metadata = try StoredRecord.encode(metadata: b.metadata)
+            try await write("creating route builder \(b.id)") { tx in
+                try await tx.run(
+                    """
+                    INSERT INTO builder(uuid, source, location_order, origin_kind, origin_key, origin_label,
+                        location_count, checkpoint, claim, metadata, created, updated)
+                    VALUES (\(Self.key(b.id)), \(b.source.name), \(b.order.rawValue), \(b.origin?.kind), \(b.origin?.key),
+                        \(b.origin?.label), \(Int64(b.progress.locationCount)), \(b.progress.checkpoint), \(Self.key(b.claim)),
+                        \(metadata), \(b.created.timeIntervalSince1970), \(b.updated.timeIntervalSince1970))
+                    """)
+            }
+        }
+
+        static func builder(_ tx: Transaction, _ r: Row) async throws -> PendingBuilder {
+            let key: String = try r.get("uuid")
+            let kind: String? = try r.get("origin_kind")
+            let originKey: String? = try r.get("origin_key")
+            let label: String? = try r.get("origin_label")
+            let orderName: String = try r.get("location_order")
+            let next = try await tx.value("SELECT MAX(seq) + 1 FROM chunk WHERE container = \(key)", as: Int64.self)
+            return PendingBuilder(
+                id: try StoredRecord.uuid(key), source: try StoredRecord.source(r.get("source")),
+                order: LocationOrder(rawValue: orderName) ?? .insertion,
+                origin: kind.map { BuilderOrigin(kind: $0, key: originKey ?? "", label: label) },
+                progress: BuilderProgress(
+                    locationCount: Int(try r.get("location_count") as Int64), checkpoint: try r.get("checkpoint")),
+                metadata: try StoredRecord.decodeMetadata(r.get("metadata")),
+                created: Date(timeIntervalSince1970: try r.get("created")),
+                updated: Date(timeIntervalSince1970: try r.get("updated")), nextSequence: Int(next ?? 0),
+                claim: try StoredRecord.uuid(r.get("claim")))
+        }
+
+        public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
+            try await read("reading route builder \(id)", snapshot: true) { tx in
+                guard let row = try await tx.first("SELECT * FROM builder WHERE uuid = \(Self.key(id))") else {
+                    return nil
+                }
+                return try await Self.builder(tx, row)
+            }
+        }
+
+        public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] {
+            try await read("listing route builders", snapshot: true) { tx in
+                var found: [PendingBuilder] = []
+                for row in try await tx.rows("SELECT * FROM builder ORDER BY created, uuid") {
+                    found.append(try await Self.builder(tx, row))
+                }
+                return found
+            }
+        }
+
+        /// Checks that `claim` holds the pending builder `key`, and locks its row until the transaction ends.
+        static func checkClaim(_ tx: Transaction, _ key: String, _ claim: UUID) async throws {
+            guard
+                let held = try await tx.value(
+                    "SELECT claim FROM builder WHERE uuid = \(key) FOR UPDATE", as: String.self)
+            else {
+                throw RouteKitError(.notFound, "route builder \(key) is not pending (finished, discarded or unknown)")
+            }
+            guard held == Self.key(claim) else {
+                throw RouteKitError(.builderState, "route builder \(key) was taken over by another process")
+            }
+        }
+
+        public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+            async throws(RouteKitError) -> Bool
+        {
+            try await write("claiming route builder \(id)") { tx in
+                try await !tx.rows(
+                    """
+                    UPDATE builder SET claim = \(Self.key(claim)) WHERE uuid = \(Self.key(id))
+                        AND location_count = \(Int64(expectedLocationCount)) AND claim = \(Self.key(previous)) RETURNING 1
+                    """
+                ).isEmpty
+            }
+        }
+
+        public func appendToBuilder(
+            id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+        ) async throws(RouteKitError) {
+            let metadataJSON = try StoredRecord.encode(metadata: metadata)
+            let now = Date().timeIntervalSince1970
+            let key = Self.key(id)
+            try await write("storing a batch of route builder \(id)") { tx in
+                try await Self.checkClaim(tx, key, claim)
+                try await tx.run(
+                    """
+                    UPDATE builder SET location_count = \(Int64(progress.locationCount)), checkpoint = \(progress.checkpoint),
+                        metadata = \(metadataJSON), updated = \(now) WHERE uuid = \(key)
+                    """)
+                try await Self.insert(tx, chunks, container: key)
+            }
+        }
+
+        public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
+            try await read("reading route builder \(id)") { tx in
+                try await tx.first(
+                    """
+                    SELECT * FROM chunk WHERE container = \(Self.key(id)) AND kind = \(kind.description)
+                        AND seq = \(Int64(sequence))
+                    """
+                ).map { try Self.chunk($0, withData: true) }
+            }
+        }
+
+        public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
+            try await read("reading route builder \(id)") { tx in
+                try await tx.rows(
+                    """
+                    SELECT kind, seq, count, min_s, min_ns, max_s, max_ns FROM chunk
+                    WHERE container = \(Self.key(id)) AND kind = \(kind.description) ORDER BY seq
+                    """
+                ).map { try Self.chunk($0, withData: false) }
+            }
+        }
+
+        public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
+            async throws(RouteKitError)
+        {
+            let key = Self.key(id)
+            try await write("merging route builder \(id)") { tx in
+                try await Self.checkClaim(tx, key, claim)
+                try await tx.run(
+                    "DELETE FROM chunk WHERE container = \(key) AND kind = 'locations' AND seq = ANY(\(sequences.map { Int64($0) }))"
+                )
+                try await tx.run("UPDATE chunk SET kind = 'locations' WHERE container = \(key) AND kind = 'staging'")
+            }
+        }
+
+        public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+            try await write("cleaning route builder \(id)") { tx in
+                try await tx.run("DELETE FROM chunk WHERE container = \(Self.key(id)) AND kind = 'staging'")
+            }
+        }
+
+        public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
+            let key = Self.key(id)
+            try await write("discarding route builder \(id)") { tx in
+                guard
+                    let owner = try await tx.value(
+                        "SELECT source FROM builder WHERE uuid = \(key) FOR UPDATE", as: String.self)
+                else {
+                    throw RouteKitError(
+                        .notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+                }
+                guard owner == source.name else {
+                    throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(owner)', not '\(source)'")
+                }
+                try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
+                try await tx.run("DELETE FROM chunk WHERE container = \(key)")
+            }
+        }
+
+        // MARK: Saving routes
+
+        /// Checks that the workout exists and is the route's source's, and keeps it from being deleted until the
+        /// transaction ends.
+        static func checkWorkout(_ tx: Transaction, _ route: RouteSample) async throws {
+            guard
+                let workoutSource = try await tx.value(
+                    "SELECT source FROM workout WHERE uuid = \(key(route.workoutID)) FOR SHARE", as: String.self)
+            else { throw RouteKitError(.notFound, "workout \(route.workoutID) is not saved") }
+            guard workoutSource == route.source.name else {
+                throw RouteKitError(
+                    .notOwner, "workout \(route.workoutID) belongs to source '\(workoutSource)', not '\(route.source)'")
+            }
+        }
+
+        /// The sync semantics for a route about to be inserted (under the identity's lock): `.stale` (nothing
+        /// changed), or the current version deleted (kept as provenance when it was raw and the new one is derived)
+        /// and `.replaced`, or `.inserted`.
+        static func replaceCurrent(_ tx: Transaction, _ route: RouteSample, derived: Bool) async throws -> SaveOutcome {
+            let source = route.source.name
+            let syncID = route.sync.identifier
+            try await lock(tx, "route\n\(source)\n\(syncID)")
+            guard
+                let row = try await tx.first(
+                    "SELECT * FROM route WHERE source = \(source) AND sync_id = \(syncID) AND current")
+            else { return .inserted(route.id) }
+            let current = try StoredRecord.uuid(row.get("uuid"))
+            let version: Int64 = try row.get("sync_version")
+            if version >= route.sync.version { return .stale(current: current, currentVersion: version) }
+            try await recordDeletion(tx, row)
+            let wasRaw: Bool = try row.get("raw")
+            if wasRaw && derived {
+                try await tx.run("UPDATE route SET current = FALSE WHERE uuid = \(key(current))")
+            } else {
+                try await tx.run("DELETE FROM route WHERE uuid = \(key(current))")
+                try await dropContainerIfUnused(tx, row.get("container"))
+            }
+            if !derived {
+                // A new raw version: older kept provenance of this identity is no longer the raw one.
+                let old = try await tx.rows(
+                    "DELETE FROM route WHERE source = \(source) AND sync_id = \(syncID) AND NOT current RETURNING container"
+                ).map { try $0.get("container") as String }
+                for c in old { try await dropContainerIfUnused(tx, c) }
+            }
+            return .replaced(route.id, previous: current, previousVersion: version)
+        }
+
+        /// Inserts the route row and records its addition in the change log.
+        static func insertRoute(_ tx: Transaction, _ route: RouteSample, container: String, derived: Bool, body: String)
+            async throws
+        {
+            try await tx.run(
+                """
+                INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
+                    location_count, container, body)
+                VALUES (\(key(route.id)), \(key(route.workoutID)), \(route.source.name), \(route.sync.identifier),
+                    \(route.sync.version), TRUE, \(!derived), \(route.start?.instant.seconds), \(route.end?.instant.seconds),
+                    \(Int64(route.locationCount)), \(container), \(body))
+                """)
+            recordAddition(tx, route)
+        }
+
+        public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+            async throws(RouteKitError) -> SaveOutcome
+        {
+            let body = try StoredRecord.body(of: route)
+            guard chunks.allSatisfy({ $0.kind == .locations || $0.kind == .extras }) else {
+                throw RouteKitError(.invalidArgument, "a saved route's chunks are locations (and extras)")
+            }
+            let derived = route.metadata[MetadataKey.derivedFrom] != nil
+            return try await write("saving route \(route.id)") { tx in
+                try await Self.checkWorkout(tx, route)
+                let outcome = try await Self.replaceCurrent(tx, route, derived: derived)
+                if case .stale = outcome {
+                } else {
+                    let container = Self.key(route.id)
+                    try await Self.insert(tx, chunks, container: container)
+                    try await Self.insertRoute(tx, route, container: container, derived: derived, body: body)
+                }
+                if let claim {
+                    try await tx.run(
+                        "DELETE FROM lease WHERE key = \(claim.key) AND holder = \(Self.key(claim.holder))")
+                }
+                return outcome
+            }
+        }
+
+        public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+            async throws(RouteKitError) -> SaveOutcome
+        {
+            let body = try StoredRecord.body(of: route)
+            let derived = route.metadata[MetadataKey.derivedFrom] != nil
+            let key = Self.key(id)
+            return try await write("finishing route builder \(id)") { tx in
+                guard
+                    let builderSource = try await tx.value(
+                        "SELECT source FROM builder WHERE uuid = \(key)", as: String.self)
+                else {
+                    throw RouteKitError(
+                        .notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+                }
+                guard builderSource == route.source.name else {
+                    throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(builderSource)'")
+                }
+                try await Self.checkClaim(tx, key, claim)
+                try await Self.checkWorkout(tx, route)
+                let outcome = try await Self.replaceCurrent(tx, route, derived: derived)
+                if case .stale = outcome {
+                    try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
+                    try await tx.run("DELETE FROM chunk WHERE container = \(key)")
+                    return outcome
+                }
+                if let order = sequenceOrder, order != order.sorted() {
+                    // Renumber in two steps so that no two chunks ever share a number.
+                    for (position, s) in order.enumerated() {
+                        try await tx.run(
+                            """
+                            UPDATE chunk SET seq = \(Int64(-1 - position))
+                            WHERE container = \(key) AND kind = 'locations' AND seq = \(Int64(s))
+                            """)
+                    }
+                    try await tx.run(
+                        "UPDATE chunk SET seq = -1 - seq WHERE container = \(key) AND kind = 'locations' AND seq < 0")
+                }
+                try await Self.insertRoute(tx, route, container: key, derived: derived, body: body)
+                try await tx.run(
+                    """
+                    INSERT INTO series(workout_uuid, source, kind, container)
+                    SELECT DISTINCT \(Self.key(route.workoutID)), \(route.source.name), kind, container FROM chunk
+                    WHERE container = \(key) AND kind NOT IN ('locations', 'staging', 'extras')
+                    ON CONFLICT DO NOTHING
+                    """)
+                try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
+                return outcome
+            }
+        }
+
+        // MARK: Work claims
+
+        public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
+            try await claimWork(keys: [key], holder: holder, seconds: seconds).contains(key)
+        }
+
+        /// One statement, so one short transaction: a key is taken when it is free or its claim expired, renewed when
+        /// the holder already has it, and left alone when another holder's claim is live. No lock outlives the
+        /// statement, and keys are taken in sorted order, so workers claiming overlapping batches never deadlock.
+        /// Expiry is measured on the database server's clock, the one clock every worker shares.
+        public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
+        {
+            guard seconds.isFinite, seconds > 0 else {
+                throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
+            }
+            let sorted = Set(keys).sorted()
+            if sorted.isEmpty { return [] }
+            let me = Self.key(holder)
+            return try await write("claiming \(sorted.count == 1 ? "work \(sorted[0])" : "\(sorted.count) work keys")")
+            { tx in
+                Set(
+                    try await tx.rows(
+                        """
+                        INSERT INTO lease(key, holder, expires)
+                        SELECT k, \(me), extract(epoch FROM clock_timestamp())::float8 + \(seconds)
+                        FROM unnest(\(sorted)::text[]) AS k ORDER BY k
+                        ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+                        WHERE lease.expires < extract(epoch FROM clock_timestamp())::float8 OR lease.holder = excluded.holder
+                        RETURNING key
+                        """
+                    ).map { try $0.get("key") as String })
+            }
+        }
+
+        public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+            try await write("releasing work \(key)") { tx in
+                try await tx.run("DELETE FROM lease WHERE key = \(key) AND holder = \(Self.key(holder))")
+            }
+        }
+
+        public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+            try await read("reading the raw version of \(syncIdentifier)") { tx in
+                try await tx.first(
+                    """
+                    SELECT * FROM route WHERE source = \(source.name) AND sync_id = \(syncIdentifier) AND raw
+                    ORDER BY sync_version DESC LIMIT 1
+                    """
+                ).map(Self.route)
+            }
+        }
+
+        // MARK: Privacy zones
+
+        public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
+            let rows = try await read("reading the privacy zones of \(source)") { tx in
+                try await tx.rows(
+                    "SELECT latitude, longitude, radius FROM privacy_zone WHERE source = \(source.name) ORDER BY id"
+                ).map { row -> [Double] in [try row.get("latitude"), try row.get("longitude"), try row.get("radius")] }
+            }
+            var zones: [PrivacyZone] = []
+            for r in rows {
+                do {
+                    zones.append(try PrivacyZone(latitude: r[0], longitude: r[1], radiusMetres: r[2]))
+                } catch {
+                    throw RouteKitError(.storage, "a stored privacy zone of \(source) is invalid: \(error.message)")
+                }
+            }
+            return zones
+        }
+
+        public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
+            try await write("setting the privacy zones of \(source)") { tx in
+                try await Self.lock(tx, "privacy\n\(source.name)")
+                try await tx.run("DELETE FROM privacy_zone WHERE source = \(source.name)")
+                for z in zones {
+                    try await tx.run(
+                        """
+                        INSERT INTO privacy_zone(source, latitude, longitude, radius)
+                        VALUES (\(source.name), \(z.latitude), \(z.longitude), \(z.radiusMetres))
+                        """)
+                }
+            }
+        }
+
+        // MARK: Effort
+
+        public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
+            try await write("relating an effort score to workout \(score.workoutID)") { tx in
+                guard
+                    try await tx.first("SELECT 1 FROM workout WHERE uuid = \(Self.key(score.workoutID)) FOR SHARE")
+                        != nil
+                else { throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved") }
+                try await tx.run(
+                    """
+                    INSERT INTO effort(uuid, workout_uuid, source, score, manual, created)
+                    VALUES (\(Self.key(score.id)), \(Self.key(score.workoutID)), \(score.source.name), \(score.score),
+                        \(score.isManual), \(score.created.timeIntervalSince1970))
+                    """)
+            }
+        }
+
+        public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {
+            try await write("unrelating effort score \(id)") { tx in
+                guard
+                    let owner = try await tx.value(
+                        "SELECT source FROM effort WHERE uuid = \(Self.key(id))", as: String.self)
+                else { throw RouteKitError(.notFound, "no effort score \(id)") }
+                guard owner == source.name else {
+                    throw RouteKitError(.notOwner, "effort score \(id) belongs to source '\(owner)', not '\(source)'")
+                }
+                try await tx.run("DELETE FROM effort WHERE uuid = \(Self.key(id))")
+            }
+        }
+
+        public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
+            try await read("reading effort scores of workout \(id)") { tx in
+                try await tx.rows("SELECT * FROM effort WHERE workout_uuid = \(Self.key(id)) ORDER BY created, id").map
+                { r in
+                    try EffortScore(
+                        id: try StoredRecord.uuid(r.get("uuid")),
+                        workoutID: try StoredRecord.uuid(r.get("workout_uuid")),
+                        source: try StoredRecord.source(r.get("source")), score: try r.get("score"),
+                        isManual: try r.get("manual"), created: Date(timeIntervalSince1970: try r.get("created")))
+                }
+            }
+        }
+    }
+
+    // MARK: - Statements
+
+    /// One connection's statements, inside a transaction or not, and the changes a write transaction recorded.
+    final class Transaction: @unchecked Sendable {
+        let connection: PostgresConnection
+        /// Changes recorded so far, in order (appended to the log when the transaction seals).
+        var changes: [PostgresStore.Change] = []
+
+        init(_ connection: PostgresConnection) { self.connection = connection }
+
+        /// Runs a statement, discarding its rows.
+        func run(_ query: PostgresQuery) async throws {
+            _ = try await connection.query(query, logger: PostgresStore.logger).collect()
+        }
+
+        /// Every row of a statement.
+        func rows(_ query: PostgresQuery) async throws -> [Row] {
+            try await connection.query(query, logger: PostgresStore.logger).collect().map { Row($0.makeRandomAccess()) }
+        }
+
+        /// The first row, if any.
+        func first(_ query: PostgresQuery) async throws -> Row? { try await rows(query).first }
+
+        /// The first column of the first row; `nil` when there is no row or the value is NULL.
+        func value<T: PostgresDecodable>(_ query: PostgresQuery, as: T.Type) async throws -> T? {
+            guard let row = try await connection.query(query, logger: PostgresStore.logger).collect().first else {
+                return nil
+            }
+            let cells = row.makeRandomAccess()
+            guard !cells.isEmpty, cells[0].bytes != nil else { return nil }
+            return try cells[0].decode(T.self)
+        }
+    }
+
+    /// A row whose columns are read by name.
+    struct Row: @unchecked Sendable {
+        let cells: PostgresRandomAccessRow
+        init(_ cells: PostgresRandomAccessRow) { self.cells = cells }
+
+        func get<T: PostgresDecodable>(_ column: String) throws -> T {
+            guard cells.contains(column) else {
+                throw RouteKitError(
+                    .incompatibleStore, "the database has no column '\(column)' where RouteKit expects one")
+            }
+            return try cells[column].decode(T.self)
+        }
+    }
+
+    /// A statement built piece by piece, with numbered parameters.
+    struct SQL {
+        private var text: String
+        private var binds = PostgresBindings()
+
+        init(_ text: String) { self.text = text }
+
+        mutating func append(_ more: String) { text += more }
+
+        /// Adds a parameter and returns its placeholder (`$3`).
+        mutating func bind<T: PostgresDynamicTypeEncodable>(_ value: T?) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+
+        var query: PostgresQuery { PostgresQuery(unsafeSQL: text, binds: binds) }
+    }
+
+    /// Chunks already read (a small route, read whole in one transaction).
+    final class ArrayCursor: ChunkCursor {
+        private var chunks: [StoredChunk]
+        private var position = 0
+
+        init(_ chunks: [StoredChunk]) { self.chunks = chunks }
+
+        func next() async throws(RouteKitError) -> StoredChunk? {
+            guard position < chunks.count else { return nil }
+            defer { position += 1 }
+            return chunks[position]
+        }
+
+        func close() {
+            chunks = []
+            position = 0
+        }
+    }
+
+    /// Reads a long route's chunks a few at a time through a connection of its own, inside a read-only REPEATABLE
+    /// READ transaction opened when the query started: a route replaced meanwhile is still read whole.
+    final class SnapshotCursor: ChunkCursor {
+        /// Reads of at most this many chunks are read whole instead.
+        static let wholeReadChunks = 64
+        static let group = 8
+        private var connection: PostgresConnection?
+        private let ids: [Int64]
+        private var position = 0
+        private var ready: [StoredChunk] = []
+        private var readyIndex = 0
+
+        private init(connection: PostgresConnection, ids: [Int64]) {
+            self.connection = connection
+            self.ids = ids
+        }
+
+        static func open(
+            _ endpoint: Endpoint, _ what: String, ids: @Sendable (Transaction) async throws -> [Int64]
+        ) async throws(RouteKitError) -> SnapshotCursor {
+            let connection: PostgresConnection
+            do { connection = try await endpoint.connect() } catch { throw PostgresStore.mapError(error, what) }
+            do {
+                let tx = Transaction(connection)
+                try await tx.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                return SnapshotCursor(connection: connection, ids: try await ids(tx))
+            } catch {
+                try? await connection.close()
+                throw PostgresStore.mapError(error, what)
+            }
+        }
+
+        deinit { close() }
+
+        func next() async throws(RouteKitError) -> StoredChunk? {
+            if readyIndex < ready.count {
+                defer { readyIndex += 1 }
+                return ready[readyIndex]
+            }
+            guard let connection, position < ids.count else {
+                close()
+                return nil
+            }
+            let wanted = Array(ids[position..<min(position + Self.group, ids.count)])
+            position += wanted.count
+            do {
+                ready = try await PostgresStore.chunks(Transaction(connection), wanted)
+            } catch {
+                close()
+                throw PostgresStore.mapError(error, "reading a chunk")
+            }
+            readyIndex = 1
+            return ready[0]
+        }
+
+        func close() {
+            guard let connection else { return }
+            self.connection = nil
+            ready = []
+            // Closing the connection ends its transaction.
+            let _: EventLoopFuture<Void> = connection.close()
+        }
+    }
+#endif

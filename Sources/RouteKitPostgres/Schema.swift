@@ -1,0 +1,188 @@
+#if Postgres
+    import Foundation
+    import PostgresNIO
+    import RouteKit
+
+    /// The PostgreSQL schema, as numbered migrations applied in order when a store opens. A migration is never
+    /// edited once released: a change is a new one appended here. The tables mirror the SQLite store's (see
+    /// RouteKitSQLite's Schema.swift) with PostgreSQL's types.
+    enum Schema {
+        static let migrations: [(id: String, sql: String)] = [
+            (
+                "v1",
+                """
+                CREATE TABLE store_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+                -- Current workouts. A replaced or deleted workout is removed with its routes and series.
+                CREATE TABLE workout(
+                    id BIGSERIAL PRIMARY KEY,
+                    uuid TEXT NOT NULL UNIQUE,
+                    source TEXT NOT NULL,
+                    sync_id TEXT,
+                    sync_version BIGINT,
+                    start_s BIGINT,
+                    end_s BIGINT,
+                    body TEXT NOT NULL);
+                CREATE UNIQUE INDEX workout_sync ON workout(source, sync_id) WHERE sync_id IS NOT NULL;
+
+                -- Routes: current for the current version of a sync identity; not current for a raw version kept as
+                -- provenance after a derived version replaced it. Locations live in `chunk` under `container`.
+                CREATE TABLE route(
+                    id BIGSERIAL PRIMARY KEY,
+                    uuid TEXT NOT NULL UNIQUE,
+                    workout_uuid TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    sync_id TEXT NOT NULL,
+                    sync_version BIGINT NOT NULL,
+                    current BOOLEAN NOT NULL,
+                    raw BOOLEAN NOT NULL,
+                    start_s BIGINT,
+                    end_s BIGINT,
+                    location_count BIGINT NOT NULL,
+                    container TEXT NOT NULL,
+                    body TEXT NOT NULL);
+                CREATE UNIQUE INDEX route_current ON route(source, sync_id) WHERE current;
+                CREATE INDEX route_workout ON route(workout_uuid);
+                CREATE INDEX route_identity ON route(source, sync_id);
+                CREATE INDEX route_container ON route(container);
+
+                -- Pending route builders (a finished or discarded builder's row is deleted).
+                CREATE TABLE builder(
+                    uuid TEXT PRIMARY KEY,
+                    source TEXT NOT NULL,
+                    location_order TEXT NOT NULL,
+                    origin_kind TEXT,
+                    origin_key TEXT,
+                    origin_label TEXT,
+                    location_count BIGINT NOT NULL,
+                    checkpoint TEXT,
+                    claim TEXT NOT NULL,
+                    metadata TEXT NOT NULL,
+                    created DOUBLE PRECISION NOT NULL,
+                    updated DOUBLE PRECISION NOT NULL);
+                CREATE INDEX builder_origin ON builder(origin_kind, origin_key);
+
+                -- Packed chunks of locations or samples. They are packed already: TOAST stores them uncompressed.
+                CREATE TABLE chunk(
+                    id BIGSERIAL PRIMARY KEY,
+                    container TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    seq BIGINT NOT NULL,
+                    count BIGINT NOT NULL,
+                    min_s BIGINT, min_ns BIGINT,
+                    max_s BIGINT, max_ns BIGINT,
+                    data BYTEA NOT NULL,
+                    UNIQUE(container, kind, seq));
+                ALTER TABLE chunk ALTER COLUMN data SET STORAGE EXTERNAL;
+
+                -- Which containers hold a workout's series of a kind.
+                CREATE TABLE series(
+                    id BIGSERIAL PRIMARY KEY,
+                    workout_uuid TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    container TEXT NOT NULL,
+                    UNIQUE(workout_uuid, kind, container));
+                CREATE INDEX series_container ON series(container);
+
+                -- The change feed's log, in commit order (see ChangeLog.swift): positions come from `feed_counter`,
+                -- taken by each transaction as its last statement. Every change of one transaction has the same `txn`
+                -- (its first position), `txn_end` (its last) and `token`. An added row exists only while its route is
+                -- current; deletion rows are kept until compaction.
+                CREATE TABLE feed_counter(id INTEGER PRIMARY KEY CHECK (id = 1), position BIGINT NOT NULL);
+                INSERT INTO feed_counter VALUES (1, 0);
+                CREATE TABLE change(
+                    position BIGINT PRIMARY KEY,
+                    txn BIGINT NOT NULL,
+                    txn_end BIGINT NOT NULL,
+                    token BIGINT NOT NULL,
+                    added BOOLEAN NOT NULL,
+                    route_uuid TEXT NOT NULL,
+                    workout_uuid TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    sync_id TEXT NOT NULL,
+                    sync_version BIGINT NOT NULL,
+                    start_s BIGINT,
+                    end_s BIGINT,
+                    committed DOUBLE PRECISION NOT NULL);
+                CREATE INDEX change_by_txn ON change(txn);
+                CREATE INDEX change_added_route ON change(route_uuid) WHERE added;
+                CREATE TABLE change_txn(
+                    txn_end BIGINT PRIMARY KEY, token BIGINT NOT NULL, committed DOUBLE PRECISION NOT NULL);
+                INSERT INTO store_info(key, value) VALUES ('epoch', '1'), ('history_floor', '0');
+
+                -- Work claims: a worker holds `key` until `expires` (seconds since 1970 on the server's clock).
+                CREATE TABLE lease(key TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL);
+
+                -- Effort scores related to workouts (HealthKit's workout effort): manual or estimated.
+                CREATE TABLE effort(
+                    id BIGSERIAL PRIMARY KEY,
+                    uuid TEXT NOT NULL UNIQUE,
+                    workout_uuid TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    score DOUBLE PRECISION NOT NULL,
+                    manual BOOLEAN NOT NULL,
+                    created DOUBLE PRECISION NOT NULL);
+                CREATE INDEX effort_workout ON effort(workout_uuid);
+
+                -- Each source's privacy zones (circles), in the order they were set.
+                CREATE TABLE privacy_zone(
+                    id BIGSERIAL PRIMARY KEY,
+                    source TEXT NOT NULL,
+                    latitude DOUBLE PRECISION NOT NULL,
+                    longitude DOUBLE PRECISION NOT NULL,
+                    radius DOUBLE PRECISION NOT NULL);
+                CREATE INDEX privacy_zone_source ON privacy_zone(source);
+                """
+            )
+        ]
+
+        /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes
+        /// opening a new database at once apply them once), and returns the store's id.
+        static func prepare(_ endpoint: Endpoint, label: String) async throws(RouteKitError) -> UUID {
+            let connection: PostgresConnection
+            do { connection = try await endpoint.connect() } catch {
+                throw PostgresStore.mapError(error, "opening the store at \(label)")
+            }
+            do {
+                let tx = Transaction(connection)
+                try await tx.run("SELECT pg_advisory_lock(hashtextextended('routekit schema', 0))")
+                try await tx.run(
+                    "CREATE TABLE IF NOT EXISTS routekit_migration(id TEXT PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now())"
+                )
+                let applied = Set(
+                    try await tx.rows("SELECT id FROM routekit_migration").map { try $0.get("id") as String })
+                if let unknown = applied.subtracting(migrations.map(\.id)).sorted().first {
+                    throw RouteKitError(
+                        .incompatibleStore,
+                        "the store at \(label) was written by a newer RouteKit (schema '\(unknown)'); upgrade RouteKit")
+                }
+                for m in migrations where !applied.contains(m.id) {
+                    try await tx.run("BEGIN")
+                    // One statement at a time (the extended protocol takes one); the migrations' statements end
+                    // with ";" at the end of a line, and none holds one anywhere else.
+                    for statement in m.sql.components(separatedBy: ";\n") {
+                        let sql = statement.trimmingCharacters(
+                            in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";")))
+                        if !sql.isEmpty { try await tx.run(PostgresQuery(unsafeSQL: sql)) }
+                    }
+                    try await tx.run("INSERT INTO routekit_migration(id) VALUES (\(m.id))")
+                    try await tx.run("COMMIT")
+                }
+                try await tx.run(
+                    "INSERT INTO store_info(key, value) VALUES ('store_id', \(UUID().uuidString.lowercased())) ON CONFLICT DO NOTHING"
+                )
+                let id = try await tx.value("SELECT value FROM store_info WHERE key = 'store_id'", as: String.self)
+                try await tx.run("SELECT pg_advisory_unlock(hashtextextended('routekit schema', 0))")
+                try? await connection.close()
+                guard let id, let uuid = UUID(uuidString: id) else {
+                    throw RouteKitError(.incompatibleStore, "the store at \(label) has a malformed store id")
+                }
+                return uuid
+            } catch {
+                try? await connection.close()
+                throw PostgresStore.mapError(error, "opening the store at \(label)")
+            }
+        }
+    }
+#endif

@@ -1,0 +1,192 @@
+import Foundation
+import RouteKit
+import RouteKitTesting
+import Testing
+
+#if Postgres
+    import RouteKitPostgres
+
+    /// A store in a database of its own on the test server; dropped by `done()`.
+    struct PostgresFixture {
+        let url: String
+        let store: PostgresStore
+
+        init(connections: Int = 4) async throws {
+            url = try PostgresTestServer.freshDatabase()
+            store = try await PostgresStore(url: url, options: PostgresStore.Options(maximumConnections: connections))
+        }
+
+        /// Another store on the same database: what another process or host would open.
+        func another(connections: Int = 4) async throws -> PostgresStore {
+            try await PostgresStore(url: url, options: PostgresStore.Options(maximumConnections: connections))
+        }
+
+        func done() {
+            store.close()
+            PostgresTestServer.drop(url)
+        }
+    }
+
+    @Suite("PostgreSQL store conformance", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
+    struct PostgresConformanceTests {
+        // The time limit only guards against a hang; speeds are benchmarks.
+        @Test(.timeLimit(.minutes(2)), arguments: StoreConformance.checks)
+        func conformance(_ check: ConformanceCheck) async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            try await check.run(fixture.store)
+        }
+    }
+
+    @Suite("PostgreSQL store", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
+    struct PostgresStoreTests {
+        /// What a follower has seen, checked as it goes: no repeats (a route added twice, or deleted when it was not
+        /// there) and, at the end, no gaps (the same current routes as the store).
+        actor Follower {
+            var current: [UUID: RouteSample] = [:]
+            var anchor: ChangeAnchor?
+            var sets = 0
+            var problems: [String] = []
+
+            func apply(_ set: ChangeSet) {
+                sets += 1
+                for d in set.deleted {
+                    if current.removeValue(forKey: d.id) == nil { problems.append("deleted \(d.id), which it did not have") }
+                }
+                for r in set.added {
+                    if current[r.id] != nil { problems.append("added \(r.id) twice") }
+                    current[r.id] = r
+                }
+                let identities = current.values.map { "\($0.source.name)/\($0.sync.identifier)" }
+                if Set(identities).count != identities.count { problems.append("two current versions of one identity") }
+                anchor = set.anchor
+            }
+        }
+
+        static func save(
+            _ store: any RouteStore, workout: Workout, id: String, version: Int64, seed: UInt64
+        ) async throws -> SaveOutcome {
+            let locations = StoreConformance.locations(count: 50, seed: seed)
+            var metadata = StoreConformance.sync(id, version)
+            metadata["writer"] = .string("seed \(seed)")
+            let route = RouteSample(
+                workoutID: workout.id, source: workout.source, sync: SyncIdentity(identifier: id, version: version),
+                start: locations.first?.timestamp, end: locations.last?.timestamp, locationCount: locations.count,
+                metadata: metadata)
+            return try await store.saveRoute(route, chunks: [.locations(locations, sequence: 0)], releasing: nil)
+        }
+
+        @Test(
+            "concurrent writers on their own pools and a follower: no gap, no repeat, never two current versions",
+            .timeLimit(.minutes(3)))
+        func concurrentWritersAndFollower() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            let source = try Source(name: "shared")
+            let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
+            _ = try await fixture.store.saveWorkout(workout)
+            let follower = Follower()
+            let followed = Task {
+                for try await set in fixture.store.changeUpdates(since: nil, limit: 7) { await follower.apply(set) }
+            }
+            defer { followed.cancel() }
+            let writers = 4
+            let operations = 60
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for w in 0..<writers {
+                    let store = try await fixture.another()
+                    group.addTask {
+                        defer { store.close() }
+                        var random = SplitMix64(seed: UInt64(w + 1))
+                        for op in 0..<operations {
+                            let id = "route-\(random.next() % 12)"
+                            if random.next() % 6 == 0 {
+                                // Delete whatever is current for the identity (another writer may get there first).
+                                for r in try await store.routes(matching: RouteFilter(source: source, syncIdentifier: id)) {
+                                    do { try await store.deleteRoute(id: r.id, as: source) } catch let e as RouteKitError {
+                                        guard e.code == .notFound else { throw e }
+                                    }
+                                }
+                            } else {
+                                _ = try await Self.save(
+                                    store, workout: workout, id: id, version: Int64(1 + random.next() % 20),
+                                    seed: UInt64(w * 1000 + op))
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let stored = try await fixture.store.routes(matching: RouteFilter())
+            let head = try await fixture.store.currentAnchor()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await follower.anchor != head, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(await follower.anchor == head, "the follower caught up with the store's newest change")
+            #expect(await follower.problems == [])
+            #expect(Set(await follower.current.keys) == Set(stored.map(\.id)), "the follower holds the current routes")
+            let identities = stored.map(\.sync.identifier)
+            #expect(Set(identities).count == identities.count, "one current version per identity")
+            #expect(await follower.sets > 1)
+        }
+
+        @Test("leases across stores: one holder at a time, expiry on the server's clock, batch claims never overlap")
+        func leasesAcrossStores() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            let other = try await fixture.another()
+            defer { other.close() }
+            let a = UUID()
+            let b = UUID()
+            let keys = (0..<40).map { "route-\($0)" }
+            async let first = fixture.store.claimWork(keys: keys, holder: a, seconds: 30)
+            async let second = other.claimWork(keys: keys.reversed(), holder: b, seconds: 30)
+            let (ha, hb) = try await (first, second)
+            #expect(ha.isDisjoint(with: hb), "no key held twice")
+            #expect(ha.union(hb) == Set(keys), "every key taken by one of them")
+            #expect(try await other.claimWork(key: "short", holder: b, seconds: 1.5))
+            #expect(try await !fixture.store.claimWork(key: "short", holder: a, seconds: 10), "live claim")
+            try await Task.sleep(for: .milliseconds(2000))
+            #expect(try await fixture.store.claimWork(key: "short", holder: a, seconds: 10), "expired claim taken over")
+        }
+
+        @Test("a bad URL and an unreachable server are typed errors that never print the password")
+        func openErrors() async throws {
+            do {
+                _ = try await PostgresStore(url: "postgres://u:secret@127.0.0.1:5432/db?sslmode=sometimes")
+                Issue.record("a bad sslmode was accepted")
+            } catch {
+                #expect(error.code == .invalidArgument)
+                #expect(!error.description.contains("secret"))
+            }
+            do {
+                // Port 1 on loopback: nothing listens there.
+                _ = try await PostgresStore(
+                    url: "postgres://u:secret@127.0.0.1:1/db?sslmode=disable",
+                    options: PostgresStore.Options(connectTimeout: .seconds(2)))
+                Issue.record("opening an unreachable server succeeded")
+            } catch {
+                #expect(error.code == .unavailable, "\(error)")
+                #expect(!error.description.contains("secret"))
+            }
+        }
+
+        @Test("a store written by a newer RouteKit is refused")
+        func newerSchemaRefused() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            try PostgresTestServer.sql(fixture.url, "INSERT INTO routekit_migration(id) VALUES ('v99-future')")
+            do {
+                _ = try await fixture.another()
+                Issue.record("a newer schema was accepted")
+            } catch {
+                #expect((error as? RouteKitError)?.code == .incompatibleStore, "\(error)")
+            }
+        }
+    }
+#else
+    @Suite("PostgreSQL store")
+    struct PostgresStoreTests {
+        @Test("PostgreSQL tests", .disabled("this build has no PostgreSQL store: build and test with --traits Postgres"))
+        func needsTrait() {}
+    }
+#endif
