@@ -12,7 +12,8 @@ let package = Package(
     name: "RouteKitBenchmarks",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(name: "RouteKit", path: ".."),
+        // With the PostgreSQL store (the `Postgres` trait): FeedLatency takes a postgres:// URL too.
+        .package(name: "RouteKit", path: "..", traits: ["Postgres"]),
         // Only the MallocInterposer trait (malloc statistics; nothing to install on Swift 6.3+).
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
@@ -43,6 +44,7 @@ let package = Package(
             dependencies: [
                 .product(name: "RouteKit", package: "RouteKit"),
                 .product(name: "RouteKitSQLite", package: "RouteKit"),
+                .product(name: "RouteKitPostgres", package: "RouteKit"),
             ],
             path: "Benchmarks/FeedLatency"
         ),

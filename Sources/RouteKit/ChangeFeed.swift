@@ -162,7 +162,9 @@ extension RouteStore {
     /// until ``ChangeSet/hasMore`` is false; with no anchor, every current route), then one per commit that
     /// touches matching routes (commits may be coalesced). Cancelling the consuming task ends it.
     ///
-    /// - Throws (from iteration): the anchor errors (``RouteKitError/Code/isAnchorError``) and storage errors.
+    /// - Throws (from iteration): the anchor errors (``RouteKitError/Code/isAnchorError``) and storage errors. A
+    ///   store that cannot be reached (``RouteKitError/Code/unavailable``) is not an end: the sequence waits, with
+    ///   backoff up to 2 s, and reads on from the same anchor once it answers again.
     public func changeUpdates(
         since anchor: ChangeAnchor?, matching predicate: ChangePredicate = .all, limit: Int = 1000
     ) -> AsyncThrowingStream<ChangeSet, any Error> {

@@ -329,20 +329,22 @@
         var backoff = 0.05
         while !Task.isCancelled {
             let started = ContinuousClock.now
-            do {
-                let connection = try await endpoint.connect()
-                try await withTaskCancellationHandler {
-                    try await connection.listen(on: PostgresStore.channel) { notifications in
-                        // Listening (again): wake the follower, which reads whatever committed before.
-                        signal.fire()
-                        for try await _ in notifications { signal.fire() }
+            if let connection = try? await endpoint.connect() {
+                do {
+                    try await withTaskCancellationHandler {
+                        try await connection.listen(on: PostgresStore.channel) { notifications in
+                            // Listening (again): wake the follower, which reads whatever committed before.
+                            signal.fire()
+                            for try await _ in notifications { signal.fire() }
+                        }
+                    } onCancel: {
+                        let _: EventLoopFuture<Void> = connection.close()
                     }
-                } onCancel: {
-                    let _: EventLoopFuture<Void> = connection.close()
+                } catch {
+                    // The connection was lost (the server restarted): listen again after a pause.
                 }
+                // Always closed, also after an error (postgres-nio insists on it).
                 try? await connection.close()
-            } catch {
-                // Not reachable, or the connection was lost: try again after a pause.
             }
             if Task.isCancelled { return }
             if ContinuousClock.now - started > .seconds(5) { backoff = 0.05 }

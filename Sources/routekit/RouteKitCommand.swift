@@ -14,7 +14,8 @@ struct RouteKitCommand: AsyncParsableCommand {
 
             Commands that touch a store take --store PATH (default $ROUTEKIT_STORE, else \
             $XDG_DATA_HOME/routekit/store.sqlite, i.e. ~/.local/share/routekit/store.sqlite): one SQLite file, \
-            created on first use, safe for several processes at once.
+            created on first use, safe for several processes at once; or a postgres://user:password@host/db URL, \
+            for importers, workers and consumers on several machines (a routekit built with --traits Postgres).
 
             Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
             anchor the store cannot use (start again without it); \

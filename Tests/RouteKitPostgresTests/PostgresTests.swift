@@ -149,6 +149,46 @@ import Testing
             #expect(try await fixture.store.claimWork(key: "short", holder: a, seconds: 10), "expired claim taken over")
         }
 
+        @Test("a long route is read whole from its snapshot while it is replaced, and the snapshot's connection closes")
+        func longRouteSnapshot() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            let store = fixture.store
+            let source = try Source(name: "long")
+            let w = Workout(activityType: .running, start: nil, end: nil, source: source)
+            _ = try await store.saveWorkout(w)
+            // More than 64 chunks: read through a connection of its own holding a REPEATABLE READ snapshot.
+            let points = StoreConformance.locations(count: 70 * 1024, seed: 5)
+            let b = try await RouteBuilder(store: store, source: source, order: .insertion)
+            try await b.insert(points)
+            let v1 = try await b.finish(workout: w, metadata: StoreConformance.sync("long", 1)).route
+            func snapshotConnections() throws -> Int {
+                let name = URLComponents(string: fixture.url)?.path.dropFirst() ?? ""
+                return Int(
+                    try PostgresTestServer.sql(
+                        fixture.url,
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND state = 'idle in transaction'"
+                    )) ?? -1
+            }
+            var seen: [Location] = []
+            for try await batch in store.locations(of: v1.id, batchSize: 5000) {
+                if seen.isEmpty {
+                    #expect(try snapshotConnections() == 1, "the query holds one snapshot")
+                    let r = try await Self.save(store, workout: w, id: "long", version: 2, seed: 9)
+                    #expect(r.savedID != nil, "replaced (and v1 deleted) mid-read")
+                }
+                seen += batch.locations
+            }
+            #expect(seen.count == points.count)
+            #expect(zip(seen, points).allSatisfy { $0.latitude == $1.latitude && $0.timestamp == $1.timestamp })
+            var closed = false
+            for _ in 0..<100 where !closed {
+                closed = try snapshotConnections() == 0
+                if !closed { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(closed, "the snapshot's connection is closed at the end")
+        }
+
         @Test("a bad URL and an unreachable server are typed errors that never print the password")
         func openErrors() async throws {
             do {

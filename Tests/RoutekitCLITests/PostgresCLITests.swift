@@ -106,7 +106,11 @@
             let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
             defer { try? out.close() }
             process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
+            let errPath = fixture.directory + "/follow.err"
+            _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+            let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+            defer { try? err.close() }
+            process.standardError = err
             try process.run()
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
             func lines(count: Int) async throws -> [[String: Any]] {
@@ -117,7 +121,10 @@
                     if objects.count >= count { return objects }
                     try await Task.sleep(for: .milliseconds(20))
                 }
-                Issue.record("the follower printed fewer than \(count) change sets in 60 s")
+                let errors = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+                let printed = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+                let lineCount = printed.split(separator: "\n").count
+                Issue.record("the follower printed \(lineCount) of \(count) change sets in 60 s; stderr: \(errors)")
                 return []
             }
             func ids(_ set: [String: Any], _ key: String) -> [String] {

@@ -7,10 +7,12 @@
 //     make release && cd Benchmarks && swift run -c release FeedLatency [ROUTEKIT] [STORE]
 //
 // ROUTEKIT defaults to ../.build/release/routekit; STORE to a file in the temporary folder, filled with
-// 100,000 routes on the first run (about a minute) and reused after.
+// 100,000 routes on the first run (about a minute) and reused after. STORE may be a postgres:// URL (then ROUTEKIT
+// must be built with --traits Postgres: `swift build -c release --traits Postgres --scratch-path .build-postgres`).
 
 import Foundation
 import RouteKit
+import RouteKitPostgres
 import RouteKitSQLite
 
 #if canImport(Glibc)
@@ -34,7 +36,8 @@ func ms(_ d: Duration) -> Double {
 }
 
 let source = try Source(name: "feed-bench")
-let store = try SQLiteStore(path: storePath)
+let store: any RouteStore =
+    storePath.hasPrefix("postgres") ? try await PostgresStore(url: storePath) : try SQLiteStore(path: storePath)
 let workout: Workout
 if let w = try await store.workouts(matching: WorkoutFilter(source: source, limit: 1)).first {
     workout = w
@@ -54,13 +57,28 @@ func save(_ id: String, _ version: Int64) async throws -> UUID {
     ).route.id
 }
 
-// 1. Fill the store once.
+/// Saves a one-location route in one transaction (filling only: the measured saves go through a builder).
+func saveWhole(_ id: String, _ version: Int64) async throws {
+    let route = RouteSample(
+        workoutID: workout.id, source: source, sync: SyncIdentity(identifier: id, version: version),
+        start: oneLocation[0].timestamp, end: oneLocation[0].timestamp, locationCount: 1)
+    _ = try await store.saveRoute(route, chunks: [.locations(oneLocation, sequence: 0)], releasing: nil)
+}
+
+// 1. Fill the store once (4 writers at a time).
 let existing = try await store.routes(matching: RouteFilter(source: source)).count
 if existing < routeCount {
     let started = ContinuousClock.now
-    for i in existing..<routeCount {
-        try await save("route-\(i)", 1)
-        if i % 10_000 == 0 { FileHandle.standardError.write(Data("filling: \(i)/\(routeCount)\n".utf8)) }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for w in 0..<4 {
+            group.addTask {
+                for i in stride(from: existing + w, to: routeCount, by: 4) {
+                    try await saveWhole("route-\(i)", 1)
+                    if i % 10_000 == 0 { FileHandle.standardError.write(Data("filling: \(i)/\(routeCount)\n".utf8)) }
+                }
+            }
+        }
+        try await group.waitForAll()
     }
     print("filled the store with \(routeCount - existing) routes in \(ms(ContinuousClock.now - started) / 1000) s")
 }
