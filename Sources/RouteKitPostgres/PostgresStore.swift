@@ -208,6 +208,9 @@
             let body = try StoredRecord.body(of: workout)
             let id = Self.key(workout.id)
             return try await write("saving workout \(workout.id)") { tx in
+                if try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil {
+                    throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
+                }
                 var outcome = SaveOutcome.inserted(workout.id)
                 if let sync = workout.sync {
                     try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
@@ -220,9 +223,6 @@
                         try await Self.deleteWorkoutRows(tx, Self.key(current))
                         outcome = .replaced(workout.id, previous: current, previousVersion: version)
                     }
-                }
-                if try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil {
-                    throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
                 }
                 try await tx.run(
                     """
@@ -483,16 +483,76 @@
                     "INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data) VALUES ")
                 for (i, chunk) in group.enumerated() {
                     if i > 0 { sql.append(", ") }
-                    let values = [
-                        sql.bind(container), sql.bind(chunk.kind.description), sql.bind(Int64(chunk.sequence)),
-                        sql.bind(Int64(chunk.count)), sql.bind(chunk.minTime?.seconds),
-                        sql.bind(chunk.minTime.map { Int64($0.nanoseconds) }), sql.bind(chunk.maxTime?.seconds),
-                        sql.bind(chunk.maxTime.map { Int64($0.nanoseconds) }), sql.bind(ByteBuffer(bytes: chunk.bytes)),
-                    ]
+                    let values = [sql.bind(container)] + chunkValues(&sql, chunk)
                     sql.append("(" + values.joined(separator: ", ") + ")")
                 }
                 try await tx.run(sql.query)
             }
+        }
+
+        /// ``appendToBuilder(id:claim:chunks:progress:metadata:)`` as one prepared statement: the same text every
+        /// time (the chunks go as arrays), so the server parses and plans it once per connection.
+        struct AppendBatch: PostgresPreparedStatement {
+            /// Stands for NULL in the time arrays (postgres-nio's arrays carry no NULLs).
+            static let noTime = Int64.min
+            static let sql = """
+                WITH b AS (
+                    UPDATE builder SET location_count = $3, checkpoint = $4, metadata = $5, updated = $6
+                    WHERE uuid = $1 AND claim = $2 RETURNING uuid),
+                c AS (
+                    INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data)
+                    SELECT b.uuid, v.kind, v.seq, v.count, NULLIF(v.min_s, $15), NULLIF(v.min_ns, $15),
+                        NULLIF(v.max_s, $15), NULLIF(v.max_ns, $15), v.data
+                    FROM b, unnest($7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
+                        $13::bigint[], $14::bytea[]) AS v(kind, seq, count, min_s, min_ns, max_s, max_ns, data)
+                    RETURNING 1)
+                SELECT count(*) FROM b
+                """
+            static var bindingDataTypes: [PostgresDataType] {
+                [.text, .text, .int8, .text, .text, .float8] + [.textArray] + Array(repeating: .int8Array, count: 6)
+                    + [.byteaArray, .int8]
+            }
+            typealias Row = Int64
+
+            var builder: String
+            var claim: String
+            var locationCount: Int64
+            var checkpoint: String?
+            var metadata: String
+            var updated: Double
+            var chunks: [StoredChunk]
+
+            func makeBindings() throws -> PostgresBindings {
+                var b = PostgresBindings(capacity: 15)
+                b.append(builder)
+                b.append(claim)
+                b.append(locationCount)
+                b.append(checkpoint)
+                b.append(metadata)
+                b.append(updated)
+                b.append(chunks.map(\.kind.description))
+                b.append(chunks.map { Int64($0.sequence) })
+                b.append(chunks.map { Int64($0.count) })
+                b.append(chunks.map { $0.minTime?.seconds ?? Self.noTime })
+                b.append(chunks.map { $0.minTime.map { Int64($0.nanoseconds) } ?? Self.noTime })
+                b.append(chunks.map { $0.maxTime?.seconds ?? Self.noTime })
+                b.append(chunks.map { $0.maxTime.map { Int64($0.nanoseconds) } ?? Self.noTime })
+                b.append(chunks.map { ByteBuffer(bytes: $0.bytes) })
+                b.append(Self.noTime)
+                return b
+            }
+
+            func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
+        }
+
+        /// A chunk's parameters after its container: kind, seq, count, min_s, min_ns, max_s, max_ns, data.
+        static func chunkValues(_ sql: inout SQL, _ chunk: StoredChunk) -> [String] {
+            [
+                sql.bind(chunk.kind.description), sql.bind(Int64(chunk.sequence)), sql.bind(Int64(chunk.count)),
+                sql.bind(chunk.minTime?.seconds), sql.bind(chunk.minTime.map { Int64($0.nanoseconds) }),
+                sql.bind(chunk.maxTime?.seconds), sql.bind(chunk.maxTime.map { Int64($0.nanoseconds) }),
+                sql.bind(ByteBuffer(bytes: chunk.bytes)),
+            ]
         }
 
         static func chunk(_ r: Row, withData: Bool) throws -> StoredChunk {
@@ -598,15 +658,22 @@
             let metadataJSON = try StoredRecord.encode(metadata: metadata)
             let now = Date().timeIntervalSince1970
             let key = Self.key(id)
-            try await write("storing a batch of route builder \(id)") { tx in
-                try await Self.checkClaim(tx, key, claim)
-                try await tx.run(
-                    """
-                    UPDATE builder SET location_count = \(Int64(progress.locationCount)), checkpoint = \(progress.checkpoint),
-                        metadata = \(metadataJSON), updated = \(now) WHERE uuid = \(key)
-                    """)
-                try await Self.insert(tx, chunks, container: key)
+            // One prepared statement, so one round trip and one implicit transaction (the importer's hot path: a
+            // batch of 1,024 locations each): the builder's row is updated only if `claim` holds it, and the chunks
+            // are inserted only if it was.
+            let batch = AppendBatch(
+                builder: key, claim: Self.key(claim), locationCount: Int64(progress.locationCount),
+                checkpoint: progress.checkpoint, metadata: metadataJSON, updated: now, chunks: chunks)
+            let updated: Int64
+            do {
+                updated = try await client.execute(batch, logger: Self.logger).reduce(0) { $0 + $1 }
+            } catch {
+                throw Self.mapError(error, "storing a batch of route builder \(id)")
             }
+            if updated == 1 { return }
+            // Why not: gone, or taken over.
+            try await read("storing a batch of route builder \(id)") { tx in try await Self.checkClaim(tx, key, claim) }
+            throw RouteKitError(.storage, "route builder \(id): a batch was not stored")
         }
 
         public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
