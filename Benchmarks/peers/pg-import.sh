@@ -9,6 +9,7 @@
 #       empty PostgreSQL database, while `routekit changes --follow --json` tails it from the start. Then checks
 #       the follower: every imported route added exactly once (no repeat), none missing (no gap), nothing deleted,
 #       and the same set as `routekit routes`. Reports routes/s and locations/s (wall time of the 4 importers).
+#       INPUT=DIR reuses DIR/in1 … DIR/in4 made by an earlier run (or by hand) instead of generating them.
 #
 #   ROUTEKIT  a routekit built with the PostgreSQL store, default .build-postgres/release/routekit
 #             (swift build -c release --traits Postgres --scratch-path .build-postgres --product routekit)
@@ -59,9 +60,12 @@ if [[ $MODE == single ]]; then
     printf '  PostgreSQL rate / SQLite rate: %.2f\n' "$(echo "$s / $p" | bc -l)"
 elif [[ $MODE == concurrent ]]; then
     URL=${1:?URL}; FILES=${2:-25}; POINTS=${3:-20000}; RK=${4:-.build-postgres/release/routekit}
+    IN=${INPUT:-$TMP}
     for w in 1 2 3 4; do
-        mkdir -p "$TMP/in$w"
-        for f in $(seq "$FILES"); do python3 "$GEN" "$POINTS" "$((w * 1000 + f))" "$TMP/in$w/r$f.gpx" >/dev/null; done
+        mkdir -p "$IN/in$w"
+        for f in $(seq "$FILES"); do
+            [[ -f $IN/in$w/r$f.gpx ]] || python3 "$GEN" "$POINTS" "$((w * 1000 + f))" "$IN/in$w/r$f.gpx" 2>/dev/null
+        done
     done
     db=$(newdb "$URL")
     "$RK" routes --store "$db" >/dev/null   # creates the schema, so the follower starts on it
@@ -69,7 +73,7 @@ elif [[ $MODE == concurrent ]]; then
     follower=$!
     sleep 1
     t0=$EPOCHREALTIME
-    for w in 1 2 3 4; do "$RK" import "$TMP/in$w" --no-progress --json --store "$db" >"$TMP/import$w.jsonl" & done
+    for w in 1 2 3 4; do "$RK" import "$IN/in$w" --no-progress --json --store "$db" >"$TMP/import$w.jsonl" & done
     wait $(jobs -p | grep -v "^$follower$")
     t1=$EPOCHREALTIME
     "$RK" routes --json --store "$db" >"$TMP/routes.jsonl"

@@ -67,19 +67,13 @@
             let token = Int64.random(in: 1...Int64.max)
             let now = Date().timeIntervalSince1970
             let n = Int64(changes.count)
+            // Rows per INSERT: 9 parameters each, under the protocol's 65,535.
+            let group = 4_000
             var sql = SQL("")
             let count = sql.bind(n)
             let tokenParameter = sql.bind(token)
             let nowParameter = sql.bind(now)
-            var rows: [String] = []
-            for (i, c) in changes.enumerated() {
-                let values = [
-                    sql.bind(Int64(i)) + "::bigint", sql.bind(c.added) + "::boolean", sql.bind(c.route) + "::text",
-                    sql.bind(c.workout) + "::text", sql.bind(c.source) + "::text", sql.bind(c.syncID) + "::text",
-                    sql.bind(c.version) + "::bigint", sql.bind(c.start) + "::bigint", sql.bind(c.end) + "::bigint",
-                ]
-                rows.append("(" + values.joined(separator: ", ") + ")")
-            }
+            let first = changes.prefix(group)
             sql.append(
                 """
                 WITH counter AS (
@@ -90,15 +84,51 @@
                     SELECT counter.position - \(count)::bigint + 1 + v.i, counter.position - \(count)::bigint + 1,
                         counter.position, \(tokenParameter)::bigint, v.added, v.route, v.workout, v.source, v.sync_id,
                         v.version, v.start_s, v.end_s, \(nowParameter)::float8
-                    FROM counter, (VALUES \(rows.joined(separator: ", ")))
+                    FROM counter, (VALUES \(values(&sql, first, from: 0)))
                         AS v(i, added, route, workout, source, sync_id, version, start_s, end_s)),
                 txn AS (
                     INSERT INTO change_txn(txn_end, token, committed)
                     SELECT position, \(tokenParameter)::bigint, \(nowParameter)::float8 FROM counter)
                 SELECT position, pg_notify('\(channel)', position::text) FROM counter
                 """)
-            try await tx.run(sql.query)
+            guard let end = try await tx.value(sql.query, as: Int64.self) else {
+                throw RouteKitError(.incompatibleStore, "the store has no change-feed counter")
+            }
+            // A transaction with more changes (a workout with thousands of routes deleted) inserts the rest with the
+            // positions it already took, still before its commit.
+            var start = group
+            while start < changes.count {
+                let rows = changes[start..<min(start + group, changes.count)]
+                var more = SQL("")
+                let lo = more.bind(end - n + 1)
+                let tokenAgain = more.bind(token)
+                let nowAgain = more.bind(now)
+                more.append(
+                    """
+                    INSERT INTO change(position, txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
+                        sync_version, start_s, end_s, committed)
+                    SELECT \(lo)::bigint + v.i, \(lo)::bigint, \(lo)::bigint + \(n - 1), \(tokenAgain)::bigint, v.added,
+                        v.route, v.workout, v.source, v.sync_id, v.version, v.start_s, v.end_s, \(nowAgain)::float8
+                    FROM (VALUES \(values(&more, rows, from: start)))
+                        AS v(i, added, route, workout, source, sync_id, version, start_s, end_s)
+                    """)
+                try await tx.run(more.query)
+                start += rows.count
+            }
             return true
+        }
+
+        /// `(i, added, route, …)` rows of a `VALUES` list, numbered from `from`.
+        static func values(_ sql: inout SQL, _ changes: ArraySlice<Change>, from: Int) -> String {
+            changes.enumerated().map { offset, c in
+                let values = [
+                    sql.bind(Int64(from + offset)) + "::bigint", sql.bind(c.added) + "::boolean",
+                    sql.bind(c.route) + "::text", sql.bind(c.workout) + "::text", sql.bind(c.source) + "::text",
+                    sql.bind(c.syncID) + "::text", sql.bind(c.version) + "::bigint", sql.bind(c.start) + "::bigint",
+                    sql.bind(c.end) + "::bigint",
+                ]
+                return "(" + values.joined(separator: ", ") + ")"
+            }.joined(separator: ", ")
         }
 
         // MARK: Reading

@@ -63,9 +63,16 @@
 
         /// The URL with its password replaced by `***`.
         static func redacted(_ url: String) -> String {
-            guard var c = URLComponents(string: url), c.password != nil else { return url }
-            c.password = "***"
-            return c.string ?? "postgres://…"
+            if var c = URLComponents(string: url) {
+                guard c.password != nil else { return url }
+                c.password = "***"
+                return c.string ?? "postgres://…"
+            }
+            // Not parseable (a password with '#', '/' or a space): drop everything that could be credentials.
+            guard let scheme = url.range(of: "://"), let at = url.range(of: "@", options: .backwards),
+                scheme.upperBound <= at.lowerBound
+            else { return url }
+            return String(url[..<scheme.upperBound]) + "***" + String(url[at.lowerBound...])
         }
 
         private var tlsConfiguration: TLSConfiguration {

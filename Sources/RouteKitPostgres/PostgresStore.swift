@@ -171,7 +171,13 @@
                     }
                     return RouteKitError(.storage, "\(what) failed: \(message) (SQLSTATE \(state))")
                 }
-                return RouteKitError(.unavailable, "\(what) failed: cannot reach the PostgreSQL server (\(e.code))")
+                let connection: [PSQLError.Code] = [
+                    .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+                ]
+                if connection.contains(e.code) {
+                    return RouteKitError(.unavailable, "\(what) failed: cannot reach the PostgreSQL server (\(e.code))")
+                }
+                return RouteKitError(.storage, "\(what) failed: \(e.code)")
             }
             if error is PostgresDecodingError {
                 return RouteKitError(
@@ -215,7 +221,7 @@
                 if let sync = workout.sync {
                     try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
                     if let row = try await tx.first(
-                        "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier)"
+                        "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier) FOR UPDATE"
                     ) {
                         let current = try StoredRecord.uuid(row.get("uuid"))
                         let version: Int64 = try row.get("sync_version")
@@ -264,7 +270,8 @@
 
         /// Deletes a workout, its routes (current and kept), series and effort scores, with their chunks.
         static func deleteWorkoutRows(_ tx: Transaction, _ workout: String) async throws {
-            for row in try await tx.rows("SELECT * FROM route WHERE workout_uuid = \(workout) AND current ORDER BY id")
+            for row in try await tx.rows(
+                "SELECT * FROM route WHERE workout_uuid = \(workout) AND current ORDER BY id FOR UPDATE")
             {
                 try await recordDeletion(tx, row)
             }
@@ -351,7 +358,9 @@
                 }
                 try await Self.lock(tx, "route\n\(owner)\n\(syncID)")
                 // Read again under the identity's lock: a concurrent writer may have replaced it meanwhile.
-                guard let row = try await tx.first("SELECT * FROM route WHERE uuid = \(Self.key(id)) AND current")
+                guard
+                    let row = try await tx.first(
+                        "SELECT * FROM route WHERE uuid = \(Self.key(id)) AND current FOR UPDATE")
                 else { throw RouteKitError(.notFound, "no current route \(id)") }
                 try await Self.recordDeletion(tx, row)
                 let containers = try await tx.rows(
@@ -759,7 +768,7 @@
             try await lock(tx, "route\n\(source)\n\(syncID)")
             guard
                 let row = try await tx.first(
-                    "SELECT * FROM route WHERE source = \(source) AND sync_id = \(syncID) AND current")
+                    "SELECT * FROM route WHERE source = \(source) AND sync_id = \(syncID) AND current FOR UPDATE")
             else { return .inserted(route.id) }
             let current = try StoredRecord.uuid(row.get("uuid"))
             let version: Int64 = try row.get("sync_version")
@@ -1144,8 +1153,9 @@
             guard let connection else { return }
             self.connection = nil
             ready = []
-            // Closing the connection ends its transaction.
-            let _: EventLoopFuture<Void> = connection.close()
+            // Closing the connection ends its transaction. The future holds the connection until it is closed
+            // (postgres-nio asserts that a connection is closed before it is released).
+            connection.close().whenComplete { _ in _ = connection }
         }
     }
 #endif

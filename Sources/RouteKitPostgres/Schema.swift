@@ -149,9 +149,12 @@
             do {
                 let tx = Transaction(connection)
                 try await tx.run("SELECT pg_advisory_lock(hashtextextended('routekit schema', 0))")
-                try await tx.run(
-                    "CREATE TABLE IF NOT EXISTS routekit_migration(id TEXT PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now())"
-                )
+                // DDL only when needed: a role that may only read and write can open an existing store.
+                if try await tx.value("SELECT to_regclass('routekit_migration') IS NULL", as: Bool.self) == true {
+                    try await tx.run(
+                        "CREATE TABLE routekit_migration(id TEXT PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now())"
+                    )
+                }
                 let applied = Set(
                     try await tx.rows("SELECT id FROM routekit_migration").map { try $0.get("id") as String })
                 if let unknown = applied.subtracting(migrations.map(\.id)).sorted().first {
@@ -162,7 +165,8 @@
                 for m in migrations where !applied.contains(m.id) {
                     try await tx.run("BEGIN")
                     // One statement at a time (the extended protocol takes one); the migrations' statements end
-                    // with ";" at the end of a line, and none holds one anywhere else.
+                    // with ";" at the end of a line, and none holds one anywhere else (a function body with ";" at a
+                    // line's end would need another way).
                     for statement in m.sql.components(separatedBy: ";\n") {
                         let sql = statement.trimmingCharacters(
                             in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";")))

@@ -44,7 +44,8 @@ struct Import: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "When a batch counts as stored: 'process' survives the process being killed (the default); 'power' "
-                + "also survives power loss (an fsync per batch: slower).", valueName: "process|power"))
+                + "also survives power loss (an fsync per batch: slower). SQLite only: on PostgreSQL, every batch is "
+                + "committed and the server's synchronous_commit decides.", valueName: "process|power"))
     var durability: SQLiteStore.Durability = .processCrash
 
     @Flag(help: "No progress bar, even on a terminal.")

@@ -11,13 +11,13 @@ import Testing
         let url: String
         let store: PostgresStore
 
-        init(connections: Int = 4) async throws {
+        init(connections: Int = 2) async throws {
             url = try PostgresTestServer.freshDatabase()
             store = try await PostgresStore(url: url, options: PostgresStore.Options(maximumConnections: connections))
         }
 
         /// Another store on the same database: what another process or host would open.
-        func another(connections: Int = 4) async throws -> PostgresStore {
+        func another(connections: Int = 2) async throws -> PostgresStore {
             try await PostgresStore(url: url, options: PostgresStore.Options(maximumConnections: connections))
         }
 
@@ -129,6 +129,52 @@ import Testing
             #expect(await follower.sets > 1)
         }
 
+        @Test("a workout deleted while its routes are deleted on another connection: each deletion is logged once")
+        func concurrentDeletes() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            let other = try await fixture.another()
+            defer { other.close() }
+            let source = try Source(name: "deleter")
+            let start = try await fixture.store.currentAnchor()
+            var saved: [UUID] = []
+            for round in 0..<8 {
+                let w = Workout(activityType: .running, start: nil, end: nil, source: source)
+                _ = try await fixture.store.saveWorkout(w)
+                var routes: [UUID] = []
+                for k in 0..<5 {
+                    let r = try await Self.save(fixture.store, workout: w, id: "r\(round)-\(k)", version: 1, seed: 1)
+                    routes.append(try #require(r.savedID))
+                }
+                saved += routes
+                async let byWorkout: Void = fixture.store.deleteWorkout(id: w.id, as: source)
+                async let byRoute: Int = {
+                    var deleted = 0
+                    for id in routes.reversed() {
+                        do {
+                            try await other.deleteRoute(id: id, as: source)
+                            deleted += 1
+                        } catch let e as RouteKitError {
+                            guard e.code == .notFound else { throw e }
+                        }
+                    }
+                    return deleted
+                }()
+                _ = try await (byWorkout, byRoute)
+            }
+            var deletions: [UUID: Int] = [:]
+            var anchor = start
+            while true {
+                let set = try await fixture.store.changes(since: anchor, matching: .all, limit: 100)
+                for d in set.deleted { deletions[d.id, default: 0] += 1 }
+                anchor = set.anchor
+                if !set.hasMore { break }
+            }
+            #expect(Set(deletions.keys) == Set(saved), "every route's deletion is in the feed")
+            #expect(deletions.values.allSatisfy { $0 == 1 }, "and only once")
+            #expect(try await fixture.store.routes(matching: RouteFilter()).isEmpty)
+        }
+
         @Test("leases across stores: one holder at a time, expiry on the server's clock, batch claims never overlap")
         func leasesAcrossStores() async throws {
             let fixture = try await PostgresFixture()
@@ -143,9 +189,9 @@ import Testing
             let (ha, hb) = try await (first, second)
             #expect(ha.isDisjoint(with: hb), "no key held twice")
             #expect(ha.union(hb) == Set(keys), "every key taken by one of them")
-            #expect(try await other.claimWork(key: "short", holder: b, seconds: 1.5))
+            #expect(try await other.claimWork(key: "short", holder: b, seconds: 5))
             #expect(try await !fixture.store.claimWork(key: "short", holder: a, seconds: 10), "live claim")
-            try await Task.sleep(for: .milliseconds(2000))
+            try await Task.sleep(for: .milliseconds(6000))
             #expect(try await fixture.store.claimWork(key: "short", holder: a, seconds: 10), "expired claim taken over")
         }
 

@@ -31,9 +31,10 @@
             let exported = try fixture.run(["export", id, "-o", out])
             #expect(exported.status == 0, "\(exported.stderr)")
             #expect((try? String(contentsOfFile: out, encoding: .utf8))?.components(separatedBy: "<trkpt").count == 3_001)
-            let withPassword = PostgresTestServer.url(
-                url.replacingOccurrences(of: "postgres://routekit@", with: "postgres://routekit:hunter2@"),
-                database: "rk_missing_database")
+            var components = try #require(URLComponents(string: url))
+            components.password = "hunter2"
+            components.path = "/rk_missing_database"
+            let withPassword = try #require(components.string)
             let failed = try CLI.run(["routes", "--store", withPassword])
             #expect(failed.status != 0)
             #expect(!failed.stderr.contains("hunter2") && !failed.stdout.contains("hunter2"), "\(failed.stderr)")
