@@ -4,11 +4,12 @@
 #   pg-import.sh single FILE URL [RUNS] [ROUTEKIT]
 #       `routekit import FILE` into a new SQLite store and into an empty PostgreSQL database (created and
 #       dropped per run on the server URL names), RUNS times each, medians reported with locations/s.
-#   pg-import.sh concurrent URL [FILES] [POINTS] [ROUTEKIT]
+#   pg-import.sh concurrent URL|sqlite [FILES] [POINTS] [ROUTEKIT]
 #       4 `routekit import` processes at once, FILES files of POINTS points each (make_gpx.py, seeds 1…), into one
 #       empty PostgreSQL database, while `routekit changes --follow --json` tails it from the start. Then checks
 #       the follower: every imported route added exactly once (no repeat), none missing (no gap), nothing deleted,
 #       and the same set as `routekit routes`. Reports routes/s and locations/s (wall time of the 4 importers).
+#       `sqlite` instead of a URL runs the same into a new SQLite file, for comparison.
 #       INPUT=DIR reuses DIR/in1 … DIR/in4 made by an earlier run (or by hand) instead of generating them.
 #
 #   ROUTEKIT  a routekit built with the PostgreSQL store, default .build-postgres/release/routekit
@@ -67,19 +68,19 @@ elif [[ $MODE == concurrent ]]; then
             [[ -f $IN/in$w/r$f.gpx ]] || python3 "$GEN" "$POINTS" "$((w * 1000 + f))" "$IN/in$w/r$f.gpx" 2>/dev/null
         done
     done
-    db=$(newdb "$URL")
+    if [[ $URL == sqlite ]]; then db=$TMP/concurrent.sqlite; else db=$(newdb "$URL"); fi
     "$RK" routes --store "$db" >/dev/null   # creates the schema, so the follower starts on it
     "$RK" changes --follow --json --store "$db" >"$TMP/follow.jsonl" 2>"$TMP/follow.err" &
     follower=$!
     sleep 1
     t0=$EPOCHREALTIME
-    for w in 1 2 3 4; do "$RK" import "$IN/in$w" --no-progress --json --store "$db" >"$TMP/import$w.jsonl" & done
+    for w in 1 2 3 4; do "$RK" import "$IN/in$w" --no-progress --json --store "$db" >"$TMP/import$w.jsonl" 2>"$TMP/import$w.err" & done
     wait $(jobs -p | grep -v "^$follower$")
     t1=$EPOCHREALTIME
     "$RK" routes --json --store "$db" >"$TMP/routes.jsonl"
     sleep 2   # the follower's last change set
     kill -INT $follower; wait $follower || true
-    python3 - "$TMP" "$(echo "$t1 - $t0" | bc -l)" "$FILES" "$POINTS" <<'PY'
+    python3 - "$TMP" "$(echo "$t1 - $t0" | bc -l)" "$FILES" "$POINTS" "$URL" <<'PY'
 import json, sys, collections
 tmp, seconds, files, points = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 added, deleted, sets = collections.Counter(), 0, 0
@@ -92,12 +93,12 @@ repeats = sum(c - 1 for c in added.values() if c > 1)
 missing = routes - set(added)
 extra = set(added) - routes
 total = 4 * files
-print(f"4 importers x {files} files x {points} points, follower from the start: {len(routes)}/{total} routes stored, "
+print(f"{'SQLite' if sys.argv[5] == 'sqlite' else 'PostgreSQL'}: 4 importers x {files} files x {points} points, follower from the start: {len(routes)}/{total} routes stored, "
       f"{sets} change sets, {len(added)} added, {repeats} repeated, {len(missing)} missing, {len(extra)} unknown, {deleted} deleted")
 print(f"  wall {seconds:.2f} s: {len(routes)/seconds:.1f} routes/s, {len(routes)*points/seconds/1e6:.2f} M locations/s (all importers together)")
 sys.exit(0 if (len(routes) == total and repeats == 0 and not missing and not extra and deleted == 0) else 1)
 PY
-    dropdb "$URL" "$db"
+    [[ $URL == sqlite ]] || dropdb "$URL" "$db"
 else
     echo "usage: pg-import.sh single FILE URL [RUNS] [ROUTEKIT] | concurrent URL [FILES] [POINTS] [ROUTEKIT]" >&2
     exit 2
