@@ -40,10 +40,15 @@ import Testing
 
     @Suite("PostgreSQL store", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
     struct PostgresStoreTests {
-        /// What a follower has seen, checked as it goes: no repeats (a route added twice, or deleted when it was not
-        /// there) and, at the end, no gaps (the same current routes as the store).
+        /// What a follower has seen, checked as it goes: no repeats (a route added twice, or deleted twice) and, at
+        /// the end, no gaps (the same current routes as the store). A deletion of a route it never received is
+        /// allowed: a route's "added" row lives only while the route is current, so a route added and replaced
+        /// between two reads is seen only as deleted (consumers apply deletions idempotently; DESIGN.md). It
+        /// happened in about 1 run in 8.
         actor Follower {
             var current: [UUID: RouteSample] = [:]
+            var added: Set<UUID> = []
+            var deleted: Set<UUID> = []
             var anchor: ChangeAnchor?
             var sets = 0
             var problems: [String] = []
@@ -51,10 +56,12 @@ import Testing
             func apply(_ set: ChangeSet) {
                 sets += 1
                 for d in set.deleted {
-                    if current.removeValue(forKey: d.id) == nil { problems.append("deleted \(d.id), which it did not have") }
+                    if !deleted.insert(d.id).inserted { problems.append("deleted \(d.id) twice") }
+                    current.removeValue(forKey: d.id)
                 }
                 for r in set.added {
-                    if current[r.id] != nil { problems.append("added \(r.id) twice") }
+                    if !added.insert(r.id).inserted { problems.append("added \(r.id) twice") }
+                    if deleted.contains(r.id) { problems.append("added \(r.id) after its deletion") }
                     current[r.id] = r
                 }
                 let identities = current.values.map { "\($0.source.name)/\($0.sync.identifier)" }
@@ -122,7 +129,8 @@ import Testing
             let deadline = ContinuousClock.now + .seconds(30)
             while await follower.anchor != head, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             #expect(await follower.anchor == head, "the follower caught up with the store's newest change")
-            #expect(await follower.problems == [])
+            let problems = await follower.problems
+            #expect(problems.isEmpty, "\(problems.count) problem(s): \(problems.prefix(5))")
             #expect(Set(await follower.current.keys) == Set(stored.map(\.id)), "the follower holds the current routes")
             let identities = stored.map(\.sync.identifier)
             #expect(Set(identities).count == identities.count, "one current version per identity")
