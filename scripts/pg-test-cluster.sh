@@ -64,8 +64,11 @@ cd /   # so the server user never starts in a directory it cannot read (e.g. /ro
 
 # Server options shared by start and restart; $1 is the port.
 server_opts() {
+    local tls=""
+    if [ -f "$DIR/data/server.crt" ]; then tls=" -c ssl=on"; fi
+    # One line: pg_ctl hands the options to a shell, where a newline would end the command.
     echo "-c listen_addresses=127.0.0.1 -c port=$1 -c unix_socket_directories=$DIR" \
-         "-c fsync=on -c max_connections=200"
+         "-c fsync=on -c max_connections=200$tls"
 }
 
 case $CMD in
@@ -82,6 +85,13 @@ start)
     log "initdb ($BIN) into $DIR/data"
     as_pg "$INITDB" -D "$DIR/data" --auth=trust --username="$DB_USER" \
         --encoding=UTF8 --no-locale >&2
+    # TLS with a throwaway self-signed certificate, so the tests can check sslmode=require and verify-full
+    # (without openssl the server runs without TLS and those tests say they are skipped).
+    if command -v openssl >/dev/null 2>&1; then
+        as_pg openssl req -new -x509 -days 7 -nodes -subj "/CN=localhost" \
+            -keyout "$DIR/data/server.key" -out "$DIR/data/server.crt" >/dev/null 2>&1 &&
+            as_pg chmod 600 "$DIR/data/server.key" || log "no TLS: openssl could not make a certificate"
+    fi
 
     # Take the first port from FIRST_PORT up that nobody answers on; if the server still loses
     # a race for it ("Address already in use"), move on to the next one.

@@ -174,6 +174,10 @@
                 let connection: [PSQLError.Code] = [
                     .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
                 ]
+                if let u = e.underlying, u is NIOSSLError || u is BoringSSLError {
+                    // A certificate the client does not trust, or no TLS where sslmode requires it: not transient.
+                    return RouteKitError(.storage, "\(what) failed: the TLS handshake failed (\(u)); check sslmode")
+                }
                 if connection.contains(e.code) {
                     return RouteKitError(.unavailable, "\(what) failed: cannot reach the PostgreSQL server (\(e.code))")
                 }

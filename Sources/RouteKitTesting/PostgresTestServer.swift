@@ -35,6 +35,20 @@ public enum PostgresTestServer {
         }
     }()
 
+    /// Whether the test server speaks TLS (`SHOW ssl`; `scripts/pg-test-cluster.sh` turns it on with a self-signed
+    /// certificate when openssl is there).
+    public static let speaksTLS: Bool = {
+        guard let url else { return false }
+        return (try? sql(url, "SHOW ssl")) == "on"
+    }()
+
+    /// `url` with the query parameter `name` set to `value`.
+    public static func url(_ url: String, parameter name: String, _ value: String) -> String {
+        guard var c = URLComponents(string: url) else { return url }
+        c.queryItems = (c.queryItems ?? []).filter { $0.name != name } + [URLQueryItem(name: name, value: value)]
+        return c.string ?? url
+    }
+
     /// The repository's `scripts/pg-test-cluster.sh`.
     static let clusterScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/pg-test-cluster.sh")

@@ -264,6 +264,27 @@ import Testing
             }
         }
 
+        @Test(
+            "TLS: sslmode=require talks TLS; verify-full refuses a certificate it cannot verify",
+            .enabled(if: PostgresTestServer.speaksTLS, "the test server does not speak TLS (ssl = off)"))
+        func tls() async throws {
+            let url = try PostgresTestServer.freshDatabase()
+            defer { PostgresTestServer.drop(url) }
+            let store = try await PostgresStore(url: PostgresTestServer.url(url, parameter: "sslmode", "require"))
+            defer { store.close() }
+            let source = try Source(name: "tls")
+            _ = try await store.saveWorkout(Workout(activityType: .running, start: nil, end: nil, source: source))
+            let mine = "FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            #expect(try PostgresTestServer.sql(url, "SELECT count(*) \(mine) AND ssl") != "0", "connections use TLS")
+            #expect(try PostgresTestServer.sql(url, "SELECT count(*) \(mine) AND NOT ssl") == "0", "and none without")
+            do {
+                _ = try await PostgresStore(url: PostgresTestServer.url(url, parameter: "sslmode", "verify-full"))
+                Issue.record("verify-full accepted a self-signed certificate")
+            } catch {
+                #expect(error.code == .storage && error.message.contains("TLS"), "\(error)")
+            }
+        }
+
         @Test("a store written by a newer RouteKit is refused")
         func newerSchemaRefused() async throws {
             let fixture = try await PostgresFixture()
