@@ -251,3 +251,72 @@ public final class CommitSignal: @unchecked Sendable {
         }
     }
 }
+
+/// Where a backend's change log stands, read in the same snapshot as the changes: what anchors are made from and
+/// checked against. For store backends (SQLite and PostgreSQL share it).
+public struct ChangeLogState: Sendable {
+    /// The store's identity.
+    public var storeID: UUID
+    /// The store's epoch.
+    public var epoch: UInt32
+    /// The oldest position an anchor may hold (deletions before it were compacted away).
+    public var floor: Int64
+    /// The position of the newest change.
+    public var head: Int64
+    /// The token of the transaction that ends at ``head``.
+    public var headToken: Int64
+
+    /// A state.
+    public init(storeID: UUID, epoch: UInt32, floor: Int64, head: Int64, headToken: Int64) {
+        self.storeID = storeID
+        self.epoch = epoch
+        self.floor = floor
+        self.head = head
+        self.headToken = headToken
+    }
+
+    /// An anchor at `position` (with a first read's `horizon`), carrying `token`, that of the transaction ending at
+    /// its checkpoint.
+    public func anchor(position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
+        ChangeAnchor(
+            storeID: storeID, epoch: epoch, position: position, horizon: horizon, token: UInt64(bitPattern: token))
+    }
+
+    /// The anchor of the newest change.
+    public var headAnchor: ChangeAnchor { anchor(position: head, token: headToken) }
+
+    /// Checks `a` against the store's history: its store and epoch, not ahead of the head, not older than the
+    /// floor, and the token of the transaction ending at its checkpoint (`tokenAtCheckpoint`, which the backend
+    /// looked up; `nil` when no transaction ends there).
+    /// - Throws: the anchor errors (``RouteKitError/Code/isAnchorError``).
+    public func validate(_ a: ChangeAnchor, tokenAtCheckpoint: Int64?) throws(RouteKitError) {
+        let restart = "start again without an anchor"
+        guard a.storeID == storeID else {
+            throw RouteKitError(.anchorForeign, "the anchor belongs to another store (\(a.storeID)); \(restart)")
+        }
+        guard a.epoch == epoch else {
+            throw RouteKitError(
+                .anchorForeign,
+                "the anchor is from epoch \(a.epoch) of this store, which is now at \(epoch); \(restart)")
+        }
+        let c = a.checkpoint
+        guard c <= head else {
+            throw RouteKitError(
+                .anchorAhead,
+                "the anchor is ahead of the store (position \(c), store at \(head)): was the store "
+                    + "restored from an older copy? \(restart)")
+        }
+        guard c >= floor else {
+            throw RouteKitError(
+                .anchorExpired,
+                "the anchor is older than the deletion history the store keeps (compacted up to position "
+                    + "\(floor)); \(restart)")
+        }
+        if c == 0 { return }
+        guard let tokenAtCheckpoint, UInt64(bitPattern: tokenAtCheckpoint) == a.token else {
+            throw RouteKitError(
+                .anchorAhead,
+                "the anchor comes from a history this store no longer has (restored from an older copy?); \(restart)")
+        }
+    }
+}

@@ -204,6 +204,26 @@ public protocol ChunkCursor: AnyObject {
     func close()
 }
 
+/// Chunks already read: what a backend returns for a route read whole in one transaction. For store backends.
+public final class ArrayChunkCursor: ChunkCursor {
+    private var chunks: [StoredChunk]
+    private var position = 0
+
+    /// A cursor over `chunks`, in that order.
+    public init(_ chunks: [StoredChunk]) { self.chunks = chunks }
+
+    public func next() async throws(RouteKitError) -> StoredChunk? {
+        guard position < chunks.count else { return nil }
+        defer { position += 1 }
+        return chunks[position]
+    }
+
+    public func close() {
+        chunks = []
+        position = 0
+    }
+}
+
 /// A work claim: what ``RouteStore/claimWork(key:holder:seconds:)`` took.
 public struct WorkClaim: Hashable, Sendable {
     /// The claimed key.

@@ -133,14 +133,7 @@
 
         // MARK: Reading
 
-        struct FeedState {
-            var epoch: UInt32
-            var floor: Int64
-            var head: Int64
-            var headToken: Int64
-        }
-
-        static func feedState(_ tx: Transaction) async throws -> FeedState {
+        func feedState(_ tx: Transaction) async throws -> ChangeLogState {
             let epoch = try await tx.value("SELECT value FROM store_info WHERE key = 'epoch'", as: String.self).flatMap
             {
                 UInt32($0)
@@ -148,49 +141,14 @@
             let floor = try await tx.value("SELECT value FROM store_info WHERE key = 'history_floor'", as: String.self)
                 .flatMap { Int64($0) }
             let head = try await tx.first("SELECT txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1")
-            return FeedState(
-                epoch: epoch ?? 1, floor: floor ?? 0, head: try head?.get("txn_end") ?? 0,
+            return ChangeLogState(
+                storeID: storeID, epoch: epoch ?? 1, floor: floor ?? 0, head: try head?.get("txn_end") ?? 0,
                 headToken: try head?.get("token") ?? 0)
         }
 
-        func anchor(_ state: FeedState, position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
-            ChangeAnchor(
-                storeID: storeID, epoch: state.epoch, position: position, horizon: horizon,
-                token: UInt64(bitPattern: token))
-        }
-
-        /// Checks an anchor against the store's history; the anchor errors otherwise.
-        func validate(_ a: ChangeAnchor, _ state: FeedState, _ tx: Transaction) async throws {
-            let restart = "start again without an anchor"
-            guard a.storeID == storeID else {
-                throw RouteKitError(.anchorForeign, "the anchor belongs to another store (\(a.storeID)); \(restart)")
-            }
-            guard a.epoch == state.epoch else {
-                throw RouteKitError(
-                    .anchorForeign,
-                    "the anchor is from epoch \(a.epoch) of this store, which is now at \(state.epoch); \(restart)")
-            }
-            let c = a.checkpoint
-            guard c <= state.head else {
-                throw RouteKitError(
-                    .anchorAhead,
-                    "the anchor is ahead of the store (position \(c), store at \(state.head)): was the store "
-                        + "restored from an older copy? \(restart)")
-            }
-            guard c >= state.floor else {
-                throw RouteKitError(
-                    .anchorExpired,
-                    "the anchor is older than the deletion history the store keeps (compacted up to position "
-                        + "\(state.floor)); \(restart)")
-            }
-            if c == 0 { return }
-            let token = try await tx.value("SELECT token FROM change_txn WHERE txn_end = \(c)", as: Int64.self)
-            guard let token, UInt64(bitPattern: token) == a.token else {
-                throw RouteKitError(
-                    .anchorAhead,
-                    "the anchor comes from a history this store no longer has (restored from an older copy?); \(restart)"
-                )
-            }
+        /// The token of the transaction that ends at `position`, if one does.
+        static func token(_ tx: Transaction, endingAt position: Int64) async throws -> Int64? {
+            try await tx.value("SELECT token FROM change_txn WHERE txn_end = \(position)", as: Int64.self)
         }
 
         /// The rows after `position` a consumer at (`position`, `horizon`) is owed: every addition, and the
@@ -213,8 +171,10 @@
                 throw RouteKitError(.invalidArgument, "the limit must be at least 1, not \(limit)")
             }
             return try await read("reading the change feed", snapshot: true) { tx in
-                let state = try await Self.feedState(tx)
-                if let anchor { try await self.validate(anchor, state, tx) }
+                let state = try await self.feedState(tx)
+                if let anchor {
+                    try state.validate(anchor, tokenAtCheckpoint: try await Self.token(tx, endingAt: anchor.checkpoint))
+                }
                 let after = anchor?.position ?? 0
                 // Without an anchor: every current route (the added rows) and no deletion up to now.
                 let horizon = anchor.map { $0.horizon } ?? state.head
@@ -270,16 +230,13 @@
                 }
                 let next: ChangeAnchor
                 if !hasMore {
-                    next = self.anchor(state, position: state.head, token: state.headToken)
+                    next = state.headAnchor
                 } else if horizon > end {
                     // Still paging through a first read: keep its horizon, and its token.
-                    let token = try await tx.value(
-                        "SELECT token FROM change_txn WHERE txn_end = \(horizon)", as: Int64.self)
-                    next = self.anchor(state, position: end, horizon: horizon, token: token ?? 0)
+                    let token = try await Self.token(tx, endingAt: horizon) ?? 0
+                    next = state.anchor(position: end, horizon: horizon, token: token)
                 } else {
-                    let token = try await tx.value(
-                        "SELECT token FROM change_txn WHERE txn_end = \(end)", as: Int64.self)
-                    next = self.anchor(state, position: end, token: token ?? 0)
+                    next = state.anchor(position: end, token: try await Self.token(tx, endingAt: end) ?? 0)
                 }
                 return ChangeSet(deleted: deleted, added: added, anchor: next, hasMore: hasMore)
             }
@@ -287,8 +244,7 @@
 
         public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
             try await read("reading the change feed", snapshot: true) { tx in
-                let state = try await Self.feedState(tx)
-                return self.anchor(state, position: state.head, token: state.headToken)
+                try await self.feedState(tx).headAnchor
             }
         }
 

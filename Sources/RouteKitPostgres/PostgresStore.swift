@@ -407,7 +407,7 @@
                 guard found.count <= SnapshotCursor.wholeReadChunks else { return nil }
                 return try await Self.chunks(tx, found)
             }
-            if let small { return ArrayCursor(small) }
+            if let small { return ArrayChunkCursor(small) }
             return try await SnapshotCursor.open(endpoint, what, ids: ids)
         }
 
@@ -1077,25 +1077,6 @@
         }
 
         var query: PostgresQuery { PostgresQuery(unsafeSQL: text, binds: binds) }
-    }
-
-    /// Chunks already read (a small route, read whole in one transaction).
-    final class ArrayCursor: ChunkCursor {
-        private var chunks: [StoredChunk]
-        private var position = 0
-
-        init(_ chunks: [StoredChunk]) { self.chunks = chunks }
-
-        func next() async throws(RouteKitError) -> StoredChunk? {
-            guard position < chunks.count else { return nil }
-            defer { position += 1 }
-            return chunks[position]
-        }
-
-        func close() {
-            chunks = []
-            position = 0
-        }
     }
 
     /// Reads a long route's chunks a few at a time through a connection of its own, inside a read-only REPEATABLE

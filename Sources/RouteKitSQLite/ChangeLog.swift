@@ -70,14 +70,7 @@ extension SQLiteStore {
 
     // MARK: Reading
 
-    struct FeedState {
-        var epoch: UInt32
-        var floor: Int64
-        var head: Int64
-        var headToken: Int64
-    }
-
-    static func feedState(_ db: Database) throws -> FeedState {
+    func feedState(_ db: Database) throws -> ChangeLogState {
         let epoch = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'epoch'").flatMap {
             UInt32($0)
         }
@@ -85,47 +78,14 @@ extension SQLiteStore {
             Int64($0)
         }
         let head = try Row.fetchOne(db, sql: "SELECT txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1")
-        return FeedState(
-            epoch: epoch ?? 1, floor: floor ?? 0, head: head?["txn_end"] ?? 0, headToken: head?["token"] ?? 0)
+        return ChangeLogState(
+            storeID: storeID, epoch: epoch ?? 1, floor: floor ?? 0, head: head?["txn_end"] ?? 0,
+            headToken: head?["token"] ?? 0)
     }
 
-    func anchor(_ state: FeedState, position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
-        ChangeAnchor(
-            storeID: storeID, epoch: state.epoch, position: position, horizon: horizon,
-            token: UInt64(bitPattern: token))
-    }
-
-    /// Checks an anchor against the store's history; the anchor errors otherwise.
-    func validate(_ a: ChangeAnchor, _ state: FeedState, _ db: Database) throws {
-        let restart = "start again without an anchor"
-        guard a.storeID == storeID else {
-            throw RouteKitError(.anchorForeign, "the anchor belongs to another store (\(a.storeID)); \(restart)")
-        }
-        guard a.epoch == state.epoch else {
-            throw RouteKitError(
-                .anchorForeign,
-                "the anchor is from epoch \(a.epoch) of this store, which is now at \(state.epoch); \(restart)")
-        }
-        let c = a.checkpoint
-        guard c <= state.head else {
-            throw RouteKitError(
-                .anchorAhead,
-                "the anchor is ahead of the store (position \(c), store at \(state.head)): was the store "
-                    + "restored from an older copy? \(restart)")
-        }
-        guard c >= state.floor else {
-            throw RouteKitError(
-                .anchorExpired,
-                "the anchor is older than the deletion history the store keeps (compacted up to position "
-                    + "\(state.floor)); \(restart)")
-        }
-        if c == 0 { return }
-        let token = try Int64.fetchOne(db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [c])
-        guard let token, UInt64(bitPattern: token) == a.token else {
-            throw RouteKitError(
-                .anchorAhead,
-                "the anchor comes from a history this store no longer has (restored from an older copy?); \(restart)")
-        }
+    /// The token of the transaction that ends at `position`, if one does.
+    static func token(_ db: Database, endingAt position: Int64) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [position])
     }
 
     static func predicateSQL(_ p: ChangePredicate, _ args: inout [(any DatabaseValueConvertible)?]) -> String {
@@ -164,8 +124,10 @@ extension SQLiteStore {
     {
         guard limit >= 1 else { throw RouteKitError(.invalidArgument, "the limit must be at least 1, not \(limit)") }
         return try await read("reading the change feed") { db in
-            let state = try Self.feedState(db)
-            if let anchor { try self.validate(anchor, state, db) }
+            let state = try self.feedState(db)
+            if let anchor {
+                try state.validate(anchor, tokenAtCheckpoint: try Self.token(db, endingAt: anchor.checkpoint))
+            }
             let after = anchor?.position ?? 0
             // Without an anchor: every current route (the added rows) and no deletion up to now.
             let horizon = anchor.map { $0.horizon } ?? state.head
@@ -232,16 +194,12 @@ extension SQLiteStore {
             }
             let next: ChangeAnchor
             if !hasMore {
-                next = self.anchor(state, position: state.head, token: state.headToken)
+                next = state.headAnchor
             } else if horizon > end {
                 // Still paging through a first read: keep its horizon, and its token.
-                let token = try Int64.fetchOne(
-                    db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [horizon])
-                next = self.anchor(state, position: end, horizon: horizon, token: token ?? 0)
+                next = state.anchor(position: end, horizon: horizon, token: try Self.token(db, endingAt: horizon) ?? 0)
             } else {
-                let token = try Int64.fetchOne(
-                    db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [end])
-                next = self.anchor(state, position: end, token: token ?? 0)
+                next = state.anchor(position: end, token: try Self.token(db, endingAt: end) ?? 0)
             }
             return ChangeSet(deleted: deleted, added: added, anchor: next, hasMore: hasMore)
         }
@@ -249,8 +207,7 @@ extension SQLiteStore {
 
     public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
         try await read("reading the change feed") { db in
-            let state = try Self.feedState(db)
-            return self.anchor(state, position: state.head, token: state.headToken)
+            try self.feedState(db).headAnchor
         }
     }
 

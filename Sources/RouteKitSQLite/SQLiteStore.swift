@@ -371,7 +371,7 @@ public final class SQLiteStore: RouteStore {
                 }
                 return chunks
             }
-            if let small { return ArrayCursor(small) }
+            if let small { return ArrayChunkCursor(small) }
             let snapshot = try pool.makeSnapshot()
             return SnapshotCursor(snapshot: snapshot, ids: try syncRead(snapshot) { db in try ids(db) })
         } catch let error as RouteKitError {
@@ -868,25 +868,6 @@ public final class SQLiteStore: RouteStore {
             try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
             try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
         }
-    }
-}
-
-/// Chunks already read (a small route, read whole in one transaction).
-final class ArrayCursor: ChunkCursor {
-    private var chunks: [StoredChunk]
-    private var position = 0
-
-    init(_ chunks: [StoredChunk]) { self.chunks = chunks }
-
-    func next() async throws(RouteKitError) -> StoredChunk? {
-        guard position < chunks.count else { return nil }
-        defer { position += 1 }
-        return chunks[position]
-    }
-
-    func close() {
-        chunks = []
-        position = 0
     }
 }
 
