@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "RouteKit", targets: ["RouteKit"]),
         .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
+        .library(name: "RouteKitFIT", targets: ["RouteKitFIT"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
@@ -62,6 +63,9 @@ let package = Package(
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
         .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CZlib"], swiftSettings: swiftSettings),
 
+        // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).
+        .target(name: "RouteKitFIT", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
             name: "RouteKitSQLite",
@@ -89,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitGEOS", "RouteKitSQLite", "RouteKitProcessing",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitGEOS", "RouteKitSQLite", "RouteKitProcessing",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -115,6 +119,10 @@ let package = Package(
         .testTarget(
             name: "RouteKitProcessingTests",
             dependencies: ["RouteKitProcessing", "RouteKitGPX", "RouteKitTesting", "RouteKitSQLite"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitFITTests",
+            dependencies: ["RouteKitFIT", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

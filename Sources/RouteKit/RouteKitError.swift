@@ -13,7 +13,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         private enum Base: String, Sendable {
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
-            case geos
+            case geos, invalidFIT
             case notFound, storage, incompatibleStore, builderState, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
@@ -40,6 +40,9 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let compression = Code(.compression)
         /// Reading or writing a file failed.
         public static let io = Code(.io)
+        /// The input is not a FIT file, or its FIT structure cannot be read (``RouteKitError/byteOffset`` says
+        /// where).
+        public static let invalidFIT = Code(.invalidFIT)
         /// The GEOS library reported an error.
         public static let geos = Code(.geos)
         /// The workout, route or builder named does not exist (or is no longer current).
@@ -90,14 +93,17 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
     public var column: Int?
     /// The index of the offending item in its batch or sequence, if any.
     public var index: Int?
+    /// The byte offset in ``file`` (0-based), for binary formats such as FIT, if known.
+    public var byteOffset: Int?
     /// Details that may contain personal data (coordinates). Only in ``debugDescription``.
     public var privateDetail: String?
 
     /// Creates an error.
     public init(
         _ code: Code, _ message: String, file: String? = nil, line: Int? = nil, column: Int? = nil,
-        index: Int? = nil, privateDetail: String? = nil
+        index: Int? = nil, privateDetail: String? = nil, byteOffset: Int? = nil
     ) {
+        self.byteOffset = byteOffset
         self.code = code
         self.message = message
         self.file = file
@@ -115,6 +121,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
             where_ += (where_.isEmpty ? "line " : ":") + String(line)
             if let column { where_ += ":" + String(column) }
         }
+        if let byteOffset { where_ += (where_.isEmpty ? "" : ": ") + "byte \(byteOffset)" }
         var text = where_.isEmpty ? message : where_ + ": " + message
         if let index { text += " (index \(index))" }
         return text + " [\(code)]"

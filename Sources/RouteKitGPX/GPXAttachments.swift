@@ -24,15 +24,15 @@ public struct GPXAttachments: Sendable {
     /// Whether there is nothing to store.
     public var isEmpty: Bool { waypoints.isEmpty && routes.isEmpty }
 
-    mutating func add(waypoint p: GPXPoint) {
+    package mutating func add(waypoint p: GPXPoint) {
         guard kept < Self.maxPoints else { return dropped += 1 }
         kept += 1
         waypoints.append(p)
     }
 
-    mutating func startRoute(_ info: GPXPathInfo) { routes.append((info, [])) }
+    package mutating func startRoute(_ info: GPXPathInfo) { routes.append((info, [])) }
 
-    mutating func add(routePoints points: [GPXPoint]) {
+    package mutating func add(routePoints points: [GPXPoint]) {
         guard !routes.isEmpty else { return }
         let room = max(0, Self.maxPoints - kept)
         routes[routes.count - 1].points += points.prefix(room)
@@ -40,7 +40,7 @@ public struct GPXAttachments: Sendable {
         dropped += points.count - min(room, points.count)
     }
 
-    mutating func endRoute(_ info: GPXPathInfo) {
+    package mutating func endRoute(_ info: GPXPathInfo) {
         guard !routes.isEmpty else { return }
         routes[routes.count - 1].info = info
     }

@@ -42,6 +42,19 @@ public struct GPXImportResult: Sendable, Hashable {
     public var warnings: [String]
     /// Why it failed, if it did.
     public var error: RouteKitError?
+
+    /// Creates a result.
+    public init(
+        file: String, status: Status, tracks: [Track] = [], waypoints: Int = 0, warnings: [String] = [],
+        error: RouteKitError? = nil
+    ) {
+        self.file = file
+        self.status = status
+        self.tracks = tracks
+        self.waypoints = waypoints
+        self.warnings = warnings
+        self.error = error
+    }
 }
 
 /// Imports GPX files into a store: each `<trk>` becomes a workout with one route holding every `<trkpt>`
@@ -82,7 +95,7 @@ public final class GPXImporter {
         self.source = source
     }
 
-    struct ResumeMismatch: Error {}
+    package struct ResumeMismatch: Error {}
 
     /// Imports one file. Never throws: failures are in the result, naming file, line and column.
     /// - Parameter progress: called now and then with the bytes of the file read so far.
@@ -191,7 +204,7 @@ public final class GPXImporter {
         return result
     }
 
-    private func hasAttachments(_ workout: UUID) async throws(RouteKitError) -> Bool {
+    package func hasAttachments(_ workout: UUID) async throws(RouteKitError) -> Bool {
         let cursor = try await store.workoutChunks(ofWorkout: workout, kind: .attachment)
         defer { cursor.close() }
         return try await cursor.next() != nil
@@ -199,7 +212,10 @@ public final class GPXImporter {
 
     /// Stores a file's waypoints and routes with the workout of its first track, when that workout is new;
     /// a file without tracks gets a workout of its own (identified by their content).
-    private func store(_ attachments: GPXAttachments, creator: String?, into result: inout GPXImportResult)
+    package func store(
+        _ attachments: GPXAttachments, creator: String?, into result: inout GPXImportResult,
+        syncPrefix: String = "gpx-", metadata extra: [String: MetadataValue] = [:], activityType: ActivityType = .other
+    )
         async throws
     {
         let chunks = try attachments.chunks()
@@ -210,7 +226,7 @@ public final class GPXImporter {
             }
             return
         }
-        let syncID = "gpx-" + attachments.contentHash
+        let syncID = syncPrefix + attachments.contentHash
         if let existing = try await store.workouts(matching: WorkoutFilter(source: source, syncIdentifier: syncID))
             .first
         {
@@ -221,12 +237,13 @@ public final class GPXImporter {
             return
         }
         var metadata: [String: MetadataValue] = ["gpxContent": .string("waypoints and routes")]
+        metadata.merge(extra) { $1 }
         if let name = attachments.routes.first?.info.name ?? attachments.waypoints.first?.extras?.name {
             metadata["name"] = .string(name)
         }
         if let creator { metadata["gpxCreator"] = .string(creator) }
         let workout = Workout(
-            activityType: .other, start: nil, end: nil, source: source,
+            activityType: activityType, start: nil, end: nil, source: source,
             sync: SyncIdentity(identifier: syncID, version: 1), metadata: metadata)
         if case .stale(let current, _) = try await store.saveWorkout(workout) {
             // Another import of the same content won the race.
@@ -249,7 +266,7 @@ struct ExtrasEntry: Codable {
 }
 
 /// The per-point state of one track: a value type, so the hot loop pays no exclusivity checks.
-struct TrackScan {
+package struct TrackScan {
     var hasher = ContentHasher(domain: "gpx-track-v1")
     var count = 0
     var buffer: [Location] = []
@@ -265,8 +282,28 @@ struct TrackScan {
     var backwards = 0
     var duplicates = 0
     var withoutTime = 0
+    /// Series samples not attached to a location (FIT records without a position).
+    var seriesOnly = 0
 
     enum Stop { case end, flush, verify }
+
+    /// Adds the values of a measurement without a position (a FIT record indoors): they become series samples
+    /// only. Hashed in order with the locations, so the content identity and resume checkpoints cover them.
+    mutating func consumeSeriesOnly(_ time: Timestamp, _ values: GPXPointValues) {
+        hasher.combine(0x5E21_E5 as UInt64)
+        hasher.combine(time)
+        for slot in 0..<6 { hasher.combine(values.raw(slot)) }
+        seriesOnly += 1
+        // Acknowledged by a resumed builder: already stored.
+        if count < skipUntil { return }
+        for slot in 0..<6 {
+            let v = values.raw(slot)
+            if !v.isNaN { series[slot].append(QuantitySample(timestamp: time, value: v)) }
+        }
+    }
+
+    /// Whether series samples are waiting to be stored.
+    var hasPendingSeries: Bool { series.contains { !$0.isEmpty } }
 
     /// Consumes points from `start` until the buffer is full (flush), the acknowledged prefix of a resumed
     /// builder has been re-read (verify), or the batch ends; returns where it stopped.
@@ -355,7 +392,7 @@ struct TrackScan {
 }
 
 /// One track being imported.
-final class TrackImport {
+package final class TrackImport {
     let importer: GPXImporter
     let label: String
     let startInfo: GPXPathInfo
@@ -370,8 +407,23 @@ final class TrackImport {
     var segmentStarts: [Int] = []
     var events: [WorkoutEvent] = []
     var inSegment = false
+    /// The builders' origin kind (``GPXImporter/originKind`` for GPX).
+    let originKind: String
+    /// The sync identifier's prefix (`gpx-` for GPX).
+    let syncPrefix: String
+    /// Makes the workout for a sync identifier, instead of GPX's (another format's importer).
+    let makeWorkout: ((SyncIdentity) -> Workout)?
+    /// More route metadata (another format's).
+    package var routeMetadata: [String: MetadataValue] = [:]
 
-    init(importer: GPXImporter, label: String, info: GPXPathInfo, creator: String?, allowResume: Bool) {
+    package init(
+        importer: GPXImporter, label: String, info: GPXPathInfo, creator: String?, allowResume: Bool,
+        originKind: String = GPXImporter.originKind, syncPrefix: String = "gpx-",
+        makeWorkout: ((SyncIdentity) -> Workout)? = nil
+    ) {
+        self.originKind = originKind
+        self.syncPrefix = syncPrefix
+        self.makeWorkout = makeWorkout
         self.importer = importer
         self.label = label
         self.startInfo = info
@@ -428,7 +480,17 @@ final class TrackImport {
         events.append(WorkoutEvent(kind: resume ? .resume : .pause, start: t))
     }
 
-    func add(_ points: [GPXPoint]) async throws {
+    /// Adds values to the track's content identity (another format's own fields).
+    package func combineIdentity(_ values: [Double?]) {
+        for v in values { scan.hasher.combine(v) }
+    }
+
+    /// Adds the values of a measurement without a position (see ``TrackScan/consumeSeriesOnly(_:_:)``).
+    package func addSeriesOnly(_ time: Timestamp, _ values: GPXPointValues) {
+        scan.consumeSeriesOnly(time, values)
+    }
+
+    package func add(_ points: [GPXPoint]) async throws {
         if !inSegment && segmentStarts.last != scan.count {
             // Points after a pause marker without a new <trkseg>: they still start a segment of their own.
             segmentStarts.append(scan.count)
@@ -453,7 +515,7 @@ final class TrackImport {
         let store = importer.store
         if allowResume {
             let pending = try await store.pendingBuilders().first {
-                $0.origin?.kind == GPXImporter.originKind && $0.origin?.key == key && $0.source == importer.source
+                $0.origin?.kind == originKind && $0.origin?.key == key && $0.source == importer.source
             }
             if let pending {
                 let acknowledged = pending.progress.locationCount
@@ -473,7 +535,7 @@ final class TrackImport {
         }
         builder = try await RouteBuilder(
             store: store, source: importer.source, order: .insertion,
-            origin: BuilderOrigin(kind: GPXImporter.originKind, key: key, label: label))
+            origin: BuilderOrigin(kind: originKind, key: key, label: label))
     }
 
     /// Resumes a pending builder; if another process is still using it (or just finished it), the track is
@@ -502,9 +564,9 @@ final class TrackImport {
         resumeCandidate = nil
     }
 
-    func flush() async throws {
+    package func flush() async throws {
         if !headResolved { try await resolveHead() }
-        guard !scan.buffer.isEmpty, let builder else { return }
+        guard !scan.buffer.isEmpty || scan.hasPendingSeries, let builder else { return }
         let checkpoint = scan.hasher.state
         let (locations, related, extras) = scan.take()
         var extrasBytes: [UInt8]?
@@ -516,12 +578,12 @@ final class TrackImport {
         try await builder.insert(locations, related: related, checkpoint: checkpoint, extras: extrasBytes)
     }
 
-    struct Done {
-        var track: GPXImportResult.Track
-        var warnings: [String]
+    package struct Done {
+        package var track: GPXImportResult.Track
+        package var warnings: [String]
     }
 
-    func finish(info: GPXPathInfo) async throws -> Done {
+    package func finish(info: GPXPathInfo) async throws -> Done {
         closeSegment()
         let count = scan.count
         // The last batch first: every checkpoint covers points only, so a builder that acknowledged the whole
@@ -532,9 +594,10 @@ final class TrackImport {
         scan.hasher.combine(Int64(count))
         let store = importer.store
         let source = importer.source
-        let syncID = "gpx-" + scan.hasher.hexDigest
+        if scan.seriesOnly > 0 { scan.hasher.combine(Int64(scan.seriesOnly)) }
+        let syncID = syncPrefix + scan.hasher.hexDigest
         var warnings: [String] = []
-        if count == 0 {
+        if count == 0 && makeWorkout == nil {
             warnings.append("\(label) has no points: imported as a workout without a route")
         }
         if let existing = try await store.routes(matching: RouteFilter(source: source, syncIdentifier: syncID)).first {
@@ -549,6 +612,17 @@ final class TrackImport {
         if let w = try await store.workouts(matching: WorkoutFilter(source: source, syncIdentifier: syncID)).first {
             workout = w
             newWorkout = false
+        } else if let makeWorkout {
+            let candidate = makeWorkout(SyncIdentity(identifier: syncID, version: 1))
+            switch try await store.saveWorkout(candidate) {
+            case .inserted, .replaced: workout = candidate
+            case .stale(let current, _):
+                guard let w = try await store.workout(id: current) else {
+                    throw RouteKitError(.storage, "workout \(current) vanished during the import")
+                }
+                workout = w
+                newWorkout = false
+            }
         } else {
             let info = info.name == nil && info.type == nil ? startInfo : info
             var metadata: [String: MetadataValue] = [:]
@@ -579,6 +653,22 @@ final class TrackImport {
             }
         }
         guard let builder, count > 0 else {
+            if let builder { try await builder.discard() }
+            if newWorkout && count == 0 {
+                // Measurements without a position: series of the workout, without a route.
+                let (_, related, _) = scan.take()
+                var chunks: [StoredChunk] = []
+                for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
+                    let samples = (related[type] ?? []).sorted { $0.timestamp.instant < $1.timestamp.instant }
+                    var s = 0
+                    while s < samples.count {
+                        let e = min(s + RouteBuilder.chunkSize, samples.count)
+                        chunks.append(.samples(Array(samples[s..<e]), of: type, sequence: chunks.count))
+                        s = e
+                    }
+                }
+                if !chunks.isEmpty { try await store.appendSeries(chunks, toWorkout: workout.id, as: source) }
+            }
             return Done(
                 track: .init(workout: workout.id, route: nil, locations: 0, unchanged: !newWorkout, resumedFrom: nil),
                 warnings: warnings)
@@ -592,6 +682,7 @@ final class TrackImport {
         if scan.backwards > 0 { metadata["timeWentBackwards"] = .integer(Int64(scan.backwards)) }
         if scan.duplicates > 0 { metadata["duplicateTimes"] = .integer(Int64(scan.duplicates)) }
         if scan.withoutTime > 0 { metadata["locationsWithoutTime"] = .integer(Int64(scan.withoutTime)) }
+        metadata.merge(routeMetadata) { $1 }
         let finished = try await builder.finish(workout: workout, metadata: metadata)
         let route = finished.outcome.savedID ?? finished.route.id
         return Done(

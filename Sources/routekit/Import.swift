@@ -1,18 +1,28 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitFIT
 import RouteKitGPX
 import RouteKitSQLite
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import GPX files and folders into the store.",
+        abstract: "Import GPX and FIT files and folders into the store.",
         discussion: """
-            Each <trk> becomes a workout with one route holding every <trkpt> in file order; heart rate, \
+            A file's format is told by its content, not its name; gzip-compressed files are decompressed.
+
+            GPX: each <trk> becomes a workout with one route holding every <trkpt> in file order; heart rate, \
             cadence, temperature and power become series of the workout; segments become workout segments; \
-            an empty <trk> becomes a workout without a route (with a warning). Folders are searched \
-            recursively for .gpx and .gpx.gz files.
+            an empty <trk> becomes a workout without a route (with a warning).
+
+            FIT: each session of an activity file becomes a workout (its sport, start, elapsed time, distance); \
+            its records with a position become the route, and heart rate, cadence, power and temperature of \
+            every record become series; timer stops and starts become pauses, laps become segments. A course \
+            file becomes a planned route. A damaged file (bad CRC, unfinished, truncated) is read to its last \
+            complete message, with a warning. Other FIT file types (settings, monitoring…) are refused.
+
+            Folders are searched recursively for .gpx, .gpx.gz, .fit and .fit.gz files.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
             (under any file name or formatting) creates nothing and reports it `unchanged`. Locations are \
@@ -32,7 +42,7 @@ struct Import: AsyncParsableCommand {
               ROUTEKIT_STORE=/tmp/test.sqlite routekit import ~/exports
             """)
 
-    @Argument(help: "GPX files (.gpx, .gpx.gz) or folders.", completion: .file())
+    @Argument(help: "GPX or FIT files (plain or gzip-compressed) or folders.", completion: .file())
     var paths: [String]
 
     @OptionGroup var storeOptions: StoreOptions
@@ -52,7 +62,7 @@ struct Import: AsyncParsableCommand {
     var noProgress = false
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("Give at least one GPX file or folder.") }
+        if paths.isEmpty { throw ValidationError("Give at least one GPX or FIT file, or a folder.") }
     }
 
     /// Files under the given paths, folders expanded recursively and sorted; missing paths kept (they fail).
@@ -69,7 +79,7 @@ struct Import: AsyncParsableCommand {
             if let e = fm.enumerator(atPath: path) {
                 while let item = e.nextObject() as? String {
                     let lower = item.lowercased()
-                    if lower.hasSuffix(".gpx") || lower.hasSuffix(".gpx.gz") {
+                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz"].contains(where: { lower.hasSuffix($0) }) {
                         found.append((path as NSString).appendingPathComponent(item))
                     }
                 }
@@ -123,6 +133,7 @@ struct Import: AsyncParsableCommand {
             throw exitInputFailed
         }
         let importer = GPXImporter(store: store, source: source)
+        let fitImporter = FITImporter(store: store, source: source)
         let sizes = files.map { f -> Int in
             var s = stat()
             return stat(f, &s) == 0 ? Int(s.st_size) : 0
@@ -135,11 +146,18 @@ struct Import: AsyncParsableCommand {
         var locations = 0
         var newRoutes = 0
         var doneBytes = 0
-        if files.isEmpty { printError("warning: no .gpx or .gpx.gz file found under \(paths.joined(separator: ", "))") }
+        if files.isEmpty {
+            printError("warning: no .gpx, .fit (or .gz) file found under \(paths.joined(separator: ", "))")
+        }
         for (n, file) in files.enumerated() {
             let base = doneBytes
             let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
-            let result = await importer.importFile(file) { read in progress.update(base + read, label: label) }
+            let result: GPXImportResult
+            if (try? InputFile.format(of: file)) == .fit {
+                result = await fitImporter.importFile(file)
+            } else {
+                result = await importer.importFile(file) { read in progress.update(base + read, label: label) }
+            }
             doneBytes += sizes[n]
             progress.update(doneBytes, label: label)
             counts[result.status, default: 0] += 1

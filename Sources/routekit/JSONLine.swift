@@ -17,8 +17,10 @@ struct JSONError: Encodable {
     var message: String
     var line: Int?
     var column: Int?
+    var byteOffset: Int?
 
     init(_ error: RouteKitError) {
+        byteOffset = error.byteOffset
         code = error.code.description
         message = error.message
         line = error.line
@@ -31,9 +33,11 @@ struct JSONError: Encodable {
         try c.encode(message, forKey: .message)
         try c.encode(line, forKey: .line)
         try c.encode(column, forKey: .column)
+        // Binary formats (FIT) name a byte offset instead of a line and column.
+        try c.encodeIfPresent(byteOffset, forKey: .byteOffset)
     }
 
-    enum CodingKeys: String, CodingKey { case code, message, line, column }
+    enum CodingKeys: String, CodingKey { case code, message, line, column, byteOffset }
 }
 
 /// Writes a line to standard error.

@@ -1,0 +1,395 @@
+public import RouteKit
+
+/// The FIT profile numbers RouteKit reads (Garmin's FIT SDK profile, `Profile.xlsx`).
+enum FITProfile {
+    enum Message {
+        static let fileID: UInt16 = 0
+        static let session: UInt16 = 18
+        static let lap: UInt16 = 19
+        static let record: UInt16 = 20
+        static let event: UInt16 = 21
+        static let deviceInfo: UInt16 = 23
+        static let course: UInt16 = 31
+        static let coursePoint: UInt16 = 32
+        static let activity: UInt16 = 34
+        static let fieldDescription: UInt16 = 206
+        static let developerDataID: UInt16 = 207
+    }
+
+    static let fileTypes: [UInt8: String] = [
+        1: "device", 2: "settings", 3: "sport", 4: "activity", 5: "workout", 6: "course", 7: "schedules",
+        9: "weight", 10: "totals", 11: "goals", 14: "blood_pressure", 15: "monitoring_a", 20: "activity_summary",
+        28: "monitoring_daily", 32: "monitoring_b", 34: "segment", 35: "segment_list", 40: "exd_configuration",
+    ]
+
+    static let sports: [UInt8: String] = [
+        0: "generic", 1: "running", 2: "cycling", 3: "transition", 4: "fitness_equipment", 5: "swimming",
+        6: "basketball", 7: "soccer", 8: "tennis", 9: "american_football", 10: "training", 11: "walking",
+        12: "cross_country_skiing", 13: "alpine_skiing", 14: "snowboarding", 15: "rowing", 16: "mountaineering",
+        17: "hiking", 18: "multisport", 19: "paddling", 20: "flying", 21: "e_biking", 22: "motorcycling",
+        23: "boating", 24: "driving", 25: "golf", 26: "hang_gliding", 27: "horseback_riding", 28: "hunting",
+        29: "fishing", 30: "inline_skating", 31: "rock_climbing", 32: "sailing", 33: "ice_skating",
+        34: "sky_diving", 35: "snowshoeing", 36: "snowmobiling", 37: "stand_up_paddleboarding", 38: "surfing",
+        39: "wakeboarding", 40: "water_skiing", 41: "kayaking", 42: "rafting", 43: "windsurfing",
+        44: "kitesurfing", 45: "tactical", 46: "jumpmaster", 47: "boxing", 48: "floor_climbing", 53: "diving",
+    ]
+
+    /// RouteKit's activity type for a FIT sport number.
+    static func activityType(sport: UInt8?) -> ActivityType {
+        guard let sport, let name = sports[sport] else { return .other }
+        switch name {
+        case "running": return .running
+        case "cycling", "e_biking": return .cycling
+        case "walking": return .walking
+        case "hiking", "mountaineering": return .hiking
+        case "swimming": return .swimming
+        case "generic": return .other
+        default:
+            // snake_case to the lowerCamelCase of RouteKit's names: "cross_country_skiing" → "crossCountrySkiing".
+            let parts = name.split(separator: "_")
+            let camel = parts.enumerated().map {
+                $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst()
+            }
+            return ActivityType(rawValue: camel.joined())
+        }
+    }
+}
+
+/// One `session` of an activity file: a workout (a multisport file has one per sport, and transitions).
+public struct FITSession: Sendable, Hashable {
+    /// When it started, FIT seconds.
+    public var startTime: UInt32?
+    /// When it ended (the message's timestamp), FIT seconds.
+    public var timestamp: UInt32?
+    /// Elapsed time in seconds, pauses included.
+    public var totalElapsedTime: Double?
+    /// Timer time in seconds, pauses excluded.
+    public var totalTimerTime: Double?
+    /// Distance in metres.
+    public var totalDistance: Double?
+    /// The FIT sport number.
+    public var sport: UInt8?
+    /// The FIT sub-sport number.
+    public var subSport: UInt8?
+    /// Calories (kcal).
+    public var totalCalories: Double?
+    /// The sport's FIT name (`"running"`), or `"sport N"` for numbers RouteKit does not name.
+    public var sportName: String? { sport.map { FITProfile.sports[$0] ?? "sport \($0)" } }
+}
+
+/// One `lap`: its start and end.
+public struct FITLap: Sendable, Hashable {
+    /// When it started, FIT seconds.
+    public var startTime: UInt32?
+    /// When it ended (the message's timestamp), FIT seconds.
+    public var timestamp: UInt32?
+}
+
+/// A timer event: the timer started, or stopped (a pause).
+public struct FITTimerEvent: Sendable, Hashable {
+    /// FIT seconds.
+    public var timestamp: UInt32
+    /// `true` for start, `false` for stop and stop_all.
+    public var isStart: Bool
+}
+
+/// A developer field's description (`field_description`), as the file gives it.
+public struct FITDeveloperField: Sendable, Hashable {
+    /// Which `developer_data_id`.
+    public var developerIndex: UInt8
+    /// The field's number among that developer's fields.
+    public var number: UInt8
+    /// Its name, if given.
+    public var name: String?
+    /// Its units, if given.
+    public var units: String?
+}
+
+/// One `record` message with the fields RouteKit maps, scale and offset applied, invalid values as `nil`.
+public struct FITRecord: Sendable, Hashable {
+    /// FIT seconds (field 253 or a compressed timestamp).
+    public var timestamp: UInt32?
+    /// Degrees, from semicircles.
+    public var latitude: Double?
+    /// Degrees, from semicircles.
+    public var longitude: Double?
+    /// Metres (`enhanced_altitude` over `altitude`).
+    public var altitude: Double?
+    /// Metres per second (`enhanced_speed` over `speed` over `compressed_speed_distance`).
+    public var speed: Double?
+    /// Beats per minute.
+    public var heartRate: Double?
+    /// Revolutions or steps per minute (with `fractional_cadence`).
+    public var cadence: Double?
+    /// Watts.
+    public var power: Double?
+    /// Degrees Celsius.
+    public var temperature: Double?
+    /// Metres from the start.
+    public var distance: Double?
+
+    /// Whether it has a position.
+    public var hasPosition: Bool { latitude != nil && longitude != nil }
+
+    init(_ m: FITMessage) {
+        timestamp = m.timestamp
+        if let lat = m.integer(field: 0), let lon = m.integer(field: 1) {
+            latitude = Double(lat) * (180.0 / 2_147_483_648.0)
+            longitude = Double(lon) * (180.0 / 2_147_483_648.0)
+        }
+        altitude = m.double(field: 78, scale: 5, offset: 500) ?? m.double(field: 2, scale: 5, offset: 500)
+        speed = m.double(field: 73, scale: 1000) ?? m.double(field: 6, scale: 1000)
+        if speed == nil, let packed = m.bytes(field: 8), packed.count >= 3, packed != [0xFF, 0xFF, 0xFF] {
+            // compressed_speed_distance (FR60/70): 12 bits of speed in 1/100 m/s, then 12 bits of distance.
+            speed = Double(UInt16(packed[0]) | UInt16(packed[1] & 0x0F) << 8) / 100
+        }
+        heartRate = m.double(field: 3)
+        if let c = m.double(field: 4) {
+            cadence = c + (m.double(field: 53, scale: 128) ?? 0)
+        }
+        power = m.double(field: 7)
+        temperature = m.double(field: 13)
+        distance = m.double(field: 5, scale: 100)
+    }
+
+    /// A record with only the fields given.
+    public init(timestamp: UInt32?) { self.timestamp = timestamp }
+}
+
+/// What a FIT file holds, read in one pass without keeping its records: what kind of file, its sessions, laps,
+/// timer events, developer fields, and counts.
+public struct FITSummary: Sendable {
+    /// `file_id.type` (4 activity, 6 course), `nil` without a `file_id`.
+    public var fileType: UInt8?
+    /// The file type's FIT name (`"activity"`), or `"type N"`.
+    public var fileTypeName: String {
+        guard let t = fileType else { return "unknown (no file_id)" }
+        return FITProfile.fileTypes[t] ?? "type \(t)"
+    }
+    /// `file_id.manufacturer`.
+    public var manufacturer: UInt16?
+    /// `file_id.product`.
+    public var product: UInt16?
+    /// `file_id.serial_number`.
+    public var serialNumber: UInt32?
+    /// `file_id.time_created`, FIT seconds.
+    public var timeCreated: UInt32?
+    /// The sessions, in file order.
+    public var sessions: [FITSession] = []
+    /// The laps, in file order.
+    public var laps: [FITLap] = []
+    /// Timer start and stop events, in file order.
+    public var timerEvents: [FITTimerEvent] = []
+    /// `activity.local_timestamp - activity.timestamp`, rounded to 15 minutes, in seconds.
+    public var utcOffsetSeconds: Int32?
+    /// For a file whose times are device-relative (FR60/70 and other early devices): what turns them into local
+    /// wall-clock time, `activity.local_timestamp - activity.timestamp`.
+    public var relativeToLocal: Int64?
+    /// The course's name (course files).
+    public var courseName: String?
+    /// The course's sport (course files).
+    public var courseSport: UInt8?
+    /// Developer field descriptions.
+    public var developerFields: [FITDeveloperField] = []
+    /// `record` messages.
+    public var records = 0
+    /// `record` messages with a position.
+    public var recordsWithPosition = 0
+    /// `record` messages with a heart rate.
+    public var recordsWithHeartRate = 0
+    /// Data messages of every kind.
+    public var messages = 0
+    /// Data messages by global number.
+    public var messageCounts: [UInt16: Int] = [:]
+    /// Chained FIT files read.
+    public var files = 0
+    /// Data messages with a compressed-timestamp header.
+    public var compressedTimestampMessages = 0
+    /// Developer field values read.
+    public var developerFieldValues = 0
+    /// What the decoder read past or recovered from.
+    public var warnings: [FITDecoder.Warning] = []
+    /// Whether the decoder skipped or cut anything short.
+    public var recovered = false
+}
+
+/// Reads FIT files held in memory: a summary pass and a record pass (FIT files are small next to the memory a
+/// workout's points take; the decoder itself streams).
+public enum FITFile {
+    /// Whether `bytes` start like a FIT file (a header whose bytes 8–11 are `.FIT`).
+    public static func isFIT(_ bytes: some Collection<UInt8>) -> Bool {
+        guard bytes.count >= 12, let size = bytes.first, size >= 12 else { return false }
+        return Array(bytes.dropFirst(8).prefix(4)) == Array(".FIT".utf8)
+    }
+
+    /// Reads everything but the records' values.
+    /// - Throws: ``RouteKitError/Code/invalidFIT`` naming the byte offset when there is no FIT file to read.
+    public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
+        var s = FITSummary()
+        var decoder = FITDecoder()
+        var activityTimestamp: UInt32?
+        var localTimestamp: UInt32?
+        do {
+            let body: (FITDecoder.Event) throws -> Void = { event in
+                guard case .message(let m) = event else { return }
+                s.messages += 1
+                s.messageCounts[m.globalNumber, default: 0] += 1
+                if !m.definition.developerFields.isEmpty {
+                    s.developerFieldValues += m.definition.developerFields.count
+                }
+                switch m.globalNumber {
+                case FITProfile.Message.record:
+                    s.records += 1
+                    if m.integer(field: 0) != nil && m.integer(field: 1) != nil { s.recordsWithPosition += 1 }
+                    if m.integer(field: 3) != nil { s.recordsWithHeartRate += 1 }
+                case FITProfile.Message.fileID:
+                    if s.fileType == nil, let t = m.integer(field: 0) {
+                        s.fileType = UInt8(truncatingIfNeeded: t)
+                        s.manufacturer = m.integer(field: 1).map { UInt16(truncatingIfNeeded: $0) }
+                        s.product = m.integer(field: 2).map { UInt16(truncatingIfNeeded: $0) }
+                        s.serialNumber = m.uint32(field: 3)
+                        s.timeCreated = m.uint32(field: 4)
+                    }
+                case FITProfile.Message.session:
+                    s.sessions.append(
+                        FITSession(
+                            startTime: m.uint32(field: 2), timestamp: m.timestamp,
+                            totalElapsedTime: m.double(field: 7, scale: 1000),
+                            totalTimerTime: m.double(field: 8, scale: 1000),
+                            totalDistance: m.double(field: 9, scale: 100),
+                            sport: m.integer(field: 5).map { UInt8(truncatingIfNeeded: $0) },
+                            subSport: m.integer(field: 6).map { UInt8(truncatingIfNeeded: $0) },
+                            totalCalories: m.double(field: 11)))
+                case FITProfile.Message.lap:
+                    s.laps.append(FITLap(startTime: m.uint32(field: 2), timestamp: m.timestamp))
+                case FITProfile.Message.event:
+                    // event 0 is the timer; event_type 0 start, 1 stop, 4 stop_all.
+                    if m.integer(field: 0) == 0, let type = m.integer(field: 1), let t = m.timestamp {
+                        if type == 0 {
+                            s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: true))
+                        } else if type == 1 || type == 4 {
+                            s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: false))
+                        }
+                    }
+                case FITProfile.Message.activity:
+                    activityTimestamp = m.timestamp
+                    localTimestamp = m.uint32(field: 5)
+                case FITProfile.Message.course:
+                    s.courseName = m.string(field: 5)
+                    s.courseSport = m.integer(field: 4).map { UInt8(truncatingIfNeeded: $0) }
+                case FITProfile.Message.fieldDescription:
+                    if let index = m.integer(field: 0), let number = m.integer(field: 1) {
+                        s.developerFields.append(
+                            FITDeveloperField(
+                                developerIndex: UInt8(truncatingIfNeeded: index),
+                                number: UInt8(truncatingIfNeeded: number), name: m.string(field: 3),
+                                units: m.string(field: 8)))
+                    }
+                default:
+                    break
+                }
+            }
+            try decoder.feed(bytes, body)
+            try decoder.finish(body)
+        } catch let e as RouteKitError {
+            throw e
+        } catch {
+            throw RouteKitError(.invalidFIT, "\(error)")
+        }
+        s.files = decoder.files
+        s.compressedTimestampMessages = decoder.compressedTimestampMessages
+        s.warnings = decoder.warnings
+        s.recovered = decoder.recovered
+        if let u = activityTimestamp, let l = localTimestamp, u < FITDecoder.minimumAbsoluteTime,
+            l >= FITDecoder.minimumAbsoluteTime
+        {
+            s.relativeToLocal = Int64(l) - Int64(u)
+        } else if let u = activityTimestamp, let l = localTimestamp {
+            let offset = Int64(l) - Int64(u)
+            // Time zones are whole quarters of an hour; the two times were taken a moment apart.
+            let quarter = (Double(offset) / 900).rounded() * 900
+            if abs(quarter) <= 14 * 3600 { s.utcOffsetSeconds = Int32(quarter) }
+        }
+        return s
+    }
+
+    /// Hands every `record` message to `body`, in file order.
+    public static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
+        var decoder = FITDecoder()
+        let handle: (FITDecoder.Event) throws -> Void = { event in
+            guard case .message(let m) = event, m.globalNumber == FITProfile.Message.record else { return }
+            try body(FITRecord(m))
+        }
+        try decoder.feed(bytes, handle)
+        try decoder.finish(handle)
+    }
+
+    /// Hands every `course_point` to `body`: its time, position, name.
+    static func coursePoints(_ bytes: [UInt8], _ body: (UInt32?, Double?, Double?, String?) throws -> Void) throws {
+        var decoder = FITDecoder()
+        let handle: (FITDecoder.Event) throws -> Void = { event in
+            guard case .message(let m) = event, m.globalNumber == FITProfile.Message.coursePoint else { return }
+            var lat: Double?
+            var lon: Double?
+            if let a = m.integer(field: 2), let b = m.integer(field: 3) {
+                lat = Double(a) * (180.0 / 2_147_483_648.0)
+                lon = Double(b) * (180.0 / 2_147_483_648.0)
+            }
+            try body(m.timestamp ?? m.uint32(field: 1), lat, lon, m.string(field: 6))
+        }
+        try decoder.feed(bytes, handle)
+        try decoder.finish(handle)
+    }
+
+}
+
+extension FITSummary {
+    /// A FIT time as a RouteKit timestamp: UTC, with the file's UTC offset when it gives one. A device-relative
+    /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
+    /// (``relativeToLocal``), else `nil`.
+    public func timestamp(_ fit: UInt32?) -> Timestamp? {
+        guard let fit else { return nil }
+        if fit >= FITDecoder.minimumAbsoluteTime {
+            return Timestamp(
+                Instant(seconds: Int64(fit) + FITDecoder.epochOffset), utcOffsetSeconds: utcOffsetSeconds ?? 0)
+        }
+        guard let shift = relativeToLocal else { return nil }
+        return Timestamp(Instant(seconds: Int64(fit) + shift + FITDecoder.epochOffset), utcOffsetSeconds: nil)
+    }
+}
+
+/// Decodes a FIT file's `record` messages a slice of the file at a time: memory holds one slice's records,
+/// whatever the file's length.
+public struct FITRecordReader {
+    private let bytes: [UInt8]
+    private var decoder = FITDecoder()
+    private var position = 0
+    private var finished = false
+    /// Bytes decoded per ``next()``.
+    public var sliceSize = 64 * 1024
+
+    /// A reader of `bytes`.
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The records of the next slice (possibly none), or `nil` at the end.
+    /// - Throws: ``RouteKitError/Code/invalidFIT`` when the bytes are not FIT.
+    public mutating func next() throws -> [FITRecord]? {
+        if finished { return nil }
+        var out: [FITRecord] = []
+        let handle: (FITDecoder.Event) throws -> Void = { event in
+            guard case .message(let m) = event, m.globalNumber == FITProfile.Message.record else { return }
+            out.append(FITRecord(m))
+        }
+        if position < bytes.count {
+            let end = min(bytes.count, position + sliceSize)
+            try bytes.withUnsafeBytes { b in
+                try decoder.feed(UnsafeRawBufferPointer(rebasing: b[position..<end]), handle)
+            }
+            position = end
+        } else {
+            try decoder.finish(handle)
+            finished = true
+        }
+        return out
+    }
+}

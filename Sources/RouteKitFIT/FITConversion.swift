@@ -1,0 +1,159 @@
+public import RouteKit
+public import RouteKitGPX
+
+extension FITFile {
+    /// A FIT file as the GPX reader's events, for `routekit convert` and `inspect`: what GPX can hold.
+    ///
+    /// - An activity becomes one `<trk>` per session (named after its sport); a timer stop ends a `<trkseg>`
+    ///   and the next positioned record after it starts another. Each positioned record becomes a point with its
+    ///   time, altitude, speed, heart rate, cadence, power and temperature. Records without a position cannot be
+    ///   GPX points and are counted in a warning.
+    /// - A course becomes one `<rte>` of its positioned records, its course points `<wpt>`s (written first, as
+    ///   GPX 1.1 orders them).
+    /// - The decoder's warnings come first, as ``GPXEvent/warning(_:)`` events.
+    /// - Throws: ``RouteKitError/Code/invalidFIT`` for a file that is not FIT or holds neither an activity nor a
+    ///   course, or what `emit` throws.
+    public static func gpxEvents(_ bytes: [UInt8], _ emit: (GPXEvent) throws(RouteKitError) -> Void)
+        throws(RouteKitError)
+    {
+        let summary = try FITFile.summary(bytes)
+        try emit(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit (from FIT)")))
+        for w in summary.warnings { try emit(.warning(GPXWarning(kind: "fit.\(w.kind.rawValue)", message: "\(w)"))) }
+        do {
+            switch summary.fileType {
+            case 6?:
+                try course(bytes, summary, emit)
+            case 4?, nil:
+                try activity(bytes, summary, emit)
+            default:
+                throw RouteKitError(
+                    .invalidFIT,
+                    "a FIT \(summary.fileTypeName) file holds no activity or course: RouteKit reads activity and course files"
+                )
+            }
+        } catch let e as RouteKitError {
+            throw e
+        } catch {
+            throw RouteKitError(.invalidFIT, "\(error)")
+        }
+    }
+
+    private static func point(_ r: FITRecord, _ summary: FITSummary) -> GPXPoint? {
+        guard let lat = r.latitude, let lon = r.longitude else { return nil }
+        let location = Location(
+            latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp), altitude: r.altitude,
+            speed: r.speed)
+        guard (try? location.validate()) != nil else { return nil }
+        var values = GPXPointValues()
+        values[.heartRate] = r.heartRate
+        values[.cadence] = r.cadence
+        values[.power] = r.power
+        values[.temperature] = r.temperature
+        return GPXPoint(location: location, values: values)
+    }
+
+    private static func activity(
+        _ bytes: [UInt8], _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
+    )
+        throws
+    {
+        let sessions =
+            summary.sessions.isEmpty
+            ? [FITSession()] : summary.sessions.sorted { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
+        let starts = sessions.map { $0.startTime ?? 0 }
+        let stops = summary.timerEvents.filter { !$0.isStart }.map(\.timestamp).sorted()
+        var current = -1
+        var nextStop = 0
+        var inSegment = false
+        var batch: [GPXPoint] = []
+        var withoutPosition = 0
+        func info(_ s: FITSession) -> GPXPathInfo {
+            var i = GPXPathInfo()
+            i.name = s.sportName
+            i.type = s.sportName
+            return i
+        }
+        func flush() throws(RouteKitError) {
+            if !batch.isEmpty { try emit(.trackPoints(batch)) }
+            batch.removeAll(keepingCapacity: true)
+        }
+        func close() throws(RouteKitError) {
+            try flush()
+            if inSegment { try emit(.segmentEnd(extensions: [])) }
+            inSegment = false
+        }
+        var reader = FITRecordReader(bytes)
+        while let records = try reader.next() {
+            for r in records {
+                var session = max(current, 0)
+                if let t = r.timestamp {
+                    while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
+                }
+                if session != current {
+                    if current >= 0 {
+                        try close()
+                        try emit(.trackEnd(info(sessions[current])))
+                    }
+                    current = session
+                    try emit(.trackStart(info(sessions[current])))
+                }
+                guard let p = point(r, summary) else {
+                    if !r.hasPosition { withoutPosition += 1 }
+                    continue
+                }
+                // A timer stop since the last point ends the segment.
+                var stopped = false
+                if let t = r.timestamp {
+                    while nextStop < stops.count && stops[nextStop] < t {
+                        stopped = true
+                        nextStop += 1
+                    }
+                }
+                if stopped && inSegment { try close() }
+                if !inSegment {
+                    try emit(.segmentStart)
+                    inSegment = true
+                }
+                batch.append(p)
+                if batch.count == 1024 { try flush() }
+            }
+        }
+        if current >= 0 {
+            try close()
+            try emit(.trackEnd(info(sessions[current])))
+        }
+        if withoutPosition > 0 {
+            try emit(
+                .warning(
+                    GPXWarning(
+                        kind: "fit.recordsWithoutPosition",
+                        message:
+                            "\(withoutPosition) record(s) without a position cannot be GPX points and were left out")))
+        }
+    }
+
+    private static func course(
+        _ bytes: [UInt8], _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
+    )
+        throws
+    {
+        try coursePoints(bytes) { t, lat, lon, name in
+            guard let lat, let lon else { return }
+            let l = Location(latitude: lat, longitude: lon, timestamp: summary.timestamp(t))
+            guard (try? l.validate()) != nil else { return }
+            var extras = GPXPointExtras()
+            extras.name = name
+            try emit(.waypoint(GPXPoint(location: l, extras: extras)))
+        }
+        var info = GPXPathInfo()
+        info.name = summary.courseName
+        info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
+        try emit(.routeStart(info))
+        var reader = FITRecordReader(bytes)
+        while let records = try reader.next() {
+            let points = records.compactMap { point($0, summary) }
+            if !points.isEmpty { try emit(.routePoints(points)) }
+        }
+        try emit(.routeEnd(info))
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+public import RouteKit
+public import RouteKitGPX
+
+/// Imports FIT files (plain or gzip-compressed) into a store.
+///
+/// - **Activity files** (`file_id.type` 4, or files without a `file_id` that hold records): one workout per
+///   `session` (a multisport file has several), with the session's sport as activity type, its start and
+///   elapsed time, and its distance, timer time and calories in the metadata. Records with a position become
+///   the session's route, in file order, with altitude (`enhanced_altitude` over `altitude`) and speed
+///   (`enhanced_speed` over `speed`); heart rate, cadence, power and temperature of every record with a time
+///   become series of the workout, with a position or without (indoor sessions have series and no route).
+///   Timer stop and start events become pause and resume events; laps become segment events. A record
+///   belongs to the last session that started at or before its time.
+/// - **Course files** (type 6): a planned route, stored as GPX `<rte>` attachments of a workout of their own
+///   (as GPX routes are), with course points as waypoints.
+/// - **Other file types** (settings, monitoring, workouts, locations…) are refused with a reason.
+/// - **Identity**: a session's sync identifier is `fit-` and a hash of its content (every record's mapped
+///   values, the session's fields), so re-importing the same file (under any name, compressed or not) changes
+///   nothing. The version is 1.
+/// - **Times**: FIT seconds since 1989-12-31T00:00:00Z; the UTC offset from `activity.local_timestamp` when
+///   present. Times below 0x10000000 (seconds since the device powered on) are not absolute: such records keep
+///   no time, and their values are not series samples.
+/// - **Damage**: what the decoder recovered from (a bad CRC, an unfinished or truncated file, an undefined local
+///   type) becomes warnings; a position outside the valid range is dropped and counted.
+/// - **Not kept**: per-record distance, developer field values (their names and units are listed in the route
+///   metadata), HRV, swim lengths and device information.
+public final class FITImporter {
+    /// The origin kind of the importer's builders.
+    public static let originKind = "fit-import"
+
+    /// The store written to.
+    public let store: any RouteStore
+    /// Who the workouts, routes and series belong to.
+    public let source: Source
+
+    /// Creates an importer.
+    public init(store: any RouteStore, source: Source = .defaultImport) {
+        self.store = store
+        self.source = source
+    }
+
+    /// Imports one file. Never throws: failures are in the result, naming the file and the byte offset.
+    public func importFile(_ path: String) async -> GPXImportResult {
+        var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
+        do {
+            let (bytes, gzip) = try InputFile.contents(of: path)
+            if gzip { result.warnings.append("the file is gzip-compressed; it was decompressed while reading") }
+            try await importBytes(bytes, label: URL(fileURLWithPath: path).standardizedFileURL.path, into: &result)
+        } catch {
+            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
+            result.error = e.file == nil ? e.inFile(path) : e
+            result.status = result.tracks.isEmpty ? .failed : .partial
+            return result
+        }
+        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
+        return result
+    }
+
+    private func importBytes(_ bytes: [UInt8], label: String, into result: inout GPXImportResult) async throws {
+        let summary = try FITFile.summary(bytes)
+        result.warnings += summary.warnings.map { "FIT: \($0)" }
+        if summary.warnings.count >= 100 { result.warnings.append("FIT: further decoder warnings were not listed") }
+        switch summary.fileType {
+        case 4?:
+            try await importActivity(bytes, summary, label: label, into: &result)
+        case nil where summary.records > 0:
+            result.warnings.append("the file has no file_id message: read as an activity")
+            try await importActivity(bytes, summary, label: label, into: &result)
+        case 6?:
+            try await importCourse(bytes, summary, into: &result)
+        default:
+            throw RouteKitError(
+                .invalidFIT,
+                "a FIT \(summary.fileTypeName) file holds no activity or course: RouteKit imports activity and course files"
+            )
+        }
+    }
+
+    /// One session being imported.
+    private final class SessionImport {
+        let track: TrackImport
+        /// The first and last record times, for a session without a start or elapsed time of its own.
+        let seen: SeenTimes
+        var points: [GPXPoint] = []
+
+        init(track: TrackImport, seen: SeenTimes) {
+            self.track = track
+            self.seen = seen
+        }
+    }
+
+    /// The first and last record times of a session.
+    private final class SeenTimes {
+        var start: Timestamp?
+        var end: Timestamp?
+    }
+
+    private func importActivity(
+        _ bytes: [UInt8], _ summary: FITSummary, label: String, into result: inout GPXImportResult
+    )
+        async throws
+    {
+        var sessions = summary.sessions.enumerated().sorted {
+            ($0.element.startTime ?? 0, $0.offset) < ($1.element.startTime ?? 0, $1.offset)
+        }.map(\.element)
+        if sessions.isEmpty {
+            if summary.records > 0 {
+                result.warnings.append("the file has no session message: its records are read as one workout")
+            }
+            sessions = [FITSession()]
+        }
+        let gpx = GPXImporter(store: store, source: source)
+        var imports: [SessionImport] = []
+        for (n, session) in sessions.enumerated() {
+            let start = summary.timestamp(session.startTime)
+            let events = Self.events(for: session, next: n + 1 < sessions.count ? sessions[n + 1] : nil, summary)
+            var metadata: [String: MetadataValue] = ["fitFileType": .string(summary.fileTypeName)]
+            if let s = session.sportName { metadata["fitSport"] = .string(s) }
+            if let s = session.subSport { metadata["fitSubSport"] = .integer(Int64(s)) }
+            if let v = session.totalDistance { metadata["totalDistance"] = .double(v) }
+            if let v = session.totalTimerTime { metadata["totalTimerTime"] = .double(v) }
+            if let v = session.totalElapsedTime { metadata["totalElapsedTime"] = .double(v) }
+            if let v = session.totalCalories { metadata["totalCalories"] = .double(v) }
+            if let v = summary.manufacturer { metadata["fitManufacturer"] = .integer(Int64(v)) }
+            if let v = summary.product { metadata["fitProduct"] = .integer(Int64(v)) }
+            if sessions.count > 1 { metadata["fitSession"] = .integer(Int64(n)) }
+            let source = self.source
+            let holder = SeenTimes()
+            let track = TrackImport(
+                importer: gpx, label: sessions.count > 1 ? "\(label)#session\(n + 1)" : label, info: GPXPathInfo(),
+                creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "fit-",
+                makeWorkout: { sync in
+                    let end =
+                        session.totalElapsedTime.flatMap { e in
+                            start.map { s in
+                                Timestamp(
+                                    Instant(seconds: s.instant.seconds + Int64(e.rounded(.down)), nanoseconds: 0),
+                                    utcOffsetSeconds: s.utcOffsetSeconds)
+                            }
+                        } ?? holder.end
+                    return Workout(
+                        activityType: FITProfile.activityType(sport: session.sport), start: start ?? holder.start,
+                        end: end, source: source, sync: sync, events: events, metadata: metadata)
+                })
+            var routeMetadata: [String: MetadataValue] = [:]
+            if !summary.developerFields.isEmpty {
+                let names = summary.developerFields.map { f in
+                    (f.name ?? "unnamed developer field \(f.number)") + (f.units.map { " (\($0))" } ?? "")
+                }
+                routeMetadata["fitDeveloperFields"] = .string(names.joined(separator: ", "))
+            }
+            track.routeMetadata = routeMetadata
+            // The session's own fields are part of its identity.
+            track.combineIdentity([
+                session.startTime.map(Double.init), session.sport.map(Double.init), session.totalElapsedTime,
+                session.totalDistance,
+            ])
+            imports.append(SessionImport(track: track, seen: holder))
+        }
+        // Records go to the last session that started at or before their time.
+        let starts = sessions.map { $0.startTime ?? 0 }
+        var current = 0
+        var invalidPositions = 0
+        var relativeTimes = 0
+        var untimed = 0
+        // Decoded a slice of the file at a time (the decoder's callback cannot await), stored batch by batch.
+        var reader = FITRecordReader(bytes)
+        while let batch = try reader.next() {
+            for record in batch {
+                if let t = record.timestamp {
+                    while current + 1 < starts.count && starts[current + 1] <= t { current += 1 }
+                    while current > 0 && starts[current] > t { current -= 1 }
+                    if summary.timestamp(t) == nil { relativeTimes += 1 }
+                }
+                try await add(
+                    record, to: imports[current], summary: summary, invalid: &invalidPositions, untimed: &untimed)
+            }
+        }
+        if invalidPositions > 0 {
+            result.warnings.append(
+                "\(invalidPositions) record(s) with a position outside the valid range: their positions were dropped")
+        }
+        if untimed > 0 {
+            result.warnings.append(
+                "\(untimed) record(s) without a position or a time: their values (heart rate, cadence, power, "
+                    + "temperature) cannot be series samples and were not stored")
+        }
+        if relativeTimes > 0 {
+            result.warnings.append(
+                "\(relativeTimes) record(s) carry device-relative times the file gives no clock for: stored without a time"
+            )
+        }
+        for s in imports {
+            if !s.points.isEmpty {
+                try await s.track.add(s.points)
+                s.points = []
+            }
+            let done = try await s.track.finish(info: GPXPathInfo())
+            result.tracks.append(done.track)
+            result.warnings += done.warnings
+        }
+    }
+
+    /// One record into its session: a location with values, or values only.
+    private func add(
+        _ record: FITRecord, to s: SessionImport, summary: FITSummary, invalid: inout Int, untimed: inout Int
+    ) async throws {
+        let time = summary.timestamp(record.timestamp)
+        if let time {
+            if s.seen.start == nil { s.seen.start = time }
+            s.seen.end = time
+        }
+        var values = GPXPointValues()
+        values[.heartRate] = record.heartRate
+        values[.cadence] = record.cadence
+        values[.power] = record.power
+        values[.temperature] = record.temperature
+        if let lat = record.latitude, let lon = record.longitude {
+            let location = Location(
+                latitude: lat, longitude: lon, timestamp: time, altitude: record.altitude, speed: record.speed)
+            if (try? location.validate()) != nil {
+                s.points.append(GPXPoint(location: location, values: values))
+                if s.points.count == RouteBuilder.chunkSize {
+                    try await s.track.add(s.points)
+                    s.points.removeAll(keepingCapacity: true)
+                }
+                return
+            }
+            invalid += 1
+        }
+        guard !values.isEmpty else { return }
+        guard let time else { return untimed += 1 }
+        // Values without a position are series samples, in order with the locations around them.
+        if !s.points.isEmpty {
+            try await s.track.add(s.points)
+            s.points.removeAll(keepingCapacity: true)
+        }
+        s.track.addSeriesOnly(time, values)
+    }
+
+    /// A session's pauses (timer stop → pause, the next start → resume) and laps (segments), within its time.
+    static func events(for session: FITSession, next: FITSession?, _ summary: FITSummary) -> [WorkoutEvent] {
+        let from = session.startTime ?? 0
+        let to = next?.startTime ?? UInt32.max
+        func inside(_ t: UInt32) -> Bool { t >= from && t < to }
+        var events: [WorkoutEvent] = []
+        var stopped = false
+        for e in summary.timerEvents where inside(e.timestamp) {
+            guard let t = summary.timestamp(e.timestamp) else { continue }
+            if e.isStart {
+                if stopped { events.append(WorkoutEvent(kind: .resume, start: t)) }
+                stopped = false
+            } else if !stopped {
+                events.append(WorkoutEvent(kind: .pause, start: t))
+                stopped = true
+            }
+        }
+        for lap in summary.laps {
+            guard let s = lap.startTime, inside(s) else { continue }
+            events.append(
+                WorkoutEvent(
+                    kind: .segment, start: summary.timestamp(s),
+                    end: summary.timestamp(lap.timestamp)))
+        }
+        return events
+    }
+
+    /// A course: a planned route (GPX `<rte>`), its course points as waypoints.
+    private func importCourse(_ bytes: [UInt8], _ summary: FITSummary, into result: inout GPXImportResult) async throws
+    {
+        var attachments = GPXAttachments()
+        var info = GPXPathInfo()
+        info.name = summary.courseName
+        info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
+        attachments.startRoute(info)
+        var batch: [GPXPoint] = []
+        var dropped = 0
+        try FITFile.records(bytes) { r in
+            guard let lat = r.latitude, let lon = r.longitude else { return }
+            let l = Location(
+                latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp),
+                altitude: r.altitude)
+            guard (try? l.validate()) != nil else { return dropped += 1 }
+            batch.append(GPXPoint(location: l))
+        }
+        attachments.add(routePoints: batch)
+        attachments.endRoute(info)
+        try FITFile.coursePoints(bytes) { t, lat, lon, name in
+            guard let lat, let lon else { return }
+            let l = Location(latitude: lat, longitude: lon, timestamp: summary.timestamp(t))
+            guard (try? l.validate()) != nil else { return dropped += 1 }
+            var extras = GPXPointExtras()
+            extras.name = name
+            attachments.add(waypoint: GPXPoint(location: l, extras: extras))
+            result.waypoints += 1
+        }
+        if dropped > 0 { result.warnings.append("\(dropped) point(s) with a position outside the valid range dropped") }
+        if batch.isEmpty { result.warnings.append("the course has no positioned records") }
+        let gpx = GPXImporter(store: store, source: source)
+        try await gpx.store(
+            attachments, creator: nil, into: &result, syncPrefix: "fit-course-",
+            metadata: ["fitFileType": .string("course")],
+            activityType: FITProfile.activityType(sport: summary.courseSport))
+    }
+}

@@ -1,0 +1,110 @@
+public import RouteKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Reading an input file whole (formats that are read twice, such as FIT), gzip decompressed, and telling
+/// formats apart by content rather than by name.
+public enum InputFile {
+    /// A format RouteKit reads.
+    public enum Format: String, Sendable, Hashable {
+        /// GPX (or anything else that starts like XML; the GPX reader names what is wrong with it).
+        case gpx
+        /// Garmin FIT.
+        case fit
+    }
+
+    /// The largest input read whole, after decompression (a gzip bomb stops here).
+    public static let defaultLimit = 512 << 20
+
+    /// The format of the file at `path`, from its first bytes (decompressed when it is gzip).
+    /// - Throws: ``RouteKitError/Code/io`` when it cannot be read, ``RouteKitError/Code/compression`` for
+    ///   corrupt gzip.
+    public static func format(of path: String) throws(RouteKitError) -> Format {
+        let head = try contents(of: path, limit: 64, stopAtLimit: true).bytes
+        // Too short to tell by content: the name decides (an empty .fit gets a FIT error, not a GPX one).
+        let lower = path.lowercased()
+        if head.count < 12 && (lower.hasSuffix(".fit") || lower.hasSuffix(".fit.gz")) { return .fit }
+        return format(ofHead: head)
+    }
+
+    /// The format of a file that starts with `head` (decompressed).
+    public static func format(ofHead head: [UInt8]) -> Format {
+        if head.count >= 12, head[0] >= 12, head[8] == 0x2E, head[9] == 0x46, head[10] == 0x49, head[11] == 0x54 {
+            return .fit
+        }
+        return .gpx
+    }
+
+    /// The file's bytes, decompressed when it is gzip (with `gzip` true).
+    /// - Parameters:
+    ///   - limit: the most bytes returned; past it the read fails with ``RouteKitError/Code/io`` (or stops, with
+    ///     `stopAtLimit`).
+    /// - Throws: ``RouteKitError/Code/io`` when the file cannot be read or is larger than `limit`,
+    ///   ``RouteKitError/Code/compression`` for corrupt or truncated gzip.
+    public static func contents(of path: String, limit: Int = defaultLimit, stopAtLimit: Bool = false)
+        throws(RouteKitError) -> (bytes: [UInt8], gzip: Bool)
+    {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            throw RouteKitError(.io, "cannot open the file: \(String(cString: strerror(errno)))", file: path)
+        }
+        defer { close(fd) }
+        var st = stat()
+        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            throw RouteKitError(.io, "is a directory, not a file", file: path)
+        }
+        let chunk = 256 * 1024
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 1)
+        defer { raw.deallocate() }
+        var out: [UInt8] = []
+        var inflater: Inflater?
+        var first = true
+        var full = false
+        func tooLarge() -> RouteKitError {
+            RouteKitError(
+                .io, "the \(inflater == nil ? "file" : "decompressed data") is larger than \(limit >> 20) MiB",
+                file: path)
+        }
+        while !full {
+            let n = read(fd, raw.baseAddress, chunk)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RouteKitError(.io, "read failed: \(String(cString: strerror(errno)))", file: path)
+            }
+            if n == 0 { break }
+            let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+            if first {
+                first = false
+                if n >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B { inflater = try Inflater(fileName: path) }
+            }
+            if let inflater {
+                try inflater.inflate(bytes) { (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+                    if out.count + count > limit {
+                        if !stopAtLimit { throw tooLarge() }
+                        out.append(contentsOf: UnsafeBufferPointer(start: p, count: limit - out.count))
+                        full = true
+                        return
+                    }
+                    out.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
+                }
+            } else {
+                if out.count + n > limit {
+                    if !stopAtLimit { throw tooLarge() }
+                    out.append(contentsOf: bytes[0..<(limit - out.count)])
+                    break
+                }
+                out.append(contentsOf: bytes)
+            }
+        }
+        if let inflater, !inflater.ended, !full {
+            throw RouteKitError(.compression, "the gzip data ends early (truncated file)", file: path)
+        }
+        return (out, inflater != nil)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import RouteKit
+import RouteKitFIT
+import RouteKitGPX
+import RouteKitSQLite
+import Testing
+
+/// `../shared/format-corpus` beside the repository: real FIT files with independent decoders' counts
+/// (`index.json`: fitdecode 0.11.0 strict and lenient, Garmin's Python SDK).
+enum FormatCorpus {
+    struct Entry: Sendable {
+        var file: String
+        var format: String
+        /// fitdecode's strict decode succeeded.
+        var strictOK: Bool
+        var records: Int
+        var withPosition: Int
+        var heartRate: Int
+        var fitFiles: Int
+        var sessions: Int
+        var fileType: String?
+        /// Garmin's SDK read it without error.
+        var garminOK: Bool
+    }
+
+    static let root: String? = {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let path = repo.deletingLastPathComponent().appendingPathComponent("shared/format-corpus").path
+        return FileManager.default.fileExists(atPath: path + "/index.json") ? path : nil
+    }()
+
+    static var available: Bool { root != nil }
+
+    static let entries: [Entry] = {
+        guard let root, let data = FileManager.default.contents(atPath: root + "/index.json"),
+            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let files = json["files"] as? [[String: Any]]
+        else { return [] }
+        return files.compactMap { f in
+            guard let name = f["file"] as? String, let format = f["format"] as? String else { return nil }
+            let summary = f["summary"] as? [String: Any] ?? [:]
+            let probe = (f["probe"] as? [String: Any])?["fitdecode"] as? [String: Any] ?? [:]
+            func int(_ key: String) -> Int { probe[key] as? Int ?? 0 }
+            return Entry(
+                file: root + "/" + name, format: format, strictOK: summary["ok"] as? Bool ?? false,
+                records: int("records"), withPosition: int("records_with_position"),
+                heartRate: int("records_heart_rate"), fitFiles: int("fit_files"), sessions: int("sessions"),
+                fileType: probe["file_type"] as? String, garminOK: summary["garmin_fit_sdk_ok"] as? Bool ?? false)
+        }
+    }()
+
+    static var fit: [Entry] { entries.filter { $0.format == "fit" } }
+}
+
+@Suite("FIT corpus against fitdecode", .enabled(if: FormatCorpus.available, "../shared/format-corpus is absent"))
+struct FITCorpusTests {
+    @Test("the corpus is there and holds FIT files")
+    func corpusPresent() {
+        #expect(FormatCorpus.fit.count >= 60)
+    }
+
+    @Test("every file fitdecode decodes strictly gives the same records, positions, heart rates and chained files")
+    func decodeMatchesFitdecode() throws {
+        var checked = 0
+        for e in FormatCorpus.fit where e.strictOK {
+            let bytes = try InputFile.contents(of: e.file).bytes
+            if bytes.isEmpty { continue }  // an empty file: fitdecode reads nothing, RouteKit refuses it
+            let s = try FITFile.summary(bytes)
+            let name = (e.file as NSString).lastPathComponent
+            #expect(s.records == e.records, "\(name): records")
+            #expect(s.recordsWithPosition == e.withPosition, "\(name): records with a position")
+            #expect(s.recordsWithHeartRate == e.heartRate, "\(name): records with heart rate")
+            #expect(s.files == max(e.fitFiles, 1), "\(name): chained files")
+            #expect(s.sessions.count == e.sessions, "\(name): sessions")
+            #expect(!s.recovered, "\(name): \(s.warnings)")
+            checked += 1
+        }
+        #expect(checked >= 60)
+    }
+
+    @Test("files the decoders fail are recovered with a warning or refused naming a byte offset; never a crash")
+    func damagedFiles() throws {
+        var recovered = 0
+        for e in FormatCorpus.fit where !e.strictOK {
+            let bytes = try InputFile.contents(of: e.file).bytes
+            let name = (e.file as NSString).lastPathComponent
+            do {
+                let s = try FITFile.summary(bytes)
+                // fitdecode refuses some files that are fine (COROS's misaligned fields): Garmin's SDK says so.
+                #expect(
+                    !s.warnings.isEmpty || e.garminOK, "\(name): fitdecode and Garmin fail it, RouteKit reads it silently")
+                #expect(s.records >= e.records, "\(name): fewer records than fitdecode got before failing")
+                recovered += 1
+            } catch {
+                #expect(error.code == .invalidFIT, "\(name)")
+                #expect(error.byteOffset != nil, "\(name)")
+            }
+        }
+        #expect(recovered >= 5)
+    }
+
+    @Test("activity files import with fitdecode's positioned records and heart-rate samples; again, unchanged")
+    func importMatchesFitdecode() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-\(UUID().uuidString)")
+        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
+        let importer = FITImporter(store: store)
+        var imported = 0
+        var untimedFiles: [String] = []
+        for e in FormatCorpus.fit where e.strictOK && e.fileType == "activity" {
+            let name = (e.file as NSString).lastPathComponent
+            let result = await importer.importFile(e.file)
+            #expect(result.error == nil, "\(name): \(String(describing: result.error))")
+            if result.status == .unchanged { continue }  // the same activity under another name
+            #expect(result.status == .imported, "\(name)")
+            let locations = result.tracks.reduce(0) { $0 + $1.locations }
+            #expect(locations == e.withPosition, "\(name): locations")
+            var heartRate = 0
+            for t in result.tracks {
+                for try await batch in store.samples(of: .heartRate, workout: t.workout) { heartRate += batch.samples.count }
+                if let route = t.route {
+                    var stored = 0
+                    for try await batch in store.locations(of: route) { stored += batch.locations.count }
+                    #expect(stored == t.locations, "\(name): stored locations")
+                }
+            }
+            // Series samples need a time: a record with heart rate and no time (or a device-relative time the file
+            // gives no clock for) cannot be one, and the import says so.
+            var timed = 0
+            let bytes = try InputFile.contents(of: e.file).bytes
+            let summary = try FITFile.summary(bytes)
+            var reader = FITRecordReader(bytes)
+            while let batch = try reader.next() {
+                timed += batch.filter { $0.heartRate != nil && summary.timestamp($0.timestamp) != nil }.count
+            }
+            #expect(heartRate == timed, "\(name): heart-rate samples")
+            if timed != e.heartRate {
+                untimedFiles.append(name)
+                #expect(result.warnings.contains { $0.contains("without a position or a time") }, "\(name)")
+            }
+            #expect(result.tracks.count == max(e.sessions, 1), "\(name): one workout per session")
+            let again = await importer.importFile(e.file)
+            #expect(again.status == .unchanged, "\(name): re-import")
+            imported += 1
+        }
+        #expect(imported >= 40)
+        #expect(untimedFiles.count <= 1, "\(untimedFiles)")
+    }
+}
