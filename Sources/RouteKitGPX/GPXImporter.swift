@@ -75,11 +75,17 @@ public final class GPXImporter {
     public let store: any RouteStore
     /// Who the workouts, routes and series belong to.
     public let source: Source
+    /// How files are read (``GPXReadOptions/skipInvalidPoints``…). A file imported with some options should be
+    /// re-imported (or recovered) with the same ones: skipped points are not part of a track's content, so other
+    /// options read another track.
+    public let readOptions: GPXReadOptions
 
     /// Creates an importer.
-    public init(store: any RouteStore, source: Source = .defaultImport) {
+    public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
+    {
         self.store = store
         self.source = source
+        self.readOptions = readOptions
     }
 
     struct ResumeMismatch: Error {}
@@ -115,7 +121,7 @@ public final class GPXImporter {
         var creator: String?
         var trackIndex = 0
         do {
-            let reader = GPXReaderThread(path: path)
+            let reader = GPXReaderThread(path: path, options: readOptions)
             defer { reader.cancel() }
             var events = 0
             var bytesRead = 0
