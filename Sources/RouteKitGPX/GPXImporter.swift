@@ -75,9 +75,9 @@ public final class GPXImporter {
     public let store: any RouteStore
     /// Who the workouts, routes and series belong to.
     public let source: Source
-    /// How files are read (``GPXReadOptions/skipInvalidPoints``…). A file imported with some options should be
-    /// re-imported (or recovered) with the same ones: skipped points are not part of a track's content, so other
-    /// options read another track.
+    /// How files are read (``GPXReadOptions/skipInvalidPoints``…). Skipped points are not part of a track's
+    /// content; a file that needed `skipInvalidPoints` needs it again to be re-imported or resumed (without it,
+    /// the file fails at its first out-of-range point).
     public let readOptions: GPXReadOptions
 
     /// Creates an importer.
