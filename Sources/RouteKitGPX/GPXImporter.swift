@@ -88,11 +88,17 @@ public final class GPXImporter {
     public let store: any RouteStore
     /// Who the workouts, routes and series belong to.
     public let source: Source
+    /// How files are read (``GPXReadOptions/skipInvalidPoints``…). Skipped points are not part of a track's
+    /// content; a file that needed `skipInvalidPoints` needs it again to be re-imported or resumed (without it,
+    /// the file fails at its first out-of-range point).
+    public let readOptions: GPXReadOptions
 
     /// Creates an importer.
-    public init(store: any RouteStore, source: Source = .defaultImport) {
+    public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
+    {
         self.store = store
         self.source = source
+        self.readOptions = readOptions
     }
 
     package struct ResumeMismatch: Error {}
@@ -128,7 +134,7 @@ public final class GPXImporter {
         var creator: String?
         var trackIndex = 0
         do {
-            let reader = GPXReaderThread(path: path)
+            let reader = GPXReaderThread(path: path, options: readOptions)
             defer { reader.cancel() }
             var events = 0
             var bytesRead = 0

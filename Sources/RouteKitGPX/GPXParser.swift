@@ -187,6 +187,15 @@ public struct GPXReadOptions: Sendable {
     /// The largest single XML token (a tag, a text node, a comment) held in memory while more input is read, in
     /// bytes. Default 64 MiB. With the read buffer, this bounds the reader's memory whatever the input.
     public var maxTokenSize: Int = 64 << 20
+    /// Whether a point (`<trkpt>`, `<rtept>`, `<wpt>`) whose latitude is outside -90...90 or whose longitude is
+    /// outside -180...180 is skipped (with its time, values and extensions), with one warning that counts such
+    /// points, instead of failing the file. Default `false`: such a file is refused with an error naming the
+    /// line and column. OpenTracks' lat=100/lat=200 pause markers are read as pauses either way.
+    ///
+    /// A point without a `lat` or `lon` attribute, or with one that is not a number, is always skipped and
+    /// counted in a warning (it has no position to keep); its children are still checked as any point's, so a
+    /// malformed value inside it (`<ele>oops</ele>`) still refuses the file.
+    public var skipInvalidPoints: Bool = false
     /// Creates default options.
     public init() {}
 }
@@ -280,6 +289,13 @@ struct GPXParserCore {
     var extras = GPXPointExtras()
     var hasExtras = false
     var marker: UInt8 = 0
+    /// Whether the open point is skipped (no usable coordinates): its children are read and checked, then it is
+    /// dropped with its time and values.
+    var skipPoint = false
+    /// Points skipped since the last report (``reportSkippedPoints()``), by ``SkipReason`` × element
+    /// (trkpt, rtept, wpt): how many, and the line of the first.
+    var skippedCounts = [Int](repeating: 0, count: 6)
+    var skippedLines = [Int](repeating: 0, count: 6)
     var path = GPXPathInfo()
     var pathStarted = false
     var meta = GPXMetadata()
@@ -1828,18 +1844,23 @@ struct GPXParserCore {
             if let a = attribute("author") { author = attributeValue(a) }
             meta.copyright = GPXCopyright(author: author)
         case .bounds:
-            func v(_ name: StaticString) throws(RouteKitError) -> Double {
-                guard let a = attribute(name) else {
-                    throw error(.invalidValue, "<bounds> lacks its \(name) attribute")
-                }
-                guard let d = parseDecimal(buf.base + a.valueStart, a.valueEnd - a.valueStart) else {
-                    throw error(.invalidValue, "the \(name) attribute of <bounds> is not a number", at: a.valueStart)
-                }
-                return d
+            // A <bounds> is only a summary of the points: one that cannot be read (an attribute missing, Link2GPS's
+            // min_lat-style names, a value that is not a number) is dropped with a warning, never fatal.
+            func v(_ name: StaticString) -> Double? {
+                guard let a = attribute(name) else { return nil }
+                return coordinate(a)
             }
-            meta.bounds = GPXBounds(
-                minLatitude: try v("minlat"), minLongitude: try v("minlon"), maxLatitude: try v("maxlat"),
-                maxLongitude: try v("maxlon"))
+            if let minLatitude = v("minlat"), let minLongitude = v("minlon"), let maxLatitude = v("maxlat"),
+                let maxLongitude = v("maxlon")
+            {
+                meta.bounds = GPXBounds(
+                    minLatitude: minLatitude, minLongitude: minLongitude, maxLatitude: maxLatitude,
+                    maxLongitude: maxLongitude)
+            } else {
+                warn(
+                    "invalidBounds",
+                    "a <bounds> without numeric minlat, minlon, maxlat and maxlon attributes was dropped")
+            }
         default:
             break
         }
@@ -1870,43 +1891,87 @@ struct GPXParserCore {
             pathStarted = true
         }
         let element = kind == .trkpt ? "trkpt" : kind == .rtept ? "rtept" : "wpt"
-        guard let la = attribute("lat") else {
-            throw error(.invalidValue, "<\(element)> has no lat attribute")
-        }
-        guard let lo = attribute("lon") else {
-            throw error(.invalidValue, "<\(element)> has no lon attribute")
-        }
-        guard let lat = coordinate(la) else {
-            throw error(
-                .invalidValue, "the lat attribute of <\(element)> is not a number", at: la.valueStart,
-                detail: "lat=\"\(string(la.valueStart, la.valueEnd))\"")
-        }
-        guard let lon = coordinate(lo) else {
-            throw error(
-                .invalidValue, "the lon attribute of <\(element)> is not a number", at: lo.valueStart,
-                detail: "lon=\"\(string(lo.valueStart, lo.valueEnd))\"")
-        }
+        // A fresh point either way: a skipped point's children are read into it, then dropped.
         marker = 0
+        skipPoint = false
+        values = GPXPointValues()
+        if hasExtras {
+            extras = GPXPointExtras()
+            hasExtras = false
+        }
+        // No lat or lon, or not a number (a Garmin eTrex 30 writes a <trkpt> without them): nothing to keep.
+        guard let la = attribute("lat"), let lo = attribute("lon"), let lat = coordinate(la), let lon = coordinate(lo)
+        else {
+            skip(kind, .withoutCoordinates)
+            return
+        }
         if kind == .trkpt && (lat == 100 || lat == 200) {
             // OpenTracks' legacy pause (100) and resume (200) markers.
             marker = lat == 100 ? 1 : 2
         } else {
             guard lat >= -90 && lat <= 90 else {
+                if options.skipInvalidPoints {
+                    skip(kind, .outOfRange)
+                    return
+                }
                 throw error(
                     .invalidValue, "the latitude of <\(element)> is outside -90...90", at: la.valueStart,
                     detail: "lat=\(lat)")
             }
             guard lon >= -180 && lon <= 180 else {
+                if options.skipInvalidPoints {
+                    skip(kind, .outOfRange)
+                    return
+                }
                 throw error(
                     .invalidValue, "the longitude of <\(element)> is outside -180...180", at: lo.valueStart,
                     detail: "lon=\(lon)")
             }
         }
         location = Location(latitude: lat, longitude: lon)
-        values = GPXPointValues()
-        if hasExtras {
-            extras = GPXPointExtras()
-            hasExtras = false
+    }
+
+    /// Why a point was skipped.
+    enum SkipReason: Int {
+        /// No `lat` or `lon` attribute, or one that is not a number.
+        case withoutCoordinates = 0
+        /// A latitude or longitude out of range, with ``GPXReadOptions/skipInvalidPoints``.
+        case outOfRange = 1
+    }
+
+    /// Marks the open point as skipped and counts it (reported by ``reportSkippedPoints()``).
+    mutating func skip(_ kind: K, _ reason: SkipReason) {
+        skipPoint = true
+        location = Location(latitude: 0, longitude: 0)
+        let slot = reason.rawValue * 3 + (kind == .trkpt ? 0 : kind == .rtept ? 1 : 2)
+        if skippedCounts[slot] == 0 { skippedLines[slot] = tokLine }
+        skippedCounts[slot] += 1
+    }
+
+    /// One warning per element kind and reason for the points skipped since the last report, counting them; it
+    /// names the line of the first, never coordinates. `<trkpt>`s are reported at the end of their `<trk>`,
+    /// `<rtept>`s at the end of their `<rte>` (`only`), `<wpt>`s at the end of the document.
+    mutating func reportSkippedPoints(only: K? = nil) {
+        for slot in 0..<6 where skippedCounts[slot] > 0 {
+            if let only, only != (slot % 3 == 0 ? .trkpt : slot % 3 == 1 ? .rtept : .wpt) { continue }
+            let n = skippedCounts[slot]
+            let element = ["trkpt", "rtept", "wpt"][slot % 3]
+            let points = "\(n) <\(element)>"
+            let verb = n == 1 ? "was skipped, with its time and values" : "were skipped, with their time and values"
+            let warning: GPXWarning
+            if slot < 3 {
+                warning = GPXWarning(
+                    kind: "pointsWithoutCoordinates",
+                    message: "\(points) without lat/lon (missing or not a number) \(verb)",
+                    line: skippedLines[slot])
+            } else {
+                warning = GPXWarning(
+                    kind: "pointsOutOfRange",
+                    message: "\(points) with a latitude or longitude out of range \(verb)",
+                    line: skippedLines[slot])
+            }
+            events.append(.warning(warning))
+            skippedCounts[slot] = 0
         }
     }
 
@@ -2055,6 +2120,11 @@ struct GPXParserCore {
     }
 
     mutating func endSemantics(_ frame: Frame) throws(RouteKitError) {
+        if skipPoint && (frame.kind == .trkpt || frame.kind == .rtept || frame.kind == .wpt) {
+            // Its children were read and checked; the point, its time and values are dropped (counted).
+            skipPoint = false
+            return
+        }
         switch frame.kind {
         case .leaf:
             let parent = stack.last?.kind ?? .root
@@ -2084,6 +2154,7 @@ struct GPXParserCore {
                 events.append(.trackStart(path))
                 pathStarted = true
             }
+            reportSkippedPoints(only: .trkpt)
             events.append(.trackEnd(path))
         case .rte:
             if !pathStarted {
@@ -2091,6 +2162,7 @@ struct GPXParserCore {
                 pathStarted = true
             }
             flushBatch(track: false)
+            reportSkippedPoints(only: .rtept)
             events.append(.routeEnd(path))
         case .metadata:
             metaEmitted = true
@@ -2098,6 +2170,7 @@ struct GPXParserCore {
             events.append(.metadata(meta))
         case .root:
             flushMetadata()
+            reportSkippedPoints()
             if meta != emittedMeta {
                 // GPX 1.0 descriptive elements after the first waypoint, route or track: said again, complete.
                 warn(

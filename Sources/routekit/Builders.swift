@@ -82,6 +82,7 @@ struct Recover: AsyncParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var sourceOption: SourceOption
+    @OptionGroup var readingOptions: GPXReadingOptions
     @Argument(help: "Builder uuids (default: every pending builder of the source).") var ids: [String] = []
 
     func run() async throws {
@@ -98,7 +99,7 @@ struct Recover: AsyncParsableCommand {
                 pending = pending.filter { wanted.contains($0.id) }
             }
             var failed = false
-            let importer = GPXImporter(store: store, source: source)
+            let importer = GPXImporter(store: store, source: source, readOptions: readingOptions.readOptions)
             for b in pending {
                 if b.origin?.kind == GPXImporter.originKind, let file = b.origin?.label,
                     FileManager.default.isReadableFile(atPath: file)

@@ -42,6 +42,8 @@ struct Convert: ParsableCommand {
     @Option(help: "Output format: gpx, geojson or csv (default: from the output's extension, else gpx).")
     var format: Format?
 
+    @OptionGroup var readingOptions: GPXReadingOptions
+
     var resolvedFormat: Format { format ?? Format(forOutput: output) }
 
     /// Where the bytes go.
@@ -116,7 +118,7 @@ struct Convert: ParsableCommand {
     func stream<W: GPXEventWriter>(to target: Target, _ makeWriter: (OutputSink) -> W) throws(RouteKitError) {
         let out = try sink(target)
         var writer = makeWriter(out)
-        try writer.write(contentsOf: GPXReader(path: input))
+        try writer.write(contentsOf: GPXReader(path: input, options: readingOptions.readOptions))
         try out.close()
     }
 
@@ -172,7 +174,7 @@ struct Convert: ParsableCommand {
     }
 
     func needsReordering() throws(RouteKitError) -> Bool {
-        let reader = try GPXReader(path: input)
+        let reader = try GPXReader(path: input, options: readingOptions.readOptions)
         var order = OrderCheck()
         while let event = try reader.next() {
             if order.breaksOrder(event) { return true }
@@ -185,7 +187,7 @@ struct Convert: ParsableCommand {
     func convertGPXInOrder(to target: Target) throws(RouteKitError) -> String? {
         let out = try sink(target)
         var writer = GPXWriter(to: out)
-        let reader = try GPXReader(path: input)
+        let reader = try GPXReader(path: input, options: readingOptions.readOptions)
         var warnings = 0
         var order = OrderCheck()
         while let event = try reader.next() {
@@ -207,7 +209,7 @@ struct Convert: ParsableCommand {
         var writer = GPXWriter(to: out)
         var warnings = 0
         for pass in 0..<3 {
-            let reader = try GPXReader(path: input)
+            let reader = try GPXReader(path: input, options: readingOptions.readOptions)
             var inRoute = false
             while let event = try reader.next() {
                 let kind: Int

@@ -31,6 +31,12 @@ struct Import: AsyncParsableCommand {
 
             A failed file does not stop the others: they are reported at the end, and the exit code is 1.
 
+            What is refused and what is warned: a malformed file (XML errors, a misplaced GPX element, a value \
+            that is not a number or time) fails with its line and column. A point without lat/lon (or with a \
+            non-number there) is skipped, with its time and values, and counted in a warning; an unreadable \
+            <bounds> is dropped with a warning. A point with a coordinate out of range fails the file unless \
+            --skip-invalid-points is given, which skips and counts such points too.
+
             JSON (--json), one object per file:
               {"file": "…", "status": "imported|unchanged|partial|failed",
                "routes": [{"workout": "UUID", "route": "UUID", "locations": N}], "waypoints": N,
@@ -47,6 +53,7 @@ struct Import: AsyncParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var sourceOption: SourceOption
+    @OptionGroup var readingOptions: GPXReadingOptions
 
     @Flag(help: "One JSON object per file, one per line.")
     var json = false
@@ -132,7 +139,7 @@ struct Import: AsyncParsableCommand {
             printError("error: \(error)")
             throw exitInputFailed
         }
-        let importer = GPXImporter(store: store, source: source)
+        let importer = GPXImporter(store: store, source: source, readOptions: readingOptions.readOptions)
         let fitImporter = FITImporter(store: store, source: source)
         let sizes = files.map { f -> Int in
             var s = stat()

@@ -26,6 +26,8 @@ struct Inspect: ParsableCommand {
     @Flag(help: "One JSON object per file, one per line.")
     var json = false
 
+    @OptionGroup var readingOptions: GPXReadingOptions
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("Give at least one GPX file.") }
     }
@@ -81,7 +83,7 @@ struct Inspect: ParsableCommand {
         for file in files {
             var report = Report(file: file, status: "ok")
             do {
-                let s = try GPXSummary.read(path: file)
+                let s = try GPXSummary.read(path: file, options: readingOptions.readOptions)
                 report.version = s.version
                 report.creator = s.creator
                 report.tracks = s.tracks

@@ -25,6 +25,35 @@ struct ChunkBoundaryTests {
         #expect(whole.tracks.first?.pointCount == 3)
     }
 
+    @Test("skipped points give the same document and warnings when a point spans read buffers", arguments: chunkSizes)
+    func skippedPoints(chunkSize: Int) throws {
+        // Points without coordinates and out of range, with children, extensions and a link, ~150 bytes each:
+        // with 7-byte and 4 KiB chunks, points start, and are skipped, in the middle of a read buffer.
+        var body = ""
+        for i in 0..<60 {
+            let attributes =
+                i % 5 == 1 ? "" : i % 5 == 3 ? "lat=\"9\(i % 10).5\" lon=\"8\"" : "lat=\"47.\(i)\" lon=\"8.\(i)\""
+            body +=
+                "<trkpt \(attributes)><ele>\(i)</ele><time>2024-05-01T06:\(10 + i % 50):00Z</time><link href=\"h\"/>"
+                + "<extensions><x:a xmlns:x=\"urn:x\">\(i)</x:a></extensions></trkpt>\n"
+        }
+        let bytes = Array(
+            ("<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n" + body
+                + "</trkseg></trk></gpx>").utf8)
+        var options = GPXReadOptions()
+        options.skipInvalidPoints = true
+        let whole = try GPXDocument(reader: GPXReader(bytes: bytes, options: options))
+        let chunked = try GPXDocument(reader: GPXReader(bytes: bytes, chunkSize: chunkSize, options: options))
+        #expect(whole == chunked)
+        #expect(whole.tracks.first?.pointCount == 36)
+        #expect(whole.tracks.first?.segments.first?.points.allSatisfy { $0.extras?.extensions.count == 1 } == true)
+        #expect(
+            whole.warnings.map(\.description) == [
+                "line 3: 12 <trkpt> without lat/lon (missing or not a number) were skipped, with their time and values",
+                "line 5: 12 <trkpt> with a latitude or longitude out of range were skipped, with their time and values",
+            ])
+    }
+
     @Test(
         "corpus files give the same document in 1-byte chunks",
         .enabled(if: Corpus.available, "../shared/gpx-corpus not found"),

@@ -140,7 +140,10 @@ struct MalformedInputTests {
         Case(
             name: "longitude out of range", xml: head + "<wpt lat=\"1\" lon=\"-200\"/></gpx>", code: .invalidValue, line: 1, column: 80,
             message: "longitude"),
-        Case(name: "missing lon", xml: head + "<wpt lat=\"1\"/></gpx>", code: .invalidValue, line: 1, column: 62, message: "no lon"),
+        // A point without lat or lon is skipped with a warning (RefusesLessTests); one without a value inside it is not.
+        Case(
+            name: "missing lon, bad value inside", xml: head + "<wpt lat=\"1\"><ele>x</ele></wpt></gpx>", code: .invalidValue,
+            line: 1, column: 81, message: "<ele> is not a number"),
         Case(
             name: "bad elevation", xml: head + "<wpt lat=\"1\" lon=\"2\"><ele>oops</ele></wpt></gpx>", code: .invalidValue, line: 1,
             column: 92, message: "<ele> is not a number"),
