@@ -154,7 +154,44 @@ public struct GPXSummary: Sendable, Hashable {
     public var warnings: [GPXWarning] = []
     public var bytes: Int = 0
 
+    /// The time of the previous point of the current segment.
+    private var previousTime: Instant?
+
     public init(file: String) { self.file = file }
+
+    /// Counts one event (for readers of other formats that produce ``GPXEvent``s).
+    public mutating func add(_ event: GPXEvent) {
+        switch event {
+        case .document(let info):
+            version = info.version
+            creator = info.creator
+        case .waypoint: waypoints += 1
+        case .routeStart: routes += 1
+        case .routePoints(let p): routePoints += p.count
+        case .trackStart: tracks += 1
+        case .segmentStart:
+            segments += 1
+            previousTime = nil
+        case .trackPoints(let points):
+            trackPoints += points.count
+            for p in points {
+                if let t = p.location.timestamp {
+                    if firstTime == nil { firstTime = t }
+                    lastTime = t
+                    if let prev = previousTime, t.instant < prev { timeReversals += 1 }
+                    previousTime = t.instant
+                }
+                let v = p.values.storage
+                if !v.0.isNaN { pointsWithHeartRate += 1 }
+                if !v.1.isNaN { pointsWithCadence += 1 }
+                if !v.2.isNaN { pointsWithTemperature += 1 }
+                if !v.5.isNaN { pointsWithPower += 1 }
+            }
+        case .pause: pauses += 1
+        case .warning(let w): warnings.append(w)
+        default: break
+        }
+    }
 
     /// Reads a file to the end and summarises it.
     public static func read(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError)
@@ -162,39 +199,7 @@ public struct GPXSummary: Sendable, Hashable {
     {
         let reader = try GPXReader(path: path, options: options)
         var s = GPXSummary(file: path)
-        var previous: Instant?
-        while let event = try reader.next() {
-            switch event {
-            case .document(let info):
-                s.version = info.version
-                s.creator = info.creator
-            case .waypoint: s.waypoints += 1
-            case .routeStart: s.routes += 1
-            case .routePoints(let p): s.routePoints += p.count
-            case .trackStart: s.tracks += 1
-            case .segmentStart:
-                s.segments += 1
-                previous = nil
-            case .trackPoints(let points):
-                s.trackPoints += points.count
-                for p in points {
-                    if let t = p.location.timestamp {
-                        if s.firstTime == nil { s.firstTime = t }
-                        s.lastTime = t
-                        if let prev = previous, t.instant < prev { s.timeReversals += 1 }
-                        previous = t.instant
-                    }
-                    let v = p.values.storage
-                    if !v.0.isNaN { s.pointsWithHeartRate += 1 }
-                    if !v.1.isNaN { s.pointsWithCadence += 1 }
-                    if !v.2.isNaN { s.pointsWithTemperature += 1 }
-                    if !v.5.isNaN { s.pointsWithPower += 1 }
-                }
-            case .pause: s.pauses += 1
-            case .warning(let w): s.warnings.append(w)
-            default: break
-            }
-        }
+        while let event = try reader.next() { s.add(event) }
         return s
     }
 }

@@ -1,15 +1,21 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitFIT
 import RouteKitGPX
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Convert a GPX file to GPX 1.1, GeoJSON or CSV, streaming.",
+        abstract: "Convert a GPX or FIT file to GPX 1.1, GeoJSON or CSV, streaming.",
         discussion: """
             GPX output is GPX 1.1 that validates against the official schema, whatever the input's version: \
             heart rate, cadence, temperature and power go back into each point as Garmin extensions, the \
             accuracies as RouteKit's extension, and unknown extensions are kept when the schema allows them.
+
+            A FIT file (told by its content) is converted as RouteKit reads it: each session of an activity \
+            becomes a <trk> (a timer stop starts a new <trkseg>), each record with a position a point with its \
+            time, altitude, speed, heart rate, cadence, power and temperature; a course becomes a <rte> with its \
+            course points as waypoints. Records without a position cannot be GPX points and are counted.
 
             GeoJSON output is one FeatureCollection (tracks as MultiLineString, routes as LineString, waypoints \
             as Point). CSV output is one row per point with every field and sensor value.
@@ -33,7 +39,10 @@ struct Convert: ParsableCommand {
         case gpx, geojson, csv
     }
 
-    @Argument(help: "The input GPX file (.gpx or .gpx.gz).", completion: .file(extensions: ["gpx", "gz"]))
+    @Argument(
+        help: "The input GPX or FIT file (plain or gzip-compressed).",
+        completion: .file(extensions: ["gpx", "fit", "gz"])
+    )
     var input: String
 
     @Option(name: .shortAndLong, help: "The output file, or - for standard output.")
@@ -102,6 +111,7 @@ struct Convert: ParsableCommand {
     }
 
     func convert(to target: Target) throws(RouteKitError) -> String {
+        if try InputFile.format(of: input) == .fit { return try convertFIT(to: target) }
         switch resolvedFormat {
         case .gpx:
             return try convertGPX(to: target)
@@ -112,6 +122,46 @@ struct Convert: ParsableCommand {
             try stream(to: target, CSVWriter.init(to:))
             return "CSV written"
         }
+    }
+
+    /// A FIT file through the same writers, from the events ``FITFile/gpxEvents(_:_:)`` makes of it (in GPX 1.1's
+    /// order already).
+    func convertFIT(to target: Target) throws(RouteKitError) -> String {
+        let bytes: [UInt8]
+        do {
+            bytes = try InputFile.contents(of: input).bytes
+        }
+        let out = try sink(target)
+        var warnings = 0
+        func run<W: GPXEventWriter>(_ writer: inout W) throws(RouteKitError) {
+            do {
+                try FITFile.gpxEvents(bytes) { (e: GPXEvent) throws(RouteKitError) in
+                    if case .warning = e { warnings += 1 }
+                    try writer.write(e)
+                }
+            } catch {
+                throw error.inFile(input)
+            }
+            try writer.finish()
+        }
+        var summary: String
+        switch resolvedFormat {
+        case .gpx:
+            var writer = GPXWriter(to: out)
+            try run(&writer)
+            summary = describe(writer, warnings: warnings)
+        case .geojson:
+            var writer = GeoJSONWriter(to: out)
+            try run(&writer)
+            summary = "GeoJSON written"
+        case .csv:
+            var writer = CSVWriter(to: out)
+            try run(&writer)
+            summary = "CSV written"
+        }
+        try out.close()
+        if resolvedFormat != .gpx && warnings > 0 { summary += "; \(warnings) input warning(s) (see routekit inspect)" }
+        return summary
     }
 
     /// One pass, in file order (GeoJSON and CSV have no ordering rule).

@@ -1,15 +1,18 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitFIT
 import RouteKitGPX
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Read GPX files and report what they hold, without storing anything.",
+        abstract: "Read GPX and FIT files and report what they hold, without storing anything.",
         discussion: """
-            For each file: GPX version and creator; tracks, segments, track points, routes, route points and \
+            For each file: its format (told by content); GPX version and creator; tracks, segments, track points, routes, route points and \
             waypoints; the first and last time; how many points carry heart rate, cadence, power or temperature; \
-            the quirks that were tolerated (warnings); or the error, with line and column.
+            the quirks that were tolerated (warnings); or the error, with line and column (a byte offset for \
+            FIT). A FIT file is shown as RouteKit reads it (sessions as tracks, courses as routes) with what the \
+            FIT file itself says: file type, sessions and sports, records, chained files, developer fields.
 
             Files are read streaming, in constant memory, whatever their size; gzip-compressed files are \
             decompressed on the fly. A failed file does not stop the others: the exit code is 1 if any failed.
@@ -20,7 +23,8 @@ struct Inspect: ParsableCommand {
             """
     )
 
-    @Argument(help: "GPX files (.gpx or .gpx.gz).", completion: .file(extensions: ["gpx", "gz"]))
+    @Argument(
+        help: "GPX or FIT files (plain or gzip-compressed).", completion: .file(extensions: ["gpx", "fit", "gz"]))
     var files: [String]
 
     @Flag(help: "One JSON object per file, one per line.")
@@ -29,12 +33,27 @@ struct Inspect: ParsableCommand {
     @OptionGroup var readingOptions: GPXReadingOptions
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("Give at least one GPX file.") }
+        if files.isEmpty { throw ValidationError("Give at least one GPX or FIT file.") }
+    }
+
+    /// What a FIT file says of itself.
+    struct FITReport: Encodable {
+        var fileType: String
+        var sessions: [String]
+        var records: Int
+        var recordsWithPosition: Int
+        var recordsWithHeartRate: Int
+        var chainedFiles: Int
+        var compressedTimestamps: Int
+        var developerFields: [String]
+        var recovered: Bool
     }
 
     struct Report: Encodable {
         var file: String
         var status: String
+        var format = "gpx"
+        var fit: FITReport?
         var version: String?
         var creator: String?
         var tracks = 0
@@ -55,6 +74,8 @@ struct Inspect: ParsableCommand {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(file, forKey: .file)
             try c.encode(status, forKey: .status)
+            try c.encode(format, forKey: .format)
+            try c.encodeIfPresent(fit, forKey: .fit)
             try c.encode(version, forKey: .version)
             try c.encode(creator, forKey: .creator)
             try c.encode(tracks, forKey: .tracks)
@@ -73,7 +94,8 @@ struct Inspect: ParsableCommand {
         }
 
         enum CodingKeys: String, CodingKey {
-            case file, status, version, creator, tracks, segments, points, routes, routePoints, waypoints, pauses
+            case file, status, format, fit, version, creator, tracks, segments, points, routes, routePoints, waypoints,
+                pauses
             case firstTime, lastTime, timeReversals, series, warnings, error
         }
     }
@@ -83,7 +105,13 @@ struct Inspect: ParsableCommand {
         for file in files {
             var report = Report(file: file, status: "ok")
             do {
-                let s = try GPXSummary.read(path: file, options: readingOptions.readOptions)
+                let s: GPXSummary
+                if try InputFile.format(of: file) == .fit {
+                    report.format = "fit"
+                    (s, report.fit) = try Self.readFIT(file)
+                } else {
+                    s = try GPXSummary.read(path: file, options: readingOptions.readOptions)
+                }
                 report.version = s.version
                 report.creator = s.creator
                 report.tracks = s.tracks
@@ -124,12 +152,45 @@ struct Inspect: ParsableCommand {
         }
     }
 
+    /// A FIT file summarised as GPX would be, and what it says of itself.
+    static func readFIT(_ path: String) throws(RouteKitError) -> (GPXSummary, FITReport) {
+        do {
+            let bytes = try InputFile.contents(of: path).bytes
+            let fit = try FITFile.summary(bytes)
+            var s = GPXSummary(file: path)
+            try FITFile.gpxEvents(bytes) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+            let report = FITReport(
+                fileType: fit.fileTypeName, sessions: fit.sessions.map { $0.sportName ?? "unknown sport" },
+                records: fit.records, recordsWithPosition: fit.recordsWithPosition,
+                recordsWithHeartRate: fit.recordsWithHeartRate, chainedFiles: fit.files,
+                compressedTimestamps: fit.compressedTimestampMessages,
+                developerFields: fit.developerFields.map { f in
+                    (f.name ?? "unnamed developer field \(f.number)") + (f.units.map { " (\($0))" } ?? "")
+                }, recovered: fit.recovered)
+            return (s, report)
+        } catch {
+            throw error.inFile(path)
+        }
+    }
+
     func printText(_ r: Report) {
         print(r.file)
         if let e = r.error {
-            let place = e.line.map { "line \($0)" + (e.column.map { ", column \($0)" } ?? "") + ": " } ?? ""
+            let place =
+                e.byteOffset.map { "byte \($0): " }
+                ?? e.line.map { "line \($0)" + (e.column.map { ", column \($0)" } ?? "") + ": " } ?? ""
             print("  error: \(place)\(e.message) [\(e.code)]")
             return
+        }
+        if let f = r.fit {
+            print(
+                "  FIT \(f.fileType)" + (f.chainedFiles > 1 ? ", \(f.chainedFiles) chained files" : "")
+                    + (f.recovered ? ", recovered" : ""))
+            if !f.sessions.isEmpty { print("  sessions: \(f.sessions.joined(separator: ", "))") }
+            print(
+                "  records \(f.records), with a position \(f.recordsWithPosition), with heart rate \(f.recordsWithHeartRate)"
+                    + (f.compressedTimestamps > 0 ? ", compressed timestamps \(f.compressedTimestamps)" : ""))
+            if !f.developerFields.isEmpty { print("  developer fields: \(f.developerFields.joined(separator: ", "))") }
         }
         let version = r.version.map { "GPX \($0)" } ?? "GPX (no version)"
         let creator = r.creator.map { ", creator \"\($0)\"" } ?? ""
