@@ -21,5 +21,14 @@ let package = Package(
                 .product(name: "RouteKitGPX", package: "RouteKit"),
             ]
         ),
+        .executableTarget(
+            name: "FuzzFITDecoder",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitFIT", package: "RouteKit"),
+                .product(name: "RouteKitGPX", package: "RouteKit"),
+            ]
+        ),
     ]
 )

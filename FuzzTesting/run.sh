@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds FuzzGPXReader with libFuzzer and AddressSanitizer and fuzzes the streaming GPX reader.
+# Builds the fuzz targets with libFuzzer and AddressSanitizer and fuzzes the streaming GPX reader (FuzzGPXReader)
+# or, with FUZZ_TARGET=FuzzFITDecoder, the FIT decoder.
 #
 #   FuzzTesting/run.sh [SECONDS]          fuzz for SECONDS (default 180)
-#   FuzzTesting/run.sh --regress          only replay FuzzTesting/FailCases/* through the target
+#   FuzzTesting/run.sh --regress          only replay the target's fail cases (FailCases/*, FailCases/fit-* for FIT)
+#   FUZZ_TARGET=FuzzFITDecoder FuzzTesting/run.sh 300
 #
 # Environment:
+#   FUZZ_TARGET  FuzzGPXReader (default) or FuzzFITDecoder.
 #   GPX_CORPUS   the shared GPX corpus to seed from (default: <repo>/../shared/gpx-corpus); it is only
 #                read, and copied into a temporary directory, never into the repository.
+#   FORMAT_CORPUS  the shared format corpus the FIT target seeds from (default: <repo>/../shared/format-corpus).
 #   FUZZ_CORPUS  a directory to keep the evolving corpus in between runs (default: a temporary directory,
 #                deleted at the end). Keep it outside the repository.
 #   FUZZ_GPX_MIN_CHUNK  smallest chunk size the target tries (default 1); raise it to fuzz past a bug that only
@@ -21,7 +25,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 LOCK=${ROUTEKIT_BUILD_LOCK:-/tmp/routekit-build.lock}
 GPX_CORPUS=${GPX_CORPUS:-$REPO/../shared/gpx-corpus}
-BIN="$HERE/.build/debug/FuzzGPXReader"
+TARGET=${FUZZ_TARGET:-FuzzGPXReader}
+case "$TARGET" in FuzzGPXReader|FuzzFITDecoder) ;; *) echo "FUZZ_TARGET: FuzzGPXReader or FuzzFITDecoder" >&2; exit 2 ;; esac
+FORMAT_CORPUS=${FORMAT_CORPUS:-$REPO/../shared/format-corpus}
+BIN="$HERE/.build/debug/$TARGET"
+# FIT fail cases are kept as FailCases/fit-*; the GPX target replays the others.
+PREFIX=""; [ "$TARGET" = FuzzFITDecoder ] && PREFIX="fit-"
 
 MODE=fuzz
 DURATION=180
@@ -37,7 +46,7 @@ esac
 # -parse-as-library: the target defines its own entry point (FuzzGPXReader_main, which calls libFuzzer).
 cd "$HERE"
 BUILD_LOG=$(mktemp)
-echo "== building FuzzGPXReader (debug, -sanitize=fuzzer,address)"
+echo "== building the fuzz targets (debug, -sanitize=fuzzer,address)"
 if ! flock "$LOCK" swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$BUILD_LOG" 2>&1; then
   # ld.gold warns once per ASan helper symbol ("Cannot export local symbol"); those are noise.
   grep -v "Cannot export local symbol" "$BUILD_LOG" >&2 || true
@@ -52,7 +61,12 @@ mkdir -p "$HERE/FailCases"
 
 if [ "$MODE" = regress ]; then
   shopt -s nullglob
-  cases=("$HERE"/FailCases/*)
+  cases=()
+  for c in "$HERE"/FailCases/*; do
+    name=$(basename "$c")
+    if [ -n "$PREFIX" ]; then [[ $name == "$PREFIX"* ]] && cases+=("$c")
+    else [[ $name == fit-* ]] || cases+=("$c"); fi
+  done
   if [ ${#cases[@]} -eq 0 ]; then echo "no fail cases"; exit 0; fi
   echo "== replaying ${#cases[@]} fail case(s)"
   exec "$BIN" -rss_limit_mb=2048 -timeout=10 "${cases[@]}"
@@ -67,6 +81,18 @@ else
   trap 'rm -rf "$CORPUS"' EXIT
 fi
 seeds=0
+if [ "$TARGET" = FuzzFITDecoder ]; then
+  while IFS= read -r -d '' f; do
+    cp "$f" "$CORPUS/seed-$(basename "$f")"
+    seeds=$((seeds + 1))
+  done < <(find "$FORMAT_CORPUS" -maxdepth 1 -type f -iname '*.fit' -size -64k -print0 2>/dev/null)
+  echo "== seed corpus: $seeds FIT file(s) in $CORPUS"
+  echo "== fuzzing $TARGET for ${DURATION}s; crash inputs go to $HERE/FailCases/fit-*"
+  status=0
+  "$BIN" "$CORPUS" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -max_total_time="$DURATION" \
+    -print_final_stats=1 -artifact_prefix="$HERE/FailCases/fit-" || status=$?
+  exit $status
+fi
 for dir in valid quirks malformed; do
   [ -d "$GPX_CORPUS/$dir" ] || continue
   while IFS= read -r -d '' f; do

@@ -133,23 +133,53 @@ public struct FITRecord: Sendable, Hashable {
 
     init(_ m: FITMessage) {
         timestamp = m.timestamp
-        if let lat = m.integer(field: 0), let lon = m.integer(field: 1) {
+        // One pass over the fields the message has (a record has about ten), instead of a lookup per field
+        // RouteKit maps.
+        var lat: Int64?
+        var lon: Int64?
+        var altitude16: Double?
+        var speed16: Double?
+        var fractionalCadence: Double?
+        var packedSpeed: Double?
+        let big = m.definition.bigEndian
+        for f in m.definition.fields {
+            let p = m.bytes + f.offset
+            @inline(__always) func int() -> Int64? {
+                FITMessage.integer(p, size: f.size, baseType: f.baseType, bigEndian: big)
+            }
+            switch f.number {
+            case 0: lat = int()
+            case 1: lon = int()
+            case 2: altitude16 = int().map { Double($0) / 5 - 500 }
+            case 3: heartRate = int().map(Double.init)
+            case 4: cadence = int().map(Double.init)
+            case 5: distance = int().map { Double($0) / 100 }
+            case 6: speed16 = int().map { Double($0) / 1000 }
+            case 7: power = int().map(Double.init)
+            case 8:
+                // compressed_speed_distance (FR60/70): 12 bits of speed in 1/100 m/s, then 12 bits of distance.
+                if f.size >= 3 {
+                    let b0 = p.load(as: UInt8.self)
+                    let b1 = p.load(fromByteOffset: 1, as: UInt8.self)
+                    let b2 = p.load(fromByteOffset: 2, as: UInt8.self)
+                    if !(b0 == 0xFF && b1 == 0xFF && b2 == 0xFF) {
+                        packedSpeed = Double(UInt16(b0) | UInt16(b1 & 0x0F) << 8) / 100
+                    }
+                }
+            case 13: temperature = int().map(Double.init)
+            case 53: fractionalCadence = int().map { Double($0) / 128 }
+            case 73: speed = int().map { Double($0) / 1000 }
+            case 78: altitude = int().map { Double($0) / 5 - 500 }
+            default: break
+            }
+        }
+        if let lat, let lon {
             latitude = Double(lat) * (180.0 / 2_147_483_648.0)
             longitude = Double(lon) * (180.0 / 2_147_483_648.0)
         }
-        altitude = m.double(field: 78, scale: 5, offset: 500) ?? m.double(field: 2, scale: 5, offset: 500)
-        speed = m.double(field: 73, scale: 1000) ?? m.double(field: 6, scale: 1000)
-        if speed == nil, let packed = m.bytes(field: 8), packed.count >= 3, packed != [0xFF, 0xFF, 0xFF] {
-            // compressed_speed_distance (FR60/70): 12 bits of speed in 1/100 m/s, then 12 bits of distance.
-            speed = Double(UInt16(packed[0]) | UInt16(packed[1] & 0x0F) << 8) / 100
-        }
-        heartRate = m.double(field: 3)
-        if let c = m.double(field: 4) {
-            cadence = c + (m.double(field: 53, scale: 128) ?? 0)
-        }
-        power = m.double(field: 7)
-        temperature = m.double(field: 13)
-        distance = m.double(field: 5, scale: 100)
+        if altitude == nil { altitude = altitude16 }
+        if speed == nil { speed = speed16 ?? packedSpeed }
+        if let c = cadence, let f = fractionalCadence { cadence = c + f }
     }
 
     /// A record with only the fields given.
@@ -229,11 +259,12 @@ public enum FITFile {
         var decoder = FITDecoder()
         var activityTimestamp: UInt32?
         var localTimestamp: UInt32?
+        var counts = [Int](repeating: 0, count: 1 << 16)
         do {
             let body: (FITDecoder.Event) throws -> Void = { event in
                 guard case .message(let m) = event else { return }
                 s.messages += 1
-                s.messageCounts[m.globalNumber, default: 0] += 1
+                counts[Int(m.globalNumber)] += 1
                 if !m.definition.developerFields.isEmpty {
                     s.developerFieldValues += m.definition.developerFields.count
                 }
@@ -296,6 +327,7 @@ public enum FITFile {
         } catch {
             throw RouteKitError(.invalidFIT, "\(error)")
         }
+        for (n, c) in counts.enumerated() where c > 0 { s.messageCounts[UInt16(n)] = c }
         s.files = decoder.files
         s.compressedTimestampMessages = decoder.compressedTimestampMessages
         s.warnings = decoder.warnings
@@ -315,7 +347,7 @@ public enum FITFile {
 
     /// Hands every `record` message to `body`, in file order.
     public static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
-        var decoder = FITDecoder()
+        var decoder = FITDecoder(checksCRC: false)
         let handle: (FITDecoder.Event) throws -> Void = { event in
             guard case .message(let m) = event, m.globalNumber == FITProfile.Message.record else { return }
             try body(FITRecord(m))
@@ -326,7 +358,7 @@ public enum FITFile {
 
     /// Hands every `course_point` to `body`: its time, position, name.
     static func coursePoints(_ bytes: [UInt8], _ body: (UInt32?, Double?, Double?, String?) throws -> Void) throws {
-        var decoder = FITDecoder()
+        var decoder = FITDecoder(checksCRC: false)
         let handle: (FITDecoder.Event) throws -> Void = { event in
             guard case .message(let m) = event, m.globalNumber == FITProfile.Message.coursePoint else { return }
             var lat: Double?
@@ -362,7 +394,8 @@ extension FITSummary {
 /// whatever the file's length.
 public struct FITRecordReader {
     private let bytes: [UInt8]
-    private var decoder = FITDecoder()
+    /// A second pass: the summary pass checked the CRCs.
+    private var decoder = FITDecoder(checksCRC: false)
     private var position = 0
     private var finished = false
     /// Bytes decoded per ``next()``.

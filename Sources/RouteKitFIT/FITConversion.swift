@@ -13,10 +13,12 @@ extension FITFile {
     /// - The decoder's warnings come first, as ``GPXEvent/warning(_:)`` events.
     /// - Throws: ``RouteKitError/Code/invalidFIT`` for a file that is not FIT or holds neither an activity nor a
     ///   course, or what `emit` throws.
-    public static func gpxEvents(_ bytes: [UInt8], _ emit: (GPXEvent) throws(RouteKitError) -> Void)
-        throws(RouteKitError)
-    {
-        let summary = try FITFile.summary(bytes)
+    /// - Parameter summary: the file's ``FITSummary`` when the caller has it already (saves a pass).
+    public static func gpxEvents(
+        _ bytes: [UInt8], summary known: FITSummary? = nil, _ emit: (GPXEvent) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        let summary: FITSummary
+        if let known { summary = known } else { summary = try FITFile.summary(bytes) }
         try emit(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit (from FIT)")))
         for w in summary.warnings { try emit(.warning(GPXWarning(kind: "fit.\(w.kind.rawValue)", message: "\(w)"))) }
         do {
@@ -44,11 +46,8 @@ extension FITFile {
             latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp), altitude: r.altitude,
             speed: r.speed)
         guard (try? location.validate()) != nil else { return nil }
-        var values = GPXPointValues()
-        values[.heartRate] = r.heartRate
-        values[.cadence] = r.cadence
-        values[.power] = r.power
-        values[.temperature] = r.temperature
+        let values = GPXPointValues(
+            heartRate: r.heartRate, cadence: r.cadence, temperature: r.temperature, power: r.power)
         return GPXPoint(location: location, values: values)
     }
 

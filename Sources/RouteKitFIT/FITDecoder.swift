@@ -85,6 +85,8 @@ public struct FITDecoder: Sendable {
         case header
         case records
         case crc
+        /// Bytes after the last file that are not another FIT file: counted, reported at the end.
+        case trailing
         case done
     }
 
@@ -97,6 +99,8 @@ public struct FITDecoder: Sendable {
     private var crc: UInt16 = 0
     private var definitions: [FITDefinition?] = Array(repeating: nil, count: 16)
     private var lastTimestamp: UInt32?
+    private var trailingStart = 0
+    private var trailingCount = 0
     /// How many FIT files (header + data) were started.
     public private(set) var files = 0
     /// Data messages handed over.
@@ -113,14 +117,23 @@ public struct FITDecoder: Sendable {
         warnings.contains { [.truncated, .dataSize, .undefinedLocalType].contains($0.kind) }
     }
 
+    /// Whether file CRCs are computed and checked (a second pass over a file already checked can skip them).
+    public let checksCRC: Bool
+
     /// A new decoder.
-    public init() {}
+    /// - Parameter checksCRC: compute and check file CRCs (the header's CRC is always checked); with `false`,
+    ///   ``Event/fileEnd(crcMatches:)`` always says `true`.
+    public init(checksCRC: Bool = true) { self.checksCRC = checksCRC }
 
     /// Decodes as much of `chunk` (and what was held back from earlier chunks) as makes complete messages.
     /// - Throws: ``RouteKitError/Code/invalidFIT`` when the input does not start with a FIT header, or
     ///   whatever `emit` throws.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ emit: (Event) throws -> Void) throws {
         if state == .done { return }
+        if state == .trailing {
+            trailingCount += chunk.count
+            return
+        }
         if buffer.isEmpty {
             let used = try decode(chunk, emit)
             if used < chunk.count { buffer.append(contentsOf: chunk[used...]) }
@@ -155,11 +168,13 @@ public struct FITDecoder: Sendable {
             if !buffer.isEmpty {
                 warn(.trailingBytes, consumed, "\(buffer.count) byte(s) after the last FIT file were ignored")
             }
+        case .trailing:
+            warn(.trailingBytes, trailingStart, "\(trailingCount) byte(s) after the last FIT file were ignored")
         case .records:
             if remaining == nil && buffer.count == 2 {
                 // Read to the end: the last two bytes are the CRC.
                 let stored = UInt16(buffer[0]) | UInt16(buffer[1]) << 8
-                let matches = stored == crc
+                let matches = stored == crc || !checksCRC
                 if !matches { warn(.fileCRC, consumed, "the file CRC does not match its contents") }
                 try emit(.fileEnd(crcMatches: matches))
             } else if remaining == nil && buffer.isEmpty {
@@ -188,7 +203,7 @@ public struct FITDecoder: Sendable {
         var p = 0
         while p < n {
             switch state {
-            case .done:
+            case .done, .trailing:
                 return n
             case .header:
                 let size = Int(base.load(fromByteOffset: p, as: UInt8.self))
@@ -198,8 +213,9 @@ public struct FITDecoder: Sendable {
                             .invalidFIT, "not a FIT file: the header size byte is \(size), at least 12 expected",
                             byteOffset: consumed + p)
                     }
-                    warn(.trailingBytes, consumed + p, "\(n - p) or more byte(s) after the last FIT file were ignored")
-                    state = .done
+                    state = .trailing
+                    trailingStart = consumed + p
+                    trailingCount = n - p
                     return n
                 }
                 // The signature first, as soon as there are 12 bytes: a large size byte must not make the decoder
@@ -213,8 +229,9 @@ public struct FITDecoder: Sendable {
                             .invalidFIT, "not a FIT file: no \".FIT\" signature in the header", byteOffset: consumed + p
                         )
                     }
-                    warn(.trailingBytes, consumed + p, "\(n - p) or more byte(s) after the last FIT file were ignored")
-                    state = .done
+                    state = .trailing
+                    trailingStart = consumed + p
+                    trailingCount = n - p
                     return n
                 }
                 guard n - p >= size else { return p }
@@ -283,7 +300,7 @@ public struct FITDecoder: Sendable {
                 }
                 guard available >= recordSize else { return p }
                 let record = UnsafeRawBufferPointer(start: base + p, count: recordSize)
-                crc = FITCRC.update(crc, record)
+                if checksCRC { crc = FITCRC.update(crc, record) }
                 p += recordSize
                 if let r = remaining { remaining = r - recordSize }
                 if h & 0x80 == 0 && h & 0x40 != 0 {
@@ -294,7 +311,7 @@ public struct FITDecoder: Sendable {
             case .crc:
                 guard n - p >= 2 else { return p }
                 let stored = Self.u16(base + p, bigEndian: false)
-                let matches = stored == crc
+                let matches = stored == crc || !checksCRC
                 if !matches { warn(.fileCRC, consumed + p, "the file CRC does not match its contents") }
                 p += 2
                 state = .header

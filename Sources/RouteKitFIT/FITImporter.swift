@@ -211,11 +211,8 @@ public final class FITImporter {
             if s.seen.start == nil { s.seen.start = time }
             s.seen.end = time
         }
-        var values = GPXPointValues()
-        values[.heartRate] = record.heartRate
-        values[.cadence] = record.cadence
-        values[.power] = record.power
-        values[.temperature] = record.temperature
+        let values = GPXPointValues(
+            heartRate: record.heartRate, cadence: record.cadence, temperature: record.temperature, power: record.power)
         if let lat = record.latitude, let lon = record.longitude {
             let location = Location(
                 latitude: lat, longitude: lon, timestamp: time, altitude: record.altitude, speed: record.speed)

@@ -11,6 +11,11 @@ public struct GPXPointValues: Sendable, Hashable {
     /// No values.
     @inlinable public init() {}
 
+    /// The given values (`nil` for absent), without looking types up by name (a hot path for other formats).
+    @inlinable public init(heartRate: Double?, cadence: Double?, temperature: Double?, power: Double?) {
+        storage = (heartRate ?? .nan, cadence ?? .nan, temperature ?? .nan, .nan, .nan, power ?? .nan)
+    }
+
     /// The value of `type`, if the point has one.
     @inlinable public subscript(type: QuantityType) -> Double? {
         get {

@@ -158,7 +158,7 @@ struct Inspect: ParsableCommand {
             let bytes = try InputFile.contents(of: path).bytes
             let fit = try FITFile.summary(bytes)
             var s = GPXSummary(file: path)
-            try FITFile.gpxEvents(bytes) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+            try FITFile.gpxEvents(bytes, summary: fit) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
             let report = FITReport(
                 fileType: fit.fileTypeName, sessions: fit.sessions.map { $0.sportName ?? "unknown sport" },
                 records: fit.records, recordsWithPosition: fit.recordsWithPosition,
