@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
         .library(name: "RouteKitFIT", targets: ["RouteKitFIT"]),
+        .library(name: "RouteKitImport", targets: ["RouteKitImport"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
@@ -32,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
     ],
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
@@ -56,15 +59,25 @@ let package = Package(
 
         // zlib, for gzip-compressed GPX.
         .systemLibrary(
-            name: "CZlib",
+            name: "CRouteKitZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
-        .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CZlib"], swiftSettings: swiftSettings),
+        .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib"], swiftSettings: swiftSettings),
 
         // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).
         .target(name: "RouteKitFIT", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+
+        // Every way in behind one call: formats told by content, zip archives in memory, Strava bulk exports.
+        .target(
+            name: "RouteKitImport",
+            dependencies: [
+                "RouteKit", "RouteKitGPX", "RouteKitFIT",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "CSV", package: "CSV.swift"),
+            ],
+            swiftSettings: swiftSettings),
 
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
@@ -93,7 +106,8 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitGEOS", "RouteKitSQLite", "RouteKitProcessing",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitGEOS", "RouteKitSQLite",
+                "RouteKitProcessing",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -123,6 +137,10 @@ let package = Package(
         .testTarget(
             name: "RouteKitFITTests",
             dependencies: ["RouteKitFIT", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitImportTests",
+            dependencies: ["RouteKitImport", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

@@ -259,12 +259,17 @@ public enum FITFile {
         var decoder = FITDecoder()
         var activityTimestamp: UInt32?
         var localTimestamp: UInt32?
-        var counts = [Int](repeating: 0, count: 1 << 16)
+        // Most messages have numbers below 256 (an array); the rest go to the dictionary directly.
+        var counts = [Int](repeating: 0, count: 256)
         do {
             let body: (FITDecoder.Event) throws -> Void = { event in
                 guard case .message(let m) = event else { return }
                 s.messages += 1
-                counts[Int(m.globalNumber)] += 1
+                if m.globalNumber < 256 {
+                    counts[Int(m.globalNumber)] += 1
+                } else {
+                    s.messageCounts[m.globalNumber, default: 0] += 1
+                }
                 if !m.definition.developerFields.isEmpty {
                     s.developerFieldValues += m.definition.developerFields.count
                 }

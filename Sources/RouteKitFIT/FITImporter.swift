@@ -40,16 +40,39 @@ public final class FITImporter {
         self.source = source
     }
 
-    /// Imports one file. Never throws: failures are in the result, naming the file and the byte offset.
+    /// Values that win over the file's own for the workouts this importer creates (see ``WorkoutOverrides``).
+    public var workoutOverrides: WorkoutOverrides?
+
+    /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.
+    public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
+        await importBytes(bytes, name: name, label: name, warnings: [])
+    }
+
+    /// Imports one file (plain or gzip-compressed). Never throws: failures are in the result, naming the file and
+    /// the byte offset.
     public func importFile(_ path: String) async -> GPXImportResult {
-        var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
+        let bytes: [UInt8]
+        let gzip: Bool
         do {
-            let (bytes, gzip) = try InputFile.contents(of: path)
-            if gzip { result.warnings.append("the file is gzip-compressed; it was decompressed while reading") }
-            try await importBytes(bytes, label: URL(fileURLWithPath: path).standardizedFileURL.path, into: &result)
+            (bytes, gzip) = try InputFile.contents(of: path)
+        } catch {
+            return GPXImportResult(file: path, status: .failed, error: error.file == nil ? error.inFile(path) : error)
+        }
+        // Builders record the file by its absolute path, as the GPX importer's do.
+        return await importBytes(
+            bytes, name: path, label: URL(fileURLWithPath: path).standardizedFileURL.path,
+            warnings: gzip ? ["the file is gzip-compressed; it was decompressed while reading"] : [])
+    }
+
+    private func importBytes(_ bytes: [UInt8], name: String, label: String, warnings: [String]) async
+        -> GPXImportResult
+    {
+        var result = GPXImportResult(file: name, status: .imported, warnings: warnings)
+        do {
+            try await importBytes(bytes, label: label, into: &result)
         } catch {
             let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
-            result.error = e.file == nil ? e.inFile(path) : e
+            result.error = e.file == nil ? e.inFile(name) : e
             result.status = result.tracks.isEmpty ? .failed : .partial
             return result
         }
@@ -111,6 +134,7 @@ public final class FITImporter {
             sessions = [FITSession()]
         }
         let gpx = GPXImporter(store: store, source: source)
+        gpx.workoutOverrides = workoutOverrides
         var imports: [SessionImport] = []
         for (n, session) in sessions.enumerated() {
             let start = summary.timestamp(session.startTime)
@@ -295,6 +319,7 @@ public final class FITImporter {
         if dropped > 0 { result.warnings.append("\(dropped) point(s) with a position outside the valid range dropped") }
         if batch.isEmpty { result.warnings.append("the course has no positioned records") }
         let gpx = GPXImporter(store: store, source: source)
+        gpx.workoutOverrides = workoutOverrides
         try await gpx.store(
             attachments, creator: nil, into: &result, syncPrefix: "fit-course-",
             metadata: ["fitFileType": .string("course")],

@@ -28,6 +28,15 @@ public struct GPXImportResult: Sendable, Hashable {
         /// When a pending builder of an interrupted import of the same track was picked up: how many
         /// locations it already held.
         public var resumedFrom: Int?
+
+        /// Creates a track outcome.
+        public init(workout: UUID, route: UUID?, locations: Int, unchanged: Bool, resumedFrom: Int? = nil) {
+            self.workout = workout
+            self.route = route
+            self.locations = locations
+            self.unchanged = unchanged
+            self.resumedFrom = resumedFrom
+        }
     }
 
     /// The file, as given.
@@ -103,18 +112,46 @@ public final class GPXImporter {
 
     package struct ResumeMismatch: Error {}
 
+    /// What to read: a file, or bytes held in memory (an archive's entry) with the name to report.
+    enum Input {
+        case path(String)
+        case bytes([UInt8], name: String)
+
+        var name: String {
+            switch self {
+            case .path(let p): p
+            case .bytes(_, let name): name
+            }
+        }
+    }
+
+    /// Values that win over the file's own for the workouts this importer creates (a bulk export's index, such as
+    /// Strava's `activities.csv`, names and types its activities).
+    public var workoutOverrides: WorkoutOverrides?
+
     /// Imports one file. Never throws: failures are in the result, naming file, line and column.
     /// - Parameter progress: called now and then with the bytes of the file read so far.
     public func importFile(_ path: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
+        await run(.path(path), progress: progress)
+    }
+
+    /// Imports GPX held in memory (an archive's entry), reported and labelled as `name` (`export.zip!a/b.gpx`).
+    /// An interrupted import of it resumes when the same bytes are imported again; `routekit recover` cannot
+    /// re-read it.
+    public func importBytes(_ bytes: [UInt8], name: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
+        await run(.bytes(bytes, name: name), progress: progress)
+    }
+
+    private func run(_ input: Input, progress: ((Int) -> Void)?) async -> GPXImportResult {
         do {
-            return try await attempt(path, allowResume: true, progress: progress)
+            return try await attempt(input, allowResume: true, progress: progress)
         } catch {
             // A pending builder with the same head but different content: build anew, leaving it alone.
             do {
-                return try await attempt(path, allowResume: false, progress: progress)
+                return try await attempt(input, allowResume: false, progress: progress)
             } catch {
-                let e = RouteKitError(.storage, "the import could not resume and then failed", file: path)
-                return GPXImportResult(file: path, status: .failed, tracks: [], waypoints: 0, warnings: [], error: e)
+                let e = RouteKitError(.storage, "the import could not resume and then failed", file: input.name)
+                return GPXImportResult(file: input.name, status: .failed, error: e)
             }
         }
     }
@@ -123,18 +160,27 @@ public final class GPXImporter {
         .malformedXML, .invalidGPX, .invalidValue, .unsupportedEncoding, .compression, .io,
     ]
 
-    private func attempt(_ path: String, allowResume: Bool, progress: ((Int) -> Void)?) async throws(ResumeMismatch)
+    private func attempt(_ input: Input, allowResume: Bool, progress: ((Int) -> Void)?) async throws(ResumeMismatch)
         -> GPXImportResult
     {
+        let path = input.name
         var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
         var track: TrackImport?
         var attachments = GPXAttachments()
         // Builders record the file by its absolute path: `routekit recover` may run from another folder.
-        let absolutePath = URL(fileURLWithPath: path).standardizedFileURL.path
+        let absolutePath: String
+        switch input {
+        case .path(let p): absolutePath = URL(fileURLWithPath: p).standardizedFileURL.path
+        case .bytes(_, let name): absolutePath = name
+        }
         var creator: String?
         var trackIndex = 0
         do {
-            let reader = GPXReaderThread(path: path, options: readOptions)
+            let reader: GPXReaderThread
+            switch input {
+            case .path(let p): reader = GPXReaderThread(path: p, options: readOptions)
+            case .bytes(let b, let name): reader = GPXReaderThread(bytes: b, name: name, options: readOptions)
+            }
             defer { reader.cancel() }
             var events = 0
             var bytesRead = 0
@@ -248,9 +294,10 @@ public final class GPXImporter {
             metadata["name"] = .string(name)
         }
         if let creator { metadata["gpxCreator"] = .string(creator) }
-        let workout = Workout(
+        var workout = Workout(
             activityType: activityType, start: nil, end: nil, source: source,
             sync: SyncIdentity(identifier: syncID, version: 1), metadata: metadata)
+        workoutOverrides?.apply(to: &workout)
         if case .stale(let current, _) = try await store.saveWorkout(workout) {
             // Another import of the same content won the race.
             result.tracks.append(.init(workout: current, route: nil, locations: 0, unchanged: true, resumedFrom: nil))
@@ -258,6 +305,28 @@ public final class GPXImporter {
         }
         try await store.appendSeries(chunks, toWorkout: workout.id, as: source)
         result.tracks.append(.init(workout: workout.id, route: nil, locations: 0, unchanged: false, resumedFrom: nil))
+    }
+}
+
+/// Values that win over a file's own for the workouts an import creates: a bulk export's index (Strava's
+/// `activities.csv`) knows an activity's name and type better than its file does. A workout that was already
+/// stored is left as it is.
+public struct WorkoutOverrides: Sendable, Hashable {
+    /// The activity type, instead of the one the file gives or suggests.
+    public var activityType: ActivityType?
+    /// Metadata merged over the file's (these values win).
+    public var metadata: [String: MetadataValue]
+
+    /// Creates overrides.
+    public init(activityType: ActivityType? = nil, metadata: [String: MetadataValue] = [:]) {
+        self.activityType = activityType
+        self.metadata = metadata
+    }
+
+    /// Applies them to a workout about to be saved.
+    public func apply(to workout: inout Workout) {
+        if let activityType { workout.activityType = activityType }
+        workout.metadata.merge(metadata) { $1 }
     }
 }
 
@@ -619,7 +688,8 @@ package final class TrackImport {
             workout = w
             newWorkout = false
         } else if let makeWorkout {
-            let candidate = makeWorkout(SyncIdentity(identifier: syncID, version: 1))
+            var candidate = makeWorkout(SyncIdentity(identifier: syncID, version: 1))
+            importer.workoutOverrides?.apply(to: &candidate)
             switch try await store.saveWorkout(candidate) {
             case .inserted, .replaced: workout = candidate
             case .stale(let current, _):
@@ -645,9 +715,10 @@ package final class TrackImport {
             if !info.extensions.isEmpty, let json = try? JSONEncoder().encode(info.extensions) {
                 metadata["gpxExtensions"] = .string(String(decoding: json, as: UTF8.self))
             }
-            let candidate = Workout(
+            var candidate = Workout(
                 activityType: ActivityType(guessingFrom: info.type), start: scan.first, end: scan.last, source: source,
                 sync: SyncIdentity(identifier: syncID, version: 1), events: events, metadata: metadata)
+            importer.workoutOverrides?.apply(to: &candidate)
             switch try await store.saveWorkout(candidate) {
             case .inserted, .replaced: workout = candidate
             case .stale(let current, _):

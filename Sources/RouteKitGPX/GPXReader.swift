@@ -1,4 +1,4 @@
-private import CZlib
+private import CRouteKitZlib
 public import RouteKit
 
 #if canImport(Glibc)
@@ -284,7 +284,7 @@ final class Inflater {
             }
             stream.next_out = out
             stream.avail_out = UInt32(outSize)
-            let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
+            let rc = CRouteKitZlib.inflate(&stream, Z_NO_FLUSH)
             let produced = outSize - Int(stream.avail_out)
             if produced > 0 { try sink(out, produced) }
             if rc == Z_STREAM_END {

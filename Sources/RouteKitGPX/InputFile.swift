@@ -107,4 +107,27 @@ public enum InputFile {
         }
         return (out, inflater != nil)
     }
+
+    /// Decompresses gzip held in memory (an archive's `.gz` entry).
+    /// - Throws: ``RouteKitError/Code/compression`` for corrupt or truncated data or more than `limit` bytes out.
+    public static func gunzip(_ bytes: [UInt8], name: String, limit: Int = defaultLimit) throws(RouteKitError)
+        -> [UInt8]
+    {
+        let inflater = try Inflater(fileName: name)
+        var out: [UInt8] = []
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        defer { input.deallocate() }
+        input.copyBytes(from: bytes)
+        try inflater.inflate(UnsafeRawBufferPointer(rebasing: input[0..<bytes.count])) {
+            (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+            if out.count + count > limit {
+                throw RouteKitError(.compression, "the decompressed data is larger than \(limit >> 20) MiB", file: name)
+            }
+            out.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
+        }
+        if !inflater.ended {
+            throw RouteKitError(.compression, "the gzip data ends early (truncated file)", file: name)
+        }
+        return out
+    }
 }

@@ -23,6 +23,16 @@ public final class GPXReaderThread: Sendable {
         thread.start()
     }
 
+    /// Starts reading GPX held in memory (an archive's entry) at once.
+    public init(bytes: [UInt8], name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
+        self.capacity = max(1, capacity)
+        let state = State(capacity: max(1, capacity))
+        self.state = state
+        let thread = Thread { state.produce(bytes: bytes, name: name, options: options) }
+        thread.name = "routekit-gpx-reader"
+        thread.start()
+    }
+
     deinit { state.cancel() }
 
     /// Stops the reading thread; events not yet taken are dropped and ``next()`` returns `nil`.
@@ -50,7 +60,18 @@ public final class GPXReaderThread: Sendable {
 
         func produce(path: String, options: GPXReadOptions) {
             do {
-                let reader = try GPXReader(path: path, options: options)
+                run(try GPXReader(path: path, options: options))
+            } catch {
+                end(error)
+            }
+        }
+
+        func produce(bytes: [UInt8], name: String, options: GPXReadOptions) {
+            run(GPXReader(bytes: bytes, name: name, options: options))
+        }
+
+        private func run(_ reader: GPXReader) {
+            do {
                 while let event = try reader.next() {
                     guard push(event, reader.bytesRead) else { return }
                 }

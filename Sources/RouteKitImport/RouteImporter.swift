@@ -1,0 +1,206 @@
+import Foundation
+public import RouteKit
+import RouteKitFIT
+public import RouteKitGPX
+
+/// Every way in, behind one call: a file's format is told by its content (GPX, FIT; gzip decompressed), a zip
+/// archive is read entry by entry in memory (one level of nested archives), and a Strava bulk export (an
+/// archive or a folder with `activities.csv`) is imported activity by activity with the names and types of its
+/// index.
+///
+/// Each input gives one ``GPXImportResult`` (an archive one per entry, named `archive.zip!path/in/archive`),
+/// handed to `each` as it finishes.
+public final class RouteImporter {
+    /// The store written to.
+    public let store: any RouteStore
+    /// Who the workouts, routes and series belong to.
+    public let source: Source
+    /// The limits for archives.
+    public var archiveLimits = ArchiveLimits()
+    private let gpx: GPXImporter
+    private let fit: FITImporter
+
+    /// Creates an importer.
+    public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
+    {
+        self.store = store
+        self.source = source
+        self.gpx = GPXImporter(store: store, source: source, readOptions: readOptions)
+        self.fit = FITImporter(store: store, source: source)
+    }
+
+    /// What a path holds, from its content.
+    public enum Kind: Sendable, Hashable {
+        /// One activity file (GPX or FIT, plain or gzip).
+        case file(InputFile.Format)
+        /// A zip archive.
+        case archive
+        /// A folder that is a Strava bulk export (`activities.csv` at its root).
+        case stravaFolder
+    }
+
+    /// What `path` is; `nil` for a folder that is not an export (its files are imported one by one).
+    public static func kind(of path: String) -> Kind? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return FileManager.default.fileExists(atPath: path + "/activities.csv") ? .stravaFolder : nil
+        }
+        if let fd = FileHandle(forReadingAtPath: path) {
+            defer { try? fd.close() }
+            if let head = try? fd.read(upToCount: 4), ZipArchive.isZip(Array(head)) { return .archive }
+        }
+        return .file((try? InputFile.format(of: path)) ?? .gpx)
+    }
+
+    /// Imports one file or export; `progress` gets the bytes read of a GPX file, now and then.
+    public func importPath(
+        _ path: String, progress: ((Int) -> Void)? = nil, each: (GPXImportResult) -> Void
+    ) async {
+        switch Self.kind(of: path) {
+        case .archive?:
+            do {
+                let archive = try ZipArchive(path: path, limits: archiveLimits)
+                await importArchive(archive, depth: 0, each: each)
+            } catch {
+                each(GPXImportResult(file: path, status: .failed, error: error))
+            }
+        case .stravaFolder?:
+            await importStrava(FolderFiles(root: path), each: each)
+        case .file(.fit)?:
+            each(await fit.importFile(path))
+        case .file(.gpx)?, nil:
+            each(await gpx.importFile(path, progress: progress))
+        }
+    }
+
+    /// Imports bytes held in memory (an archive's entry): gzip decompressed, the format told by content.
+    public func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides? = nil) async -> GPXImportResult {
+        gpx.workoutOverrides = overrides
+        fit.workoutOverrides = overrides
+        defer {
+            gpx.workoutOverrides = nil
+            fit.workoutOverrides = nil
+        }
+        var bytes = raw
+        var warnings: [String] = []
+        if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B {
+            do {
+                bytes = try InputFile.gunzip(raw, name: name, limit: archiveLimits.maxEntryBytes)
+            } catch {
+                return GPXImportResult(file: name, status: .failed, error: error)
+            }
+            warnings.append("the entry is gzip-compressed; it was decompressed in memory")
+        }
+        var result: GPXImportResult
+        switch InputFile.format(ofHead: Array(bytes.prefix(64))) {
+        case .fit: result = await fit.importBytes(bytes, name: name)
+        case .gpx: result = await gpx.importBytes(bytes, name: name)
+        }
+        result.warnings = warnings + result.warnings
+        return result
+    }
+
+    /// The entries of an archive that are not activity files, by reason: counted, never imported.
+    static func skippable(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        let known = [".gpx", ".fit", ".gz", ".zip", ".tcx"]
+        return !known.contains { lower.hasSuffix($0) }
+    }
+
+    /// Imports an archive: a Strava export when it holds `activities.csv`, else every activity file in it.
+    public func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
+        if let index = archive.paths.first(where: { $0 == "activities.csv" || $0.hasSuffix("/activities.csv") }),
+            index.split(separator: "/").count <= 2
+        {
+            let prefix = String(index.dropLast("activities.csv".count))
+            await importStrava(ArchiveFiles(archive: archive, prefix: prefix), each: each)
+            return
+        }
+        var skipped = 0
+        for path in archive.paths {
+            if Self.skippable(path) {
+                skipped += 1
+                continue
+            }
+            let name = "\(archive.name)!\(path)"
+            let bytes: [UInt8]
+            do {
+                bytes = try archive.contents(of: path)
+            } catch {
+                each(GPXImportResult(file: name, status: .failed, error: error))
+                continue
+            }
+            if ZipArchive.isZip(bytes.prefix(4)) {
+                guard depth == 0 else {
+                    each(
+                        GPXImportResult(
+                            file: name, status: .failed,
+                            error: RouteKitError(
+                                .compression, "an archive inside an archive inside an archive is not read", file: name))
+                    )
+                    continue
+                }
+                do {
+                    let inner = try ZipArchive(bytes: bytes, name: name, limits: archiveLimits)
+                    await importArchive(inner, depth: depth + 1, each: each)
+                } catch {
+                    each(GPXImportResult(file: name, status: .failed, error: error))
+                }
+                continue
+            }
+            each(await importBytes(bytes, name: name))
+        }
+        if skipped > 0 {
+            each(
+                GPXImportResult(
+                    file: archive.name, status: .unchanged,
+                    warnings: ["\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT or archives skipped"]
+                ))
+        }
+    }
+}
+
+/// The files of a bulk export: a folder or an archive.
+protocol ExportFiles {
+    /// The export's name (folder or archive path).
+    var name: String { get }
+    /// The name of a file in results (`export.zip!activities/1.gpx`, `export/activities/1.gpx`).
+    func label(_ path: String) -> String
+    /// Whether the export has this file.
+    func contains(_ path: String) -> Bool
+    /// The file's bytes (as stored: gzip stays gzip).
+    func contents(of path: String) throws(RouteKitError) -> [UInt8]
+    /// Files whose path starts with `folder/`.
+    func files(in folder: String) -> [String]
+}
+
+struct FolderFiles: ExportFiles {
+    let root: String
+    var name: String { root }
+    func label(_ path: String) -> String { (root as NSString).appendingPathComponent(path) }
+    func contains(_ path: String) -> Bool { FileManager.default.fileExists(atPath: label(path)) }
+    func contents(of path: String) throws(RouteKitError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: label(path)) else {
+            throw RouteKitError(.io, "cannot read the file", file: label(path))
+        }
+        return Array(data)
+    }
+    func files(in folder: String) -> [String] {
+        let dir = label(folder)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return names.sorted().map { folder + "/" + $0 }
+    }
+}
+
+struct ArchiveFiles: ExportFiles {
+    let archive: ZipArchive
+    /// The folder the export sits in inside the archive (`export_123/`), or empty.
+    let prefix: String
+    var name: String { archive.name }
+    func label(_ path: String) -> String { "\(archive.name)!\(prefix)\(path)" }
+    func contains(_ path: String) -> Bool { archive.contains(prefix + path) }
+    func contents(of path: String) throws(RouteKitError) -> [UInt8] { try archive.contents(of: prefix + path) }
+    func files(in folder: String) -> [String] {
+        archive.paths.filter { $0.hasPrefix(prefix + folder + "/") }.map { String($0.dropFirst(prefix.count)) }
+    }
+}

@@ -1,0 +1,254 @@
+import CSV
+import Foundation
+public import RouteKit
+import RouteKitGPX
+
+/// One row of a Strava bulk export's `activities.csv`.
+public struct StravaActivity: Sendable, Hashable {
+    /// `Activity ID` (not the number in `Filename`).
+    public var id: String
+    /// `Activity Date`, as written (`Sep 12, 2018, 3:02:23 PM`, UTC).
+    public var date: String
+    /// `Activity Name`.
+    public var name: String?
+    /// `Activity Type` (`Run`, `Ride`, `Nordic Ski`…).
+    public var type: String?
+    /// `Activity Description`.
+    public var description: String?
+    /// Elapsed time in seconds (the precise second `Elapsed Time` column where there is one).
+    public var elapsedSeconds: Double?
+    /// Moving time in seconds.
+    public var movingSeconds: Double?
+    /// Distance in metres (the second `Distance` column; the first is in the account's display unit).
+    public var distanceMeters: Double?
+    /// `Commute`.
+    public var commute: Bool?
+    /// `Filename` (`activities/123.fit.gz`), `nil` for a manual activity.
+    public var filename: String?
+
+    /// The start as an instant (Strava writes UTC), `nil` when the date cannot be read.
+    public var start: Timestamp? {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        for format in ["MMM d, yyyy, h:mm:ss a", "MMM d, yyyy h:mm:ss a", "yyyy-MM-dd HH:mm:ss"] {
+            f.dateFormat = format
+            if let d = f.date(from: date) { return Timestamp(d) }
+        }
+        return nil
+    }
+
+    /// The workout values the row gives (name, type, description, Strava's id), winning over the file's own.
+    public var overrides: WorkoutOverrides {
+        var m: [String: MetadataValue] = ["stravaActivityID": .string(id)]
+        if let name, !name.isEmpty { m["name"] = .string(name) }
+        if let description, !description.isEmpty { m["description"] = .string(description) }
+        if let type, !type.isEmpty { m["stravaType"] = .string(type) }
+        if let commute { m["commute"] = .bool(commute) }
+        return WorkoutOverrides(activityType: type.map { ActivityType(guessingFrom: $0) }, metadata: m)
+    }
+}
+
+/// Strava's `activities.csv`: read by position after matching the header row (names repeat: two `Distance` and
+/// two `Elapsed Time` columns; headers follow the account's language), or by name in the pre-2019 layout
+/// (`id,date,name,type,…,filename`).
+public enum StravaIndex {
+    /// The English header of the current layout, by position (the columns RouteKit reads).
+    static let current: [Int: String] = [
+        0: "Activity ID", 1: "Activity Date", 2: "Activity Name", 3: "Activity Type", 4: "Activity Description",
+        5: "Elapsed Time", 6: "Distance", 9: "Commute", 12: "Filename", 15: "Elapsed Time", 16: "Moving Time",
+        17: "Distance",
+    ]
+
+    /// The rows, with warnings for a person.
+    /// - Throws: ``RouteKitError/Code/invalidValue`` when the file is not a Strava activity index.
+    public static func parse(_ text: String, name: String) throws(RouteKitError) -> ([StravaActivity], [String]) {
+        let reader: CSVReader
+        do {
+            reader = try CSVReader(string: text, hasHeaderRow: true)
+        } catch {
+            throw RouteKitError(.invalidValue, "activities.csv cannot be read as CSV: \(error)", file: name)
+        }
+        guard var header = reader.headerRow, !header.isEmpty else {
+            throw RouteKitError(.invalidValue, "activities.csv has no header row", file: name)
+        }
+        if let first = header.first, first.hasPrefix("\u{FEFF}") { header[0] = String(first.dropFirst()) }
+        var warnings: [String] = []
+        let lower = header.map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
+        var rows: [StravaActivity] = []
+        func number(_ s: String?) -> Double? {
+            guard let s, !s.isEmpty else { return nil }
+            return Double(s.replacingOccurrences(of: ",", with: ""))
+        }
+        func bool(_ s: String?) -> Bool? {
+            switch s?.lowercased() {
+            case "true"?, "1"?: true
+            case "false"?, "0"?: false
+            default: nil
+            }
+        }
+        if lower.first == "id", let file = lower.firstIndex(of: "filename") {
+            // The layout before mid-2019: by name, metres and seconds.
+            func col(_ n: String) -> Int? { lower.firstIndex(of: n) }
+            while let r = reader.next() {
+                func at(_ i: Int?) -> String? { i.flatMap { $0 < r.count ? r[$0] : nil } }
+                guard let id = at(0), !id.isEmpty else { continue }
+                rows.append(
+                    StravaActivity(
+                        id: id, date: at(col("date")) ?? "", name: at(col("name")), type: at(col("type")),
+                        description: at(col("description")), elapsedSeconds: number(at(col("elapsed_time"))),
+                        movingSeconds: number(at(col("moving_time"))), distanceMeters: number(at(col("distance"))),
+                        commute: bool(at(col("commute"))), filename: at(file).flatMap { $0.isEmpty ? nil : $0 }))
+            }
+            return (rows, warnings)
+        }
+        guard header.count >= 13 else {
+            throw RouteKitError(
+                .invalidValue, "activities.csv has \(header.count) columns; a Strava export has at least 13", file: name
+            )
+        }
+        let english = current.allSatisfy { i, n in i >= header.count || header[i] == n }
+        if !english {
+            warnings.append(
+                "activities.csv's header is not the English one RouteKit knows: its columns are read by position")
+        }
+        while let r = reader.next() {
+            func at(_ i: Int) -> String? { i < r.count ? r[i] : nil }
+            guard let id = at(0), !id.isEmpty else { continue }
+            rows.append(
+                StravaActivity(
+                    id: id, date: at(1) ?? "", name: at(2), type: at(3), description: at(4),
+                    elapsedSeconds: number(at(15)) ?? number(at(5)), movingSeconds: number(at(16)),
+                    distanceMeters: number(at(17)), commute: bool(at(9)),
+                    filename: at(12).flatMap { $0.isEmpty ? nil : $0 }))
+        }
+        return (rows, warnings)
+    }
+}
+
+extension RouteImporter {
+    /// Imports a Strava bulk export: every row of `activities.csv` (its file through `Filename`, named and typed
+    /// from the row; a manual activity as a workout without a route), then `routes/` as planned routes. Files of
+    /// `activities/` that no row names are imported as they are, with a warning.
+    func importStrava(_ files: some ExportFiles, each: (GPXImportResult) -> Void) async {
+        let indexName = files.label("activities.csv")
+        let rows: [StravaActivity]
+        do {
+            let bytes = try files.contents(of: "activities.csv")
+            let (parsed, warnings) = try StravaIndex.parse(String(decoding: bytes, as: UTF8.self), name: indexName)
+            rows = parsed
+            each(
+                GPXImportResult(
+                    file: indexName, status: .unchanged,
+                    warnings: warnings + ["a Strava export: \(rows.count) activit\(rows.count == 1 ? "y" : "ies")"]))
+        } catch {
+            each(GPXImportResult(file: indexName, status: .failed, error: error))
+            return
+        }
+        var named = Set<String>()
+        for row in rows {
+            guard let filename = row.filename else {
+                each(await importManual(row, label: "\(indexName)#\(row.id)"))
+                continue
+            }
+            named.insert(filename)
+            let label = files.label(filename)
+            guard files.contains(filename) else {
+                each(
+                    GPXImportResult(
+                        file: label, status: .failed,
+                        error: RouteKitError(.notFound, "activity \(row.id)'s file is not in the export", file: label)))
+                continue
+            }
+            do {
+                each(await importBytes(try files.contents(of: filename), name: label, overrides: row.overrides))
+            } catch {
+                each(GPXImportResult(file: label, status: .failed, error: error))
+            }
+        }
+        for path in files.files(in: "activities") where !named.contains(path) && !Self.skippable(path) {
+            do {
+                var r = await importBytes(try files.contents(of: path), name: files.label(path))
+                r.warnings.append("activities.csv has no row for this file: imported without its name and type")
+                each(r)
+            } catch {
+                each(GPXImportResult(file: files.label(path), status: .failed, error: error))
+            }
+        }
+        for path in files.files(in: "routes") where path.lowercased().hasSuffix(".gpx") {
+            do {
+                each(await importPlannedRoute(try files.contents(of: path), name: files.label(path)))
+            } catch {
+                each(GPXImportResult(file: files.label(path), status: .failed, error: error))
+            }
+        }
+    }
+
+    /// A manual activity (no file): a workout without a route, identified by Strava's activity id.
+    func importManual(_ row: StravaActivity, label: String) async -> GPXImportResult {
+        let start = row.start
+        var end: Timestamp?
+        if let start, let e = row.elapsedSeconds, e.isFinite, e >= 0 {
+            end = Timestamp(Instant(seconds: start.instant.seconds + Int64(e), nanoseconds: 0), utcOffsetSeconds: 0)
+        }
+        var metadata = row.overrides.metadata
+        metadata["stravaManual"] = .bool(true)
+        if let d = row.distanceMeters { metadata["totalDistance"] = .double(d) }
+        if let m = row.movingSeconds { metadata["movingTime"] = .double(m) }
+        let workout = Workout(
+            activityType: row.overrides.activityType ?? .other, start: start, end: end, source: source,
+            sync: SyncIdentity(identifier: "strava-\(row.id)", version: 1), metadata: metadata)
+        do {
+            switch try await store.saveWorkout(workout) {
+            case .inserted, .replaced:
+                return GPXImportResult(
+                    file: label, status: .imported,
+                    tracks: [.init(workout: workout.id, route: nil, locations: 0, unchanged: false, resumedFrom: nil)],
+                    warnings: ["a manual activity: a workout without a route"])
+            case .stale(let current, _):
+                return GPXImportResult(
+                    file: label, status: .unchanged,
+                    tracks: [.init(workout: current, route: nil, locations: 0, unchanged: true, resumedFrom: nil)])
+            }
+        } catch {
+            return GPXImportResult(file: label, status: .failed, error: error)
+        }
+    }
+
+    /// A planned route (`routes/*.gpx`, tracks without times): stored as GPX routes are, not as a workout's
+    /// recording.
+    func importPlannedRoute(_ raw: [UInt8], name: String) async -> GPXImportResult {
+        var result = GPXImportResult(file: name, status: .imported)
+        do {
+            let bytes = Gzip.isGzip(raw) ? try InputFile.gunzip(raw, name: name) : raw
+            let reader = GPXReader(bytes: bytes, name: name)
+            var attachments = GPXAttachments()
+            var creator: String?
+            while let event = try reader.next() {
+                switch event {
+                case .document(let info): creator = info.creator
+                case .waypoint(let p):
+                    attachments.add(waypoint: p)
+                    result.waypoints += 1
+                case .routeStart(let info), .trackStart(let info): attachments.startRoute(info)
+                case .routePoints(let p), .trackPoints(let p): attachments.add(routePoints: p)
+                case .routeEnd(let info), .trackEnd(let info): attachments.endRoute(info)
+                case .warning(let w): result.warnings.append(w.description)
+                default: break
+                }
+            }
+            try await plannedRouteStore.store(
+                attachments, creator: creator, into: &result, syncPrefix: "planned-",
+                metadata: ["plannedRoute": .bool(true)])
+        } catch {
+            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
+            result.error = e.file == nil ? e.inFile(name) : e
+            result.status = .failed
+            return result
+        }
+        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
+        return result
+    }
+
+    private var plannedRouteStore: GPXImporter { GPXImporter(store: store, source: source) }
+}
