@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
         .library(name: "RouteKitFIT", targets: ["RouteKitFIT"]),
+        .library(name: "RouteKitTCX", targets: ["RouteKitTCX"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
@@ -66,6 +67,10 @@ let package = Package(
         // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).
         .target(name: "RouteKitFIT", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
 
+        // Garmin TCX (Training Center Database v2) through Foundation's XMLParser: activities as workouts with
+        // routes and series, courses as planned routes.
+        .target(name: "RouteKitTCX", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
             name: "RouteKitSQLite",
@@ -93,7 +98,8 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitGEOS", "RouteKitSQLite", "RouteKitProcessing",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitGEOS", "RouteKitSQLite",
+                "RouteKitProcessing",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -123,6 +129,10 @@ let package = Package(
         .testTarget(
             name: "RouteKitFITTests",
             dependencies: ["RouteKitFIT", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitTCXTests",
+            dependencies: ["RouteKitTCX", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

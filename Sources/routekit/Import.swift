@@ -4,11 +4,12 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitSQLite
+import RouteKitTCX
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import GPX and FIT files and folders into the store.",
+        abstract: "Import GPX, FIT and TCX files and folders into the store.",
         discussion: """
             A file's format is told by its content, not its name; gzip-compressed files are decompressed.
 
@@ -22,7 +23,15 @@ struct Import: AsyncParsableCommand {
             file becomes a planned route. A damaged file (bad CRC, unfinished, truncated) is read to its last \
             complete message, with a warning. Other FIT file types (settings, monitoring…) are refused.
 
-            Folders are searched recursively for .gpx, .gpx.gz, .fit and .fit.gz files.
+            TCX: each Activity becomes a workout (its Sport, its Id as start, its laps' time, distance and \
+            calories summed, the device's name); trackpoints with a position become the route (with altitude and \
+            speed), and heart rate, cadence and power of every trackpoint with a time become series (trackpoints \
+            without a position feed the series only); laps become segments, and a new Track within a lap a \
+            pause. A Course becomes a planned route, its CoursePoints waypoints. Whitespace or a byte order mark \
+            before <?xml (Strava) is skipped with a warning. Not kept: per-point distance, lap averages and \
+            maxima, notes, workout plans.
+
+            Folders are searched recursively for .gpx, .fit and .tcx files (and .gz of them).
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
             (under any file name or formatting) creates nothing and reports it `unchanged`. Locations are \
@@ -48,7 +57,7 @@ struct Import: AsyncParsableCommand {
               ROUTEKIT_STORE=/tmp/test.sqlite routekit import ~/exports
             """)
 
-    @Argument(help: "GPX or FIT files (plain or gzip-compressed) or folders.", completion: .file())
+    @Argument(help: "GPX, FIT or TCX files (plain or gzip-compressed) or folders.", completion: .file())
     var paths: [String]
 
     @OptionGroup var storeOptions: StoreOptions
@@ -69,7 +78,7 @@ struct Import: AsyncParsableCommand {
     var noProgress = false
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("Give at least one GPX or FIT file, or a folder.") }
+        if paths.isEmpty { throw ValidationError("Give at least one GPX, FIT or TCX file, or a folder.") }
     }
 
     /// Files under the given paths, folders expanded recursively and sorted; missing paths kept (they fail).
@@ -86,7 +95,8 @@ struct Import: AsyncParsableCommand {
             if let e = fm.enumerator(atPath: path) {
                 while let item = e.nextObject() as? String {
                     let lower = item.lowercased()
-                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz"].contains(where: { lower.hasSuffix($0) }) {
+                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz", ".tcx", ".tcx.gz"].contains(where: { lower.hasSuffix($0) }
+                    ) {
                         found.append((path as NSString).appendingPathComponent(item))
                     }
                 }
@@ -141,6 +151,7 @@ struct Import: AsyncParsableCommand {
         }
         let importer = GPXImporter(store: store, source: source, readOptions: readingOptions.readOptions)
         let fitImporter = FITImporter(store: store, source: source)
+        let tcxImporter = TCXImporter(store: store, source: source)
         let sizes = files.map { f -> Int in
             var s = stat()
             return stat(f, &s) == 0 ? Int(s.st_size) : 0
@@ -154,14 +165,17 @@ struct Import: AsyncParsableCommand {
         var newRoutes = 0
         var doneBytes = 0
         if files.isEmpty {
-            printError("warning: no .gpx, .fit (or .gz) file found under \(paths.joined(separator: ", "))")
+            printError("warning: no .gpx, .fit, .tcx (or .gz) file found under \(paths.joined(separator: ", "))")
         }
         for (n, file) in files.enumerated() {
             let base = doneBytes
             let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
             let result: GPXImportResult
-            if (try? InputFile.format(of: file)) == .fit {
+            let format = try? InputFile.format(of: file)
+            if format == .fit {
                 result = await fitImporter.importFile(file)
+            } else if format == .tcx {
+                result = await tcxImporter.importFile(file)
             } else {
                 result = await importer.importFile(file) { read in progress.update(base + read, label: label) }
             }
