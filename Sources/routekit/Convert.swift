@@ -11,6 +11,11 @@ struct Convert: ParsableCommand {
             heart rate, cadence, temperature and power go back into each point as Garmin extensions, the \
             accuracies as RouteKit's extension, and unknown extensions are kept when the schema allows them.
 
+            A TCX file (told by its content) is converted as RouteKit reads it: each Activity becomes a <trk>, \
+            each of its Tracks a <trkseg>, each trackpoint with a position a point with its time, altitude, \
+            speed, heart rate, cadence and power; each Course a <rte>, its CoursePoints waypoints. Trackpoints \
+            without a position cannot be GPX points and are counted.
+
             GeoJSON output is one FeatureCollection (tracks as MultiLineString, routes as LineString, waypoints \
             as Point). CSV output is one row per point with every field and sensor value.
 
@@ -102,6 +107,7 @@ struct Convert: ParsableCommand {
     }
 
     func convert(to target: Target) throws(RouteKitError) -> String {
+        if TCXCommands.isTCX(input) { return try convertTCX(to: target) }
         switch resolvedFormat {
         case .gpx:
             return try convertGPX(to: target)

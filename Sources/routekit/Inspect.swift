@@ -14,6 +14,10 @@ struct Inspect: ParsableCommand {
             Files are read streaming, in constant memory, whatever their size; gzip-compressed files are \
             decompressed on the fly. A failed file does not stop the others: the exit code is 1 if any failed.
 
+            A TCX file (told by its content, whatever its name) is shown as RouteKit reads it: each Activity a \
+            track, each of its Tracks a segment, trackpoints with a position as points (those without one are \
+            counted in a warning), each Course a route, CoursePoints waypoints.
+
             Examples:
               routekit inspect sample-routes/*.gpx
               routekit inspect --json ride.gpx | jq .points
@@ -83,7 +87,7 @@ struct Inspect: ParsableCommand {
         for file in files {
             var report = Report(file: file, status: "ok")
             do {
-                let s = try GPXSummary.read(path: file, options: readingOptions.readOptions)
+                let s = try readSummary(file)
                 report.version = s.version
                 report.creator = s.creator
                 report.tracks = s.tracks
