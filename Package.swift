@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
         .library(name: "RouteKitFIT", targets: ["RouteKitFIT"]),
         .library(name: "RouteKitImport", targets: ["RouteKitImport"]),
+        .library(name: "RouteKitTCX", targets: ["RouteKitTCX"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
@@ -73,11 +74,15 @@ let package = Package(
         .target(
             name: "RouteKitImport",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "CSV", package: "CSV.swift"),
             ],
             swiftSettings: swiftSettings),
+
+        // Garmin TCX (Training Center Database v2) through Foundation's XMLParser: activities as workouts with
+        // routes and series, courses as planned routes.
+        .target(name: "RouteKitTCX", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
 
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
@@ -106,7 +111,8 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitGEOS", "RouteKitSQLite",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX", "RouteKitGEOS",
+                "RouteKitSQLite",
                 "RouteKitProcessing",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -140,7 +146,14 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitImportTests",
-            dependencies: ["RouteKitImport", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            dependencies: [
+                "RouteKitImport", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitTCXTests",
+            dependencies: ["RouteKitTCX", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

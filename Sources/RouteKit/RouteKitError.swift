@@ -13,7 +13,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         private enum Base: String, Sendable {
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
-            case geos, invalidFIT
+            case geos, invalidFIT, invalidTCX
             case notFound, storage, incompatibleStore, builderState, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
@@ -43,6 +43,8 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         /// The input is not a FIT file, or its FIT structure cannot be read (``RouteKitError/byteOffset`` says
         /// where).
         public static let invalidFIT = Code(.invalidFIT)
+        /// The input is well-formed XML but not a TCX file (its root is not `TrainingCenterDatabase`).
+        public static let invalidTCX = Code(.invalidTCX)
         /// The GEOS library reported an error.
         public static let geos = Code(.geos)
         /// The workout, route or builder named does not exist (or is no longer current).

@@ -540,7 +540,7 @@ package final class TrackImport {
         }
     }
 
-    func segmentStart() {
+    package func segmentStart() {
         closeSegment()
         scan.hasher.combine(0x5E6_0000 as UInt64)
         segmentStarts.append(scan.count)

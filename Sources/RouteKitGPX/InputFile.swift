@@ -17,6 +17,8 @@ public enum InputFile {
         case gpx
         /// Garmin FIT.
         case fit
+        /// Garmin TCX (Training Center Database): XML whose root element is `TrainingCenterDatabase`.
+        case tcx
     }
 
     /// The largest input read whole, after decompression (a gzip bomb stops here).
@@ -26,19 +28,72 @@ public enum InputFile {
     /// - Throws: ``RouteKitError/Code/io`` when it cannot be read, ``RouteKitError/Code/compression`` for
     ///   corrupt gzip.
     public static func format(of path: String) throws(RouteKitError) -> Format {
-        let head = try contents(of: path, limit: 64, stopAtLimit: true).bytes
+        let head = try contents(of: path, limit: headSize, stopAtLimit: true).bytes
         // Too short to tell by content: the name decides (an empty .fit gets a FIT error, not a GPX one).
         let lower = path.lowercased()
         if head.count < 12 && (lower.hasSuffix(".fit") || lower.hasSuffix(".fit.gz")) { return .fit }
         return format(ofHead: head)
     }
 
-    /// The format of a file that starts with `head` (decompressed).
+    /// How much of a file ``format(of:)`` reads to tell its format.
+    public static let headSize = 4096
+
+    /// The format of a file that starts with `head` (decompressed; ``headSize`` bytes are enough).
     public static func format(ofHead head: [UInt8]) -> Format {
         if head.count >= 12, head[0] >= 12, head[8] == 0x2E, head[9] == 0x46, head[10] == 0x49, head[11] == 0x54 {
             return .fit
         }
+        if rootElement(head) == Array("TrainingCenterDatabase".utf8) { return .tcx }
         return .gpx
+    }
+
+    /// The local name of the first element of XML that starts with `head`, after a byte order mark, whitespace
+    /// (which Strava writes before `<?xml`), the declaration, comments and a doctype; `nil` if `head` ends first.
+    static func rootElement(_ head: [UInt8]) -> [UInt8]? {
+        var i = 0
+        if head.count >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF { i = 3 }
+        func starts(_ s: String, at j: Int) -> Bool {
+            let b = Array(s.utf8)
+            return j + b.count <= head.count && Array(head[j..<(j + b.count)]) == b
+        }
+        func skip(past s: String) -> Bool {
+            var j = i
+            while j < head.count {
+                if starts(s, at: j) {
+                    i = j + s.utf8.count
+                    return true
+                }
+                j += 1
+            }
+            return false
+        }
+        while i < head.count {
+            switch head[i] {
+            case 0x20, 0x09, 0x0A, 0x0D: i += 1
+            case UInt8(ascii: "<"):
+                if starts("<?", at: i) {
+                    guard skip(past: "?>") else { return nil }
+                } else if starts("<!--", at: i) {
+                    guard skip(past: "-->") else { return nil }
+                } else if starts("<!", at: i) {
+                    guard skip(past: ">") else { return nil }
+                } else {
+                    var name: [UInt8] = []
+                    var j = i + 1
+                    while j < head.count,
+                        ![0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ">"), UInt8(ascii: "/")].contains(head[j])
+                    {
+                        name.append(head[j])
+                        j += 1
+                    }
+                    guard j < head.count else { return nil }
+                    if let colon = name.lastIndex(of: UInt8(ascii: ":")) { name = Array(name[(colon + 1)...]) }
+                    return name
+                }
+            default: return nil
+            }
+        }
+        return nil
     }
 
     /// The file's bytes, decompressed when it is gzip (with `gzip` true).

@@ -2,8 +2,9 @@ import Foundation
 public import RouteKit
 import RouteKitFIT
 public import RouteKitGPX
+import RouteKitTCX
 
-/// Every way in, behind one call: a file's format is told by its content (GPX, FIT; gzip decompressed), a zip
+/// Every way in, behind one call: a file's format is told by its content (GPX, FIT, TCX; gzip decompressed), a zip
 /// archive is read entry by entry in memory (one level of nested archives), and a Strava bulk export (an
 /// archive or a folder with `activities.csv`) is imported activity by activity with the names and types of its
 /// index.
@@ -19,6 +20,7 @@ public final class RouteImporter {
     public var archiveLimits = ArchiveLimits()
     private let gpx: GPXImporter
     private let fit: FITImporter
+    private let tcx: TCXImporter
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
@@ -27,11 +29,12 @@ public final class RouteImporter {
         self.source = source
         self.gpx = GPXImporter(store: store, source: source, readOptions: readOptions)
         self.fit = FITImporter(store: store, source: source)
+        self.tcx = TCXImporter(store: store, source: source)
     }
 
     /// What a path holds, from its content.
     public enum Kind: Sendable, Hashable {
-        /// One activity file (GPX or FIT, plain or gzip).
+        /// One activity file (GPX, FIT or TCX, plain or gzip).
         case file(InputFile.Format)
         /// A zip archive.
         case archive
@@ -68,6 +71,8 @@ public final class RouteImporter {
             await importStrava(FolderFiles(root: path), each: each)
         case .file(.fit)?:
             each(await fit.importFile(path))
+        case .file(.tcx)?:
+            each(await tcx.importFile(path))
         case .file(.gpx)?, nil:
             each(await gpx.importFile(path, progress: progress))
         }
@@ -77,9 +82,11 @@ public final class RouteImporter {
     public func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides? = nil) async -> GPXImportResult {
         gpx.workoutOverrides = overrides
         fit.workoutOverrides = overrides
+        tcx.workoutOverrides = overrides
         defer {
             gpx.workoutOverrides = nil
             fit.workoutOverrides = nil
+            tcx.workoutOverrides = nil
         }
         var bytes = raw
         var warnings: [String] = []
@@ -92,8 +99,9 @@ public final class RouteImporter {
             warnings.append("the entry is gzip-compressed; it was decompressed in memory")
         }
         var result: GPXImportResult
-        switch InputFile.format(ofHead: Array(bytes.prefix(64))) {
+        switch InputFile.format(ofHead: Array(bytes.prefix(4096))) {
         case .fit: result = await fit.importBytes(bytes, name: name)
+        case .tcx: result = await tcx.importBytes(bytes, name: name)
         case .gpx: result = await gpx.importBytes(bytes, name: name)
         }
         result.warnings = warnings + result.warnings
@@ -154,7 +162,9 @@ public final class RouteImporter {
             each(
                 GPXImportResult(
                     file: archive.name, status: .unchanged,
-                    warnings: ["\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT or archives skipped"]
+                    warnings: [
+                        "\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT, TCX or archives skipped"
+                    ]
                 ))
         }
     }

@@ -4,6 +4,10 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert a GPX or FIT file to GPX 1.1, GeoJSON or CSV, streaming.",
@@ -16,6 +20,11 @@ struct Convert: ParsableCommand {
             becomes a <trk> (a timer stop starts a new <trkseg>), each record with a position a point with its \
             time, altitude, speed, heart rate, cadence, power and temperature; a course becomes a <rte> with its \
             course points as waypoints. Records without a position cannot be GPX points and are counted.
+
+            A TCX file (told by its content) is converted as RouteKit reads it: each Activity becomes a <trk>, \
+            each of its Tracks a <trkseg>, each trackpoint with a position a point with its time, altitude, \
+            speed, heart rate, cadence and power; each Course a <rte>, its CoursePoints waypoints. Trackpoints \
+            without a position cannot be GPX points and are counted.
 
             GeoJSON output is one FeatureCollection (tracks as MultiLineString, routes as LineString, waypoints \
             as Point). CSV output is one row per point with every field and sensor value.
@@ -111,7 +120,10 @@ struct Convert: ParsableCommand {
     }
 
     func convert(to target: Target) throws(RouteKitError) -> String {
-        if try InputFile.format(of: input) == .fit { return try convertFIT(to: target) }
+        if let format = regularFileFormat(input) {
+            if format == .tcx { return try convertTCX(to: target) }
+            if format == .fit { return try convertFIT(to: target) }
+        }
         switch resolvedFormat {
         case .gpx:
             return try convertGPX(to: target)

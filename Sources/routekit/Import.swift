@@ -1,14 +1,14 @@
 import ArgumentParser
 import Foundation
 import RouteKit
-import RouteKitFIT
 import RouteKitGPX
+import RouteKitImport
 import RouteKitSQLite
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import GPX and FIT files and folders into the store.",
+        abstract: "Import GPX, FIT and TCX files, zip archives, Strava bulk exports and folders into the store.",
         discussion: """
             A file's format is told by its content, not its name; gzip-compressed files are decompressed.
 
@@ -22,7 +22,27 @@ struct Import: AsyncParsableCommand {
             file becomes a planned route. A damaged file (bad CRC, unfinished, truncated) is read to its last \
             complete message, with a warning. Other FIT file types (settings, monitoring…) are refused.
 
-            Folders are searched recursively for .gpx, .gpx.gz, .fit and .fit.gz files.
+            TCX: each Activity becomes a workout (its Sport, its Id as start, its laps' time, distance and \
+            calories summed, the device's name); trackpoints with a position become the route (with altitude and \
+            speed), and heart rate, cadence and power of every trackpoint with a time become series (trackpoints \
+            without a position feed the series only); laps become segments, and a new Track within a lap a \
+            pause. A Course becomes a planned route, its CoursePoints waypoints. Whitespace or a byte order mark \
+            before <?xml (Strava) is skipped with a warning. Not kept: per-point distance, lap averages and \
+            maxima, notes, workout plans.
+
+            Archives: a .zip (told by content) is read entry by entry in memory, never unpacked to disk: every \
+            GPX, FIT and TCX entry is imported (gzip entries decompressed, archives inside it one level deep), \
+            each reported as archive.zip!path/in/archive. Limits refuse zip bombs: 1 GiB per entry, 32 GiB per \
+            archive, 200× compression for entries over 1 MiB.
+
+            Strava bulk export (the .zip Strava mails you, or its folder unpacked): activities.csv is read (by \
+            column position, so any account language works) and each activity's file imported through its \
+            Filename, its workout named and typed from the row (name, type, description, Strava's activity id); \
+            a manual activity becomes a workout without a route (sync identifier strava-<Activity ID>); \
+            routes/*.gpx become planned routes.
+
+            Folders are searched recursively for .gpx, .fit, .tcx and .zip files (and .gz of them); a folder \
+            with activities.csv at its root is imported as a Strava export.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
             (under any file name or formatting) creates nothing and reports it `unchanged`. Locations are \
@@ -37,7 +57,7 @@ struct Import: AsyncParsableCommand {
             <bounds> is dropped with a warning. A point with a coordinate out of range fails the file unless \
             --skip-invalid-points is given, which skips and counts such points too.
 
-            JSON (--json), one object per file:
+            JSON (--json), one object per file (per entry of an archive or export):
               {"file": "…", "status": "imported|unchanged|partial|failed",
                "routes": [{"workout": "UUID", "route": "UUID", "locations": N}], "waypoints": N,
                "warnings": ["…"], "error": null | {"code": "…", "message": "…", "line": N, "column": N}}
@@ -48,7 +68,7 @@ struct Import: AsyncParsableCommand {
               ROUTEKIT_STORE=/tmp/test.sqlite routekit import ~/exports
             """)
 
-    @Argument(help: "GPX or FIT files (plain or gzip-compressed) or folders.", completion: .file())
+    @Argument(help: "GPX, FIT or TCX files (plain or gzip-compressed) or folders.", completion: .file())
     var paths: [String]
 
     @OptionGroup var storeOptions: StoreOptions
@@ -69,7 +89,7 @@ struct Import: AsyncParsableCommand {
     var noProgress = false
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("Give at least one GPX or FIT file, or a folder.") }
+        if paths.isEmpty { throw ValidationError("Give at least one GPX, FIT or TCX file, or a folder.") }
     }
 
     /// Files under the given paths, folders expanded recursively and sorted; missing paths kept (they fail).
@@ -82,11 +102,18 @@ struct Import: AsyncParsableCommand {
                 out.append(path)
                 continue
             }
+            // A folder that is a Strava bulk export is imported as one, through its activities.csv.
+            if RouteImporter.kind(of: path) == .stravaFolder {
+                out.append(path)
+                continue
+            }
             var found: [String] = []
             if let e = fm.enumerator(atPath: path) {
                 while let item = e.nextObject() as? String {
                     let lower = item.lowercased()
-                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz"].contains(where: { lower.hasSuffix($0) }) {
+                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz", ".tcx", ".tcx.gz", ".zip"].contains(where: {
+                        lower.hasSuffix($0)
+                    }) {
                         found.append((path as NSString).appendingPathComponent(item))
                     }
                 }
@@ -139,8 +166,7 @@ struct Import: AsyncParsableCommand {
             printError("error: \(error)")
             throw exitInputFailed
         }
-        let importer = GPXImporter(store: store, source: source, readOptions: readingOptions.readOptions)
-        let fitImporter = FITImporter(store: store, source: source)
+        let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
         let sizes = files.map { f -> Int in
             var s = stat()
             return stat(f, &s) == 0 ? Int(s.st_size) : 0
@@ -153,60 +179,63 @@ struct Import: AsyncParsableCommand {
         var locations = 0
         var newRoutes = 0
         var doneBytes = 0
+        var inputs = 0
         if files.isEmpty {
-            printError("warning: no .gpx, .fit (or .gz) file found under \(paths.joined(separator: ", "))")
+            printError(
+                "warning: no .gpx, .fit, .tcx, .zip (or .gz) file found under \(paths.joined(separator: ", "))")
         }
         for (n, file) in files.enumerated() {
             let base = doneBytes
             let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
-            let result: GPXImportResult
-            if (try? InputFile.format(of: file)) == .fit {
-                result = await fitImporter.importFile(file)
-            } else {
-                result = await importer.importFile(file) { read in progress.update(base + read, label: label) }
+            await importer.importPath(file, progress: { read in progress.update(base + read, label: label) }) {
+                result in
+                inputs += 1
+                counts[result.status, default: 0] += 1
+                for t in result.tracks where !t.unchanged {
+                    locations += t.locations
+                    if t.route != nil { newRoutes += 1 }
+                }
+                if let e = result.error { failed.append((result.file, e)) }
+                progress.clear()
+                if json {
+                    printJSONLine(
+                        FileJSON(
+                            file: result.file, status: result.status.rawValue,
+                            routes: result.tracks.map {
+                                .init(
+                                    workout: $0.workout.uuidString.lowercased(),
+                                    route: $0.route?.uuidString.lowercased(), locations: $0.locations)
+                            },
+                            waypoints: result.waypoints, warnings: result.warnings,
+                            error: result.error.map(JSONError.init)))
+                } else {
+                    let routes = result.tracks.filter { $0.route != nil }.count
+                    let points = result.tracks.reduce(0) { $0 + $1.locations }
+                    var line =
+                        "\(column(result.status.rawValue, 9)) \(result.file): \(routes) route(s), \(points) location(s)"
+                    if let r = result.tracks.compactMap(\.resumedFrom).first {
+                        line += " (resumed after \(r) acknowledged)"
+                    }
+                    print(line)
+                    for w in result.warnings { print("          warning: \(w)") }
+                    if let e = result.error { print("          error: \(e)") }
+                }
+                progress.update(base, label: label)
             }
             doneBytes += sizes[n]
             progress.update(doneBytes, label: label)
-            counts[result.status, default: 0] += 1
-            for t in result.tracks where !t.unchanged {
-                locations += t.locations
-                if t.route != nil { newRoutes += 1 }
-            }
-            if let e = result.error { failed.append((file, e)) }
-            progress.clear()
-            if json {
-                printJSONLine(
-                    FileJSON(
-                        file: file, status: result.status.rawValue,
-                        routes: result.tracks.map {
-                            .init(
-                                workout: $0.workout.uuidString.lowercased(), route: $0.route?.uuidString.lowercased(),
-                                locations: $0.locations)
-                        },
-                        waypoints: result.waypoints, warnings: result.warnings, error: result.error.map(JSONError.init))
-                )
-            } else {
-                let routes = result.tracks.filter { $0.route != nil }.count
-                let points = result.tracks.reduce(0) { $0 + $1.locations }
-                var line = "\(column(result.status.rawValue, 9)) \(file): \(routes) route(s), \(points) location(s)"
-                if let r = result.tracks.compactMap(\.resumedFrom).first {
-                    line += " (resumed after \(r) acknowledged)"
-                }
-                print(line)
-                for w in result.warnings { print("          warning: \(w)") }
-                if let e = result.error { print("          error: \(e)") }
-            }
         }
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
         let summary =
-            "\(files.count) file(s): \(counts[.imported] ?? 0) imported, \(counts[.unchanged] ?? 0) unchanged, "
+            "\(inputs) input(s): \(counts[.imported] ?? 0) imported, \(counts[.unchanged] ?? 0) unchanged, "
             + "\(counts[.partial] ?? 0) partial, \(counts[.failed] ?? 0) failed; \(newRoutes) new route(s), "
             + "\(locations) new location(s) in \(String(format: "%.2f", seconds)) s → \(storeOptions.label)"
         if json { printError(summary) } else { print(summary) }
         if !failed.isEmpty {
             printError("failed:")
-            for (file, e) in failed { printError("  \(file): \(e)") }
+            // An error names its file already; one without a file (a rare store error) gets it here.
+            for (file, e) in failed { printError("  " + (e.file == nil ? "\(file): \(e)" : "\(e)")) }
             throw exitInputFailed
         }
     }

@@ -17,6 +17,10 @@ struct Inspect: ParsableCommand {
             Files are read streaming, in constant memory, whatever their size; gzip-compressed files are \
             decompressed on the fly. A failed file does not stop the others: the exit code is 1 if any failed.
 
+            A TCX file (told by its content, whatever its name) is shown as RouteKit reads it: each Activity a \
+            track, each of its Tracks a segment, trackpoints with a position as points (those without one are \
+            counted in a warning), each Course a route, CoursePoints waypoints.
+
             Examples:
               routekit inspect sample-routes/*.gpx
               routekit inspect --json ride.gpx | jq .points
@@ -106,10 +110,14 @@ struct Inspect: ParsableCommand {
             var report = Report(file: file, status: "ok")
             do {
                 let s: GPXSummary
-                if try InputFile.format(of: file) == .fit {
+                switch regularFileFormat(file) {
+                case .fit?:
                     report.format = "fit"
                     (s, report.fit) = try Self.readFIT(file)
-                } else {
+                case .tcx?:
+                    report.format = "tcx"
+                    s = try TCXCommands.summary(file)
+                default:
                     s = try GPXSummary.read(path: file, options: readingOptions.readOptions)
                 }
                 report.version = s.version

@@ -1,0 +1,449 @@
+import Foundation
+public import RouteKit
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// One `Trackpoint` of a TCX file: what RouteKit keeps of it.
+public struct TCXTrackpoint: Sendable, Hashable {
+    /// `Time`, with the offset the file wrote.
+    public var time: Timestamp?
+    /// `Position/LatitudeDegrees`, when both coordinates are numbers.
+    public var latitude: Double?
+    /// `Position/LongitudeDegrees`, when both coordinates are numbers.
+    public var longitude: Double?
+    /// `AltitudeMeters`.
+    public var altitude: Double?
+    /// `DistanceMeters` (not stored: RouteKit computes distances from positions).
+    public var distance: Double?
+    /// `HeartRateBpm/Value`.
+    public var heartRate: Double?
+    /// `Cadence` (bike cadence, rpm).
+    public var cadence: Double?
+    /// `Extensions/TPX/RunCadence` (steps per minute of one leg).
+    public var runCadence: Double?
+    /// `Extensions/TPX/Speed`, m/s.
+    public var speed: Double?
+    /// `Extensions/TPX/Watts`.
+    public var power: Double?
+
+    /// Creates an empty trackpoint.
+    public init() {}
+
+    /// Whether the trackpoint has a readable position.
+    public var hasPosition: Bool { latitude != nil && longitude != nil }
+}
+
+/// One `Lap` of an activity: its fields and its `Track`s (a device writes a new track after each pause).
+public struct TCXLap: Sendable, Hashable {
+    /// The `StartTime` attribute.
+    public var startTime: Timestamp?
+    /// `TotalTimeSeconds` (timer time).
+    public var totalTimeSeconds: Double?
+    /// `DistanceMeters`.
+    public var distanceMeters: Double?
+    /// `Calories`.
+    public var calories: Double?
+    /// The lap's tracks, in file order, each its trackpoints in file order.
+    public var tracks: [[TCXTrackpoint]] = []
+
+    /// Creates an empty lap.
+    public init() {}
+}
+
+/// One `Activity` (or an activity of a `MultiSportSession`).
+public struct TCXActivity: Sendable, Hashable {
+    /// The `Sport` attribute as written (`Running`, `Biking`, `Other`, or what a producer wrote).
+    public var sport: String?
+    /// `Id` as written (a start time).
+    public var idText: String?
+    /// `Id` read as a time, when it is one.
+    public var id: Timestamp?
+    /// `Creator/Name` (the device).
+    public var creatorName: String?
+    /// `Notes`.
+    public var notes: String?
+    /// The laps, in file order.
+    public var laps: [TCXLap] = []
+
+    /// Creates an empty activity.
+    public init() {}
+
+    /// Every trackpoint, lap by lap and track by track.
+    public var trackpoints: some Sequence<TCXTrackpoint> { laps.lazy.flatMap { $0.tracks.joined() } }
+}
+
+/// One `CoursePoint` of a course: a named point along it.
+public struct TCXCoursePoint: Sendable, Hashable {
+    /// `Name`.
+    public var name: String?
+    /// `Time`.
+    public var time: Timestamp?
+    /// `Position/LatitudeDegrees`.
+    public var latitude: Double?
+    /// `Position/LongitudeDegrees`.
+    public var longitude: Double?
+    /// `AltitudeMeters`.
+    public var altitude: Double?
+    /// `PointType` (`Generic`, `Summit`, `Left`…).
+    public var pointType: String?
+    /// `Notes`.
+    public var notes: String?
+
+    /// Creates an empty course point.
+    public init() {}
+}
+
+/// One `Courses/Course`: a planned route.
+public struct TCXCourse: Sendable, Hashable {
+    /// `Name`.
+    public var name: String?
+    /// The trackpoints of its tracks, in file order.
+    public var trackpoints: [TCXTrackpoint] = []
+    /// Its course points.
+    public var coursePoints: [TCXCoursePoint] = []
+
+    /// Creates an empty course.
+    public init() {}
+}
+
+/// A Training Center Database (TCX v2) file as RouteKit reads it: activities, courses, and what was tolerated.
+///
+/// Elements are matched by namespace and local name, whatever their prefix: the TCX elements in
+/// `http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2` (or in no namespace), `Speed`, `Watts` and
+/// `RunCadence` in `http://www.garmin.com/xmlschemas/ActivityExtension/v2` or in no namespace. Elements of other
+/// namespaces are skipped with everything inside them. External entities are never loaded.
+public struct TCXDocument: Sendable, Hashable {
+    /// The TCX namespace.
+    public static let namespace = "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"
+    /// The namespace of Garmin's activity extension (`TPX`, `LX`).
+    public static let extensionNamespace = "http://www.garmin.com/xmlschemas/ActivityExtension/v2"
+
+    /// The activities (a `MultiSportSession`'s included), in file order.
+    public var activities: [TCXActivity] = []
+    /// The courses, in file order.
+    public var courses: [TCXCourse] = []
+    /// `Author/Name` (the application that wrote the file).
+    public var authorName: String?
+    /// Quirks that were tolerated (leading whitespace, a byte order mark, values that are not numbers…).
+    public var warnings: [String] = []
+    /// Trackpoints with a `Position` whose coordinates are not numbers: read as trackpoints without a position.
+    public var unreadablePositions = 0
+    /// Workout plans (`Workouts/Workout`), which RouteKit does not import.
+    public var workoutPlans = 0
+
+    /// Creates an empty document.
+    public init() {}
+
+    /// Parses a TCX file's bytes (decompressed).
+    ///
+    /// Spaces, tabs, line breaks or a UTF-8 byte order mark before `<?xml` (Strava writes spaces there, which
+    /// makes the file invalid XML) are skipped with a warning.
+    /// - Throws: ``RouteKitError/Code/malformedXML`` with the line and column for XML that is not well-formed;
+    ///   ``RouteKitError/Code/invalidTCX`` when the root element is not `TrainingCenterDatabase`. Messages never
+    ///   contain the file's content.
+    public static func parse(_ bytes: [UInt8]) throws(RouteKitError) -> TCXDocument {
+        var start = 0
+        var bom = false
+        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
+            start = 3
+            bom = true
+        }
+        var skippedLines = 0
+        var skippedColumns = 0
+        while start < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) {
+            if bytes[start] == 0x0A {
+                skippedLines += 1
+                skippedColumns = 0
+            } else {
+                skippedColumns += 1
+            }
+            start += 1
+        }
+        let whitespace = start - (bom ? 3 : 0)
+        var warnings: [String] = []
+        if bom { warnings.append("the file starts with a UTF-8 byte order mark: skipped") }
+        if whitespace > 0 {
+            warnings.append(
+                "\(whitespace) whitespace character(s) before the XML declaration (invalid XML, as Strava writes it): skipped"
+            )
+        }
+        let handler = TCXParserDelegate()
+        let parser = XMLParser(data: Data(bytes[start...]))
+        parser.shouldProcessNamespaces = true
+        parser.shouldReportNamespacePrefixes = false
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = handler
+        let ok = parser.parse()
+        if !ok || handler.failure != nil || handler.fatal != nil {
+            if let failure = handler.failure { throw failure }
+            var line = parser.lineNumber
+            var column = parser.columnNumber
+            var code = (parser.parserError as NSError?)?.code
+            if let fatal = handler.fatal {
+                (line, column) = (fatal.line, fatal.column)
+                code = fatal.code
+            }
+            // Lines and columns of the file as it is, before what was skipped.
+            if line == 1 { column += skippedColumns + (skippedLines == 0 && bom ? 3 : 0) }
+            line += skippedLines
+            throw RouteKitError(
+                .malformedXML,
+                "the file is not well-formed XML" + (code.map { " (XML parser error \($0))" } ?? ""),
+                line: max(line, 1), column: max(column, 1))
+        }
+        guard handler.sawRoot else {
+            throw RouteKitError(.invalidTCX, "the root element is not a TCX TrainingCenterDatabase")
+        }
+        var doc = handler.document
+        if handler.xmlWarnings > 0 {
+            warnings.append(
+                "\(handler.xmlWarnings) XML warning(s) (a relative namespace URI, an unknown XML version…) were ignored"
+            )
+        }
+        doc.warnings = warnings + doc.warnings
+        if doc.unreadablePositions > 0 {
+            doc.warnings.append(
+                "\(doc.unreadablePositions) trackpoint(s) with a Position whose coordinates are not numbers: "
+                    + "read without a position")
+        }
+        if handler.unreadableValues > 0 {
+            doc.warnings.append(
+                "\(handler.unreadableValues) value(s) that are not numbers or times (altitude, heart rate, time…) were left out"
+            )
+        }
+        return doc
+    }
+}
+
+/// The XMLParser delegate: a small state machine over the elements' local names.
+final class TCXParserDelegate: NSObject, XMLParserDelegate {
+    enum Space { case tcx, activityExtension, none, other }
+
+    struct Element {
+        let name: String
+        let space: Space
+    }
+
+    var document = TCXDocument()
+    var stack: [Element] = []
+    var text = ""
+    var sawRoot = false
+    var failure: RouteKitError?
+    /// The first error that is not a warning: where, and libxml2's code.
+    var fatal: (line: Int, column: Int, code: Int)?
+    /// libxml2 warnings (reported as errors by XMLParser on Linux, after which parsing goes on).
+    var xmlWarnings = 0
+    var unreadableValues = 0
+    /// How deep inside an element of another namespace (everything in it is skipped).
+    var foreignDepth = 0
+
+    var activity: TCXActivity?
+    var lap: TCXLap?
+    var track: [TCXTrackpoint]?
+    var point: TCXTrackpoint?
+    var positionText: (String?, String?) = (nil, nil)
+    var course: TCXCourse?
+    var coursePoint: TCXCoursePoint?
+
+    static func space(_ uri: String?) -> Space {
+        switch uri ?? "" {
+        case TCXDocument.namespace: return .tcx
+        case TCXDocument.extensionNamespace: return .activityExtension
+        case "": return .none
+        default: return .other
+        }
+    }
+
+    /// The parent element's local name (of a TCX element).
+    var parent: String? { stack.count >= 2 ? stack[stack.count - 2].name : nil }
+
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
+        attributes attributeDict: [String: String] = [:]
+    ) {
+        text = ""
+        let space = Self.space(namespaceURI)
+        stack.append(Element(name: elementName, space: space))
+        if foreignDepth > 0 || space == .other || space == .activityExtension {
+            // Extension elements are read at their end; other namespaces are skipped whole.
+            if space == .other || foreignDepth > 0 { foreignDepth += 1 }
+            return
+        }
+        if stack.count == 1 {
+            if elementName == "TrainingCenterDatabase" {
+                sawRoot = true
+            } else {
+                failure = RouteKitError(.invalidTCX, "the root element is not a TCX TrainingCenterDatabase", line: 1)
+                parser.abortParsing()
+            }
+            return
+        }
+        switch elementName {
+        case "Activity" where course == nil:
+            var a = TCXActivity()
+            a.sport = attributeDict["Sport"]
+            activity = a
+        case "Lap" where activity != nil:
+            var l = TCXLap()
+            l.startTime = time(attributeDict["StartTime"])
+            lap = l
+        case "Course" where activity == nil && parent == "Courses":
+            course = TCXCourse()
+        case "Track" where lap != nil || course != nil:
+            track = []
+        case "Trackpoint" where track != nil:
+            point = TCXTrackpoint()
+            positionText = (nil, nil)
+        case "CoursePoint" where course != nil:
+            coursePoint = TCXCoursePoint()
+            positionText = (nil, nil)
+        case "Workout" where parent == "Workouts":
+            document.workoutPlans += 1
+        default: break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if foreignDepth == 0 { text += string }
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        if foreignDepth == 0 { text += String(decoding: CDATABlock, as: UTF8.self) }
+    }
+
+    func parser(
+        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
+    ) {
+        defer {
+            stack.removeLast()
+            text = ""
+        }
+        let space = Self.space(namespaceURI)
+        if foreignDepth > 0 {
+            foreignDepth -= 1
+            return
+        }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if space == .activityExtension || (space == .none && ["Speed", "Watts", "RunCadence"].contains(elementName)) {
+            guard point != nil else { return }
+            switch elementName {
+            case "Speed": point?.speed = number(value)
+            case "Watts": point?.power = number(value)
+            case "RunCadence": point?.runCadence = number(value)
+            default: break
+            }
+            return
+        }
+        let parent = self.parent
+        if point != nil {
+            switch elementName {
+            case "Time": point?.time = time(value)
+            case "LatitudeDegrees" where parent == "Position": positionText.0 = value
+            case "LongitudeDegrees" where parent == "Position": positionText.1 = value
+            case "AltitudeMeters": point?.altitude = number(value)
+            case "DistanceMeters": point?.distance = number(value)
+            case "Value" where parent == "HeartRateBpm": point?.heartRate = number(value)
+            case "Cadence": point?.cadence = number(value)
+            case "Position":
+                let (lat, lon) = (positionText.0.flatMap(finite), positionText.1.flatMap(finite))
+                if let lat, let lon {
+                    point?.latitude = lat
+                    point?.longitude = lon
+                } else {
+                    document.unreadablePositions += 1
+                }
+            case "Trackpoint":
+                if let p = point { track?.append(p) }
+                point = nil
+            default: break
+            }
+            return
+        }
+        if coursePoint != nil {
+            switch elementName {
+            case "Name": coursePoint?.name = value
+            case "Time": coursePoint?.time = time(value)
+            case "LatitudeDegrees" where parent == "Position": coursePoint?.latitude = finite(value)
+            case "LongitudeDegrees" where parent == "Position": coursePoint?.longitude = finite(value)
+            case "AltitudeMeters": coursePoint?.altitude = number(value)
+            case "PointType": coursePoint?.pointType = value
+            case "Notes": coursePoint?.notes = value
+            case "CoursePoint":
+                if let c = coursePoint { course?.coursePoints.append(c) }
+                coursePoint = nil
+            default: break
+            }
+            return
+        }
+        switch elementName {
+        case "Track" where track != nil:
+            if let t = track {
+                if lap != nil { lap?.tracks.append(t) } else { course?.trackpoints += t }
+            }
+            track = nil
+        case "TotalTimeSeconds" where parent == "Lap" && lap != nil: lap?.totalTimeSeconds = number(value)
+        case "DistanceMeters" where parent == "Lap" && lap != nil: lap?.distanceMeters = number(value)
+        case "Calories" where parent == "Lap" && lap != nil: lap?.calories = number(value)
+        case "Lap" where lap != nil:
+            if let l = lap { activity?.laps.append(l) }
+            lap = nil
+        case "Id" where parent == "Activity" && activity != nil:
+            activity?.idText = value
+            activity?.id = Timestamp(iso8601: value)
+        case "Name" where parent == "Creator" && activity != nil: activity?.creatorName = value
+        case "Notes" where parent == "Activity" && activity != nil: activity?.notes = value
+        case "Activity" where activity != nil:
+            if let a = activity { document.activities.append(a) }
+            activity = nil
+        case "Name" where parent == "Course" && course != nil: course?.name = value
+        case "Course" where course != nil:
+            if let c = course { document.courses.append(c) }
+            course = nil
+        case "Name" where parent == "Author" && stack.count == 3: document.authorName = value
+        default: break
+        }
+    }
+
+    /// libxml2's warning codes (`XML_WAR_*`): the document is still well-formed.
+    static let warningCodes: Set<Int> = [27, 93, 97, 98, 99, 100, 102, 106, 107]
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        let code = (parseError as NSError).code
+        if Self.warningCodes.contains(code) {
+            xmlWarnings += 1
+            return
+        }
+        // The first error is where the file went wrong; XMLParser on Linux may otherwise go on and report success.
+        if fatal == nil {
+            fatal = (parser.lineNumber, parser.columnNumber, code)
+            parser.abortParsing()
+        }
+    }
+
+    func finite(_ text: String) -> Double? {
+        guard let d = Double(text), d.isFinite else { return nil }
+        return d
+    }
+
+    func number(_ text: String) -> Double? {
+        if text.isEmpty { return nil }
+        guard let d = finite(text) else {
+            unreadableValues += 1
+            return nil
+        }
+        return d
+    }
+
+    func time(_ text: String?) -> Timestamp? {
+        guard let text else { return nil }
+        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if t.isEmpty { return nil }
+        guard let parsed = Timestamp(iso8601: t) else {
+            unreadableValues += 1
+            return nil
+        }
+        return parsed
+    }
+}

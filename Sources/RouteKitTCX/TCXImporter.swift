@@ -1,0 +1,315 @@
+import Foundation
+public import RouteKit
+public import RouteKitGPX
+
+/// Imports TCX (Garmin Training Center Database v2) files, plain or gzip-compressed, into a store.
+///
+/// - **Activities**: each `Activity` (a `MultiSportSession` holds several) becomes a workout: its `Sport` as
+///   activity type (``RouteKit/ActivityType/init(guessingFrom:)``), its `Id` as start time (else the first lap's
+///   start, else the first trackpoint's time), the last trackpoint's time as end. The metadata holds the laps'
+///   `TotalTimeSeconds`, `DistanceMeters` and `Calories` summed (`totalTimerTime`, `totalDistance`,
+///   `totalCalories`), the sport as written (`tcxSport`), `Creator/Name` (`tcxCreator`) and `Author/Name`
+///   (`tcxAuthor`). Laps become segment events; between two `Track`s of a lap (a device starts a new one after a
+///   pause) a pause and a resume event.
+/// - **Trackpoints** with a position become the route, in file order, with altitude and speed (the `Speed`
+///   extension); each `Track` is a segment of it (`gpxSegmentStarts`). Heart rate, cadence (`Cadence`, else the
+///   `RunCadence` extension) and power (`Watts`) of every trackpoint with a time become series of the workout;
+///   trackpoints without a position feed the series only (an indoor activity has series and no route).
+/// - **Courses** (`Courses/Course`): planned routes, stored as GPX `<rte>` attachments of a workout of their own
+///   (as GPX routes are), their `CoursePoint`s as waypoints.
+/// - **Identity**: an activity's sync identifier is `tcx-` and a hash of its content (every trackpoint's mapped
+///   values, the track structure, the activity's `Id`, sport, creator and lap totals), so re-importing the same
+///   file (under any name, compressed or not) changes nothing. The version is 1.
+/// - **Tolerated** with a warning: whitespace or a byte order mark before `<?xml`, coordinates or values that
+///   are not numbers (left out), positions outside the valid range (dropped, the values kept as series).
+/// - **Not kept**: per-trackpoint `DistanceMeters`, `SensorState`, lap fields other than the three totals (average
+///   and maximum heart rate, intensity, trigger method, `LX` extensions), `Notes`, workout plans
+///   (`Workouts`), and other namespaces' extensions. A doubled treadmill cadence or a wrong time zone is stored
+///   as written.
+public final class TCXImporter {
+    /// The origin kind of the importer's builders.
+    public static let originKind = "tcx-import"
+
+    /// The store written to.
+    public let store: any RouteStore
+    /// Who the workouts, routes and series belong to.
+    public let source: Source
+
+    /// Creates an importer.
+    public init(store: any RouteStore, source: Source = .defaultImport) {
+        self.store = store
+        self.source = source
+    }
+
+    /// Values that win over the file's own for the workouts this importer creates (see ``WorkoutOverrides``).
+    public var workoutOverrides: WorkoutOverrides?
+
+    private func makeGPXImporter() -> GPXImporter {
+        let gpx = GPXImporter(store: store, source: source)
+        gpx.workoutOverrides = workoutOverrides
+        return gpx
+    }
+
+    /// Imports TCX held in memory (an archive's entry, decompressed), reported and labelled as `name`.
+    public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
+        var result = GPXImportResult(file: name, status: .imported)
+        do {
+            try await importDocument(TCXDocument.parse(bytes), label: name, into: &result)
+        } catch {
+            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
+            result.error = e.file == nil ? e.inFile(name) : e
+            result.status = result.tracks.isEmpty ? .failed : .partial
+            return result
+        }
+        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
+        return result
+    }
+
+    /// Imports one file. Never throws: failures are in the result, naming the file (and the line and column of
+    /// malformed XML).
+    public func importFile(_ path: String) async -> GPXImportResult {
+        var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
+        do {
+            let (bytes, gzip) = try InputFile.contents(of: path)
+            if gzip { result.warnings.append("the file is gzip-compressed; it was decompressed while reading") }
+            let document = try TCXDocument.parse(bytes)
+            try await importDocument(
+                document, label: URL(fileURLWithPath: path).standardizedFileURL.path, into: &result)
+        } catch {
+            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
+            result.error = e.file == nil ? e.inFile(path) : e
+            result.status = result.tracks.isEmpty ? .failed : .partial
+            return result
+        }
+        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
+        return result
+    }
+
+    /// Imports a parsed document (``importFile(_:)`` without the file): `label` names it in builders.
+    public func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
+        async throws
+    {
+        result.warnings += document.warnings
+        if document.activities.isEmpty && document.courses.isEmpty {
+            result.warnings.append(
+                document.workoutPlans > 0
+                    ? "the file holds \(document.workoutPlans) workout plan(s) and no activity or course: nothing to import"
+                    : "the file holds no activity or course: nothing to import")
+        }
+        var invalid = 0
+        var untimed = 0
+        var nullIsland = 0
+        for (n, activity) in document.activities.enumerated() {
+            try await importActivity(
+                activity, number: n, of: document.activities.count, author: document.authorName, label: label,
+                into: &result, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
+        }
+        if !document.courses.isEmpty {
+            try await importCourses(document.courses, into: &result, invalid: &invalid)
+        }
+        if invalid > 0 {
+            result.warnings.append(
+                "\(invalid) point(s) with a position outside the valid range: their positions were dropped")
+        }
+        if nullIsland > 0 {
+            result.warnings.append(
+                "\(nullIsland) trackpoint(s) at latitude 0, longitude 0 (some devices write it for no fix): kept as written"
+            )
+        }
+        if untimed > 0 {
+            result.warnings.append(
+                "\(untimed) trackpoint(s) without a position or a time: their values (heart rate, cadence, power) "
+                    + "cannot be series samples and were not stored")
+        }
+    }
+
+    /// The location of a trackpoint with a valid position, else `nil` (counting an invalid one).
+    static func location(_ p: TCXTrackpoint, invalid: inout Int) -> Location? {
+        guard let lat = p.latitude, let lon = p.longitude else { return nil }
+        let l = Location(latitude: lat, longitude: lon, timestamp: p.time, altitude: p.altitude, speed: p.speed)
+        guard (try? l.validate()) != nil else {
+            invalid += 1
+            return nil
+        }
+        return l
+    }
+
+    /// A trackpoint's series values.
+    static func values(_ p: TCXTrackpoint) -> GPXPointValues {
+        var values = GPXPointValues()
+        values[.heartRate] = p.heartRate
+        values[.cadence] = p.cadence ?? p.runCadence
+        values[.power] = p.power
+        return values
+    }
+
+    /// Laps as segments; between two tracks of a lap, a pause and a resume (when time goes forward).
+    static func events(_ activity: TCXActivity) -> [WorkoutEvent] {
+        var events: [WorkoutEvent] = []
+        for lap in activity.laps {
+            var previousEnd: Timestamp?
+            var lapEnd: Timestamp?
+            for track in lap.tracks {
+                let first = track.lazy.compactMap(\.time).first
+                let last = track.reversed().lazy.compactMap(\.time).first
+                if let end = previousEnd, let first, end.instant <= first.instant {
+                    events.append(WorkoutEvent(kind: .pause, start: end))
+                    events.append(WorkoutEvent(kind: .resume, start: first))
+                }
+                if let last {
+                    previousEnd = last
+                    lapEnd = last
+                }
+            }
+            let start = lap.startTime ?? lap.tracks.lazy.compactMap { $0.lazy.compactMap(\.time).first }.first
+            if lapEnd == nil, let s = start, let total = lap.totalTimeSeconds, total >= 0 {
+                lapEnd = Timestamp(
+                    Instant(
+                        seconds: s.instant.seconds + Int64(total.rounded(.down)), nanoseconds: s.instant.nanoseconds),
+                    utcOffsetSeconds: s.utcOffsetSeconds)
+            }
+            events.append(WorkoutEvent(kind: .segment, start: start, end: lapEnd))
+        }
+        return events
+    }
+
+    private func importActivity(
+        _ activity: TCXActivity, number n: Int, of count: Int, author: String?, label: String,
+        into result: inout GPXImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
+    ) async throws {
+        var firstTime: Timestamp?
+        var lastTime: Timestamp?
+        for p in activity.trackpoints {
+            guard let t = p.time else { continue }
+            if firstTime == nil { firstTime = t }
+            lastTime = t
+        }
+        let start = activity.id ?? activity.laps.first?.startTime ?? firstTime
+        let events = Self.events(activity)
+        var metadata: [String: MetadataValue] = [:]
+        if let s = activity.sport { metadata["tcxSport"] = .string(s) }
+        let totals = activity.laps.reduce(into: (time: 0.0, distance: 0.0, calories: 0.0, has: (false, false, false))) {
+            if let v = $1.totalTimeSeconds {
+                $0.time += v
+                $0.has.0 = true
+            }
+            if let v = $1.distanceMeters {
+                $0.distance += v
+                $0.has.1 = true
+            }
+            if let v = $1.calories {
+                $0.calories += v
+                $0.has.2 = true
+            }
+        }
+        if totals.has.0 { metadata["totalTimerTime"] = .double(totals.time) }
+        if totals.has.1 { metadata["totalDistance"] = .double(totals.distance) }
+        if totals.has.2 { metadata["totalCalories"] = .double(totals.calories) }
+        metadata["tcxLaps"] = .integer(Int64(activity.laps.count))
+        if let v = activity.creatorName { metadata["tcxCreator"] = .string(v) }
+        if let v = author { metadata["tcxAuthor"] = .string(v) }
+        if count > 1 { metadata["tcxActivity"] = .integer(Int64(n)) }
+        let source = self.source
+        let gpx = makeGPXImporter()
+        let track = TrackImport(
+            importer: gpx, label: count > 1 ? "\(label)#activity\(n + 1)" : label, info: GPXPathInfo(), creator: nil,
+            allowResume: true, originKind: Self.originKind, syncPrefix: "tcx-",
+            makeWorkout: { sync in
+                Workout(
+                    activityType: ActivityType(guessingFrom: activity.sport), start: start, end: lastTime ?? start,
+                    source: source, sync: sync, events: events, metadata: metadata)
+            })
+        // The laps' own fields are part of the identity.
+        for lap in activity.laps {
+            track.combineIdentity([
+                lap.startTime.map { Double($0.instant.seconds) }, lap.totalTimeSeconds, lap.distanceMeters,
+                lap.calories, Double(lap.tracks.count),
+            ])
+        }
+        var points: [GPXPoint] = []
+        for lap in activity.laps {
+            for trk in lap.tracks {
+                if !points.isEmpty {
+                    try await track.add(points)
+                    points.removeAll(keepingCapacity: true)
+                }
+                track.segmentStart()
+                for p in trk {
+                    let values = Self.values(p)
+                    if let location = Self.location(p, invalid: &invalid) {
+                        if location.latitude == 0 && location.longitude == 0 { nullIsland += 1 }
+                        points.append(GPXPoint(location: location, values: values))
+                        if points.count == RouteBuilder.chunkSize {
+                            try await track.add(points)
+                            points.removeAll(keepingCapacity: true)
+                        }
+                        continue
+                    }
+                    guard !values.isEmpty else { continue }
+                    guard let time = p.time else {
+                        untimed += 1
+                        continue
+                    }
+                    // Values without a position are series samples, in order with the locations around them.
+                    if !points.isEmpty {
+                        try await track.add(points)
+                        points.removeAll(keepingCapacity: true)
+                    }
+                    track.addSeriesOnly(time, values)
+                }
+            }
+        }
+        if !points.isEmpty { try await track.add(points) }
+        // The activity's own text fields, hashed at the end (GPX's track fields).
+        var info = GPXPathInfo()
+        info.name = activity.idText
+        info.type = activity.sport
+        info.description = activity.creatorName
+        let done = try await track.finish(info: info)
+        result.tracks.append(done.track)
+        result.warnings += done.warnings
+    }
+
+    /// Courses: planned routes (GPX `<rte>`), their course points as waypoints.
+    private func importCourses(_ courses: [TCXCourse], into result: inout GPXImportResult, invalid: inout Int)
+        async throws
+    {
+        var attachments = GPXAttachments()
+        for course in courses {
+            var info = GPXPathInfo()
+            info.name = course.name
+            attachments.startRoute(info)
+            let points = course.trackpoints.compactMap { p in
+                Self.location(p, invalid: &invalid).map { GPXPoint(location: $0) }
+            }
+            attachments.add(routePoints: points)
+            attachments.endRoute(info)
+            if points.isEmpty {
+                result.warnings.append(
+                    "the course \(course.name.map { "\"\($0)\"" } ?? "without a name") has no positions")
+            }
+            for c in course.coursePoints {
+                guard let lat = c.latitude, let lon = c.longitude else { continue }
+                let l = Location(latitude: lat, longitude: lon, timestamp: c.time, altitude: c.altitude)
+                guard (try? l.validate()) != nil else {
+                    invalid += 1
+                    continue
+                }
+                var extras = GPXPointExtras()
+                extras.name = c.name
+                extras.type = c.pointType
+                extras.comment = c.notes
+                attachments.add(waypoint: GPXPoint(location: l, extras: extras))
+                result.waypoints += 1
+            }
+        }
+        let gpx = makeGPXImporter()
+        try await gpx.store(
+            attachments, creator: nil, into: &result, syncPrefix: "tcx-course-",
+            metadata: ["tcxContent": .string("course")], activityType: .other)
+        if attachments.dropped > 0 {
+            result.warnings.append(
+                "\(attachments.dropped) course point(s) beyond \(GPXAttachments.maxPoints) were not stored")
+        }
+    }
+}

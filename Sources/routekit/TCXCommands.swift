@@ -1,0 +1,68 @@
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitTCX
+
+/// TCX in `routekit inspect` and `convert`: a TCX file (told by its content) is read whole, parsed once, and
+/// handed to the same summaries and writers as GPX through ``TCXDocument/gpxEvents(_:)``.
+/// The format of a regular file, by content; `nil` for what cannot be read or is not a regular file (a pipe
+/// can be read only once: it is left to the GPX reader, which names any error).
+func regularFileFormat(_ path: String) -> InputFile.Format? {
+    var st = stat()
+    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return try? InputFile.format(of: path)
+}
+
+enum TCXCommands {
+    /// The file's TCX document.
+    static func document(_ path: String) throws(RouteKitError) -> TCXDocument {
+        do {
+            return try TCXDocument.parse(InputFile.contents(of: path).bytes)
+        } catch {
+            throw error.inFile(path)
+        }
+    }
+
+    /// A TCX file summarised as GPX would be (activities as tracks, courses as routes).
+    static func summary(_ path: String) throws(RouteKitError) -> GPXSummary {
+        let doc = try document(path)
+        var s = GPXSummary(file: path)
+        try doc.gpxEvents { (event: GPXEvent) throws(RouteKitError) in s.add(event) }
+        return s
+    }
+}
+
+extension Convert {
+    /// A TCX file through the same writers, from the events ``TCXDocument/gpxEvents(_:)`` makes of it (in GPX
+    /// 1.1's order already).
+    func convertTCX(to target: Target) throws(RouteKitError) -> String {
+        let doc = try TCXCommands.document(input)
+        let out = try sink(target)
+        var warnings = 0
+        func run<W: GPXEventWriter>(_ writer: inout W) throws(RouteKitError) {
+            try doc.gpxEvents { (e: GPXEvent) throws(RouteKitError) in
+                if case .warning = e { warnings += 1 }
+                try writer.write(e)
+            }
+            try writer.finish()
+        }
+        var summary: String
+        switch resolvedFormat {
+        case .gpx:
+            var writer = GPXWriter(to: out)
+            try run(&writer)
+            summary = describe(writer, warnings: warnings)
+        case .geojson:
+            var writer = GeoJSONWriter(to: out)
+            try run(&writer)
+            summary = "GeoJSON written"
+        case .csv:
+            var writer = CSVWriter(to: out)
+            try run(&writer)
+            summary = "CSV written"
+        }
+        try out.close()
+        if resolvedFormat != .gpx && warnings > 0 { summary += "; \(warnings) input warning(s) (see routekit inspect)" }
+        return summary
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitImport
+import RouteKitSQLite
+import Testing
+import ZIPFoundation
+
+/// Zip files made in the test (ZIPFoundation), in a temporary folder.
+enum Zip {
+    static func folder() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-zip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.path
+    }
+
+    static func make(_ path: String, _ entries: [(String, [UInt8])]) throws {
+        let archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .create)
+        for (name, bytes) in entries {
+            let data = Data(bytes)
+            try archive.addEntry(
+                with: name, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate
+            ) { position, size in
+                data.subdata(in: Int(position)..<Int(position) + size)
+            }
+        }
+    }
+
+    static func gzip(_ text: String) throws -> [UInt8] {
+        let dir = try folder()
+        let path = dir + "/x"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        p.arguments = ["-n", path]
+        try p.run()
+        p.waitUntilExit()
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path + ".gz")))
+    }
+}
+
+func gpxText(name: String, type: String = "running", points: Int = 20, hour: Int = 6) -> String {
+    var s = """
+        <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">\
+        <trk><name>\(name)</name><type>\(type)</type><trkseg>
+        """
+    for i in 0..<points {
+        s += "<trkpt lat=\"\(47.0 + Double(i) * 0.0001)\" lon=\"8.5\"><time>2024-05-01T0\(hour):00:\(10 + i)Z</time></trkpt>\n"
+    }
+    return s + "</trkseg></trk></gpx>\n"
+}
+
+let tcxText = """
+              <?xml version="1.0" encoding="UTF-8"?>
+    <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2">
+    <Activities><Activity Sport="Running"><Id>2024-05-02T07:00:00Z</Id>
+    <Lap StartTime="2024-05-02T07:00:00Z"><TotalTimeSeconds>2</TotalTimeSeconds><DistanceMeters>10</DistanceMeters>
+    <Track>
+    <Trackpoint><Time>2024-05-02T07:00:00Z</Time><Position><LatitudeDegrees>47.1</LatitudeDegrees><LongitudeDegrees>8.1</LongitudeDegrees></Position><HeartRateBpm><Value>120</Value></HeartRateBpm></Trackpoint>
+    <Trackpoint><Time>2024-05-02T07:00:01Z</Time><Position><LatitudeDegrees>47.2</LatitudeDegrees><LongitudeDegrees>8.2</LongitudeDegrees></Position><HeartRateBpm><Value>121</Value></HeartRateBpm></Trackpoint>
+    </Track></Lap></Activity></Activities></TrainingCenterDatabase>
+    """
+
+let stravaCSV = """
+    Activity ID,Activity Date,Activity Name,Activity Type,Activity Description,Elapsed Time,Distance,\
+    Max Heart Rate,Relative Effort,Commute,Activity Private Note,Activity Gear,Filename,Athlete Weight,\
+    Bike Weight,Elapsed Time,Moving Time,Distance,Max Speed
+    101,"May 1, 2024, 6:00:10 AM","Lunch, with friends",Ride,"a\nb",19,0.2,,,false,,,activities/1.gpx.gz,,,19.0,19.0,200.0,1
+    102,"May 2, 2024, 7:00:00 AM",Track session,Run,,2,0.01,,,false,,,activities/2.tcx,,,2.0,2.0,10.0,1
+    103,"May 3, 2024, 8:00:00 AM",Yoga,Yoga,,3600,0,,,false,,,,,,3600.0,3600.0,0,0
+
+    """
+
+@Suite("archives and Strava exports")
+struct ArchiveImportTests {
+    func store() throws -> SQLiteStore {
+        try SQLiteStore(path: try Zip.folder() + "/store.sqlite")
+    }
+
+    func run(_ importer: RouteImporter, _ path: String) async -> [GPXImportResult] {
+        var out: [GPXImportResult] = []
+        await importer.importPath(path) { out.append($0) }
+        return out
+    }
+
+    func stravaEntries(prefix: String) throws -> [(String, [UInt8])] {
+        [
+            (prefix + "activities.csv", Array(stravaCSV.utf8)),
+            (prefix + "activities/1.gpx.gz", try Zip.gzip(gpxText(name: "file's own name", type: "running"))),
+            (prefix + "activities/2.tcx", Array(tcxText.utf8)),
+            (
+                prefix + "routes/9.gpx",
+                Array(
+                    gpxText(name: "planned", points: 5).replacingOccurrences(of: "<time>", with: "<desc>").replacingOccurrences(
+                        of: "</time>", with: "</desc>"
+                    ).utf8)
+            ),
+            (prefix + "media/photo.jpg", [0xFF, 0xD8, 0xFF]),
+            (prefix + "profile.csv", Array("a,b\n".utf8)),
+        ]
+    }
+
+    @Test("a Strava export zip: activities named and typed from activities.csv, a manual one, a planned route")
+    func stravaZip() async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/export_1234.zip"
+        try Zip.make(zip, try stravaEntries(prefix: "export_1234/"))
+        let store = try store()
+        let importer = RouteImporter(store: store)
+        let results = await run(importer, zip)
+        func result(_ suffix: String) -> GPXImportResult? { results.first { $0.file.hasSuffix(suffix) } }
+
+        #expect(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
+        let gpx = try #require(result("!export_1234/activities/1.gpx.gz"))
+        #expect(gpx.status == .imported)
+        #expect(gpx.tracks.first?.locations == 20)
+        let gpxWorkout = try #require(gpx.tracks.first?.workout)
+        let w = try #require(await store.workout(id: gpxWorkout))
+        #expect(w.metadata["name"] == .string("Lunch, with friends"))
+        #expect(w.metadata["stravaActivityID"] == .string("101"))
+        #expect(w.activityType == .cycling)  // the CSV's Ride wins over the file's running
+        let tcx = try #require(result("activities/2.tcx"))
+        #expect(tcx.status == .imported)
+        #expect(tcx.tracks.first?.locations == 2)
+        let manual = try #require(result("activities.csv#103"))
+        #expect(manual.status == .imported)
+        let manualWorkout = try #require(manual.tracks.first?.workout)
+        let yoga = try #require(await store.workout(id: manualWorkout))
+        #expect(yoga.sync?.identifier == "strava-103")
+        #expect(yoga.metadata["name"] == .string("Yoga"))
+        #expect(yoga.start?.iso8601 == "2024-05-03T08:00:00Z")
+        let planned = try #require(result("routes/9.gpx"))
+        #expect(planned.status == .imported)
+        #expect(planned.tracks.first?.route == nil)  // a planned route is not a recording
+        #expect(!results.contains { $0.file.contains("media/") || $0.file.contains("profile.csv") })
+
+        // Again: nothing new.
+        let again = await run(importer, zip)
+        #expect(again.filter { $0.status != .unchanged }.isEmpty, "\(again.map { ($0.file, $0.status) })")
+        #expect(again.count == results.count)
+    }
+
+    @Test("the same export unpacked into a folder imports the same way")
+    func stravaFolder() async throws {
+        let dir = try Zip.folder() + "/export_1"
+        for (path, bytes) in try stravaEntries(prefix: "") {
+            let url = URL(fileURLWithPath: dir + "/" + path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        #expect(RouteImporter.kind(of: dir) == .stravaFolder)
+        let results = await run(RouteImporter(store: try store()), dir)
+        #expect(results.filter { $0.status == .imported }.count == 4)
+        #expect(results.allSatisfy { $0.error == nil })
+    }
+
+    @Test("a plain archive: every activity file by content, nested archives one level deep, other entries counted")
+    func plainArchive() async throws {
+        let dir = try Zip.folder()
+        let inner = dir + "/inner.zip"
+        try Zip.make(inner, [("deep/b.gpx", Array(gpxText(name: "b", hour: 7).utf8))])
+        let innerBytes = Array(try Data(contentsOf: URL(fileURLWithPath: inner)))
+        let innermost = dir + "/innermost.zip"
+        try Zip.make(innermost, [("x.zip", innerBytes)])
+        let zip = dir + "/all.zip"
+        try Zip.make(
+            zip,
+            [
+                ("a.bin", Array(gpxText(name: "a").utf8)),  // the name does not say GPX: the content does
+                ("nested/inner.zip", innerBytes),
+                ("too-deep.zip", Array(try Data(contentsOf: URL(fileURLWithPath: innermost)))),
+                ("notes.txt", Array("hello".utf8)),
+            ])
+        let results = await run(RouteImporter(store: try store()), zip)
+        let imported = results.filter { $0.status == .imported }.map(\.file)
+        #expect(imported.contains(zip + "!nested/inner.zip!deep/b.gpx"))
+        // a.bin is not skipped by name: it is not a known extension, so it is counted with notes.txt.
+        #expect(results.contains { $0.file == zip && $0.warnings.contains { $0.contains("2 entries") } })
+        let deep = try #require(results.first { $0.file.hasSuffix("too-deep.zip!x.zip") })
+        #expect(deep.status == .failed)
+        #expect(deep.error?.code == .compression)
+    }
+
+    @Test("a zip bomb is refused with a clear error; the other entries still import")
+    func zipBomb() async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/bomb.zip"
+        try Zip.make(
+            zip,
+            [
+                ("ok.gpx", Array(gpxText(name: "ok").utf8)),
+                ("bomb.gpx", [UInt8](repeating: 0x20, count: 8 << 20)),  // 8 MiB of spaces: about 1000× smaller
+            ])
+        let results = await run(RouteImporter(store: try store()), zip)
+        let bomb = try #require(results.first { $0.file.hasSuffix("!bomb.gpx") })
+        #expect(bomb.status == .failed)
+        #expect(bomb.error?.code == .compression)
+        #expect(bomb.error?.message.contains("zip bomb") == true)
+        #expect(results.first { $0.file.hasSuffix("!ok.gpx") }?.status == .imported)
+
+        var limits = ArchiveLimits()
+        limits.maxEntryBytes = 1000
+        let archive = try ZipArchive(path: zip, limits: limits)
+        #expect(throws: RouteKitError.self) { try archive.contents(of: "ok.gpx") }
+    }
+
+    @Test("a file that claims to be a zip but is not fails with a compression error")
+    func notAZip() async throws {
+        let path = try Zip.folder() + "/broken.zip"
+        try Data([0x50, 0x4B, 0x03, 0x04, 1, 2, 3]).write(to: URL(fileURLWithPath: path))
+        let results = await run(RouteImporter(store: try store()), path)
+        #expect(results.count == 1)
+        #expect(results.first?.status == .failed)
+        #expect(results.first?.error?.code == .compression)
+    }
+}
