@@ -185,4 +185,26 @@ public enum InputFile {
         }
         return out
     }
+
+    /// What `stat` says of a path (following links).
+    public struct Status: Sendable, Hashable {
+        /// A regular file.
+        public var isRegularFile: Bool
+        /// A folder.
+        public var isDirectory: Bool
+        /// Its size in bytes.
+        public var size: Int
+        /// The device and inode: two paths with the same are the same file.
+        public var identity: [UInt64]
+    }
+
+    /// What `stat` says of `path`, `nil` when it cannot be read.
+    public static func status(of path: String) -> Status? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        let type = st.st_mode & S_IFMT
+        return Status(
+            isRegularFile: type == S_IFREG, isDirectory: type == S_IFDIR, size: Int(st.st_size),
+            identity: [UInt64(st.st_dev), UInt64(st.st_ino)])
+    }
 }

@@ -4,10 +4,6 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert a GPX or FIT file to GPX 1.1, GeoJSON or CSV, streaming.",
@@ -98,15 +94,12 @@ struct Convert: ParsableCommand {
 
     func resolveTarget() throws(RouteKitError) -> Target {
         if output == "-" { return .standardOutput }
-        var inputStat = stat()
-        var outputStat = stat()
-        let inputKnown = stat(input, &inputStat) == 0
-        if stat(output, &outputStat) == 0 {
-            if inputKnown && inputStat.st_dev == outputStat.st_dev && inputStat.st_ino == outputStat.st_ino {
+        if let out = InputFile.status(of: output) {
+            if InputFile.status(of: input)?.identity == out.identity {
                 throw RouteKitError(
                     .invalidArgument, "the output is the input file; choose another output", file: output)
             }
-            if (outputStat.st_mode & S_IFMT) != S_IFREG { return .special(path: output) }
+            if !out.isRegularFile { return .special(path: output) }
         }
         return .file(path: output, temporary: temporarySibling(of: output))
     }
@@ -186,8 +179,7 @@ struct Convert: ParsableCommand {
 
     /// Whether the input is a regular file (which can be read more than once).
     var inputIsRegularFile: Bool {
-        var s = stat()
-        return stat(input, &s) == 0 && (s.st_mode & S_IFMT) == S_IFREG
+        InputFile.status(of: input)?.isRegularFile == true
     }
 
     /// GPX 1.1 orders waypoints, routes, tracks. Most files already do and are converted in one pass; a file that

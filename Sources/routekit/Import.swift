@@ -168,8 +168,7 @@ struct Import: AsyncParsableCommand {
         }
         let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
         let sizes = files.map { f -> Int in
-            var s = stat()
-            return stat(f, &s) == 0 ? Int(s.st_size) : 0
+            InputFile.status(of: f)?.size ?? 0
         }
         let totalBytes = max(1, sizes.reduce(0, +))
         let progress = ProgressBar(enabled: stderrIsTerminal && !noProgress, total: totalBytes)

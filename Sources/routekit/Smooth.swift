@@ -163,8 +163,7 @@ struct Smooth: AsyncParsableCommand {
     func runFile(input: String, output: String) throws {
         let temporary = temporarySibling(of: output)
         do {
-            var st = stat()
-            guard stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            guard InputFile.status(of: input)?.isRegularFile == true else {
                 throw RouteKitError(
                     .io, "smooth reads its input twice (to process, then to write): give a regular file", file: input)
             }

@@ -8,8 +8,7 @@ import RouteKitTCX
 /// The format of a regular file, by content; `nil` for what cannot be read or is not a regular file (a pipe
 /// can be read only once: it is left to the GPX reader, which names any error).
 func regularFileFormat(_ path: String) -> InputFile.Format? {
-    var st = stat()
-    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+    guard InputFile.status(of: path)?.isRegularFile == true else { return nil }
     return try? InputFile.format(of: path)
 }
 
