@@ -67,17 +67,9 @@ public final class FITImporter {
     private func importBytes(_ bytes: [UInt8], name: String, label: String, warnings: [String]) async
         -> GPXImportResult
     {
-        var result = GPXImportResult(file: name, status: .imported, warnings: warnings)
-        do {
+        await .collect(file: name, warnings: warnings) { result in
             try await importBytes(bytes, label: label, into: &result)
-        } catch {
-            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
-            result.error = e.file == nil ? e.inFile(name) : e
-            result.status = result.tracks.isEmpty ? .failed : .partial
-            return result
         }
-        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
-        return result
     }
 
     private func importBytes(_ bytes: [UInt8], label: String, into result: inout GPXImportResult) async throws {

@@ -66,6 +66,27 @@ public struct GPXImportResult: Sendable, Hashable {
     }
 }
 
+extension GPXImportResult {
+    /// Runs an import that fills a result: what it throws becomes the result's error (`failed`, or `partial` when
+    /// tracks were stored before it), and a result whose tracks were all stored already is `unchanged`. The
+    /// importers of other formats share it.
+    package static func collect(
+        file: String, warnings: [String] = [], _ body: (inout GPXImportResult) async throws -> Void
+    ) async -> GPXImportResult {
+        var result = GPXImportResult(file: file, status: .imported, warnings: warnings)
+        do {
+            try await body(&result)
+        } catch {
+            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
+            result.error = e.file == nil ? e.inFile(file) : e
+            result.status = result.tracks.isEmpty ? .failed : .partial
+            return result
+        }
+        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
+        return result
+    }
+}
+
 /// Imports GPX files into a store: each `<trk>` becomes a workout with one route holding every `<trkpt>`
 /// in file order, built through a ``RouteBuilder`` straight from the streaming reader, and its heart rate,
 /// cadence, temperature and power become quantity series of the workout.
@@ -658,6 +679,29 @@ package final class TrackImport {
         package var warnings: [String]
     }
 
+    /// The workout a GPX track makes: its fields as metadata, its type guessed from `<type>`.
+    func gpxWorkout(info end: GPXPathInfo, sync: SyncIdentity) -> Workout {
+        let info = end.name == nil && end.type == nil ? startInfo : end
+        var metadata: [String: MetadataValue] = [:]
+        if let v = info.name { metadata["name"] = .string(v) }
+        if let v = info.description { metadata["description"] = .string(v) }
+        if let v = info.comment { metadata["comment"] = .string(v) }
+        if let v = info.source { metadata["gpxSource"] = .string(v) }
+        if let v = info.type { metadata["gpxType"] = .string(v) }
+        if let v = info.number { metadata["gpxNumber"] = .integer(Int64(v)) }
+        if let v = creator { metadata["gpxCreator"] = .string(v) }
+        if !info.links.isEmpty, let json = try? JSONEncoder().encode(info.links) {
+            metadata["gpxLinks"] = .string(String(decoding: json, as: UTF8.self))
+        }
+        if !info.extensions.isEmpty, let json = try? JSONEncoder().encode(info.extensions) {
+            metadata["gpxExtensions"] = .string(String(decoding: json, as: UTF8.self))
+        }
+        return Workout(
+            activityType: ActivityType(guessingFrom: info.type), start: scan.first, end: scan.last,
+            source: importer.source,
+            sync: sync, events: events, metadata: metadata)
+    }
+
     package func finish(info: GPXPathInfo) async throws -> Done {
         closeSegment()
         let count = scan.count
@@ -687,41 +731,14 @@ package final class TrackImport {
         if let w = try await store.workouts(matching: WorkoutFilter(source: source, syncIdentifier: syncID)).first {
             workout = w
             newWorkout = false
-        } else if let makeWorkout {
-            var candidate = makeWorkout(SyncIdentity(identifier: syncID, version: 1))
-            importer.workoutOverrides?.apply(to: &candidate)
-            switch try await store.saveWorkout(candidate) {
-            case .inserted, .replaced: workout = candidate
-            case .stale(let current, _):
-                guard let w = try await store.workout(id: current) else {
-                    throw RouteKitError(.storage, "workout \(current) vanished during the import")
-                }
-                workout = w
-                newWorkout = false
-            }
         } else {
-            let info = info.name == nil && info.type == nil ? startInfo : info
-            var metadata: [String: MetadataValue] = [:]
-            if let v = info.name { metadata["name"] = .string(v) }
-            if let v = info.description { metadata["description"] = .string(v) }
-            if let v = info.comment { metadata["comment"] = .string(v) }
-            if let v = info.source { metadata["gpxSource"] = .string(v) }
-            if let v = info.type { metadata["gpxType"] = .string(v) }
-            if let v = info.number { metadata["gpxNumber"] = .integer(Int64(v)) }
-            if let v = creator { metadata["gpxCreator"] = .string(v) }
-            if !info.links.isEmpty, let json = try? JSONEncoder().encode(info.links) {
-                metadata["gpxLinks"] = .string(String(decoding: json, as: UTF8.self))
-            }
-            if !info.extensions.isEmpty, let json = try? JSONEncoder().encode(info.extensions) {
-                metadata["gpxExtensions"] = .string(String(decoding: json, as: UTF8.self))
-            }
-            var candidate = Workout(
-                activityType: ActivityType(guessingFrom: info.type), start: scan.first, end: scan.last, source: source,
-                sync: SyncIdentity(identifier: syncID, version: 1), events: events, metadata: metadata)
+            let sync = SyncIdentity(identifier: syncID, version: 1)
+            var candidate = makeWorkout?(sync) ?? gpxWorkout(info: info, sync: sync)
             importer.workoutOverrides?.apply(to: &candidate)
             switch try await store.saveWorkout(candidate) {
             case .inserted, .replaced: workout = candidate
             case .stale(let current, _):
+                // Another import of the same content won the race.
                 guard let w = try await store.workout(id: current) else {
                     throw RouteKitError(.storage, "workout \(current) vanished during the import")
                 }

@@ -218,8 +218,7 @@ extension RouteImporter {
     /// A planned route (`routes/*.gpx`, tracks without times): stored as GPX routes are, not as a workout's
     /// recording.
     func importPlannedRoute(_ raw: [UInt8], name: String) async -> GPXImportResult {
-        var result = GPXImportResult(file: name, status: .imported)
-        do {
+        await .collect(file: name) { result in
             let bytes = Gzip.isGzip(raw) ? try InputFile.gunzip(raw, name: name) : raw
             let reader = GPXReader(bytes: bytes, name: name)
             var attachments = GPXAttachments()
@@ -240,14 +239,7 @@ extension RouteImporter {
             try await plannedRouteStore.store(
                 attachments, creator: creator, into: &result, syncPrefix: "planned-",
                 metadata: ["plannedRoute": .bool(true)])
-        } catch {
-            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
-            result.error = e.file == nil ? e.inFile(name) : e
-            result.status = .failed
-            return result
         }
-        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
-        return result
     }
 
     private var plannedRouteStore: GPXImporter { GPXImporter(store: store, source: source) }

@@ -19,17 +19,8 @@ extension TCXDocument {
         var invalid = 0
         for course in courses {
             for c in course.coursePoints {
-                guard let lat = c.latitude, let lon = c.longitude else { continue }
-                let l = Location(latitude: lat, longitude: lon, timestamp: c.time, altitude: c.altitude)
-                guard (try? l.validate()) != nil else {
-                    invalid += 1
-                    continue
-                }
-                var extras = GPXPointExtras()
-                extras.name = c.name
-                extras.type = c.pointType
-                extras.comment = c.notes
-                try emit(.waypoint(GPXPoint(location: l, extras: extras)))
+                guard let p = c.waypoint(invalid: &invalid) else { continue }
+                try emit(.waypoint(p))
             }
         }
         for course in courses {
@@ -85,5 +76,23 @@ extension TCXDocument {
                         kind: "tcx.invalidPositions",
                         message: "\(invalid) point(s) with a position outside the valid range were left out")))
         }
+    }
+}
+
+extension TCXCoursePoint {
+    /// The course point as a GPX waypoint (name, type, notes), `nil` without a valid position (an invalid one is
+    /// counted).
+    func waypoint(invalid: inout Int) -> GPXPoint? {
+        guard let latitude, let longitude else { return nil }
+        let l = Location(latitude: latitude, longitude: longitude, timestamp: time, altitude: altitude)
+        guard (try? l.validate()) != nil else {
+            invalid += 1
+            return nil
+        }
+        var extras = GPXPointExtras()
+        extras.name = name
+        extras.type = pointType
+        extras.comment = notes
+        return GPXPoint(location: l, extras: extras)
     }
 }

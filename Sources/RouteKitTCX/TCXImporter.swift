@@ -52,37 +52,21 @@ public final class TCXImporter {
 
     /// Imports TCX held in memory (an archive's entry, decompressed), reported and labelled as `name`.
     public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
-        var result = GPXImportResult(file: name, status: .imported)
-        do {
+        await .collect(file: name) { result in
             try await importDocument(TCXDocument.parse(bytes), label: name, into: &result)
-        } catch {
-            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
-            result.error = e.file == nil ? e.inFile(name) : e
-            result.status = result.tracks.isEmpty ? .failed : .partial
-            return result
         }
-        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
-        return result
     }
 
     /// Imports one file. Never throws: failures are in the result, naming the file (and the line and column of
     /// malformed XML).
     public func importFile(_ path: String) async -> GPXImportResult {
-        var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
-        do {
+        await .collect(file: path) { result in
             let (bytes, gzip) = try InputFile.contents(of: path)
             if gzip { result.warnings.append("the file is gzip-compressed; it was decompressed while reading") }
             let document = try TCXDocument.parse(bytes)
             try await importDocument(
                 document, label: URL(fileURLWithPath: path).standardizedFileURL.path, into: &result)
-        } catch {
-            let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
-            result.error = e.file == nil ? e.inFile(path) : e
-            result.status = result.tracks.isEmpty ? .failed : .partial
-            return result
         }
-        if result.tracks.allSatisfy(\.unchanged) { result.status = .unchanged }
-        return result
     }
 
     /// Imports a parsed document (``importFile(_:)`` without the file): `label` names it in builders.
@@ -289,17 +273,8 @@ public final class TCXImporter {
                     "the course \(course.name.map { "\"\($0)\"" } ?? "without a name") has no positions")
             }
             for c in course.coursePoints {
-                guard let lat = c.latitude, let lon = c.longitude else { continue }
-                let l = Location(latitude: lat, longitude: lon, timestamp: c.time, altitude: c.altitude)
-                guard (try? l.validate()) != nil else {
-                    invalid += 1
-                    continue
-                }
-                var extras = GPXPointExtras()
-                extras.name = c.name
-                extras.type = c.pointType
-                extras.comment = c.notes
-                attachments.add(waypoint: GPXPoint(location: l, extras: extras))
+                guard let p = c.waypoint(invalid: &invalid) else { continue }
+                attachments.add(waypoint: p)
                 result.waypoints += 1
             }
         }

@@ -136,16 +136,26 @@ struct Convert: ParsableCommand {
         do {
             bytes = try InputFile.contents(of: input).bytes
         }
+        return try convertEvents(to: target) { (emit: (GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) in
+            do throws(RouteKitError) {
+                try FITFile.gpxEvents(bytes, emit)
+            } catch {
+                throw error.inFile(input)
+            }
+        }
+    }
+
+    /// Events another format's reader makes (FIT, TCX), through the writer the output asks for, in one pass.
+    func convertEvents(
+        to target: Target,
+        _ produce: ((GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) -> String {
         let out = try sink(target)
         var warnings = 0
         func run<W: GPXEventWriter>(_ writer: inout W) throws(RouteKitError) {
-            do {
-                try FITFile.gpxEvents(bytes) { (e: GPXEvent) throws(RouteKitError) in
-                    if case .warning = e { warnings += 1 }
-                    try writer.write(e)
-                }
-            } catch {
-                throw error.inFile(input)
+            try produce { (e: GPXEvent) throws(RouteKitError) in
+                if case .warning = e { warnings += 1 }
+                try writer.write(e)
             }
             try writer.finish()
         }

@@ -36,32 +36,8 @@ extension Convert {
     /// 1.1's order already).
     func convertTCX(to target: Target) throws(RouteKitError) -> String {
         let doc = try TCXCommands.document(input)
-        let out = try sink(target)
-        var warnings = 0
-        func run<W: GPXEventWriter>(_ writer: inout W) throws(RouteKitError) {
-            try doc.gpxEvents { (e: GPXEvent) throws(RouteKitError) in
-                if case .warning = e { warnings += 1 }
-                try writer.write(e)
-            }
-            try writer.finish()
+        return try convertEvents(to: target) { (emit: (GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) in
+            try doc.gpxEvents(emit)
         }
-        var summary: String
-        switch resolvedFormat {
-        case .gpx:
-            var writer = GPXWriter(to: out)
-            try run(&writer)
-            summary = describe(writer, warnings: warnings)
-        case .geojson:
-            var writer = GeoJSONWriter(to: out)
-            try run(&writer)
-            summary = "GeoJSON written"
-        case .csv:
-            var writer = CSVWriter(to: out)
-            try run(&writer)
-            summary = "CSV written"
-        }
-        try out.close()
-        if resolvedFormat != .gpx && warnings > 0 { summary += "; \(warnings) input warning(s) (see routekit inspect)" }
-        return summary
     }
 }
