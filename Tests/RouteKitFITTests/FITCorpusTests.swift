@@ -3,6 +3,7 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitSQLite
+import RouteKitTesting
 import Testing
 
 /// `../shared/format-corpus` beside the repository: real FIT files with independent decoders' counts
@@ -23,27 +24,18 @@ enum FormatCorpus {
         var garminOK: Bool
     }
 
-    static let root: String? = {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let path = repo.deletingLastPathComponent().appendingPathComponent("shared/format-corpus").path
-        return FileManager.default.fileExists(atPath: path + "/index.json") ? path : nil
-    }()
+    static let root: String? = SharedData.formatCorpus
 
     static var available: Bool { root != nil }
 
     static let entries: [Entry] = {
-        guard let root, let data = FileManager.default.contents(atPath: root + "/index.json"),
-            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let files = json["files"] as? [[String: Any]]
-        else { return [] }
-        return files.compactMap { f in
+        SharedData.formatCorpusEntries(format: "fit").compactMap { f in
             guard let name = f["file"] as? String, let format = f["format"] as? String else { return nil }
             let summary = f["summary"] as? [String: Any] ?? [:]
             let probe = (f["probe"] as? [String: Any])?["fitdecode"] as? [String: Any] ?? [:]
             func int(_ key: String) -> Int { probe[key] as? Int ?? 0 }
             return Entry(
-                file: root + "/" + name, format: format, strictOK: summary["ok"] as? Bool ?? false,
+                file: name, format: format, strictOK: summary["ok"] as? Bool ?? false,
                 records: int("records"), withPosition: int("records_with_position"),
                 heartRate: int("records_heart_rate"), fitFiles: int("fit_files"), sessions: int("sessions"),
                 fileType: probe["file_type"] as? String, garminOK: summary["garmin_fit_sdk_ok"] as? Bool ?? false)

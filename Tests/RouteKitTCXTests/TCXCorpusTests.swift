@@ -3,6 +3,7 @@ import RouteKit
 import RouteKitGPX
 import RouteKitSQLite
 import RouteKitTCX
+import RouteKitTesting
 import Testing
 
 /// `../shared/format-corpus` beside the repository: real TCX files with a plain XML parse's counts
@@ -24,27 +25,18 @@ enum TCXCorpus {
         var name: String { (file as NSString).lastPathComponent }
     }
 
-    static let root: String? = {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let path = repo.deletingLastPathComponent().appendingPathComponent("shared/format-corpus").path
-        return FileManager.default.fileExists(atPath: path + "/index.json") ? path : nil
-    }()
+    static let root: String? = SharedData.formatCorpus
 
     static var available: Bool { root != nil }
 
     static let entries: [Entry] = {
-        guard let root, let data = FileManager.default.contents(atPath: root + "/index.json"),
-            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let files = json["files"] as? [[String: Any]]
-        else { return [] }
-        return files.compactMap { f in
-            guard let name = f["file"] as? String, f["format"] as? String == "tcx" else { return nil }
+        SharedData.formatCorpusEntries(format: "tcx").compactMap { f in
+            guard let name = f["file"] as? String else { return nil }
             let summary = f["summary"] as? [String: Any] ?? [:]
             let probe = f["probe"] as? [String: Any] ?? [:]
             func int(_ key: String) -> Int { probe[key] as? Int ?? 0 }
             return Entry(
-                file: root + "/" + name, ok: summary["ok"] as? Bool ?? false, trackpoints: int("trackpoints"),
+                file: name, ok: summary["ok"] as? Bool ?? false, trackpoints: int("trackpoints"),
                 withPosition: int("trackpoints_with_position"), heartRate: int("trackpoints_heart_rate"),
                 laps: int("laps"), tracks: int("tracks"), courses: int("courses"),
                 activities: summary["activities"] as? Int ?? 0,
