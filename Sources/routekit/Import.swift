@@ -85,10 +85,17 @@ struct Import: AsyncParsableCommand {
                 + "committed and the server's synchronous_commit decides.", valueName: "process|power"))
     var durability: SQLiteStore.Durability = .processCrash
 
+    @Option(
+        help: ArgumentHelp(
+            "Inputs imported in parallel (each file or archive by one worker; the store takes one write at a time). "
+                + "Results are printed in input order, the same as with --jobs 1.", valueName: "N"))
+    var jobs: Int = 1
+
     @Flag(help: "No progress bar, even on a terminal.")
     var noProgress = false
 
     func validate() throws {
+        if jobs < 1 || jobs > 64 { throw ValidationError("--jobs must be 1 to 64.") }
         if paths.isEmpty { throw ValidationError("Give at least one GPX, FIT or TCX file, or a folder.") }
     }
 
@@ -161,12 +168,11 @@ struct Import: AsyncParsableCommand {
         let source: Source
         do {
             source = try sourceOption.resolved()
-            store = try await storeOptions.open(durability: durability)
+            store = try await storeOptions.open(durability: durability, connections: max(4, jobs + 1))
         } catch {
             printError("error: \(error)")
             throw exitInputFailed
         }
-        let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
         let sizes = files.map { f -> Int in
             InputFile.status(of: f)?.size ?? 0
         }
@@ -183,46 +189,83 @@ struct Import: AsyncParsableCommand {
             printError(
                 "warning: no .gpx, .fit, .tcx, .zip (or .gz) file found under \(paths.joined(separator: ", "))")
         }
-        for (n, file) in files.enumerated() {
-            let base = doneBytes
-            let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
-            await importer.importPath(file, progress: { read in progress.update(base + read, label: label) }) {
-                result in
-                inputs += 1
-                counts[result.status, default: 0] += 1
-                for t in result.tracks where !t.unchanged {
-                    locations += t.locations
-                    if t.route != nil { newRoutes += 1 }
-                }
-                if let e = result.error { failed.append((result.file, e)) }
-                progress.clear()
-                if json {
-                    printJSONLine(
-                        FileJSON(
-                            file: result.file, status: result.status.rawValue,
-                            routes: result.tracks.map {
-                                .init(
-                                    workout: $0.workout.uuidString.lowercased(),
-                                    route: $0.route?.uuidString.lowercased(), locations: $0.locations)
-                            },
-                            waypoints: result.waypoints, warnings: result.warnings,
-                            error: result.error.map(JSONError.init)))
-                } else {
-                    let routes = result.tracks.filter { $0.route != nil }.count
-                    let points = result.tracks.reduce(0) { $0 + $1.locations }
-                    var line =
-                        "\(column(result.status.rawValue, 9)) \(result.file): \(routes) route(s), \(points) location(s)"
-                    if let r = result.tracks.compactMap(\.resumedFrom).first {
-                        line += " (resumed after \(r) acknowledged)"
-                    }
-                    print(line)
-                    for w in result.warnings { print("          warning: \(w)") }
-                    if let e = result.error { print("          error: \(e)") }
-                }
-                progress.update(base, label: label)
+        func report(_ result: GPXImportResult) {
+            inputs += 1
+            counts[result.status, default: 0] += 1
+            for t in result.tracks where !t.unchanged {
+                locations += t.locations
+                if t.route != nil { newRoutes += 1 }
             }
-            doneBytes += sizes[n]
-            progress.update(doneBytes, label: label)
+            if let e = result.error { failed.append((result.file, e)) }
+            progress.clear()
+            if json {
+                printJSONLine(
+                    FileJSON(
+                        file: result.file, status: result.status.rawValue,
+                        routes: result.tracks.map {
+                            .init(
+                                workout: $0.workout.uuidString.lowercased(),
+                                route: $0.route?.uuidString.lowercased(), locations: $0.locations)
+                        },
+                        waypoints: result.waypoints, warnings: result.warnings,
+                        error: result.error.map(JSONError.init)))
+            } else {
+                let routes = result.tracks.filter { $0.route != nil }.count
+                let points = result.tracks.reduce(0) { $0 + $1.locations }
+                var line =
+                    "\(column(result.status.rawValue, 9)) \(result.file): \(routes) route(s), \(points) location(s)"
+                if let r = result.tracks.compactMap(\.resumedFrom).first {
+                    line += " (resumed after \(r) acknowledged)"
+                }
+                print(line)
+                for w in result.warnings { print("          warning: \(w)") }
+                if let e = result.error { print("          error: \(e)") }
+            }
+        }
+        if jobs == 1 || files.count < 2 {
+            let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            for (n, file) in files.enumerated() {
+                let base = doneBytes
+                let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
+                await importer.importPath(file, progress: { read in progress.update(base + read, label: label) }) {
+                    result in
+                    report(result)
+                    progress.update(base, label: label)
+                }
+                doneBytes += sizes[n]
+                progress.update(doneBytes, label: label)
+            }
+        } else {
+            // Each worker imports whole inputs with an importer of its own; results wait for their turn so that
+            // the output is in input order.
+            let options = readingOptions.readOptions
+            await withTaskGroup(of: (Int, [GPXImportResult]).self) { group in
+                var next = 0
+                func start() {
+                    let n = next
+                    let file = files[n]
+                    next += 1
+                    group.addTask {
+                        let importer = RouteImporter(store: store, source: source, readOptions: options)
+                        var results: [GPXImportResult] = []
+                        await importer.importPath(file) { results.append($0) }
+                        return (n, results)
+                    }
+                }
+                while next < min(jobs, files.count) { start() }
+                var waiting: [Int: [GPXImportResult]] = [:]
+                var printed = 0
+                while let (n, results) = await group.next() {
+                    waiting[n] = results
+                    while let ready = waiting.removeValue(forKey: printed) {
+                        ready.forEach(report)
+                        doneBytes += sizes[printed]
+                        printed += 1
+                        progress.update(doneBytes, label: "\(printed)/\(files.count)")
+                    }
+                    if next < files.count { start() }
+                }
+            }
         }
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
