@@ -629,9 +629,38 @@ package final class TrackImport {
                 return
             }
         }
-        builder = try await RouteBuilder(
-            store: store, source: importer.source, order: .insertion,
-            origin: BuilderOrigin(kind: originKind, key: key, label: label))
+        // Nothing pending: the batches wait in memory until the track proves long or new (see deferredLimit).
+        headKey = key
+        deferring = true
+    }
+
+    /// Batches are held in memory, not written, until the track has this many locations: a track that is already
+    /// stored (known only at its end, from the content hash) then costs no writes at all, and a new one is written
+    /// in fewer transactions. A longer track is written batch by batch from there on, and resumes after a crash.
+    package static let deferredLimit = 8 * RouteBuilder.chunkSize
+
+    /// The head key of a track whose builder is not created yet.
+    var headKey = ""
+    /// Whether batches are being held back (no builder yet).
+    var deferring = false
+    /// The batches held back, with their checkpoints.
+    var deferred:
+        [(locations: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, checkpoint: String)] =
+            []
+    var deferredCount = 0
+
+    /// Creates the builder and writes the batches held back.
+    func startDeferredBuilder() async throws {
+        let builder = try await RouteBuilder(
+            store: importer.store, source: importer.source, order: .insertion,
+            origin: BuilderOrigin(kind: originKind, key: headKey, label: label))
+        self.builder = builder
+        deferring = false
+        for d in deferred {
+            try await builder.insert(d.locations, related: d.related, checkpoint: d.checkpoint, extras: d.extras)
+        }
+        deferred = []
+        deferredCount = 0
     }
 
     /// Resumes a pending builder; if another process is still using it (or just finished it), the track is
@@ -662,7 +691,7 @@ package final class TrackImport {
 
     package func flush() async throws {
         if !headResolved { try await resolveHead() }
-        guard !scan.buffer.isEmpty || scan.hasPendingSeries, let builder else { return }
+        guard !scan.buffer.isEmpty || scan.hasPendingSeries, deferring || builder != nil else { return }
         let checkpoint = scan.hasher.state
         let (locations, related, extras) = scan.take()
         var extrasBytes: [UInt8]?
@@ -671,7 +700,13 @@ package final class TrackImport {
             encoder.outputFormatting = .sortedKeys
             extrasBytes = Array(try encoder.encode(extras))
         }
-        try await builder.insert(locations, related: related, checkpoint: checkpoint, extras: extrasBytes)
+        if deferring {
+            deferred.append((locations, related, extrasBytes, checkpoint))
+            deferredCount += locations.count
+            if deferredCount >= Self.deferredLimit { try await startDeferredBuilder() }
+            return
+        }
+        try await builder?.insert(locations, related: related, checkpoint: checkpoint, extras: extrasBytes)
     }
 
     package struct Done {
@@ -746,6 +781,7 @@ package final class TrackImport {
                 newWorkout = false
             }
         }
+        if deferring && count > 0 { try await startDeferredBuilder() }
         guard let builder, count > 0 else {
             if let builder { try await builder.discard() }
             if newWorkout && count == 0 {

@@ -191,6 +191,28 @@ struct ImportTests {
         #expect(third.status == .unchanged)
     }
 
+    @Test("a short track already stored costs no write to import again; a long one writes from the deferred limit")
+    func unchangedWritesNothing() async throws {
+        let dir = try temporaryDirectory()
+        let short = dir + "/short.gpx"
+        let long = dir + "/long.gpx"
+        try syntheticGPX(count: TrackImport.deferredLimit - 1).write(toFile: short, atomically: true, encoding: .utf8)
+        try syntheticGPX(count: TrackImport.deferredLimit + 2000, name: "long").write(
+            toFile: long, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        #expect(await GPXImporter(store: store).importFile(short).status == .imported)
+        #expect(await GPXImporter(store: store).importFile(long).status == .imported)
+        // A store whose every write to a builder fails: the short track is found stored before anything is written.
+        let noWrites = FaultInjectingStore(store, failingAppend: 1)
+        let again = await GPXImporter(store: noWrites).importFile(short)
+        #expect(again.status == .unchanged)
+        #expect(again.error == nil)
+        // The long track writes its batches (durable, resumable) before its end says it is stored.
+        let longAgain = await GPXImporter(store: noWrites).importFile(long)
+        #expect(longAgain.status == .failed)
+        #expect(longAgain.error?.code == .storage)
+    }
+
     @Test("a pending builder whose content differs is left alone, and the track is built anew")
     func resumeMismatch() async throws {
         let dir = try temporaryDirectory()
