@@ -45,9 +45,11 @@ struct Import: AsyncParsableCommand {
             with activities.csv at its root is imported as a Strava export.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
-            (under any file name or formatting) creates nothing and reports it `unchanged`. Locations are \
-            durable batch by batch: if an import is killed, running it again picks up the track where the \
-            last acknowledged batch left it (see `routekit builders`).
+            (under any file name or formatting) creates nothing and reports it `unchanged` without writing \
+            anything. A track's first 8,192 locations are held in memory and written when it ends (a killed import \
+            reads such a track again); from there on locations are durable batch by batch: if an import is killed, \
+            running it again picks up the track where the last acknowledged batch left it (see `routekit \
+            builders`).
 
             A failed file does not stop the others: they are reported at the end, and the exit code is 1.
 
