@@ -18,6 +18,11 @@ public final class RouteImporter {
     public let source: Source
     /// The limits for archives.
     public var archiveLimits = ArchiveLimits()
+    /// How many entries of one archive or export are imported at once (each by an importer of its own; entries
+    /// are read from the archive one at a time, results handed over in entry order).
+    public var jobs = 1
+    /// How GPX is read.
+    public let readOptions: GPXReadOptions
     private let gpx: GPXImporter
     private let fit: FITImporter
     private let tcx: TCXImporter
@@ -27,6 +32,7 @@ public final class RouteImporter {
     {
         self.store = store
         self.source = source
+        self.readOptions = readOptions
         self.gpx = GPXImporter(store: store, source: source, readOptions: readOptions)
         self.fit = FITImporter(store: store, source: source)
         self.tcx = TCXImporter(store: store, source: source)
@@ -125,38 +131,33 @@ public final class RouteImporter {
             return
         }
         var skipped = 0
-        for path in archive.paths {
-            if Self.skippable(path) {
-                skipped += 1
-                continue
-            }
+        let paths = archive.paths.filter { path in
+            if Self.skippable(path) { skipped += 1 }
+            return !Self.skippable(path)
+        }
+        await inOrder(paths.count, each: each) { n in
+            let path = paths[n]
             let name = "\(archive.name)!\(path)"
             let bytes: [UInt8]
-            do {
+            do throws(RouteKitError) {
                 bytes = try archive.contents(of: path)
             } catch {
-                each(GPXImportResult(file: name, status: .failed, error: error))
-                continue
+                return .done([GPXImportResult(file: name, status: .failed, error: error)])
             }
-            if ZipArchive.isZip(bytes.prefix(4)) {
-                guard depth == 0 else {
-                    each(
-                        GPXImportResult(
-                            file: name, status: .failed,
-                            error: RouteKitError(
-                                .compression, "an archive inside an archive inside an archive is not read", file: name))
-                    )
-                    continue
-                }
-                do {
-                    let inner = try ZipArchive(bytes: bytes, name: name, limits: archiveLimits)
-                    await importArchive(inner, depth: depth + 1, each: each)
-                } catch {
-                    each(GPXImportResult(file: name, status: .failed, error: error))
-                }
-                continue
+            guard ZipArchive.isZip(bytes.prefix(4)) else { return .entry(bytes, name: name, overrides: nil, note: nil) }
+            guard depth == 0 else {
+                let e = RouteKitError(
+                    .compression, "an archive inside an archive inside an archive is not read", file: name)
+                return .done([GPXImportResult(file: name, status: .failed, error: e)])
             }
-            each(await importBytes(bytes, name: name))
+            var results: [GPXImportResult] = []
+            do throws(RouteKitError) {
+                let inner = try ZipArchive(bytes: bytes, name: name, limits: archiveLimits)
+                await importArchive(inner, depth: depth + 1) { results.append($0) }
+            } catch {
+                results.append(GPXImportResult(file: name, status: .failed, error: error))
+            }
+            return .done(results)
         }
         if skipped > 0 {
             each(
@@ -166,6 +167,76 @@ public final class RouteImporter {
                         "\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT, TCX or archives skipped"
                     ]
                 ))
+        }
+    }
+}
+
+/// One unit of an archive's or export's work, prepared in order on the calling task.
+enum Work: Sendable {
+    /// Bytes to import (told by content), with the workout values of an export's index and a warning to add.
+    case entry([UInt8], name: String, overrides: WorkoutOverrides?, note: String?)
+    /// A planned route (Strava's `routes/`).
+    case plannedRoute([UInt8], name: String)
+    /// Already done (an error, a manual activity, a nested archive).
+    case done([GPXImportResult])
+}
+
+extension RouteImporter {
+    /// Prepares items 0..<count one at a time, in order (`prepare` reads the archive, which is not shared), and
+    /// imports up to ``jobs`` of them at once, each with an importer of its own; `each` gets the results in item
+    /// order, whatever order they finish in.
+    func inOrder(_ count: Int, each: (GPXImportResult) -> Void, prepare: (Int) async -> Work) async {
+        if jobs <= 1 {
+            for n in 0..<count { await run(await prepare(n)).forEach(each) }
+            return
+        }
+        let store = self.store
+        let source = self.source
+        let options = self.readOptions
+        let limits = self.archiveLimits
+        await withTaskGroup(of: (Int, [GPXImportResult]).self) { group in
+            var next = 0
+            var waiting: [Int: [GPXImportResult]] = [:]
+            var handed = 0
+            func hand(_ n: Int, _ results: [GPXImportResult]) {
+                waiting[n] = results
+                while let ready = waiting.removeValue(forKey: handed) {
+                    ready.forEach(each)
+                    handed += 1
+                }
+            }
+            while next < count || handed < count {
+                var running = next - handed - waiting.count
+                while next < count && running < jobs {
+                    let n = next
+                    next += 1
+                    let work = await prepare(n)
+                    if case .done(let results) = work {
+                        hand(n, results)
+                        continue
+                    }
+                    running += 1
+                    group.addTask {
+                        let worker = RouteImporter(store: store, source: source, readOptions: options)
+                        worker.archiveLimits = limits
+                        return (n, await worker.run(work))
+                    }
+                }
+                guard let (n, results) = await group.next() else { break }
+                hand(n, results)
+            }
+        }
+    }
+
+    /// Does one unit of work.
+    func run(_ work: Work) async -> [GPXImportResult] {
+        switch work {
+        case .entry(let bytes, let name, let overrides, let note):
+            var result = await importBytes(bytes, name: name, overrides: overrides)
+            if let note { result.warnings.append(note) }
+            return [result]
+        case .plannedRoute(let bytes, let name): return [await importPlannedRoute(bytes, name: name)]
+        case .done(let results): return results
         }
     }
 }

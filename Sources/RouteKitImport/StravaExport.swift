@@ -3,6 +3,13 @@ import Foundation
 public import RouteKit
 import RouteKitGPX
 
+/// What a Strava export's import goes through, in order: the index's rows, files no row names, planned routes.
+enum StravaItem {
+    case row(StravaActivity)
+    case unnamed(String)
+    case route(String)
+}
+
 /// One row of a Strava bulk export's `activities.csv`.
 public struct StravaActivity: Sendable, Hashable {
     /// `Activity ID` (not the number in `Filename`).
@@ -145,41 +152,44 @@ extension RouteImporter {
             each(GPXImportResult(file: indexName, status: .failed, error: error))
             return
         }
-        var named = Set<String>()
-        for row in rows {
-            guard let filename = row.filename else {
-                each(await importManual(row, label: "\(indexName)#\(row.id)"))
-                continue
-            }
-            named.insert(filename)
-            let label = files.label(filename)
-            guard files.contains(filename) else {
-                each(
-                    GPXImportResult(
-                        file: label, status: .failed,
-                        error: RouteKitError(.notFound, "activity \(row.id)'s file is not in the export", file: label)))
-                continue
-            }
-            do {
-                each(await importBytes(try files.contents(of: filename), name: label, overrides: row.overrides))
-            } catch {
-                each(GPXImportResult(file: label, status: .failed, error: error))
-            }
-        }
-        for path in files.files(in: "activities") where !named.contains(path) && !Self.skippable(path) {
-            do {
-                var r = await importBytes(try files.contents(of: path), name: files.label(path))
-                r.warnings.append("activities.csv has no row for this file: imported without its name and type")
-                each(r)
-            } catch {
-                each(GPXImportResult(file: files.label(path), status: .failed, error: error))
-            }
-        }
-        for path in files.files(in: "routes") where path.lowercased().hasSuffix(".gpx") {
-            do {
-                each(await importPlannedRoute(try files.contents(of: path), name: files.label(path)))
-            } catch {
-                each(GPXImportResult(file: files.label(path), status: .failed, error: error))
+        let named = Set(rows.compactMap(\.filename))
+        let items =
+            rows.map(StravaItem.row)
+            + files.files(in: "activities").filter { !named.contains($0) && !Self.skippable($0) }.map(
+                StravaItem.unnamed)
+            + files.files(in: "routes").filter { $0.lowercased().hasSuffix(".gpx") }.map(StravaItem.route)
+        await inOrder(items.count, each: each) { n in
+            func read(_ path: String) throws(RouteKitError) -> [UInt8] { try files.contents(of: path) }
+            switch items[n] {
+            case .row(let row):
+                guard let filename = row.filename else {
+                    return .done([await importManual(row, label: "\(indexName)#\(row.id)")])
+                }
+                let label = files.label(filename)
+                guard files.contains(filename) else {
+                    let e = RouteKitError(.notFound, "activity \(row.id)'s file is not in the export", file: label)
+                    return .done([GPXImportResult(file: label, status: .failed, error: e)])
+                }
+                do throws(RouteKitError) {
+                    return .entry(try read(filename), name: label, overrides: row.overrides, note: nil)
+                } catch {
+                    return .done([GPXImportResult(file: label, status: .failed, error: error)])
+                }
+            case .unnamed(let path):
+                // No row names it: imported as it is (the result says so).
+                do throws(RouteKitError) {
+                    return .entry(
+                        try read(path), name: files.label(path), overrides: nil,
+                        note: "activities.csv has no row for this file: imported without its name and type")
+                } catch {
+                    return .done([GPXImportResult(file: files.label(path), status: .failed, error: error)])
+                }
+            case .route(let path):
+                do throws(RouteKitError) {
+                    return .plannedRoute(try read(path), name: files.label(path))
+                } catch {
+                    return .done([GPXImportResult(file: files.label(path), status: .failed, error: error)])
+                }
             }
         }
     }

@@ -89,8 +89,9 @@ struct Import: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Inputs imported in parallel (each file or archive by one worker; the store takes one write at a time). "
-                + "Results are printed in input order, the same as with --jobs 1.", valueName: "N"))
+            "Inputs imported in parallel (each file or archive by one worker; a single archive or export has its "
+                + "entries imported in parallel instead; the store takes one write at a time). Results are printed in "
+                + "input order, the same as with --jobs 1.", valueName: "N"))
     var jobs: Int = 1
 
     @Flag(help: "No progress bar, even on a terminal.")
@@ -226,6 +227,8 @@ struct Import: AsyncParsableCommand {
         }
         if jobs == 1 || files.count < 2 {
             let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            // One input (an archive, an export): its entries are what runs in parallel.
+            importer.jobs = jobs
             for (n, file) in files.enumerated() {
                 let base = doneBytes
                 let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"

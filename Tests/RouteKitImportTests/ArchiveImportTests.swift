@@ -140,6 +140,33 @@ struct ArchiveImportTests {
         #expect(again.count == results.count)
     }
 
+    @Test("entries imported two at a time give the same results in the same order", arguments: [2, 3])
+    func parallelEntries(jobs: Int) async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/export.zip"
+        var entries = try stravaEntries(prefix: "")
+        // More activities than workers, so that they finish out of order.
+        var csv = stravaCSV
+        for i in 0..<8 {
+            csv += "\(300 + i),\"May 5, 2024, 6:00:00 AM\",R\(i),Run,,19,0.2,,,false,,,activities/x\(i).gpx,,,19,19,200,1\n"
+            entries.append(("activities/x\(i).gpx", Array(gpxText(name: "x\(i)", points: 10 + i * 5, hour: 8).utf8)))
+        }
+        entries[0] = ("activities.csv", Array(csv.utf8))
+        try Zip.make(zip, entries)
+        func summary(_ results: [GPXImportResult]) -> [String] {
+            results.map { "\($0.file) \($0.status) \($0.tracks.map(\.locations)) \($0.warnings)" }
+        }
+        let one = await run(RouteImporter(store: try store()), zip)
+        let parallel = RouteImporter(store: try store())
+        parallel.jobs = jobs
+        let many = await run(parallel, zip)
+        #expect(one.count == 13)
+        #expect(one.allSatisfy { $0.error == nil })
+        #expect(summary(one) == summary(many))
+        let again = await run(parallel, zip)
+        #expect(again.allSatisfy { $0.status == .unchanged })
+    }
+
     @Test("the same export unpacked into a folder imports the same way")
     func stravaFolder() async throws {
         let dir = try Zip.folder() + "/export_1"
