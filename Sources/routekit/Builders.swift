@@ -1,8 +1,11 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitFIT
 import RouteKitGPX
+import RouteKitImport
 import RouteKitSQLite
+import RouteKitTCX
 
 struct Builders: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -74,10 +77,10 @@ struct Recover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Finish pending route builders after a crash.",
         discussion: """
-            For each pending builder of --source (all of them, or the uuids given): if it came from a GPX \
-            import whose file still exists, the file is imported again, which resumes the builder after its \
-            last acknowledged point; otherwise what it holds is saved as a route with metadata partial=true, \
-            in a new workout.
+            For each pending builder of --source (all of them, or the uuids given): if it came from a GPX, FIT \
+            or TCX import whose file still exists, the file is imported again, which resumes the builder after \
+            its last acknowledged point; otherwise (the file is gone, or it was an archive's entry) what it holds \
+            is saved as a route with metadata partial=true, in a new workout.
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -99,12 +102,17 @@ struct Recover: AsyncParsableCommand {
                 pending = pending.filter { wanted.contains($0.id) }
             }
             var failed = false
-            let importer = GPXImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            // Builders of a file import (GPX, FIT, TCX) are finished by importing the file again; an archive's
+            // entry (`a.zip!b.gpx`) or a file that is gone leaves what the builder holds, saved as partial.
+            let reimportable = [GPXImporter.originKind, FITImporter.originKind, TCXImporter.originKind]
             for b in pending {
-                if b.origin?.kind == GPXImporter.originKind, let file = b.origin?.label,
+                if let kind = b.origin?.kind, reimportable.contains(kind), let file = b.origin?.label,
                     FileManager.default.isReadableFile(atPath: file)
                 {
-                    let r = await importer.importFile(file)
+                    var results: [GPXImportResult] = []
+                    await importer.importPath(file) { results.append($0) }
+                    let r = results.first ?? GPXImportResult(file: file, status: .unchanged)
                     print("\(b.id.uuidString.lowercased()): re-imported \(file): \(r.status.rawValue)")
                     if let e = r.error {
                         printError("error: \(e)")

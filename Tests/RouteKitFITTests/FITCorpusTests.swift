@@ -139,3 +139,29 @@ struct FITCorpusTests {
         #expect(untimedFiles.count <= 1, "\(untimedFiles)")
     }
 }
+
+@Suite("FIT import resumes", .enabled(if: FormatCorpus.available, "../shared/format-corpus is absent"))
+struct FITResumeTests {
+    @Test("an interrupted import of a long FIT file resumes after its acknowledged batches, nothing twice")
+    func resume() async throws {
+        let file = try #require(FormatCorpus.root) + "/muktihari__fit__testdata__big_activity.fit"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-\(UUID().uuidString)")
+        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
+        // The 12th batch write fails: 11 batches (11,264 locations) are acknowledged.
+        let first = await FITImporter(store: FaultInjectingStore(store, failingAppend: 12)).importFile(file)
+        #expect(first.status == .failed)
+        let pending = try await store.pendingBuilders()
+        #expect(pending.count == 1)
+        #expect(pending.first?.origin?.kind == FITImporter.originKind)
+        #expect(pending.first?.progress.locationCount == 11 * 1024)
+        let second = await FITImporter(store: store).importFile(file)
+        #expect(second.status == .imported)
+        #expect(second.tracks.first?.resumedFrom == 11 * 1024)
+        #expect(second.tracks.first?.locations == 99_998)
+        let route = try #require(second.tracks.first?.route)
+        var stored = 0
+        for try await batch in store.locations(of: route) { stored += batch.locations.count }
+        #expect(stored == 99_998)
+        #expect(try await store.pendingBuilders().isEmpty)
+    }
+}
