@@ -287,36 +287,3 @@ struct Import: AsyncParsableCommand {
         }
     }
 }
-
-/// A one-line progress bar on standard error (only on a terminal).
-final class ProgressBar: @unchecked Sendable {
-    let enabled: Bool
-    let total: Int
-    private var lastDraw = Date.distantPast
-    private var shown = false
-
-    init(enabled: Bool, total: Int) {
-        self.enabled = enabled
-        self.total = total
-    }
-
-    func update(_ done: Int, label: String) {
-        guard enabled else { return }
-        let now = Date()
-        guard now.timeIntervalSince(lastDraw) > 0.1 else { return }
-        lastDraw = now
-        let fraction = min(1, Double(done) / Double(total))
-        let width = 30
-        let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        printErrorRaw("\r[\(bar)] \(String(format: "%3.0f", fraction * 100))% \(column(label, 40))")
-        shown = true
-    }
-
-    func clear() {
-        guard enabled, shown else { return }
-        printErrorRaw("\r" + String(repeating: " ", count: 80) + "\r")
-        shown = false
-        lastDraw = .distantPast
-    }
-}

@@ -298,7 +298,7 @@ struct Smooth: AsyncParsableCommand {
             throw exitInputFailed
         }
         let batch = Batch(ids)
-        let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count))
+        let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count), unit: .items("routes"))
         let started = Date()
         let leaseSeconds = leaseSeconds
         let json = json
