@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: demo test test-postgres deps build release lint format fuzz bench clean
+.PHONY: demo test test-postgres test-tsan deps build release lint format fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -28,6 +28,10 @@ test: deps
 ## The PostgreSQL suites (built with --traits Postgres), against $$ROUTEKIT_TEST_POSTGRES or a throwaway cluster.
 test-postgres: deps
 	SWIFT=$(SWIFT) scripts/test-postgres.sh
+
+## The store, feed, pipeline, import and CLI suites under the thread sanitizer (a separate build in .build-tsan).
+test-tsan: deps
+	SWIFT=$(SWIFT) scripts/test-tsan.sh
 
 build: deps
 	$(SWIFT) build
