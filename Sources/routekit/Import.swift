@@ -109,14 +109,23 @@ struct Import: AsyncParsableCommand {
                 out.append(path)
                 continue
             }
-            // A folder that is a Strava bulk export is imported as one, through its activities.csv.
-            if RouteImporter.kind(of: path) == .stravaFolder {
+            // A folder that is a Strava bulk export is imported as one, through its activities.csv; an Apple Health
+            // export folder through its export.xml.
+            if let kind = RouteImporter.kind(of: path), kind == .stravaFolder || kind == .healthFolder {
                 out.append(path)
                 continue
             }
             var found: [String] = []
             if let e = fm.enumerator(atPath: path) {
                 while let item = e.nextObject() as? String {
+                    // An Apple Health export inside the folder is imported as one, not file by file.
+                    if e.fileAttributes?[.type] as? FileAttributeType == .typeDirectory,
+                        RouteImporter.kind(of: (path as NSString).appendingPathComponent(item)) == .healthFolder
+                    {
+                        found.append((path as NSString).appendingPathComponent(item))
+                        e.skipDescendants()
+                        continue
+                    }
                     let lower = item.lowercased()
                     if [".gpx", ".gpx.gz", ".fit", ".fit.gz", ".tcx", ".tcx.gz", ".zip"].contains(where: {
                         lower.hasSuffix($0)
@@ -174,7 +183,9 @@ struct Import: AsyncParsableCommand {
             throw exitInputFailed
         }
         let sizes = files.map { f -> Int in
-            InputFile.status(of: f)?.size ?? 0
+            guard let status = InputFile.status(of: f) else { return 0 }
+            // An export folder (Apple Health): its export.xml is what is read.
+            return status.isDirectory ? InputFile.status(of: f + "/export.xml")?.size ?? 0 : status.size
         }
         let totalBytes = max(1, sizes.reduce(0, +))
         let progress = ProgressBar(enabled: stderrIsTerminal && !noProgress, total: totalBytes)
