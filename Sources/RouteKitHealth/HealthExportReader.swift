@@ -112,6 +112,7 @@ enum HealthExportReader {
                 }
                 continue
             }
+            if depth == 1 && out.rootName == nil { out.rootName = s.name }
             guard let w = workout else {
                 if depth > 2 { continue }
                 if s.isNamed("Record") {
@@ -126,8 +127,6 @@ enum HealthExportReader {
                     readWorkout(s, into: w)
                     workout = w
                     workoutDepth = depth
-                } else if depth == 1 && out.rootName == nil {
-                    out.rootName = s.name
                 } else if s.isNamed("ExportDate") {
                     out.exportDate = s.attribute("value")
                 } else if depth <= 2 && !s.isNamed("HealthData") {

@@ -84,6 +84,8 @@ public struct HealthImportSummary: Sendable, Hashable {
     public var unmatchedEffortScores = 0
     /// Top-level `Record` elements.
     public var records = 0
+    /// Top-level records that became neither series samples nor effort scores.
+    public var recordsNotImported = 0
     /// Top-level records by type.
     public var recordTypes: [String: Int] = [:]
     /// Other top-level elements by name (`ActivitySummary`, `Correlation`…): not imported.
@@ -194,6 +196,8 @@ public final class HealthImporter {
         summary.seriesSamples = matched.matched
         summary.seriesInOtherUnits = matched.otherUnit
         summary.unmatchedEffortScores = Self.matchEfforts(first.efforts, to: first.workouts)
+        summary.recordsNotImported =
+            summary.records - summary.seriesSamples - (first.efforts.count - summary.unmatchedEffortScores)
         for w in first.workouts {
             each(await importWorkout(w, files: files, summary: &summary))
         }
@@ -231,11 +235,13 @@ public final class HealthImporter {
         -> GPXImportResult
     {
         var warnings: [String] = []
-        let notImported = summary.records - summary.seriesSamples
+        let topLevelEfforts = first.efforts.count - summary.unmatchedEffortScores
+        let notImported = summary.recordsNotImported
         if summary.records > 0 {
             let top = first.recordTypes.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5)
             warnings.append(
                 "\(summary.records) record(s): \(summary.seriesSamples) became series samples of workouts, "
+                    + (topLevelEfforts > 0 ? "\(topLevelEfforts) effort scores of workouts, " : "")
                     + "\(notImported) not imported (most: "
                     + top.map { "\($0.key.replacingOccurrences(of: "HKQuantityTypeIdentifier", with: "")) \($0.value)" }
                     .joined(separator: ", ") + ")")
@@ -278,9 +284,14 @@ public final class HealthImporter {
         var metadata = w.metadata
         if !w.statistics.isEmpty { metadata["healthStatistics"] = .string(HealthNames.json(w.statistics)) }
         if !w.activities.isEmpty { metadata["healthActivities"] = .string(HealthNames.json(w.activities)) }
-        let workout = Workout(
-            activityType: HealthNames.activityType(w.activityType), start: w.start, end: w.end, source: source,
-            sync: SyncIdentity(identifier: w.syncIdentifier, version: 1), events: w.events, metadata: metadata)
+        let source = self.source
+        let sync = SyncIdentity(identifier: w.syncIdentifier, version: 1)
+        // A new uuid each time: a workout with several routes is saved once, and found by its sync identity after.
+        let makeWorkout: (SyncIdentity) -> Workout = { _ in
+            Workout(
+                activityType: HealthNames.activityType(w.activityType), start: w.start, end: w.end, source: source,
+                sync: sync, events: w.events, metadata: metadata)
+        }
         if !w.otherChildren.isEmpty {
             result.warnings.append(
                 "not imported from the workout: "
@@ -297,7 +308,7 @@ public final class HealthImporter {
                 let track = TrackImport(
                     importer: gpx, label: label + (routes.count > 1 ? "#route\(n + 1)" : ""), info: GPXPathInfo(),
                     creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "health-",
-                    makeWorkout: { _ in workout })
+                    makeWorkout: makeWorkout)
                 track.combineIdentity([
                     w.start.map { Double($0.instant.seconds) }, w.end.map { Double($0.instant.seconds) },
                 ])
@@ -332,13 +343,13 @@ public final class HealthImporter {
                 let done = try await track.finish(info: GPXPathInfo())
                 result.tracks.append(done.track)
                 result.warnings += done.warnings
+                if n == 0 && isNew { summary.newWorkouts += 1 }
                 if done.track.route != nil {
                     summary.routes += 1
                     summary.locations += done.track.locations
                     if !done.track.unchanged { summary.newRoutes += 1 }
                 }
             }
-            if isNew { summary.newWorkouts += 1 }
             if let id = result.tracks.first?.workout {
                 try await relateEfforts(w.efforts, to: id, summary: &summary)
             }
