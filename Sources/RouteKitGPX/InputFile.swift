@@ -61,7 +61,9 @@ public enum InputFile {
             if head[i] == UInt8(ascii: "<") {
                 if head[i..<(i + marker.count)].elementsEqual(marker) { return true }
                 // An element before the doctype: not a Health export header.
-                if i + 1 < head.count, head[i + 1] != UInt8(ascii: "?"), head[i + 1] != UInt8(ascii: "!") { return false }
+                if i + 1 < head.count, head[i + 1] != UInt8(ascii: "?"), head[i + 1] != UInt8(ascii: "!") {
+                    return false
+                }
             }
             i += 1
         }

@@ -267,7 +267,9 @@ enum HealthExportReader {
         // By source, in start order.
         var bySource: [String: [HealthWorkout]] = [:]
         for w in workouts where w.start != nil && w.end != nil { bySource[w.sourceName, default: []].append(w) }
-        for k in bySource.keys { bySource[k]?.sort { ($0.start?.instant ?? .init(seconds: 0)) < ($1.start?.instant ?? .init(seconds: 0)) } }
+        for k in bySource.keys {
+            bySource[k]?.sort { ($0.start?.instant ?? .init(seconds: 0)) < ($1.start?.instant ?? .init(seconds: 0)) }
+        }
         var typeBytes: [UInt8] = []
         var kind = RecordKind.other
         var sourceBytes: [UInt8] = []

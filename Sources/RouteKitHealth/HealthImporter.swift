@@ -295,7 +295,8 @@ public final class HealthImporter {
         if !w.otherChildren.isEmpty {
             result.warnings.append(
                 "not imported from the workout: "
-                    + w.otherChildren.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                    + w.otherChildren.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            )
         }
         let gpx = GPXImporter(store: store, source: source)
         let routes: [HealthRoute?] = w.routes.isEmpty ? [nil] : w.routes
@@ -333,9 +334,12 @@ public final class HealthImporter {
                     for (type, sample) in samples {
                         var values = GPXPointValues()
                         switch type {
-                        case .heartRate: values = GPXPointValues(heartRate: sample.value, cadence: nil, temperature: nil, power: nil)
-                        case .cadence: values = GPXPointValues(heartRate: nil, cadence: sample.value, temperature: nil, power: nil)
-                        default: values = GPXPointValues(heartRate: nil, cadence: nil, temperature: nil, power: sample.value)
+                        case .heartRate:
+                            values = GPXPointValues(heartRate: sample.value, cadence: nil, temperature: nil, power: nil)
+                        case .cadence:
+                            values = GPXPointValues(heartRate: nil, cadence: sample.value, temperature: nil, power: nil)
+                        default:
+                            values = GPXPointValues(heartRate: nil, cadence: nil, temperature: nil, power: sample.value)
                         }
                         track.addSeriesOnly(sample.timestamp, values)
                     }
@@ -410,7 +414,8 @@ public final class HealthImporter {
                     && abs($0.created.timeIntervalSince(created)) < 1
             }
             if known { continue }
-            let score = try EffortScore(workoutID: workout, source: source, score: v, isManual: e.manual, created: created)
+            let score = try EffortScore(
+                workoutID: workout, source: source, score: v, isManual: e.manual, created: created)
             try await store.relateEffort(score)
             existing.append(score)
             summary.newEffortScores += 1

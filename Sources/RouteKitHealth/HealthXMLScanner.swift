@@ -116,7 +116,8 @@ public final class HealthXMLScanner {
                 capacity *= 2
             }
         }
-        let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: buffer + end, count: min(chunkSize, capacity - end)))
+        let n = try stream.read(
+            into: UnsafeMutableRawBufferPointer(start: buffer + end, count: min(chunkSize, capacity - end)))
         if n == 0 {
             eof = true
             return false
@@ -412,7 +413,8 @@ public final class HealthXMLScanner {
                 i += 1
             }
             guard i < gt else { throw error("an attribute value is not closed", at: vs) }
-            attributes.append(Attribute(nameStart: ns, nameEnd: ne, valueStart: vs, valueEnd: i, hasReference: reference))
+            attributes.append(
+                Attribute(nameStart: ns, nameEnd: ne, valueStart: vs, valueEnd: i, hasReference: reference))
             i += 1
         }
         pos = gt + 1
@@ -503,7 +505,9 @@ public final class HealthXMLScanner {
     // MARK: The current tag
 
     /// The current tag's name.
-    public var name: String { String(decoding: UnsafeBufferPointer(start: buffer + nameStart, count: nameEnd - nameStart), as: UTF8.self) }
+    public var name: String {
+        String(decoding: UnsafeBufferPointer(start: buffer + nameStart, count: nameEnd - nameStart), as: UTF8.self)
+    }
 
     /// Whether the current tag's name is `s`.
     public func isNamed(_ s: StaticString) -> Bool {
@@ -558,7 +562,9 @@ public final class HealthXMLScanner {
     public var allAttributes: [(name: String, value: String)] {
         attributes.map { a in
             (
-                String(decoding: UnsafeBufferPointer(start: buffer + a.nameStart, count: a.nameEnd - a.nameStart), as: UTF8.self),
+                String(
+                    decoding: UnsafeBufferPointer(start: buffer + a.nameStart, count: a.nameEnd - a.nameStart),
+                    as: UTF8.self),
                 decoded(a)
             )
         }

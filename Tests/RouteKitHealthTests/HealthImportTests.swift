@@ -140,7 +140,8 @@ struct HealthCorpusTests {
         #expect(summary.error == nil)
         #expect(summary.workouts == 1 && summary.locations == points && points > 3000)
         #expect(results.last?.warnings.contains { $0.contains("fragment") } == true)
-        let route = try #require(try await store.routes(matching: RouteFilter(syncIdentifier: "780F3459-98BD-4072-8B66-966DED96E58C")).first)
+        let route = try #require(
+            try await store.routes(matching: RouteFilter(syncIdentifier: "780F3459-98BD-4072-8B66-966DED96E58C")).first)
         #expect(route.sync.version == 2)
         let workout = try #require(try await store.workout(id: route.workoutID))
         #expect(workout.events.filter { $0.kind == .segment }.count == 15)
@@ -278,7 +279,8 @@ struct GeneratedExportTests {
              </Workout>
             """
         }
-        try ("<HealthData locale=\"en_US\">\n" + workout(1, "/../../../etc/passwd") + workout(2, "/workout-routes/gone.gpx")
+        try
+            ("<HealthData locale=\"en_US\">\n" + workout(1, "/../../../etc/passwd") + workout(2, "/workout-routes/gone.gpx")
             + "</HealthData>\n").write(to: dir.appendingPathComponent("export.xml"), atomically: true, encoding: .utf8)
         let store = try HealthFixtures.store(in: dir)
         let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), dir.path)

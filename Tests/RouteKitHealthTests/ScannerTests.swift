@@ -97,9 +97,10 @@ struct ScannerTests {
         }
         dtd += "]>\n"
         // In text the reference is never looked at; the document reads as its elements.
-        #expect(try scan(dtd + "<HealthData><Record type=\"x\"/>&lol9;</HealthData>") == [
-            "+HealthData @1", "+Record type=x @2", "-Record", "-HealthData",
-        ])
+        #expect(
+            try scan(dtd + "<HealthData><Record type=\"x\"/>&lol9;</HealthData>") == [
+                "+HealthData @1", "+Record type=x @2", "-Record", "-HealthData",
+            ])
         // In an attribute it is an error, not an expansion.
         let e = scanError(dtd + "<HealthData a=\"&lol9;\"/>")
         #expect(e?.code == .malformedXML)
@@ -131,20 +132,22 @@ struct ScannerTests {
         #expect(try scan(dtd, readSize: 1, chunkSize: 1).count == 4)
     }
 
-    @Test("malformed input fails with file, line and column, never quoting values", arguments: [
-        ("<a>\n<b></a>", 2, 4),
-        ("<a>\n  <b x=\"1\" x2></b></a>", 2, 14),
-        ("<a>\n<b x=1/></a>", 2, 6),
-        ("<a x=\"1<2\"/>", 1, 8),
-        ("<a>\n<b x=\"&nope;\"/></a>", 2, 7),
-        ("<a x=\"&#0;\"/>", 1, 7),
-        ("<a x=\"&amp\"/>", 1, 7),
-        ("<a>\n<b>", 2, 4),
-        ("</a>", 1, 1),
-        ("<a><!DOCTYPE a></a>", 1, 4),
-        ("<a>\n <b x=\"unclosed></a>", 2, 2),
-        ("<!-- never closed", 1, 18),
-    ])
+    @Test(
+        "malformed input fails with file, line and column, never quoting values",
+        arguments: [
+            ("<a>\n<b></a>", 2, 4),
+            ("<a>\n  <b x=\"1\" x2></b></a>", 2, 14),
+            ("<a>\n<b x=1/></a>", 2, 6),
+            ("<a x=\"1<2\"/>", 1, 8),
+            ("<a>\n<b x=\"&nope;\"/></a>", 2, 7),
+            ("<a x=\"&#0;\"/>", 1, 7),
+            ("<a x=\"&amp\"/>", 1, 7),
+            ("<a>\n<b>", 2, 4),
+            ("</a>", 1, 1),
+            ("<a><!DOCTYPE a></a>", 1, 4),
+            ("<a>\n <b x=\"unclosed></a>", 2, 2),
+            ("<!-- never closed", 1, 18),
+        ])
     func malformed(_ input: (String, Int, Int)) {
         for readSize in [Int.max, 1, 7] {
             let e = scanError(input.0, readSize: readSize)
