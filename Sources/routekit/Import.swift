@@ -8,7 +8,8 @@ import RouteKitSQLite
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import GPX, FIT and TCX files, zip archives, Strava bulk exports and folders into the store.",
+        abstract:
+            "Import GPX, FIT and TCX files, zip archives, Strava and Apple Health exports and folders into the store.",
         discussion: """
             A file's format is told by its content, not its name; gzip-compressed files are decompressed.
 
@@ -41,8 +42,17 @@ struct Import: AsyncParsableCommand {
             a manual activity becomes a workout without a route (sync identifier strava-<Activity ID>); \
             routes/*.gpx become planned routes.
 
+            Apple Health: an export folder (apple_health_export/, with export.xml and workout-routes/) or its \
+            export.xml, told by the root element HealthData; read by a streaming scanner (the DTD skipped, no \
+            entity expanded). Each Workout becomes a workout (activity type, times with their offsets, source, \
+            device, metadata with units, statistics, pause/resume and segment events); each WorkoutRoute its \
+            route through FileReference (HealthKit's sync identifier and version kept); heart-rate, cadence and \
+            power records of the workout's source within its time become series; effort scores are related by \
+            time overlap. Other records are counted, not imported. export.zip is not read: unpack it.
+
             Folders are searched recursively for .gpx, .fit, .tcx and .zip files (and .gz of them); a folder \
-            with activities.csv at its root is imported as a Strava export.
+            with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
+            an Apple Health export.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
             (under any file name or formatting) creates nothing and reports it `unchanged`. Locations are \
@@ -68,7 +78,9 @@ struct Import: AsyncParsableCommand {
               ROUTEKIT_STORE=/tmp/test.sqlite routekit import ~/exports
             """)
 
-    @Argument(help: "GPX, FIT or TCX files (plain or gzip-compressed) or folders.", completion: .file())
+    @Argument(
+        help: "GPX, FIT or TCX files (plain or gzip-compressed), Apple Health export.xml files, or folders.",
+        completion: .file())
     var paths: [String]
 
     @OptionGroup var storeOptions: StoreOptions
