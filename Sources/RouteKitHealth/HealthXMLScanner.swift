@@ -62,7 +62,6 @@ public final class HealthXMLScanner {
     private var nameEnd = 0
     private var tagStart = 0
     private var pendingEnd = false
-    private var lastEvent: Event = .end
     private var attributes: [Attribute] = []
     // Open elements: their names, end to end, and where each starts.
     private var stackBytes: [UInt8] = []
@@ -177,7 +176,6 @@ public final class HealthXMLScanner {
         if pendingEnd {
             pendingEnd = false
             popName()
-            lastEvent = .end
             return .end
         }
         while true {
@@ -200,8 +198,7 @@ public final class HealthXMLScanner {
             guard try ensure(2) else { throw error("the document ends inside a tag", at: pos) }
             switch buffer[pos + 1] {
             case UInt8(ascii: "/"):
-                lastEvent = .end
-                return try endTag()
+                    return try endTag()
             case UInt8(ascii: "?"):
                 try skip(past: [0x3F, 0x3E], from: 2, what: "a processing instruction")
             case UInt8(ascii: "!"):
@@ -218,7 +215,6 @@ public final class HealthXMLScanner {
                     throw error("'<!' starts no comment, CDATA section or document type declaration", at: pos)
                 }
             default:
-                lastEvent = .start
                 return try startTag()
             }
         }
@@ -513,17 +509,6 @@ public final class HealthXMLScanner {
     public func isNamed(_ s: StaticString) -> Bool {
         let n = s.utf8CodeUnitCount
         return nameEnd - nameStart == n && memcmp(buffer + nameStart, s.utf8Start, n) == 0
-    }
-
-    /// The name of the element that contains the current one (`nil` at the top level).
-    public var parentName: String? {
-        let n = stackStarts.count
-        // After a start tag the last open element is the current one; after an end tag it is the parent.
-        let index = lastEvent == .start ? n - 2 : n - 1
-        guard index >= 0, index < n else { return nil }
-        let from = stackStarts[index]
-        let to = index + 1 < n ? stackStarts[index + 1] : stackBytes.count
-        return String(decoding: stackBytes[from..<to], as: UTF8.self)
     }
 
     private func attributeIndex(_ key: StaticString) -> Int? {
