@@ -106,7 +106,7 @@ public final class HealthXMLScanner {
                 pos = 0
             } else {
                 guard capacity < maxMarkup else {
-                    throw error("a tag or declaration is longer than \(maxMarkup >> 20) MiB", at: pos)
+                    throw error("a tag is longer than \(maxMarkup) bytes", at: pos)
                 }
                 let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
                 bigger.update(from: buffer, count: end)
@@ -198,7 +198,7 @@ public final class HealthXMLScanner {
             guard try ensure(2) else { throw error("the document ends inside a tag", at: pos) }
             switch buffer[pos + 1] {
             case UInt8(ascii: "/"):
-                    return try endTag()
+                return try endTag()
             case UInt8(ascii: "?"):
                 try skip(past: [0x3F, 0x3E], from: 2, what: "a processing instruction")
             case UInt8(ascii: "!"):

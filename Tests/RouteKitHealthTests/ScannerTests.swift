@@ -1,6 +1,7 @@
 import Foundation
 import RouteKit
 import RouteKitHealth
+import RouteKitTesting
 import Testing
 
 /// The scanner's events as text: `+Name a=v b=w` for a start tag, `-Name` for an end tag.
@@ -165,6 +166,57 @@ struct ScannerTests {
         #expect(try scanner.next() == .start)
         #expect(scanner.allAttributes.map(\.name) == ["HK Date Of Birth", "b"])
         #expect(scanner.namesWithSpaces == 3)
+    }
+
+    @Test("a tag longer than the limit is an error, not unbounded memory; a long comment or DTD is not kept")
+    func bounded() throws {
+        let long = "<HealthData><Record v=\"" + String(repeating: "x", count: 20_000) + "\"/></HealthData>"
+        let scanner = HealthXMLScanner(
+            stream: MemoryByteStream(Array(long.utf8), readSize: 512), fileName: "t", chunkSize: 512, maxMarkup: 4096)
+        #expect(try scanner.next() == .start)
+        #expect(throws: RouteKitError.self) { try scanner.next() }
+        // Comments and a DTD far longer than the limit are skipped, never held.
+        let comment = "<!--" + String(repeating: "c", count: 50_000) + "-->"
+        let dtd = "<!DOCTYPE a [" + String(repeating: "<!ELEMENT x EMPTY>\n", count: 3000) + "]>"
+        let skipped = HealthXMLScanner(
+            stream: MemoryByteStream(Array((dtd + comment + "<a/>").utf8), readSize: 512), fileName: "t",
+            chunkSize: 512, maxMarkup: 4096)
+        #expect(try skipped.next() == .start)
+        #expect(skipped.name == "a")
+    }
+
+    @Test("mutated documents: 1-byte and 7-byte reads give the same elements or the same error as whole reads")
+    func mutations() {
+        var random = SplitMix64(seed: 14)
+        let original = Array(Self.document.utf8)
+        let alphabet = Array("<>/!?-[]\"'&;=# \nax0".utf8)
+        func outcome(_ bytes: [UInt8], _ readSize: Int) -> String {
+            let scanner = HealthXMLScanner(
+                stream: MemoryByteStream(bytes, readSize: readSize), fileName: "m", chunkSize: readSize)
+            var out: [String] = []
+            do {
+                while let e = try scanner.next() {
+                    out.append("\(e) \(scanner.name) \(scanner.allAttributes.map { "\($0.name)=\($0.value)" })")
+                }
+            } catch {
+                out.append("error \(error.line ?? 0):\(error.column ?? 0) \(error.message)")
+            }
+            return out.joined(separator: "\n")
+        }
+        for _ in 0..<300 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let i = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes[i] = alphabet.randomElement(using: &random) ?? 0x20
+                case 1: bytes.remove(at: i)
+                default: bytes.insert(alphabet.randomElement(using: &random) ?? 0x20, at: i)
+                }
+            }
+            let whole = outcome(bytes, 1 << 20)
+            #expect(outcome(bytes, 1) == whole)
+            #expect(outcome(bytes, 7) == whole)
+        }
     }
 
     @Test("dates keep their offsets; malformed dates are nil")
