@@ -26,9 +26,9 @@ public final class FileByteStream: HealthByteStream {
     private let fd: Int32
     private let path: String
 
-    /// Opens `path`.
+    /// Opens `path`, to be read from byte `offset`.
     /// - Throws: ``RouteKitError/Code/io`` when it cannot be opened or is a folder.
-    public init(path: String) throws(RouteKitError) {
+    public init(path: String, offset: Int = 0) throws(RouteKitError) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             throw RouteKitError(.io, "cannot open the file: \(String(cString: strerror(errno)))", file: path)
@@ -37,6 +37,10 @@ public final class FileByteStream: HealthByteStream {
         if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
             close(fd)
             throw RouteKitError(.io, "is a directory, not a file", file: path)
+        }
+        if offset > 0 && lseek(fd, off_t(offset), SEEK_SET) < 0 {
+            close(fd)
+            throw RouteKitError(.io, "cannot seek: \(String(cString: strerror(errno)))", file: path)
         }
         self.fd = fd
         self.path = path

@@ -18,6 +18,8 @@ struct FirstPass {
     /// Other top-level elements by name (`ActivitySummary`, `Correlation`, `ClinicalRecord`…).
     var otherElements: [String: Int] = [:]
     var seriesRecords = 0
+    /// From the first top-level series record's `<` to just past the last one's end.
+    var seriesRange: Range<Int>?
     var exportDate: String?
     var rootName: String?
     var namesWithSpaces = 0
@@ -93,11 +95,19 @@ enum HealthExportReader {
         var activity: [String: Any]?
         var activityDepth = 0
         var elements = 0
+        // The depth of a series record whose end is still to come.
+        var seriesDepth = 0
+        var seriesStart: Int?
+        var seriesEnd = 0
         while let event = try s.next() {
             elements += 1
             if elements & 0xFFF == 0 { progress(s.bytesScanned) }
             let depth = s.depth
             guard event == .start else {
+                if seriesDepth > 0 && depth < seriesDepth {
+                    seriesEnd = s.bytesScanned
+                    seriesDepth = 0
+                }
                 if let w = workout {
                     if route != nil && depth < routeDepth, let r = route {
                         w.routes.append(r)
@@ -119,7 +129,13 @@ enum HealthExportReader {
                     run.advance(s, into: &out.recordTypes)
                     switch run.kind {
                     case .other: break
-                    case .series: out.seriesRecords += 1
+                    case .series:
+                        out.seriesRecords += 1
+                        if seriesStart == nil { seriesStart = s.tagOffset }
+                        seriesDepth = depth
+                        // Inside an element other than HealthData (a fragment): the second pass could meet its end
+                        // tag without its start, so it reads the whole document.
+                        if depth == 2 && out.rootName != "HealthData" { seriesStart = 0 }
                     case .effort(let manual): out.efforts.append(effort(s, manual: manual))
                     }
                 } else if s.isNamed("Workout") {
@@ -188,6 +204,9 @@ enum HealthExportReader {
             }
         }
         run.flush(into: &out.recordTypes)
+        if let seriesStart, seriesEnd > seriesStart {
+            out.seriesRange = seriesStart == 0 ? 0..<Int.max : seriesStart..<seriesEnd
+        }
         out.namesWithSpaces = s.namesWithSpaces
         progress(s.bytesScanned)
         return out
@@ -261,7 +280,7 @@ enum HealthExportReader {
     }
 
     /// Pass 2: the series records of each workout's source within its time.
-    static func secondPass(_ s: HealthXMLScanner, workouts: [HealthWorkout], progress: (Int) -> Void)
+    static func secondPass(_ s: HealthXMLScanner, until end: Int, workouts: [HealthWorkout], progress: (Int) -> Void)
         throws(RouteKitError) -> (matched: Int, otherUnit: Int)
     {
         // By source, in start order.
@@ -278,7 +297,7 @@ enum HealthExportReader {
         var otherUnit = 0
         var inWorkout = 0
         var elements = 0
-        while let event = try s.next() {
+        while s.bytesScanned < end, let event = try s.next() {
             elements += 1
             if elements & 0xFFF == 0 { progress(s.bytesScanned) }
             let depth = s.depth

@@ -14,11 +14,30 @@ public protocol HealthExportFiles {
     var xmlSize: Int? { get }
     /// A new stream over `export.xml`, from its start.
     func openXML() throws(RouteKitError) -> any HealthByteStream
+    /// A new stream over `export.xml` from byte `offset` (the second pass reads only the part with the records it
+    /// needs). The default reads from the start and drops `offset` bytes.
+    func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream
     /// The bytes of a file of the export, by its path relative to the export's root (`workout-routes/x.gpx`).
     /// - Throws: ``RouteKitError/Code/io`` when it is missing or unreadable.
     func contents(of path: String) throws(RouteKitError) -> [UInt8]
     /// How a file of the export is named in results.
     func label(_ path: String) -> String
+}
+
+extension HealthExportFiles {
+    public func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
+        let stream = try openXML()
+        var left = offset
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { scratch.deallocate() }
+        while left > 0 {
+            let n = try stream.read(
+                into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<min(left, scratch.count)]))
+            if n == 0 { break }
+            left -= n
+        }
+        return stream
+    }
 }
 
 /// An unpacked export: a folder with `export.xml` (and `workout-routes/`), or a bare `export.xml` whose route files,
@@ -49,6 +68,10 @@ public struct HealthExportFolder: HealthExportFiles {
     }
 
     public func openXML() throws(RouteKitError) -> any HealthByteStream { try FileByteStream(path: xmlPath) }
+
+    public func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
+        try FileByteStream(path: xmlPath, offset: offset)
+    }
 
     public func contents(of path: String) throws(RouteKitError) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: label(path)) else {
@@ -177,9 +200,12 @@ public final class HealthImporter {
         do {
             let scanner = HealthXMLScanner(stream: try files.openXML(), fileName: files.xmlName, chunkSize: chunkSize)
             first = try HealthExportReader.firstPass(scanner) { progress?(min(1, Double($0) / size) * 0.5) }
-            if !first.workouts.isEmpty && first.seriesRecords > 0 {
-                let again = HealthXMLScanner(stream: try files.openXML(), fileName: files.xmlName, chunkSize: chunkSize)
-                matched = try HealthExportReader.secondPass(again, workouts: first.workouts) {
+            if !first.workouts.isEmpty, let range = first.seriesRange {
+                // Only the stretch from the first series record to the end of the last one is read again.
+                let again = HealthXMLScanner(
+                    stream: try files.openXML(at: range.lowerBound), fileName: files.xmlName, chunkSize: chunkSize,
+                    startOffset: range.lowerBound)
+                matched = try HealthExportReader.secondPass(again, until: range.upperBound, workouts: first.workouts) {
                     progress?(0.5 + min(1, Double($0) / size) * 0.5)
                 }
             }

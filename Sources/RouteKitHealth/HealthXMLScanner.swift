@@ -73,9 +73,13 @@ public final class HealthXMLScanner {
     /// - Parameters:
     ///   - chunkSize: bytes asked of the stream at a time.
     ///   - maxMarkup: the largest single tag accepted (a longer one is an error, not unbounded memory).
+    ///   - startOffset: where in the document `stream` starts (a second pass over part of it); offsets count from
+    ///     the document's start, line numbers from there.
     public init(
-        stream: any HealthByteStream, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20
+        stream: any HealthByteStream, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20,
+        startOffset: Int = 0
     ) {
+        self.base = startOffset
         self.stream = stream
         self.fileName = fileName
         self.chunkSize = max(1, chunkSize)
@@ -86,8 +90,11 @@ public final class HealthXMLScanner {
 
     deinit { buffer.deallocate() }
 
-    /// Bytes of the stream scanned so far (for progress).
+    /// The document's bytes scanned so far: the offset just past the current tag.
     public var bytesScanned: Int { base + pos }
+
+    /// The offset of the current tag's `<` in the document.
+    public var tagOffset: Int { base + tagStart }
 
     /// How many elements are open (the current start tag's element included).
     public var depth: Int { stackStarts.count }

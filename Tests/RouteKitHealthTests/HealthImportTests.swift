@@ -266,6 +266,38 @@ struct GeneratedExportTests {
         #expect(hiking.first?.start?.utcOffsetSeconds == 3600)
     }
 
+    /// An export held in memory, as an archive would hand it over: the XML as a stream, route files by path.
+    struct MemoryExport: HealthExportFiles {
+        var xml: [UInt8]
+        var files: [String: [UInt8]]
+        var xmlName: String { "memory.zip!apple_health_export/export.xml" }
+        var xmlSize: Int? { xml.count }
+        func openXML() throws(RouteKitError) -> any HealthByteStream { MemoryByteStream(xml, readSize: 1000) }
+        func contents(of path: String) throws(RouteKitError) -> [UInt8] {
+            guard let bytes = files[path] else { throw RouteKitError(.io, "missing", file: label(path)) }
+            return bytes
+        }
+        func label(_ path: String) -> String { "memory.zip!apple_health_export/" + path }
+    }
+
+    @Test("through HealthExportFiles (how an archive plugs in): the same counts, routes named by the archive")
+    func memoryExport() async throws {
+        let (dir, expected) = try HealthFixtures.generate(["--workouts", "6", "--points", "50", "--heart-rate", "120"])
+        var files: [String: [UInt8]] = [:]
+        let routes = dir.appendingPathComponent("workout-routes")
+        for name in try FileManager.default.contentsOfDirectory(atPath: routes.path) {
+            files["workout-routes/" + name] = Array(try Data(contentsOf: routes.appendingPathComponent(name)))
+        }
+        let export = MemoryExport(xml: Array(try Data(contentsOf: dir.appendingPathComponent("export.xml"))), files: files)
+        let store = try HealthFixtures.store(in: dir)
+        var results: [GPXImportResult] = []
+        let summary = await HealthImporter(store: store).importExport(export) { results.append($0) }
+        #expect(summary.workouts == expected["workouts"] as? Int)
+        #expect(summary.locations == expected["route_points"] as? Int)
+        #expect(summary.seriesSamples == expected["heart_rate_in_workouts"] as? Int)
+        #expect(results.first?.file.hasPrefix("memory.zip!apple_health_export/workout-routes/") == true)
+    }
+
     @Test("a FileReference outside the export or to a missing file: the workout is kept, the route reported")
     func badReferences() async throws {
         let dir = try HealthFixtures.temporaryFolder().appendingPathComponent("apple_health_export")
