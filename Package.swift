@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RouteKitFIT", targets: ["RouteKitFIT"]),
         .library(name: "RouteKitImport", targets: ["RouteKitImport"]),
         .library(name: "RouteKitTCX", targets: ["RouteKitTCX"]),
+        .library(name: "RouteKitHealth", targets: ["RouteKitHealth"]),
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
@@ -74,7 +75,7 @@ let package = Package(
         .target(
             name: "RouteKitImport",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "CSV", package: "CSV.swift"),
             ],
@@ -83,6 +84,10 @@ let package = Package(
         // Garmin TCX (Training Center Database v2) through Foundation's XMLParser: activities as workouts with
         // routes and series, courses as planned routes.
         .target(name: "RouteKitTCX", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+
+        // Apple Health exports (`export.xml` and `workout-routes/`) through a streaming scanner of our own:
+        // workouts with their GPX routes, heart rate and power as series, effort scores.
+        .target(name: "RouteKitHealth", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
 
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
@@ -111,7 +116,8 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX", "RouteKitGEOS",
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX", "RouteKitHealth",
+                "RouteKitGEOS",
                 "RouteKitSQLite",
                 "RouteKitProcessing",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
@@ -154,6 +160,10 @@ let package = Package(
         .testTarget(
             name: "RouteKitTCXTests",
             dependencies: ["RouteKitTCX", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitHealthTests",
+            dependencies: ["RouteKitHealth", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

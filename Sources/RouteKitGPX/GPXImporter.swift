@@ -511,6 +511,9 @@ package final class TrackImport {
     let makeWorkout: ((SyncIdentity) -> Workout)?
     /// More route metadata (another format's).
     package var routeMetadata: [String: MetadataValue] = [:]
+    /// The route's sync identity when the format gives one (HealthKit's), instead of the content-derived one: a
+    /// stored route of it with an equal or higher version makes the track unchanged.
+    package var syncOverride: SyncIdentity?
 
     package init(
         importer: GPXImporter, label: String, info: GPXPathInfo, creator: String?, allowResume: Bool,
@@ -749,12 +752,15 @@ package final class TrackImport {
         let store = importer.store
         let source = importer.source
         if scan.seriesOnly > 0 { scan.hasher.combine(Int64(scan.seriesOnly)) }
-        let syncID = syncPrefix + scan.hasher.hexDigest
+        let syncID = syncOverride?.identifier ?? syncPrefix + scan.hasher.hexDigest
+        let syncVersion = syncOverride?.version ?? 1
         var warnings: [String] = []
         if count == 0 && makeWorkout == nil {
             warnings.append("\(label) has no points: imported as a workout without a route")
         }
-        if let existing = try await store.routes(matching: RouteFilter(source: source, syncIdentifier: syncID)).first {
+        if let existing = try await store.routes(matching: RouteFilter(source: source, syncIdentifier: syncID)).first,
+            existing.sync.version >= syncVersion
+        {
             if let builder { try await builder.discard() }
             return Done(
                 track: .init(
@@ -767,7 +773,7 @@ package final class TrackImport {
             workout = w
             newWorkout = false
         } else {
-            let sync = SyncIdentity(identifier: syncID, version: 1)
+            let sync = SyncIdentity(identifier: syncID, version: syncVersion)
             var candidate = makeWorkout?(sync) ?? gpxWorkout(info: info, sync: sync)
             importer.workoutOverrides?.apply(to: &candidate)
             switch try await store.saveWorkout(candidate) {
@@ -804,7 +810,7 @@ package final class TrackImport {
                 warnings: warnings)
         }
         var metadata: [String: MetadataValue] = [
-            MetadataKey.syncIdentifier: .string(syncID), MetadataKey.syncVersion: .integer(1),
+            MetadataKey.syncIdentifier: .string(syncID), MetadataKey.syncVersion: .integer(syncVersion),
         ]
         if segmentStarts != [0] && !segmentStarts.isEmpty {
             metadata["gpxSegmentStarts"] = .string(segmentStarts.map(String.init).joined(separator: ","))

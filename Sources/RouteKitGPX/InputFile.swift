@@ -19,6 +19,9 @@ public enum InputFile {
         case fit
         /// Garmin TCX (Training Center Database): XML whose root element is `TrainingCenterDatabase`.
         case tcx
+        /// An Apple Health `export.xml`: root element `HealthData`, or a document type declaration naming it (its
+        /// inline DTD is longer than ``headSize``). Imported by RouteKitHealth's `HealthImporter`.
+        case healthExport
     }
 
     /// The largest input read whole, after decompression (a gzip bomb stops here).
@@ -43,8 +46,28 @@ public enum InputFile {
         if head.count >= 12, head[0] >= 12, head[8] == 0x2E, head[9] == 0x46, head[10] == 0x49, head[11] == 0x54 {
             return .fit
         }
-        if rootElement(head) == Array("TrainingCenterDatabase".utf8) { return .tcx }
+        let root = rootElement(head)
+        if root == Array("TrainingCenterDatabase".utf8) { return .tcx }
+        if root == Array("HealthData".utf8) || startsWithHealthDoctype(head) { return .healthExport }
         return .gpx
+    }
+
+    /// Whether `head` has `<!DOCTYPE HealthData` before any element (Apple Health's export.xml).
+    static func startsWithHealthDoctype(_ head: [UInt8]) -> Bool {
+        let marker = Array("<!DOCTYPE HealthData".utf8)
+        guard head.count >= marker.count, let lt = head.firstIndex(of: UInt8(ascii: "<")) else { return false }
+        var i = lt
+        while i + marker.count <= head.count {
+            if head[i] == UInt8(ascii: "<") {
+                if head[i..<(i + marker.count)].elementsEqual(marker) { return true }
+                // An element before the doctype: not a Health export header.
+                if i + 1 < head.count, head[i + 1] != UInt8(ascii: "?"), head[i + 1] != UInt8(ascii: "!") {
+                    return false
+                }
+            }
+            i += 1
+        }
+        return false
     }
 
     /// The local name of the first element of XML that starts with `head`, after a byte order mark, whitespace

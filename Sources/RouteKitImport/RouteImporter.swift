@@ -2,6 +2,7 @@ import Foundation
 public import RouteKit
 import RouteKitFIT
 public import RouteKitGPX
+import RouteKitHealth
 import RouteKitTCX
 
 /// Every way in, behind one call: a file's format is told by its content (GPX, FIT, TCX; gzip decompressed), a zip
@@ -26,6 +27,7 @@ public final class RouteImporter {
     private let gpx: GPXImporter
     private let fit: FITImporter
     private let tcx: TCXImporter
+    private let health: HealthImporter
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
@@ -36,6 +38,7 @@ public final class RouteImporter {
         self.gpx = GPXImporter(store: store, source: source, readOptions: readOptions)
         self.fit = FITImporter(store: store, source: source)
         self.tcx = TCXImporter(store: store, source: source)
+        self.health = HealthImporter(store: store, source: source)
     }
 
     /// What a path holds, from its content.
@@ -46,13 +49,16 @@ public final class RouteImporter {
         case archive
         /// A folder that is a Strava bulk export (`activities.csv` at its root).
         case stravaFolder
+        /// A folder that is an Apple Health export (`export.xml` with root `HealthData`, and `workout-routes/`).
+        case healthFolder
     }
 
     /// What `path` is; `nil` for a folder that is not an export (its files are imported one by one).
     public static func kind(of path: String) -> Kind? {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return FileManager.default.fileExists(atPath: path + "/activities.csv") ? .stravaFolder : nil
+            if FileManager.default.fileExists(atPath: path + "/activities.csv") { return .stravaFolder }
+            return HealthImporter.isExport(path) ? .healthFolder : nil
         }
         if let fd = FileHandle(forReadingAtPath: path) {
             defer { try? fd.close() }
@@ -75,6 +81,8 @@ public final class RouteImporter {
             }
         case .stravaFolder?:
             await importStrava(FolderFiles(root: path), each: each)
+        case .healthFolder?, .file(.healthExport)?:
+            _ = await health.importPath(path, progress: healthProgress(path, progress), each: each)
         case .file(.fit)?:
             each(await fit.importFile(path))
         case .file(.tcx)?:
@@ -82,6 +90,14 @@ public final class RouteImporter {
         case .file(.gpx)?, nil:
             each(await gpx.importFile(path, progress: progress))
         }
+    }
+
+    /// Progress over an export's `export.xml` (read twice) as bytes of it.
+    private func healthProgress(_ path: String, _ progress: ((Int) -> Void)?) -> ((Double) -> Void)? {
+        guard let progress else { return nil }
+        let xml = Self.kind(of: path) == .healthFolder ? (path as NSString).appendingPathComponent("export.xml") : path
+        let size = ((try? FileManager.default.attributesOfItem(atPath: xml)[.size]) as? Int) ?? 0
+        return { fraction in progress(Int(fraction * Double(size))) }
     }
 
     /// Imports bytes held in memory (an archive's entry): gzip decompressed, the format told by content.
@@ -109,6 +125,13 @@ public final class RouteImporter {
         case .fit: result = await fit.importBytes(bytes, name: name)
         case .tcx: result = await tcx.importBytes(bytes, name: name)
         case .gpx: result = await gpx.importBytes(bytes, name: name)
+        case .healthExport:
+            result = GPXImportResult(
+                file: name, status: .failed,
+                error: RouteKitError(
+                    .invalidArgument,
+                    "an Apple Health export.xml inside an archive is not read yet: unpack it and import the folder",
+                    file: name))
         }
         result.warnings = warnings + result.warnings
         return result

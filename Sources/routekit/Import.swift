@@ -8,7 +8,8 @@ import RouteKitSQLite
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import GPX, FIT and TCX files, zip archives, Strava bulk exports and folders into the store.",
+        abstract:
+            "Import GPX, FIT and TCX files, zip archives, Strava and Apple Health exports and folders into the store.",
         discussion: """
             A file's format is told by its content, not its name; gzip-compressed files are decompressed.
 
@@ -41,8 +42,17 @@ struct Import: AsyncParsableCommand {
             a manual activity becomes a workout without a route (sync identifier strava-<Activity ID>); \
             routes/*.gpx become planned routes.
 
+            Apple Health: an export folder (apple_health_export/, with export.xml and workout-routes/) or its \
+            export.xml, told by the root element HealthData; read by a streaming scanner (the DTD skipped, no \
+            entity expanded). Each Workout becomes a workout (activity type, times with their offsets, source, \
+            device, metadata with units, statistics, pause/resume and segment events); each WorkoutRoute its \
+            route through FileReference (HealthKit's sync identifier and version kept); heart-rate, cadence and \
+            power records of the workout's source within its time become series; effort scores are related by \
+            time overlap. Other records are counted, not imported. export.zip is not read: unpack it.
+
             Folders are searched recursively for .gpx, .fit, .tcx and .zip files (and .gz of them); a folder \
-            with activities.csv at its root is imported as a Strava export.
+            with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
+            an Apple Health export.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
             (under any file name or formatting) creates nothing and reports it `unchanged` without writing \
@@ -70,7 +80,9 @@ struct Import: AsyncParsableCommand {
               ROUTEKIT_STORE=/tmp/test.sqlite routekit import ~/exports
             """)
 
-    @Argument(help: "GPX, FIT or TCX files (plain or gzip-compressed) or folders.", completion: .file())
+    @Argument(
+        help: "GPX, FIT or TCX files (plain or gzip-compressed), Apple Health export.xml files, or folders.",
+        completion: .file())
     var paths: [String]
 
     @OptionGroup var storeOptions: StoreOptions
@@ -112,14 +124,23 @@ struct Import: AsyncParsableCommand {
                 out.append(path)
                 continue
             }
-            // A folder that is a Strava bulk export is imported as one, through its activities.csv.
-            if RouteImporter.kind(of: path) == .stravaFolder {
+            // A folder that is a Strava bulk export is imported as one, through its activities.csv; an Apple Health
+            // export folder through its export.xml.
+            if let kind = RouteImporter.kind(of: path), kind == .stravaFolder || kind == .healthFolder {
                 out.append(path)
                 continue
             }
             var found: [String] = []
             if let e = fm.enumerator(atPath: path) {
                 while let item = e.nextObject() as? String {
+                    // An Apple Health export inside the folder is imported as one, not file by file.
+                    if e.fileAttributes?[.type] as? FileAttributeType == .typeDirectory,
+                        RouteImporter.kind(of: (path as NSString).appendingPathComponent(item)) == .healthFolder
+                    {
+                        found.append((path as NSString).appendingPathComponent(item))
+                        e.skipDescendants()
+                        continue
+                    }
                     let lower = item.lowercased()
                     if [".gpx", ".gpx.gz", ".fit", ".fit.gz", ".tcx", ".tcx.gz", ".zip"].contains(where: {
                         lower.hasSuffix($0)
@@ -177,7 +198,9 @@ struct Import: AsyncParsableCommand {
             throw exitInputFailed
         }
         let sizes = files.map { f -> Int in
-            InputFile.status(of: f)?.size ?? 0
+            guard let status = InputFile.status(of: f) else { return 0 }
+            // An export folder (Apple Health): its export.xml is what is read.
+            return status.isDirectory ? InputFile.status(of: f + "/export.xml")?.size ?? 0 : status.size
         }
         let totalBytes = max(1, sizes.reduce(0, +))
         let progress = ProgressBar(enabled: stderrIsTerminal && !noProgress, total: totalBytes)
