@@ -116,6 +116,7 @@ struct Convert: ParsableCommand {
         if let format = regularFileFormat(input) {
             if format == .tcx { return try convertTCX(to: target) }
             if format == .fit { return try convertFIT(to: target) }
+            if format == .healthExport { throw healthExportRefusal(input) }
         }
         switch resolvedFormat {
         case .gpx:

@@ -108,7 +108,7 @@ struct Inspect: ParsableCommand {
         var failures: [RouteKitError] = []
         for file in files {
             var report = Report(file: file, status: "ok")
-            do {
+            do throws(RouteKitError) {
                 let s: GPXSummary
                 switch regularFileFormat(file) {
                 case .fit?:
@@ -117,6 +117,8 @@ struct Inspect: ParsableCommand {
                 case .tcx?:
                     report.format = "tcx"
                     s = try TCXCommands.summary(file)
+                case .healthExport?:
+                    throw healthExportRefusal(file)
                 default:
                     s = try GPXSummary.read(path: file, options: readingOptions.readOptions)
                 }

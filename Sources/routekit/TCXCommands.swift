@@ -12,6 +12,14 @@ func regularFileFormat(_ path: String) -> InputFile.Format? {
     return try? InputFile.format(of: path)
 }
 
+/// The error for an Apple Health export given to a command that reads activity files.
+func healthExportRefusal(_ path: String) -> RouteKitError {
+    RouteKitError(
+        .invalidArgument,
+        "an Apple Health export (export.xml): `routekit import` reads it; inspect and convert read GPX, FIT and TCX",
+        file: path)
+}
+
 enum TCXCommands {
     /// The file's TCX document.
     static func document(_ path: String) throws(RouteKitError) -> TCXDocument {
