@@ -29,7 +29,7 @@ test: deps
 test-postgres: deps
 	SWIFT=$(SWIFT) scripts/test-postgres.sh
 
-## Every suite but PostgreSQL's and GEOS's under the thread sanitizer (a separate build in .build-tsan).
+## The store, feed, pipeline, import and CLI suites under the thread sanitizer (a separate build in .build-tsan).
 test-tsan: deps
 	SWIFT=$(SWIFT) scripts/test-tsan.sh
 
