@@ -131,7 +131,8 @@ public struct FITRecord: Sendable, Hashable {
     /// Whether it has a position.
     public var hasPosition: Bool { latitude != nil && longitude != nil }
 
-    init(_ m: FITMessage) {
+    /// The record message `m` read: the fields RouteKit maps, scale and offset applied.
+    public init(_ m: FITMessage) {
         timestamp = m.timestamp
         // One pass over the fields the message has (a record has about ten), instead of a lookup per field
         // RouteKit maps.

@@ -159,7 +159,7 @@ public enum InputFile {
             let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<n])
             if first {
                 first = false
-                if n >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B { inflater = try Inflater(fileName: path) }
+                if Self.isGzip(bytes) { inflater = try Inflater(fileName: path) }
             }
             if let inflater {
                 try inflater.inflate(bytes) { (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
@@ -184,6 +184,12 @@ public enum InputFile {
             throw RouteKitError(.compression, "the gzip data ends early (truncated file)", file: path)
         }
         return (out, inflater != nil)
+    }
+
+    /// Whether `bytes` start with gzip's magic number.
+    public static func isGzip(_ bytes: some Collection<UInt8>) -> Bool {
+        var i = bytes.makeIterator()
+        return i.next() == 0x1F && i.next() == 0x8B
     }
 
     /// Decompresses gzip held in memory (an archive's `.gz` entry).

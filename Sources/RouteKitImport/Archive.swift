@@ -87,9 +87,6 @@ public final class ZipArchive {
     /// Whether the archive has a file entry at `path`.
     public func contains(_ path: String) -> Bool { entries[path] != nil }
 
-    /// An entry's declared decompressed size.
-    public func declaredSize(of path: String) -> Int? { entries[path].map { Int(clamping: $0.uncompressedSize) } }
-
     /// An entry's bytes, decompressed, its CRC checked.
     /// - Throws: ``RouteKitError/Code/notFound`` for a path the archive does not hold,
     ///   ``RouteKitError/Code/compression`` for a corrupt entry or one past the limits (named, with the limit).
@@ -130,9 +127,4 @@ public final class ZipArchive {
         totalRead += out.count
         return out
     }
-}
-
-/// gzip in memory.
-enum Gzip {
-    static func isGzip(_ bytes: [UInt8]) -> Bool { bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B }
 }

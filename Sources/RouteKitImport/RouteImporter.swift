@@ -112,7 +112,7 @@ public final class RouteImporter {
         }
         var bytes = raw
         var warnings: [String] = []
-        if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B {
+        if InputFile.isGzip(bytes) {
             do {
                 bytes = try InputFile.gunzip(raw, name: name, limit: archiveLimits.maxEntryBytes)
             } catch {

@@ -229,7 +229,7 @@ extension RouteImporter {
     /// recording.
     func importPlannedRoute(_ raw: [UInt8], name: String) async -> GPXImportResult {
         await .collect(file: name) { result in
-            let bytes = Gzip.isGzip(raw) ? try InputFile.gunzip(raw, name: name) : raw
+            let bytes = InputFile.isGzip(raw) ? try InputFile.gunzip(raw, name: name) : raw
             let reader = GPXReader(bytes: bytes, name: name)
             var attachments = GPXAttachments()
             var creator: String?

@@ -93,7 +93,7 @@ func decodeRecords(_ bytes: [UInt8], chunk: Int) throws -> ([FITRecord], [FITDec
     let body: (FITDecoder.Event) throws -> Void = { e in
         if case .message(let m) = e {
             messages += 1
-            if m.globalNumber == 20 { records.append(FITRecordProbe.record(m)) }
+            if m.globalNumber == 20 { records.append(FITRecord(m)) }
         }
     }
     var i = 0
@@ -104,20 +104,6 @@ func decodeRecords(_ bytes: [UInt8], chunk: Int) throws -> ([FITRecord], [FITDec
     }
     try decoder.finish(body)
     return (records, decoder.warnings, messages)
-}
-
-/// Reads records through the public reader (one slice at a time).
-enum FITRecordProbe {
-    static func record(_ m: FITMessage) -> FITRecord {
-        var r = FITRecord(timestamp: m.timestamp)
-        if let lat = m.integer(field: 0), let lon = m.integer(field: 1) {
-            r.latitude = Double(lat) * 180 / 2_147_483_648
-            r.longitude = Double(lon) * 180 / 2_147_483_648
-        }
-        r.heartRate = m.double(field: 3)
-        r.altitude = m.double(field: 78, scale: 5, offset: 500)
-        return r
-    }
 }
 
 @Suite("FIT decoder")
