@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitGPX
 import RouteKitSQLite
 
 /// Exit code for an anchor the store cannot answer (malformed, foreign, expired, ahead).
@@ -47,32 +48,9 @@ struct Changes: AsyncParsableCommand {
         if limit < 1 { throw ValidationError("--limit must be at least 1.") }
     }
 
-    struct DeletedJSON: Encodable {
-        var uuid: String
-        var source: String
-        var workout: String
-        var syncIdentifier: String
-        var syncVersion: Int64
-    }
-
-    struct SetJSON: Encodable {
-        var added: [RouteJSON]
-        var deleted: [DeletedJSON]
-        var anchor: String
-        var hasMore: Bool
-    }
-
     func printSet(_ set: ChangeSet) {
         if json {
-            printJSONLine(
-                SetJSON(
-                    added: set.added.map(RouteJSON.init),
-                    deleted: set.deleted.map {
-                        DeletedJSON(
-                            uuid: $0.id.uuidString.lowercased(), source: $0.source.name,
-                            workout: $0.workoutID.uuidString.lowercased(), syncIdentifier: $0.sync.identifier,
-                            syncVersion: $0.sync.version)
-                    }, anchor: set.anchor.text, hasMore: set.hasMore))
+            printJSONLine(ChangeSetJSON(set))
         } else {
             for d in set.deleted {
                 print("deleted \(d.id.uuidString.lowercased()) \(d.source) \(d.sync.identifier) v\(d.sync.version)")

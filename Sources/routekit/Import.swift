@@ -154,38 +154,6 @@ struct Import: AsyncParsableCommand {
         return out
     }
 
-    struct FileJSON: Encodable {
-        struct Route: Encodable {
-            var workout: String
-            var route: String?
-            var locations: Int
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(workout, forKey: .workout)
-                try c.encode(route, forKey: .route)
-                try c.encode(locations, forKey: .locations)
-            }
-            enum CodingKeys: String, CodingKey { case workout, route, locations }
-        }
-        var file: String
-        var status: String
-        var routes: [Route]
-        var waypoints: Int
-        var warnings: [String]
-        var error: JSONError?
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(file, forKey: .file)
-            try c.encode(status, forKey: .status)
-            try c.encode(routes, forKey: .routes)
-            try c.encode(waypoints, forKey: .waypoints)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode(error, forKey: .error)
-        }
-        enum CodingKeys: String, CodingKey { case file, status, routes, waypoints, warnings, error }
-    }
-
     func run() async throws {
         let files = Self.expand(paths)
         let store: any RouteStore
@@ -226,15 +194,7 @@ struct Import: AsyncParsableCommand {
             progress.clear()
             if json {
                 printJSONLine(
-                    FileJSON(
-                        file: result.file, status: result.status.rawValue,
-                        routes: result.tracks.map {
-                            .init(
-                                workout: $0.workout.uuidString.lowercased(),
-                                route: $0.route?.uuidString.lowercased(), locations: $0.locations)
-                        },
-                        waypoints: result.waypoints, warnings: result.warnings,
-                        error: result.error.map(JSONError.init)))
+                    ImportResultJSON(result))
             } else {
                 let routes = result.tracks.filter { $0.route != nil }.count
                 let points = result.tracks.reduce(0) { $0 + $1.locations }

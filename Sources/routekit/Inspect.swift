@@ -72,7 +72,7 @@ struct Inspect: ParsableCommand {
         var timeReversals = 0
         var series: [String: Int] = [:]
         var warnings: [String] = []
-        var error: JSONError?
+        var error: ErrorJSON?
 
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -144,7 +144,7 @@ struct Inspect: ParsableCommand {
                 report.warnings = s.warnings.map(\.description)
             } catch {
                 report.status = "failed"
-                report.error = JSONError(error)
+                report.error = ErrorJSON(error)
                 failures.append(error)
             }
             if json {

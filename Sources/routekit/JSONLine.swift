@@ -11,35 +11,6 @@ func printJSONLine(_ value: some Encodable) {
     }
 }
 
-/// The `error` object of the JSON shapes in DESIGN.md.
-struct JSONError: Encodable {
-    var code: String
-    var message: String
-    var line: Int?
-    var column: Int?
-    var byteOffset: Int?
-
-    init(_ error: RouteKitError) {
-        byteOffset = error.byteOffset
-        code = error.code.description
-        message = error.message
-        line = error.line
-        column = error.column
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(code, forKey: .code)
-        try c.encode(message, forKey: .message)
-        try c.encode(line, forKey: .line)
-        try c.encode(column, forKey: .column)
-        // Binary formats (FIT) name a byte offset instead of a line and column.
-        try c.encodeIfPresent(byteOffset, forKey: .byteOffset)
-    }
-
-    enum CodingKeys: String, CodingKey { case code, message, line, column, byteOffset }
-}
-
 /// Writes a line to standard error.
 func printError(_ text: String) { printErrorRaw(text + "\n") }
 

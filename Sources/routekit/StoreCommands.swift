@@ -61,36 +61,6 @@ struct Workouts: AsyncParsableCommand {
     @Option(help: "At most this many.") var limit: Int?
     @Flag(help: "One JSON object per workout, one per line.") var json = false
 
-    struct WorkoutJSON: Encodable {
-        var uuid: String
-        var activity: String
-        var source: String
-        var syncIdentifier: String?
-        var syncVersion: Int64?
-        var start: String?
-        var end: String?
-        var routes: Int
-        var locations: Int
-        var metadata: [String: MetadataValue]
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(uuid, forKey: .uuid)
-            try c.encode(activity, forKey: .activity)
-            try c.encode(source, forKey: .source)
-            try c.encode(syncIdentifier, forKey: .syncIdentifier)
-            try c.encode(syncVersion, forKey: .syncVersion)
-            try c.encode(start, forKey: .start)
-            try c.encode(end, forKey: .end)
-            try c.encode(routes, forKey: .routes)
-            try c.encode(locations, forKey: .locations)
-            try c.encode(metadata, forKey: .metadata)
-        }
-        enum CodingKeys: String, CodingKey {
-            case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
-        }
-    }
-
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
@@ -104,14 +74,7 @@ struct Workouts: AsyncParsableCommand {
             for w in workouts {
                 let routes = try await store.routes(matching: RouteFilter(workout: w.id))
                 if json {
-                    printJSONLine(
-                        WorkoutJSON(
-                            uuid: w.id.uuidString.lowercased(), activity: w.activityType.rawValue,
-                            source: w.source.name,
-                            syncIdentifier: w.sync?.identifier, syncVersion: w.sync?.version, start: iso(w.start),
-                            end: iso(w.end), routes: routes.count,
-                            locations: routes.reduce(0) { $0 + $1.locationCount },
-                            metadata: w.metadata))
+                    printJSONLine(WorkoutJSON(w, routes: routes))
                 } else {
                     var name = ""
                     if case .string(let n)? = w.metadata["name"] { name = n }

@@ -95,48 +95,6 @@ func parseUUID(_ text: String) throws(RouteKitError) -> UUID {
 /// ISO 8601 text for JSON (`null` when absent is the encoder's job).
 func iso(_ t: Timestamp?) -> String? { t?.iso8601 }
 
-/// The JSON shape of a route (DESIGN.md: `routes --json`, and `added` in `changes --json`).
-struct RouteJSON: Encodable {
-    var uuid: String
-    var workout: String
-    var source: String
-    var syncIdentifier: String
-    var syncVersion: Int64
-    var start: String?
-    var end: String?
-    var locations: Int
-    var metadata: [String: MetadataValue]
-
-    init(_ r: RouteSample) {
-        uuid = r.id.uuidString.lowercased()
-        workout = r.workoutID.uuidString.lowercased()
-        source = r.source.name
-        syncIdentifier = r.sync.identifier
-        syncVersion = r.sync.version
-        start = iso(r.start)
-        end = iso(r.end)
-        locations = r.locationCount
-        metadata = r.metadata
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(workout, forKey: .workout)
-        try c.encode(source, forKey: .source)
-        try c.encode(syncIdentifier, forKey: .syncIdentifier)
-        try c.encode(syncVersion, forKey: .syncVersion)
-        try c.encode(start, forKey: .start)
-        try c.encode(end, forKey: .end)
-        try c.encode(locations, forKey: .locations)
-        try c.encode(metadata, forKey: .metadata)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case uuid, workout, source, syncIdentifier, syncVersion, start, end, locations, metadata
-    }
-}
-
 /// Pads or cuts text to a column width.
 func column(_ text: String, _ width: Int) -> String {
     text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
