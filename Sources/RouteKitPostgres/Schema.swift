@@ -136,7 +136,24 @@
                     radius DOUBLE PRECISION NOT NULL);
                 CREATE INDEX privacy_zone_source ON privacy_zone(source);
                 """
-            )
+            ),
+            (
+                "v2-api-tokens",
+                """
+                -- API tokens for `routekit serve`: a SHA-256 hash of the secret, never the secret.
+                CREATE TABLE api_token(
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    scopes TEXT NOT NULL,
+                    read_sources TEXT,
+                    secret_hash TEXT NOT NULL,
+                    created DOUBLE PRECISION NOT NULL,
+                    expires DOUBLE PRECISION,
+                    revoked DOUBLE PRECISION,
+                    last_used DOUBLE PRECISION);
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

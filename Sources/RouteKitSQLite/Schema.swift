@@ -166,6 +166,23 @@ enum Schema {
                     CREATE INDEX privacy_zone_source ON privacy_zone(source);
                     """)
         }
+        m.registerMigration("v7-api-tokens") { db in
+            try db.execute(
+                sql: """
+                    -- API tokens for `routekit serve`: a SHA-256 hash of the secret, never the secret.
+                    CREATE TABLE api_token(
+                        id TEXT PRIMARY KEY,
+                        name TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        scopes TEXT NOT NULL,
+                        read_sources TEXT,
+                        secret_hash TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        expires REAL,
+                        revoked REAL,
+                        last_used REAL);
+                    """)
+        }
         return m
     }
 }

@@ -38,6 +38,16 @@ import Testing
         }
     }
 
+    @Suite("PostgreSQL token store", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
+    struct PostgresTokenStoreTests {
+        @Test("tokens save, read back, list, touch and revoke; only a hash is kept")
+        func tokens() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            try await TokenStoreConformance.run(fixture.store)
+        }
+    }
+
     @Suite("PostgreSQL store", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
     struct PostgresStoreTests {
         /// What a follower has seen, checked as it goes: no repeats (a route added twice, or deleted twice) and, at

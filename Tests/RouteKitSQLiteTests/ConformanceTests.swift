@@ -24,3 +24,11 @@ struct SQLiteConformanceTests {
         try await check.run(try makeTemporaryStore(SQLiteStore.Options(writesOnCallingThread: true)))
     }
 }
+
+@Suite("SQLite token store")
+struct SQLiteTokenStoreTests {
+    @Test("tokens save, read back, list, touch and revoke; only a hash is kept")
+    func tokens() async throws {
+        try await TokenStoreConformance.run(try makeTemporaryStore())
+    }
+}

@@ -1,0 +1,91 @@
+#if Postgres
+    import Foundation
+    import PostgresNIO
+    public import RouteKit
+
+    extension PostgresStore: TokenStore {
+        public func saveToken(_ token: APIToken) async throws(RouteKitError) {
+            try await write("saving API token \(token.id)") { tx in
+                guard try await tx.first("SELECT 1 FROM api_token WHERE id = \(Self.key(token.id))") == nil else {
+                    throw RouteKitError(.invalidArgument, "an API token with id \(token.id) exists")
+                }
+                try await tx.run(
+                    """
+                    INSERT INTO api_token(id, name, source, scopes, read_sources, secret_hash, created, expires,
+                        revoked, last_used)
+                    VALUES (\(Self.key(token.id)), \(token.name), \(token.source.name), \(token.scopesText),
+                        \(token.readableSourcesText), \(token.secretHash), \(token.created.timeIntervalSince1970),
+                        \(token.expires?.timeIntervalSince1970), \(token.revoked?.timeIntervalSince1970),
+                        \(token.lastUsed?.timeIntervalSince1970))
+                    """)
+            }
+        }
+
+        public func token(id: UUID) async throws(RouteKitError) -> APIToken? {
+            let rows = try await read("reading API token \(id)") { tx in
+                try await tx.rows("SELECT * FROM api_token WHERE id = \(Self.key(id))").map(Self.tokenFields)
+            }
+            return try rows.first.map(Self.token(from:))
+        }
+
+        public func tokens() async throws(RouteKitError) -> [APIToken] {
+            let rows = try await read("reading the API tokens") { tx in
+                try await tx.rows("SELECT * FROM api_token ORDER BY created, id").map(Self.tokenFields)
+            }
+            var out: [APIToken] = []
+            for row in rows { out.append(try Self.token(from: row)) }
+            return out
+        }
+
+        public func revokeToken(id: UUID, at date: Date) async throws(RouteKitError) -> Bool {
+            try await write("revoking API token \(id)") { tx in
+                try await tx.first(
+                    """
+                    UPDATE api_token SET revoked = coalesce(revoked, \(date.timeIntervalSince1970))
+                    WHERE id = \(Self.key(id)) RETURNING id
+                    """) != nil
+            }
+        }
+
+        public func touchToken(id: UUID, at date: Date) async throws(RouteKitError) {
+            try await write("recording the use of API token \(id)") { tx in
+                try await tx.run(
+                    "UPDATE api_token SET last_used = \(date.timeIntervalSince1970) WHERE id = \(Self.key(id))")
+            }
+        }
+
+        /// A token row's columns, read inside the transaction.
+        struct TokenFields: Sendable {
+            var id, name, source, scopes, secretHash: String
+            var readSources: String?
+            var created: Double
+            var expires, revoked, lastUsed: Double?
+        }
+
+        @Sendable static func tokenFields(_ row: Row) throws -> TokenFields {
+            TokenFields(
+                id: try row.get("id"), name: try row.get("name"), source: try row.get("source"),
+                scopes: try row.get("scopes"), secretHash: try row.get("secret_hash"),
+                readSources: try row.get("read_sources"), created: try row.get("created"),
+                expires: try row.get("expires"), revoked: try row.get("revoked"), lastUsed: try row.get("last_used"))
+        }
+
+        static func token(from f: TokenFields) throws(RouteKitError) -> APIToken {
+            guard let id = UUID(uuidString: f.id) else {
+                throw RouteKitError(.storage, "a stored API token has an invalid id")
+            }
+            do {
+                return APIToken(
+                    id: id, name: f.name, source: try Source(name: f.source),
+                    scopes: try APIToken.scopes(from: f.scopes),
+                    readableSources: try APIToken.readableSources(from: f.readSources), secretHash: f.secretHash,
+                    created: Date(timeIntervalSince1970: f.created),
+                    expires: f.expires.map(Date.init(timeIntervalSince1970:)),
+                    revoked: f.revoked.map(Date.init(timeIntervalSince1970:)),
+                    lastUsed: f.lastUsed.map(Date.init(timeIntervalSince1970:)))
+            } catch {
+                throw RouteKitError(.storage, "stored API token \(id) is invalid: \(error.message)")
+            }
+        }
+    }
+#endif
