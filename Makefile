@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: demo test test-postgres test-tsan deps build release lint format fuzz bench clean
+.PHONY: demo test test-postgres test-server test-tsan deps build release lint format fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -14,7 +14,8 @@ demo: deps
 	@scripts/demo.sh
 
 ## Runs every test (builds first). Corpus tests read ../shared/gpx-corpus when it exists. With
-## $$ROUTEKIT_TEST_POSTGRES set (CI sets it), the PostgreSQL suites run too (`make test-postgres`).
+## $$ROUTEKIT_TEST_POSTGRES set (CI sets it), the PostgreSQL suites run too (`make test-postgres`); then the HTTP
+## service's suites (`make test-server`, a build with --traits Postgres,Server).
 test: deps
 	$(SWIFT) build --build-tests 2>&1 | tee .build-warnings.log
 	@if grep -E "^$(CURDIR)/(Sources|Tests)/.*warning:" .build-warnings.log; then \
@@ -24,10 +25,15 @@ test: deps
 	@if [ -n "$$ROUTEKIT_TEST_POSTGRES" ]; then SWIFT=$(SWIFT) scripts/test-postgres.sh; else \
 	    echo "PostgreSQL suites skipped: no server given (set ROUTEKIT_TEST_POSTGRES=postgres://…, or run" \
 	         "'make test-postgres', which starts a throwaway cluster)"; fi
+	SWIFT=$(SWIFT) scripts/test-server.sh
 
 ## The PostgreSQL suites (built with --traits Postgres), against $$ROUTEKIT_TEST_POSTGRES or a throwaway cluster.
 test-postgres: deps
 	SWIFT=$(SWIFT) scripts/test-postgres.sh
+
+## The HTTP service's suites (built with --traits Postgres,Server in .build-full): router, live-server and CLI tests.
+test-server: deps
+	SWIFT=$(SWIFT) scripts/test-server.sh
 
 ## The store, feed, pipeline, import and CLI suites under the thread sanitizer (a separate build in .build-tsan).
 test-tsan: deps

@@ -20,13 +20,17 @@ let package = Package(
         .library(name: "RouteKitSQLite", targets: ["RouteKitSQLite"]),
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
+        .library(name: "RouteKitServer", targets: ["RouteKitServer"]),
         .executable(name: "routekit", targets: ["routekit"]),
     ],
     traits: [
         // Off by default: postgres-nio (SwiftNIO, swift-crypto, NIOSSL) takes minutes to build, and people who use
         // only the embedded SQLite store should not pay for it. `swift build --traits Postgres` builds the
         // PostgreSQL store into RouteKitPostgres and `routekit`.
-        .trait(name: "Postgres", description: "The PostgreSQL store (postgres-nio) in RouteKitPostgres and routekit.")
+        .trait(name: "Postgres", description: "The PostgreSQL store (postgres-nio) in RouteKitPostgres and routekit."),
+        // Off by default for the same reason (Hummingbird 2 and SwiftNIO take minutes): `swift build --traits Server`
+        // builds the HTTP service into RouteKitServer and `routekit serve` / `routekit tokens`.
+        .trait(name: "Server", description: "The HTTP service (Hummingbird 2) in RouteKitServer and routekit."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -37,6 +41,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
@@ -109,6 +118,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The HTTP service: upload, read, tail the change feed (JSON, long-poll, Server-Sent Events), API tokens.
+        // Empty unless the `Server` trait is enabled.
+        .target(
+            name: "RouteKitServer",
+            dependencies: [
+                "RouteKit", "RouteKitGPX", "RouteKitImport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+            ],
+            resources: [.embedInCode("openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+
         // Support for tests: the store conformance suite every backend runs, deterministic randomness,
         // child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
@@ -121,7 +148,10 @@ let package = Package(
                 "RouteKitSQLite",
                 "RouteKitProcessing",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
+                .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -164,6 +194,17 @@ let package = Package(
         .testTarget(
             name: "RouteKitHealthTests",
             dependencies: ["RouteKitHealth", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        // The HTTP service's suites (router and live server); they need `--traits Server` and say so without it.
+        .testTarget(
+            name: "RouteKitServerTests",
+            dependencies: [
+                "RouteKitSQLite", "RouteKitTesting", "RouteKitGPX",
+                .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

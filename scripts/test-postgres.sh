@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
-# The PostgreSQL suites: builds with `--traits Postgres` (in .build-postgres, so the default build is not
-# rebuilt), then runs them against $ROUTEKIT_TEST_POSTGRES, or against a throwaway cluster started here
+# The PostgreSQL suites: builds with `--traits Postgres,Server` (in .build-full, shared with scripts/test-server.sh,
+# so the default build is not rebuilt and SwiftNIO is built once for both), then runs them against $ROUTEKIT_TEST_POSTGRES, or against a throwaway cluster started here
 # (scripts/pg-test-cluster.sh; needs Debian's `postgresql` package) and stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-SCRATCH=.build-postgres
+SCRATCH=.build-full
+TRAITS=Postgres,Server
 if [ -z "${ROUTEKIT_TEST_POSTGRES:-}" ]; then
     dir=$(mktemp -d /tmp/routekit-pg.XXXXXX)
     ROUTEKIT_TEST_POSTGRES=$(scripts/pg-test-cluster.sh start "$dir")
     export ROUTEKIT_TEST_POSTGRES ROUTEKIT_TEST_POSTGRES_DIR=$dir
     trap 'scripts/pg-test-cluster.sh stop "$dir"' EXIT
 fi
-$SWIFT build --build-tests --traits Postgres --scratch-path $SCRATCH 2>&1 | tee .build-postgres-warnings.log
-if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-postgres-warnings.log; then
-    echo "error: the PostgreSQL build has warnings (see above)"
-    rm -f .build-postgres-warnings.log
+$SWIFT build --build-tests --traits $TRAITS --scratch-path $SCRATCH 2>&1 | tee .build-full-warnings.log
+if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
+    echo "error: the PostgreSQL and server build has warnings (see above)"
+    rm -f .build-full-warnings.log
     exit 1
 fi
-rm -f .build-postgres-warnings.log
+rm -f .build-full-warnings.log
 # Everything that touches PostgreSQL, except the test that restarts the server under the others.
-ROUTEKIT_TEST_POSTGRES_DIR= $SWIFT test --skip-build --traits Postgres --scratch-path $SCRATCH \
+ROUTEKIT_TEST_POSTGRES_DIR= $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH \
     --filter Postgres --skip PostgresRestartTests
 if [ -n "${ROUTEKIT_TEST_POSTGRES_DIR:-}" ]; then
-    $SWIFT test --skip-build --traits Postgres --scratch-path $SCRATCH --filter PostgresRestartTests
+    $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter PostgresRestartTests
 else
     echo "PostgresRestartTests skipped: ROUTEKIT_TEST_POSTGRES_DIR (a cluster the test may restart) is not set"
 fi

@@ -229,15 +229,15 @@ public final class GPXReader {
 extension GPXReader: Sendable {}
 
 /// gzip decompression over zlib, streaming.
-final class Inflater {
+package final class Inflater {
     private var stream = z_stream()
     private let out: UnsafeMutablePointer<UInt8>
     private let outSize = 256 * 1024
     private let fileName: String
-    private(set) var ended = false
+    package private(set) var ended = false
     private var active = true
 
-    init(fileName: String) throws(RouteKitError) {
+    package init(fileName: String) throws(RouteKitError) {
         self.fileName = fileName
         self.out = .allocate(capacity: outSize)
         // 16 + 15: gzip wrapper, 32 KiB window.
@@ -249,7 +249,7 @@ final class Inflater {
         }
     }
 
-    func end() {
+    package func end() {
         if active {
             inflateEnd(&stream)
             out.deallocate()
@@ -259,7 +259,7 @@ final class Inflater {
 
     deinit { end() }
 
-    func inflate(
+    package func inflate(
         _ input: UnsafeRawBufferPointer,
         _ sink: (UnsafePointer<UInt8>, Int) throws(RouteKitError) -> Void
     ) throws(RouteKitError) {

@@ -17,6 +17,9 @@ struct RouteKitCommand: AsyncParsableCommand {
             created on first use, safe for several processes at once; or a postgres://user:password@host/db URL, \
             for importers, workers and consumers on several machines (a routekit built with --traits Postgres).
 
+            `routekit serve` serves a store over HTTP to holders of API tokens (`routekit tokens`), in a routekit \
+            built with --traits Server.
+
             Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
             anchor the store cannot use (start again without it); \
             64 invalid command-line usage.
@@ -27,7 +30,7 @@ struct RouteKitCommand: AsyncParsableCommand {
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Series.self, Effort.self,
             PrivacyZones.self,
             Inspect.self,
-            Convert.self,
+            Convert.self, Serve.self, Tokens.self,
         ]
     )
 

@@ -1,0 +1,32 @@
+#if Server
+    import Foundation
+
+    /// How `routekit serve` runs: where it listens and the limits that keep one client from holding the server.
+    public struct ServerConfiguration: Sendable {
+        /// The address to listen on (`127.0.0.1`: this machine only; `0.0.0.0`: every interface).
+        public var host = "127.0.0.1"
+        /// The port (0: any free port, see ``RouteKitServer/run(onListening:)``).
+        public var port = 8080
+        /// The largest upload accepted, in bytes (`413` above it; decided from `Content-Length` when the client
+        /// sends one, before the body is read).
+        public var maxUploadBytes = 512 << 20
+        /// The largest a gzip-compressed upload may grow when decompressed (gzip bombs get `413`).
+        public var maxDecompressedBytes = 2 << 30
+        /// Where uploads are spooled while they arrive (deleted once imported). Default: the system's temporary
+        /// folder.
+        public var uploadDirectory: String = NSTemporaryDirectory()
+        /// The longest a long-poll (`GET /v1/changes?wait=S`) waits, in seconds.
+        public var maxWaitSeconds = 55
+        /// How often an idle event stream gets a comment, in seconds.
+        public var heartbeatSeconds = 15.0
+        /// The most change sets' worth of routes a client may ask for at once (`limit`).
+        public var maxLimit = 5_000
+        /// The most event streams one token may hold open (`429` beyond).
+        public var maxStreamsPerToken = 4
+        /// How long a connection may stay idle before the server closes it, in seconds.
+        public var idleTimeoutSeconds = 75.0
+
+        /// The defaults.
+        public init() {}
+    }
+#endif

@@ -1,0 +1,281 @@
+#if Server
+    import Foundation
+    public import HTTPTypes
+    import Hummingbird
+    import Logging
+    import NIOCore
+    import RouteKit
+    import RouteKitGPX
+    import ServiceLifecycle
+    import Synchronization
+
+    /// One watcher of the store's commits for the whole server: it waits on the store's ``CommitWaiter`` and wakes
+    /// every long-poll and event stream of this process (through one ``CommitSignal``) when the store's newest
+    /// anchor moves, so that 500 followers cost one watcher, not 500.
+    final class FeedHub: Service, Sendable {
+        let store: any RouteStore
+        let signal = CommitSignal()
+        /// Open event streams, by token.
+        let streams = Mutex<[UUID: Int]>([:])
+        let logger: Logger
+
+        init(store: any RouteStore, logger: Logger) {
+            self.store = store
+            self.logger = logger
+        }
+
+        func run() async throws {
+            let store = self.store
+            let signal = self.signal
+            let logger = self.logger
+            try await cancelWhenGracefulShutdown {
+                let waiter: any CommitWaiter
+                do throws(RouteKitError) {
+                    waiter = try await store.makeCommitWaiter()
+                } catch {
+                    logger.error("cannot watch the store for commits", metadata: ["error": "\(error.message)"])
+                    throw error
+                }
+                defer { waiter.close() }
+                var last = try? await store.currentAnchor()
+                while !Task.isCancelled {
+                    await waiter.wait(timeout: 1)
+                    let now = try? await store.currentAnchor()
+                    if now != last {
+                        last = now
+                        signal.fire()
+                    }
+                }
+            }
+            // Wake the streams so that they see the shutdown and end.
+            signal.fire()
+        }
+
+        /// Counts a new stream of `token`; `false` when it already holds `limit`.
+        func openStream(_ token: UUID, limit: Int) -> Bool {
+            streams.withLock { s in
+                guard s[token, default: 0] < limit else { return false }
+                s[token, default: 0] += 1
+                return true
+            }
+        }
+
+        func closeStream(_ token: UUID) {
+            streams.withLock { s in
+                s[token, default: 1] -= 1
+                if s[token] == 0 { s[token] = nil }
+            }
+        }
+
+        /// Event streams open now.
+        var openStreamCount: Int { streams.withLock { $0.values.reduce(0, +) } }
+    }
+
+    extension HTTPField.Name {
+        /// `Last-Event-ID`: where an event stream resumes (an anchor).
+        public static let lastEventID = named("Last-Event-ID")
+        /// `X-Accel-Buffering`: `no` tells nginx not to buffer an event stream.
+        public static let accelBuffering = named("X-Accel-Buffering")
+        /// `RouteKit-Anchor`: the anchor of a change set.
+        public static let routeKitAnchor = named("RouteKit-Anchor")
+        /// `RouteKit-Up-To-Date`: whether a change set caught up with the store.
+        public static let routeKitUpToDate = named("RouteKit-Up-To-Date")
+        /// `X-Request-Id`: the id of a request in the server's log.
+        public static let requestID = named("X-Request-Id")
+
+        /// A field name from text that is a valid token (all of the above are, so the fallback is never taken).
+        private static func named(_ text: String) -> HTTPField.Name { HTTPField.Name(text) ?? .via }
+    }
+
+    /// `GET /v1/changes`: the change feed as one JSON change set, a long-poll (`wait=S`), or Server-Sent Events
+    /// (`Accept: text/event-stream`).
+    struct FeedRoutes: Sendable {
+        let store: any RouteStore
+        let hub: FeedHub
+        let configuration: ServerConfiguration
+
+        func changes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let query = request.uri.queryParameters
+            let limit = try Query.int(query.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
+            let wait = try Query.int(query.get("wait"), "wait", default: 0, 0...configuration.maxWaitSeconds)
+            let predicate = try Query.predicate(query)
+            let isStream = request.headers[.accept]?.contains("text/event-stream") ?? false
+            var anchorText = query.get("anchor")
+            if isStream, let last = request.headers[.lastEventID], !last.isEmpty { anchorText = last }
+            let anchor = try anchorText.map { (text: String) throws(RouteKitError) in try ChangeAnchor(text: text) }
+            // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
+            var seen = hub.signal.current
+            var set = try await read(since: anchor, predicate, limit, token)
+            if isStream {
+                guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
+                    throw Problem(
+                        status: .tooManyRequests, type: "too-many-streams", title: "Too many open streams",
+                        detail: "this token holds \(configuration.maxStreamsPerToken) event streams already",
+                        headers: [.retryAfter: "5"])
+                }
+                return stream(first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger)
+            }
+            if wait > 0 {
+                let deadline = ContinuousClock.now + .seconds(wait)
+                while set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
+                    let left = deadline - ContinuousClock.now
+                    guard left > .zero else { break }
+                    let ms = Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                    await hub.signal.wait(seen: seen, milliseconds: max(1, ms))
+                    if Task.isCancelled || Task.isShuttingDownGracefully { break }
+                    seen = hub.signal.current
+                    set = try await read(since: set.anchor, predicate, limit, token)
+                }
+            }
+            return JSONBody.response(
+                ChangeSetJSON(set),
+                headers: [.routeKitAnchor: set.anchor.text, .routeKitUpToDate: set.hasMore ? "false" : "true"])
+        }
+
+        /// One change set, without what the token may not read.
+        func read(since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken)
+            async throws(RouteKitError) -> ChangeSet
+        {
+            var set = try await store.changes(since: anchor, matching: predicate, limit: limit)
+            if token.readableSources != nil {
+                set.added.removeAll { !token.mayRead($0.source) }
+                set.deleted.removeAll { !token.mayRead($0.source) }
+            }
+            return set
+        }
+
+        /// The event stream: `changes` events whose `id:` is the anchor after them (a reconnect with
+        /// `Last-Event-ID` resumes exactly), `up-to-date` after each catch-up, a comment when idle, an `error`
+        /// event (a problem) when the store fails, and the end on client disconnect or server shutdown.
+        func stream(
+            first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken,
+            request: Request, logger: Logger
+        ) -> Response {
+            let heartbeatMS = Int(configuration.heartbeatSeconds * 1000)
+            let headers: HTTPFields = [
+                .contentType: "text/event-stream", .cacheControl: "no-store", .accelBuffering: "no",
+            ]
+            let hub = self.hub
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    defer { hub.closeStream(token.id) }
+                    do {
+                        try await request.body.consumeWithCancellationOnInboundClose { _ in
+                            try await withGracefulShutdownHandler {
+                                try await pump(
+                                    &writer, first: first, seen: start, predicate, limit, token,
+                                    heartbeatMS: heartbeatMS, logger: logger)
+                            } onGracefulShutdown: {
+                                hub.signal.fire()
+                            }
+                        }
+                    } catch {
+                        // The client went away (or a write failed): nothing more to send.
+                    }
+                    try? await writer.finish(nil)
+                })
+        }
+
+        /// Writes the stream's events until the client leaves, the server shuts down or the store fails.
+        func pump(
+            _ writer: inout any ResponseBodyWriter, first: ChangeSet, seen start: UInt64,
+            _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, heartbeatMS: Int, logger: Logger
+        ) async throws {
+            try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+            var set = first
+            var seen = start
+            var upToDateSent = false
+            while true {
+                if !set.added.isEmpty || !set.deleted.isEmpty {
+                    try await writer.write(Self.event("changes", id: set.anchor.text, ChangeSetJSON(set)))
+                    upToDateSent = false
+                }
+                if !set.hasMore && !upToDateSent {
+                    try await writer.write(Self.event("up-to-date", id: set.anchor.text, ["anchor": set.anchor.text]))
+                    upToDateSent = true
+                }
+                if !set.hasMore {
+                    if hub.signal.current == seen {
+                        await hub.signal.wait(seen: seen, milliseconds: heartbeatMS)
+                    }
+                    if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                    if hub.signal.current == seen {
+                        try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                        continue
+                    }
+                }
+                seen = hub.signal.current
+                do {
+                    set = try await read(since: set.anchor, predicate, limit, token)
+                } catch {
+                    logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
+                    try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
+                    return
+                }
+            }
+        }
+
+        static func event(_ name: String, id: String?, _ value: some Encodable) -> ByteBuffer {
+            var text = ""
+            if let id { text += "id: \(id)\n" }
+            text += "event: \(name)\ndata: "
+            var buffer = ByteBuffer(string: text)
+            buffer.writeBytes(JSONBody.bytes(value))
+            buffer.writeString("\n\n")
+            return buffer
+        }
+    }
+
+    /// Query parameters, checked: a bad one is a `400` naming it.
+    enum Query {
+        static func int(_ text: String?, _ name: String, default value: Int, _ range: ClosedRange<Int>) throws(Problem)
+            -> Int
+        {
+            guard let text else { return value }
+            guard let n = Int(text), range.contains(n) else {
+                throw Problem.badRequest(
+                    "'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            }
+            return n
+        }
+
+        static func uuid(_ text: String?, _ name: String) throws(Problem) -> UUID? {
+            guard let text else { return nil }
+            guard let id = UUID(uuidString: text) else {
+                throw Problem.badRequest("'\(name)' is not a uuid: '\(text)'")
+            }
+            return id
+        }
+
+        static func source(_ text: String?) throws(Problem) -> Source? {
+            guard let text else { return nil }
+            do { return try Source(name: text) } catch { throw Problem.badRequest("'source': \(error.message)") }
+        }
+
+        static func time(_ text: String?, _ name: String) throws(Problem) -> Instant? {
+            guard let text else { return nil }
+            guard let t = Timestamp(iso8601: text) else {
+                throw Problem.badRequest("'\(name)' is not an ISO 8601 time (2024-05-01T06:00:00Z): '\(text)'")
+            }
+            return t.instant
+        }
+
+        /// `workout`, `source`, `syncIdentifier`, `from`, `to`.
+        static func predicate(_ q: Parameters) throws(Problem) -> ChangePredicate {
+            let from = try time(q.get("from"), "from")
+            let to = try time(q.get("to"), "to")
+            var interval: ClosedRange<Instant>?
+            if from != nil || to != nil {
+                let lo = from ?? Instant(seconds: .min)
+                let hi = to ?? Instant(seconds: .max)
+                guard lo <= hi else { throw Problem.badRequest("'from' is after 'to'") }
+                interval = lo...hi
+            }
+            return ChangePredicate(
+                workout: try uuid(q.get("workout"), "workout"), source: try source(q.get("source")),
+                syncIdentifier: q.get("syncIdentifier"), interval: interval)
+        }
+    }
+#endif

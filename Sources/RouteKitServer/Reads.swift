@@ -1,0 +1,197 @@
+#if Server
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import NIOCore
+    import RouteKit
+    import RouteKitGPX
+
+    /// The read routes: workouts, routes, one route's locations (NDJSON, streamed) and its export (GPX, GeoJSON,
+    /// CSV). A route version's content never changes, so its answers carry an `ETag` and
+    /// `Cache-Control: private, immutable`, and revalidation gets `304`. An object of a source the token may not
+    /// read is answered `404`, as if it did not exist.
+    struct ReadRoutes: Sendable {
+        let store: any RouteStore
+        let configuration: ServerConfiguration
+
+        func workouts(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let q = request.uri.queryParameters
+            let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
+            let source = try Query.source(q.get("source"))
+            var out: [WorkoutJSON] = []
+            for w in try await store.workouts(matching: WorkoutFilter(source: source)) where token.mayRead(w.source) {
+                if out.count == limit { break }
+                out.append(WorkoutJSON(w, routes: try await store.routes(matching: RouteFilter(workout: w.id))))
+            }
+            return JSONBody.response(["workouts": out])
+        }
+
+        func workout(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let id = try Self.id(context)
+            guard let w = try await store.workout(id: id), token.mayRead(w.source) else {
+                throw Problem.notFound("workout \(id) is not in the store")
+            }
+            let routes = try await store.routes(matching: RouteFilter(workout: w.id))
+            struct Body: Encodable {
+                var workout: WorkoutJSON
+                var routes: [RouteJSON]
+            }
+            return JSONBody.response(Body(workout: WorkoutJSON(w, routes: routes), routes: routes.map(RouteJSON.init)))
+        }
+
+        func routes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let q = request.uri.queryParameters
+            let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
+            let filter = RouteFilter(
+                workout: try Query.uuid(q.get("workout"), "workout"), source: try Query.source(q.get("source")),
+                syncIdentifier: q.get("syncIdentifier"))
+            let routes = try await store.routes(matching: filter).filter { token.mayRead($0.source) }.prefix(limit)
+            return JSONBody.response(["routes": routes.map(RouteJSON.init)])
+        }
+
+        /// The route when it exists and the token may read it, else `404`.
+        func readableRoute(_ context: RouteKitRequestContext) async throws -> RouteSample {
+            let token = try context.require(.read)
+            let id = try Self.id(context)
+            guard let route = try await store.route(id: id), token.mayRead(route.source) else {
+                throw Problem.notFound("route \(id) is not in the store")
+            }
+            return route
+        }
+
+        func route(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let route = try await readableRoute(context)
+            let tag = Self.etag(route, "json")
+            if Self.matches(request, tag) { return Self.notModified(tag) }
+            var response = JSONBody.response(RouteJSON(route), headers: Self.immutable(tag))
+            response.headers[.cacheControl] = "private, immutable, max-age=31536000"
+            return response
+        }
+
+        /// One JSON object per location, one per line, streamed batch by batch.
+        func locations(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let route = try await readableRoute(context)
+            let tag = Self.etag(route, "ndjson")
+            if Self.matches(request, tag) { return Self.notModified(tag) }
+            var headers = Self.immutable(tag)
+            headers[.contentType] = "application/x-ndjson"
+            let store = self.store
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    for try await batch in store.locations(of: route.id, batchSize: 4096) {
+                        var buffer = ByteBuffer()
+                        buffer.reserveCapacity(batch.locations.count * 96)
+                        for l in batch.locations { buffer.writeString(Self.line(l)) }
+                        try await writer.write(buffer)
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+
+        static func line(_ l: Location) -> String {
+            var s = "{\"latitude\":\(decimalText(l.latitude)),\"longitude\":\(decimalText(l.longitude))"
+            if let t = l.timestamp { s += ",\"time\":\"\(t.iso8601)\"" }
+            if let v = l.altitude { s += ",\"altitude\":\(decimalText(v))" }
+            if let v = l.horizontalAccuracy { s += ",\"horizontalAccuracy\":\(decimalText(v))" }
+            if let v = l.verticalAccuracy { s += ",\"verticalAccuracy\":\(decimalText(v))" }
+            if let v = l.speed { s += ",\"speed\":\(decimalText(v))" }
+            if let v = l.course { s += ",\"course\":\(decimalText(v))" }
+            return s + "}\n"
+        }
+
+        /// The route as GPX 1.1 (with its workout's series merged into the points), GeoJSON or CSV. Written to a
+        /// spool file first (memory stays at one chunk), then streamed.
+        func export(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let route = try await readableRoute(context)
+            let format = request.uri.queryParameters.get("format") ?? "gpx"
+            let contentType: String
+            switch format {
+            case "gpx": contentType = "application/gpx+xml"
+            case "geojson": contentType = "application/geo+json"
+            case "csv": contentType = "text/csv; charset=utf-8"
+            default: throw Problem.badRequest("'format' must be gpx, geojson or csv, not '\(format)'")
+            }
+            let tag = Self.etag(route, format)
+            if Self.matches(request, tag) { return Self.notModified(tag) }
+            let path = (configuration.uploadDirectory as NSString).appendingPathComponent(
+                "routekit-export-" + UUID().uuidString.lowercased() + "." + format)
+            do {
+                let sink = try OutputSink(path: path)
+                switch format {
+                case "gpx":
+                    var w = GPXWriter(to: sink)
+                    try await Self.write(route, store, &w)
+                case "geojson":
+                    var w = GeoJSONWriter(to: sink)
+                    try await Self.write(route, store, &w)
+                default:
+                    var w = CSVWriter(to: sink)
+                    try await Self.write(route, store, &w)
+                }
+                try sink.close()
+            } catch {
+                unlink(path)
+                throw error
+            }
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                unlink(path)
+                throw Problem(
+                    status: .internalServerError, type: "internal", title: "The server failed",
+                    detail: "the export could not be read back")
+            }
+            unlink(path)  // the open handle keeps the data until it is closed
+            var headers = Self.immutable(tag)
+            headers[.contentType] = contentType
+            let name = "route-\(route.id.uuidString.lowercased()).\(format)"
+            headers[.contentDisposition] = "attachment; filename=\"\(name)\""
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    defer { try? handle.close() }
+                    while let data = try handle.read(upToCount: 256 * 1024), !data.isEmpty {
+                        try await writer.write(ByteBuffer(bytes: data))
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+
+        static func write<W: GPXEventWriter>(_ route: RouteSample, _ store: any RouteStore, _ w: inout W)
+            async throws(RouteKitError)
+        {
+            try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
+            try await GPXStoreExport.writeTrack(route: route, store: store, to: &w)
+            try w.finish()
+        }
+
+        static func id(_ context: RouteKitRequestContext) throws(Problem) -> UUID {
+            let text = context.parameters.get("id") ?? ""
+            guard let id = UUID(uuidString: text) else { throw Problem.badRequest("'\(text)' is not a uuid") }
+            return id
+        }
+
+        static func etag(_ route: RouteSample, _ form: String) -> String {
+            "\"\(route.id.uuidString.lowercased())-\(form)\""
+        }
+
+        static func immutable(_ tag: String) -> HTTPFields {
+            [.eTag: tag, .cacheControl: "private, immutable, max-age=31536000"]
+        }
+
+        static func matches(_ request: Request, _ tag: String) -> Bool {
+            guard let header = request.headers[.ifNoneMatch] else { return false }
+            return header == "*"
+                || header.split(separator: ",").contains {
+                    let t = $0.trimmingCharacters(in: .whitespaces)
+                    return t == tag || t == "W/" + tag
+                }
+        }
+
+        static func notModified(_ tag: String) -> Response {
+            Response(status: .notModified, headers: immutable(tag))
+        }
+    }
+#endif

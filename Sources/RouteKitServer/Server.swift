@@ -1,0 +1,131 @@
+#if Server
+    import Foundation
+    import HTTPTypes
+    public import Hummingbird
+    public import Logging
+    import NIOCore
+    public import RouteKit
+    import RouteKitGPX
+
+    /// RouteKit's HTTP service (`routekit serve`): upload files, read workouts and routes, and tail the change feed
+    /// (one JSON change set, a long-poll, or Server-Sent Events), for holders of API tokens. The contract is the
+    /// OpenAPI document served at `/v1/openapi.yaml` (`Sources/RouteKitServer/openapi.yaml`).
+    public struct RouteKitServer: Sendable {
+        /// The store served.
+        public let store: any RouteStore & TokenStore
+        /// Where it listens and its limits.
+        public let configuration: ServerConfiguration
+        /// Where request logs go (a request id in every line; never a token or a coordinate).
+        public let logger: Logger
+
+        /// Creates a server for `store`.
+        public init(store: any RouteStore & TokenStore, configuration: ServerConfiguration, logger: Logger) {
+            self.store = store
+            self.configuration = configuration
+            self.logger = logger
+        }
+
+        /// The OpenAPI 3.1 document of the API.
+        public static let openAPIDocument: [UInt8] = PackageResources.openapi_yaml
+
+        /// The router and its services (the feed's commit watcher), for ``makeApplication(onListening:)`` and tests.
+        func makeRouter(hub: FeedHub) -> Router<RouteKitRequestContext> {
+            let router = Router(context: RouteKitRequestContext.self)
+            router.middlewares.add(ProblemMiddleware(logger: logger))
+            router.middlewares.add(TokenAuthenticator(store: store))
+            let store = self.store
+            router.get("/healthz") { _, _ in JSONBody.response(["status": "ok"]) }
+            router.get("/readyz") { _, _ -> Response in
+                do throws(RouteKitError) {
+                    _ = try await store.currentAnchor()
+                } catch {
+                    var problem = Problem(error)
+                    problem.status = .serviceUnavailable
+                    problem.headers[.retryAfter] = "2"
+                    throw problem
+                }
+                return JSONBody.response(["status": "ready"])
+            }
+            router.get("/v1/openapi.yaml") { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: "application/yaml", .cacheControl: "no-cache"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
+            }
+            let feed = FeedRoutes(store: store, hub: hub, configuration: configuration)
+            router.get("/v1/changes", use: feed.changes)
+            let uploads = UploadRoutes(store: store, configuration: configuration)
+            router.post("/v1/uploads", use: uploads.upload)
+            let reads = ReadRoutes(store: store, configuration: configuration)
+            router.get("/v1/workouts", use: reads.workouts)
+            router.get("/v1/workouts/:id", use: reads.workout)
+            router.get("/v1/routes", use: reads.routes)
+            router.get("/v1/routes/:id", use: reads.route)
+            router.get("/v1/routes/:id/locations", use: reads.locations)
+            router.get("/v1/routes/:id/export", use: reads.export)
+            return router
+        }
+
+        /// The application: the router on HTTP/1.1 with the configured address and idle timeout, and the feed's
+        /// commit watcher as a service. `onListening` gets the port once the server listens (useful with port 0).
+        public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in })
+            -> some ApplicationProtocol
+        {
+            let hub = FeedHub(store: store, logger: logger)
+            return Application(
+                router: makeRouter(hub: hub),
+                server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+                configuration: .init(
+                    address: .hostname(configuration.host, port: configuration.port), serverName: "RouteKit"),
+                services: [hub],
+                onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+                logger: logger)
+        }
+    }
+
+    /// Turns every error into a problem (`application/problem+json`): RouteKit's by code, Hummingbird's by status,
+    /// anything else a `500` whose detail says nothing of the cause (the log has it, by request id). Every answer
+    /// carries `X-Request-Id`, and is logged once: method, path, status and time to the response head (never a
+    /// header, so never a token).
+    struct ProblemMiddleware: RouterMiddleware {
+        typealias Context = RouteKitRequestContext
+        let logger: Logger
+
+        func handle(
+            _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+        ) async throws -> Response {
+            let started = ContinuousClock.now
+            var response: Response
+            do {
+                response = try await next(request, context)
+            } catch let problem as Problem {
+                response = try problem.response(from: request, context: context)
+            } catch let error as RouteKitError {
+                response = try Problem(error).response(from: request, context: context)
+            } catch let error as HTTPError {
+                let name = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "-")
+                response = try Problem(
+                    status: error.status, type: name, title: error.status.reasonPhrase,
+                    detail: error.body ?? error.status.reasonPhrase, headers: error.headers
+                ).response(from: request, context: context)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                context.logger.error("request failed", metadata: ["error": "\(type(of: error))"])
+                response = try Problem(
+                    status: .internalServerError, type: "internal", title: "The server failed",
+                    detail: "the request failed inside the server; its log names request \(context.id)"
+                ).response(from: request, context: context)
+            }
+            response.headers[.requestID] = context.id
+            let elapsed = ContinuousClock.now - started
+            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            context.logger.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                    "ms": "\(Int(ms.rounded()))",
+                ])
+            return response
+        }
+    }
+#endif

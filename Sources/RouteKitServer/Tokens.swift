@@ -1,0 +1,102 @@
+#if Server
+    import Crypto
+    public import Foundation
+    import HTTPTypes
+    import Hummingbird
+    public import RouteKit
+    import Synchronization
+
+    /// API tokens' text: `rk_` + the token's id (32 hex digits) + `_` + a secret of 32 random bytes (base64url).
+    /// The store keeps the id and a SHA-256 hash of the secret; the text is shown once, when the token is made.
+    public enum TokenText {
+        /// Makes a token: its text (print it once) and the record to save.
+        public static func make(
+            name: String, source: Source, scopes: Set<APIScope>, readableSources: Set<Source>? = nil,
+            expires: Date? = nil, now: Date = Date()
+        ) -> (text: String, token: APIToken) {
+            var generator = SystemRandomNumberGenerator()  // getrandom(2): cryptographically secure
+            let secret = base64url((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let id = UUID()
+            let token = APIToken(
+                id: id, name: name, source: source, scopes: scopes, readableSources: readableSources,
+                secretHash: hash(secret), created: now, expires: expires)
+            return ("rk_" + hex(id) + "_" + secret, token)
+        }
+
+        /// The id and secret of a token's text; `nil` when it is not one.
+        public static func parse(_ text: String) -> (id: UUID, secret: String)? {
+            let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "rk", parts[1].count == 32, parts[2].count == 43 else { return nil }
+            let h = Array(parts[1].utf8)
+            guard h.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+            let s =
+                "\(String(decoding: h[0..<8], as: UTF8.self))-\(String(decoding: h[8..<12], as: UTF8.self))-"
+                + "\(String(decoding: h[12..<16], as: UTF8.self))-\(String(decoding: h[16..<20], as: UTF8.self))-"
+                + String(decoding: h[20..<32], as: UTF8.self)
+            guard let id = UUID(uuidString: s) else { return nil }
+            return (id, String(parts[2]))
+        }
+
+        /// SHA-256 of a secret, lowercase hex.
+        public static func hash(_ secret: String) -> String {
+            SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        }
+
+        static func hex(_ id: UUID) -> String { id.uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
+
+        static func base64url(_ bytes: [UInt8]) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+
+        /// Compares two strings in time that depends on their length only.
+        static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+            let x = Array(a.utf8)
+            let y = Array(b.utf8)
+            guard x.count == y.count else { return false }
+            var diff: UInt8 = 0
+            for i in 0..<x.count { diff |= x[i] ^ y[i] }
+            return diff == 0
+        }
+    }
+
+    /// When each token was last recorded as used.
+    final class TouchLog: Sendable {
+        let seen = Mutex<[UUID: Date]>([:])
+    }
+
+    /// Authenticates requests that carry `Authorization: Bearer TOKEN`: a token that is unknown, revoked or
+    /// expired is answered `401` at once; a request without one goes on unauthenticated (health checks need
+    /// none; every other route asks for a scope). The token's last use is recorded at most once a minute.
+    struct TokenAuthenticator: RouterMiddleware {
+        typealias Context = RouteKitRequestContext
+        let store: any TokenStore
+        let lastTouched = TouchLog()
+
+        func handle(
+            _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+        ) async throws -> Response {
+            guard let header = request.headers[.authorization] else { return try await next(request, context) }
+            var context = context
+            context.token = try await authenticate(header)
+            return try await next(request, context)
+        }
+
+        func authenticate(_ header: String) async throws -> APIToken {
+            guard header.count > 7, header.prefix(7).lowercased() == "bearer ",
+                let (id, secret) = TokenText.parse(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+            else { throw Problem.unauthenticated }
+            let now = Date()
+            guard let token = try await store.token(id: id), token.isActive(at: now),
+                TokenText.constantTimeEqual(token.secretHash, TokenText.hash(secret))
+            else { throw Problem.unauthenticated }
+            let due = lastTouched.seen.withLock { seen in
+                guard (seen[id].map { now.timeIntervalSince($0) >= 60 } ?? true) else { return false }
+                seen[id] = now
+                return true
+            }
+            if due { try? await store.touchToken(id: id, at: now) }
+            return token
+        }
+    }
+#endif

@@ -1,0 +1,166 @@
+#if Server
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import Logging
+    import NIOCore
+    import RouteKit
+    import RouteKitGPX
+    import RouteKitImport
+
+    /// `POST /v1/uploads`: a file (GPX, FIT, TCX, gzip-compressed or not, or a zip archive of them) in the body,
+    /// streamed to a spool file (memory does not grow with its size), then imported as the token's source with the
+    /// outcomes of `routekit import --json`. Re-uploading a file is idempotent (`unchanged`).
+    struct UploadRoutes: Sendable {
+        let store: any RouteStore
+        let configuration: ServerConfiguration
+
+        struct Body: Encodable {
+            var results: [ImportResultJSON]
+        }
+
+        func upload(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.write)
+            let max = configuration.maxUploadBytes
+            if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > max {
+                throw Self.tooLarge(max)
+            }
+            let name = Self.fileName(request.uri.queryParameters.get("name"))
+            let folder = (configuration.uploadDirectory as NSString).appendingPathComponent(
+                "routekit-upload-" + UUID().uuidString.lowercased())
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                context.logger.error("cannot create the upload spool folder", metadata: ["folder": "\(folder)"])
+                throw Problem(
+                    status: .internalServerError, type: "internal", title: "The server failed",
+                    detail: "the upload could not be spooled")
+            }
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let path = (folder as NSString).appendingPathComponent(name)
+            try await spool(request.body, to: path)
+            var results: [GPXImportResult] = []
+            await RouteImporter(store: store, source: token.source).importPath(path) { result in
+                var r = result
+                r.file = r.file.replacingOccurrences(of: path, with: name)
+                if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }
+                results.append(r)
+            }
+            let body = Body(results: results.map(ImportResultJSON.init))
+            if results.isEmpty || results.allSatisfy({ $0.status == .failed }) {
+                let first = results.first?.error ?? RouteKitError(.invalidArgument, "the upload holds no activity")
+                var problem = Problem(first)
+                problem.status = .unprocessableContent
+                problem.extra["results"] = .array(
+                    results.map { r in
+                        .object([
+                            "file": .string(r.file), "status": .string(r.status.rawValue),
+                            "error": r.error.map { e in
+                                .object([
+                                    "code": .string(e.code.description), "message": .string(e.message),
+                                    "line": e.line.map { .number(Double($0)) } ?? .null,
+                                    "column": e.column.map { .number(Double($0)) } ?? .null,
+                                ])
+                            } ?? .null,
+                        ])
+                    })
+                throw problem
+            }
+            let created = results.contains { $0.status == .imported || $0.status == .partial }
+            return JSONBody.response(body, status: created ? .created : .ok)
+        }
+
+        /// Writes the body to `path`, counting: `413` past the upload limit, or past the decompressed limit for
+        /// gzip data (inflated on the fly, only to count).
+        func spool(_ body: RequestBody, to path: String) async throws {
+            guard let handle = FileHandle(forWritingAtPath: Self.create(path)) else {
+                throw Problem(
+                    status: .internalServerError, type: "internal", title: "The server failed",
+                    detail: "the upload could not be spooled")
+            }
+            defer { try? handle.close() }
+            var total = 0
+            var head: [UInt8] = []
+            var inflater: Inflater?
+            var inflated = 0
+            let maxInflated = configuration.maxDecompressedBytes
+            for try await buffer in body {
+                total += buffer.readableBytes
+                guard total <= configuration.maxUploadBytes else { throw Self.tooLarge(configuration.maxUploadBytes) }
+                let bytes = Array(buffer.readableBytesView)
+                if head.count < 2 {
+                    let before = head
+                    head += bytes.prefix(2 - head.count)
+                    if head.count == 2, InputFile.isGzip(head) {
+                        inflater = try Inflater(fileName: "upload")
+                        // A byte of the magic that came in an earlier buffer goes in first.
+                        if let active = inflater, !before.isEmpty {
+                            _ = Self.inflate(active, before, limit: maxInflated, count: &inflated)
+                        }
+                    }
+                }
+                if let active = inflater {
+                    switch Self.inflate(active, bytes, limit: maxInflated, count: &inflated) {
+                    case .ok: break
+                    case .tooLarge:
+                        throw Problem(
+                            status: .contentTooLarge, type: "decompressed-too-large",
+                            title: "The upload is too large when decompressed",
+                            detail: "gzip data may grow to at most \(maxInflated) bytes",
+                            extra: ["maxBytes": .number(Double(maxInflated))])
+                    case .corrupt:
+                        // The importer reports corrupt gzip data with its position.
+                        inflater = nil
+                    }
+                }
+                do {
+                    try handle.write(contentsOf: bytes)
+                } catch {
+                    throw Problem(
+                        status: .internalServerError, type: "internal", title: "The server failed",
+                        detail: "the upload could not be spooled")
+                }
+            }
+        }
+
+        enum Inflated { case ok, tooLarge, corrupt }
+
+        /// Inflates `bytes` only to count what they grow to.
+        static func inflate(_ inflater: Inflater, _ bytes: [UInt8], limit: Int, count: inout Int) -> Inflated {
+            var produced = count
+            let failed = bytes.withUnsafeBytes { raw -> RouteKitError? in
+                do throws(RouteKitError) {
+                    try inflater.inflate(raw) { _, n throws(RouteKitError) in
+                        produced += n
+                        if produced > limit { throw RouteKitError(.compression, "over the limit") }
+                    }
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            count = produced
+            if produced > limit { return .tooLarge }
+            return failed == nil ? .ok : .corrupt
+        }
+
+        private static func create(_ path: String) -> String {
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            return path
+        }
+
+        static func tooLarge(_ max: Int) -> Problem {
+            Problem(
+                status: .contentTooLarge, type: "upload-too-large", title: "The upload is too large",
+                detail: "uploads may be at most \(max) bytes", extra: ["maxBytes": .number(Double(max))])
+        }
+
+        /// A safe file name from the client's (`name=`): letters, digits, `.`, `-`, `_`; never a path.
+        static func fileName(_ text: String?) -> String {
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+            let base = (text ?? "").split(separator: "/").last.map(String.init) ?? ""
+            let cleaned = String(base.map { allowed.contains($0) ? $0 : "_" }.prefix(100))
+            return cleaned.isEmpty || cleaned.allSatisfy({ $0 == "." }) ? "upload" : cleaned
+        }
+    }
+#endif

@@ -1,0 +1,225 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+
+#if Server
+    import Hummingbird
+    import Logging
+    import RouteKitServer
+#endif
+
+/// The message for a routekit built without the HTTP service.
+let withoutServer = RouteKitError(
+    .invalidArgument,
+    "this routekit was built without the HTTP service; build it with `swift build --traits Server` "
+        + "(README: \"Serving over HTTP\")")
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the store over HTTP: uploads, workouts and routes, and the change feed (SSE, long-poll).",
+        discussion: """
+            Every request but /healthz and /readyz needs an API token (`routekit tokens create`), sent as \
+            `Authorization: Bearer TOKEN`. The API is described by the OpenAPI document at /v1/openapi.yaml; \
+            errors are RFC 9457 problems (application/problem+json) with a stable `type`.
+
+            Endpoints:
+              POST /v1/uploads?name=FILE         a GPX/FIT/TCX file (gzip or zip too) → import results
+              GET  /v1/changes?anchor=A&wait=S   change set since an anchor; long-polls up to S seconds
+              GET  /v1/changes (Accept: text/event-stream)   the same as Server-Sent Events
+              GET  /v1/workouts, /v1/workouts/ID, /v1/routes, /v1/routes/ID
+              GET  /v1/routes/ID/locations       NDJSON, streamed
+              GET  /v1/routes/ID/export?format=gpx|geojson|csv
+              GET  /healthz, /readyz
+
+            SIGTERM or Ctrl-C stops accepting connections, lets requests in flight finish and closes event \
+            streams (clients resume with Last-Event-ID).
+
+            Examples:
+              routekit tokens create --source my-phone --scope read,write
+              routekit serve --port 8080
+              curl -H "Authorization: Bearer $TOKEN" --data-binary @run.gpx 'http://127.0.0.1:8080/v1/uploads?name=run.gpx'
+              curl -N -H "Authorization: Bearer $TOKEN" -H 'Accept: text/event-stream' http://127.0.0.1:8080/v1/changes
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: "The address to listen on (0.0.0.0: every interface).") var host = "127.0.0.1"
+    @Option(help: "The port (0: any free port; the one chosen is printed).") var port = 8080
+    @Option(help: "The largest upload accepted, in MiB.") var maxUploadMb = 512
+    @Option(help: "The most event streams one token may hold open.") var maxStreamsPerToken = 4
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func validate() throws {
+        if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
+        if maxUploadMb < 1 { throw ValidationError("--max-upload-mb must be at least 1.") }
+        if maxStreamsPerToken < 1 { throw ValidationError("--max-streams-per-token must be at least 1.") }
+    }
+
+    func run() async throws {
+        #if Server
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                throw ValidationError(
+                    "--log-level must be one of trace, debug, info, notice, warning, error, critical.")
+            }
+            var logger = Logger(label: "routekit.serve")
+            logger.logLevel = level
+            let store: any RouteStore & TokenStore
+            do {
+                guard let s = try await storeOptions.open() as? any RouteStore & TokenStore else {
+                    throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
+                }
+                store = s
+            } catch {
+                printError("error: \(error)")
+                throw exitInputFailed
+            }
+            var configuration = ServerConfiguration()
+            configuration.host = host
+            configuration.port = port
+            configuration.maxUploadBytes = maxUploadMb << 20
+            configuration.maxStreamsPerToken = maxStreamsPerToken
+            let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
+            let label = storeOptions.label
+            let host = self.host
+            let app = server.makeApplication { port in
+                printError("routekit serve: listening on http://\(host):\(port) (store \(label))")
+            }
+            try await app.runService()
+        #else
+            printError("error: \(withoutServer)")
+            throw exitInputFailed
+        #endif
+    }
+}
+
+struct Tokens: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create, list and revoke the API tokens of `routekit serve`.",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an API token and print it (once: the store keeps only a hash of it).",
+            discussion: """
+                A token writes as one source (--source) and has scopes: read (workouts, routes, the change \
+                feed), write (uploads, as its source), admin. --read-source limits what it reads to some \
+                sources; it then never learns that other sources' objects exist.
+
+                Examples:
+                  routekit tokens create --source my-phone --scope read,write --name phone
+                  routekit tokens create --source dashboard --scope read --read-source my-phone --expires-days 30
+                """)
+
+        @OptionGroup var storeOptions: StoreOptions
+        @Option(help: "The source the token writes as.") var source: String
+        @Option(help: "Scopes, comma-separated: read, write, admin.") var scope = "read"
+        @Option(help: "A name for people (shown by `tokens list`).") var name = ""
+        @Option(help: "Limit reading to this source (repeat for several); default: every source.")
+        var readSource: [String] = []
+        @Option(help: "The token stops working after this many days.") var expiresDays: Double?
+
+        func validate() throws {
+            if let d = expiresDays, !(d > 0 && d.isFinite) { throw ValidationError("--expires-days must be above 0.") }
+        }
+
+        func run() async throws {
+            #if Server
+                try await runReportingErrors {
+                    let store = try await tokenStore(storeOptions)
+                    let scopes = try APIToken.scopes(from: scope)
+                    guard !scopes.isEmpty else { throw RouteKitError(.invalidArgument, "give at least one --scope") }
+                    let readable = readSource.isEmpty ? nil : Set(try readSource.map { try Source(name: $0) })
+                    let made = TokenText.make(
+                        name: name, source: try Source(name: source), scopes: scopes, readableSources: readable,
+                        expires: expiresDays.map { Date().addingTimeInterval($0 * 86_400) })
+                    try await store.saveToken(made.token)
+                    print(made.text)
+                    printError(
+                        "token \(made.token.id.uuidString.lowercased()) for source \(source) (\(made.token.scopesText)); "
+                            + "this is the only time it is shown")
+                }
+            #else
+                printError("error: \(withoutServer)")
+                throw exitInputFailed
+            #endif
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List API tokens (never their secrets).")
+        @OptionGroup var storeOptions: StoreOptions
+        @Flag(help: "One JSON object per token, one per line.") var json = false
+
+        struct TokenJSON: Encodable {
+            var id, name, source, scopes, created: String
+            var readSources: [String]?
+            var expires, revoked, lastUsed: String?
+            var active: Bool
+        }
+
+        func run() async throws {
+            #if Server
+                try await runReportingErrors {
+                    let store = try await tokenStore(storeOptions)
+                    let now = Date()
+                    let tokens = try await store.tokens()
+                    for t in tokens {
+                        let iso = { (d: Date?) in d.map { Timestamp($0).iso8601 } }
+                        if json {
+                            printJSONLine(
+                                TokenJSON(
+                                    id: t.id.uuidString.lowercased(), name: t.name, source: t.source.name,
+                                    scopes: t.scopesText, created: Timestamp(t.created).iso8601,
+                                    readSources: t.readableSources?.map(\.name).sorted(), expires: iso(t.expires),
+                                    revoked: iso(t.revoked), lastUsed: iso(t.lastUsed), active: t.isActive(at: now)))
+                        } else {
+                            let state = t.revoked != nil ? "revoked" : (t.isActive(at: now) ? "active" : "expired")
+                            print(
+                                "\(t.id.uuidString.lowercased()) \(column(state, 8)) \(column(t.source.name, 16)) "
+                                    + "\(column(t.scopesText, 16)) \(t.name)")
+                        }
+                    }
+                    if !json { print("\(tokens.count) token(s) in \(storeOptions.label)") }
+                }
+            #else
+                printError("error: \(withoutServer)")
+                throw exitInputFailed
+            #endif
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke API tokens by id: requests with them get 401 from then on.")
+        @OptionGroup var storeOptions: StoreOptions
+        @Argument(help: "Token ids (from `tokens list`).") var ids: [String]
+
+        func run() async throws {
+            #if Server
+                try await runReportingErrors {
+                    let store = try await tokenStore(storeOptions)
+                    var missing = false
+                    for text in ids {
+                        if try await store.revokeToken(id: try parseUUID(text), at: Date()) {
+                            print("revoked \(text)")
+                        } else {
+                            printError("error: no token \(text)")
+                            missing = true
+                        }
+                    }
+                    if missing { throw exitInputFailed }
+                }
+            #else
+                printError("error: \(withoutServer)")
+                throw exitInputFailed
+            #endif
+        }
+    }
+}
+
+/// The store, as a keeper of tokens.
+func tokenStore(_ options: StoreOptions) async throws(RouteKitError) -> any RouteStore & TokenStore {
+    guard let store = try await options.open() as? any RouteStore & TokenStore else {
+        throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
+    }
+    return store
+}

@@ -1,0 +1,219 @@
+#if Server
+    import AsyncHTTPClient
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import HummingbirdTesting
+    import NIOCore
+    import NIOHTTP1
+    import RouteKit
+    import RouteKitServer
+    import RouteKitSQLite
+    import Testing
+
+    /// One Server-Sent Event.
+    struct SSEEvent: Sendable {
+        var id: String?
+        var event: String
+        var data: String
+
+        /// The routes added by a `changes` event (their sync identifiers).
+        var addedNames: [String] {
+            let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any]
+            return (object?["added"] as? [[String: Any]] ?? []).compactMap { $0["syncIdentifier"] as? String }
+        }
+    }
+
+    /// Reads events from a streamed body; comments (heartbeats) and `retry:` are counted, not returned.
+    struct EventReader {
+        var iterator: HTTPClientResponse.Body.AsyncIterator
+        var pending = ""
+        var comments = 0
+
+        init(_ body: HTTPClientResponse.Body) { iterator = body.makeAsyncIterator() }
+
+        /// The next event, or with `comments`, the next comment too (as an event named `:`).
+        mutating func next(comments returnComments: Bool = false) async throws -> SSEEvent? {
+            while true {
+                if let range = pending.range(of: "\n\n") {
+                    let block = String(pending[..<range.lowerBound])
+                    pending = String(pending[range.upperBound...])
+                    var event = SSEEvent(id: nil, event: "message", data: "")
+                    var isEvent = false
+                    for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+                        if line.hasPrefix(":") {
+                            comments += 1
+                        } else if line.hasPrefix("id: ") {
+                            event.id = String(line.dropFirst(4))
+                        } else if line.hasPrefix("event: ") {
+                            event.event = String(line.dropFirst(7))
+                            isEvent = true
+                        } else if line.hasPrefix("data: ") {
+                            event.data += String(line.dropFirst(6))
+                            isEvent = true
+                        }
+                    }
+                    if isEvent { return event }
+                    if returnComments && block.hasPrefix(":") { return SSEEvent(id: nil, event: ":", data: "") }
+                    continue
+                }
+                guard let buffer = try await iterator.next() else { return nil }
+                pending += String(buffer: buffer)
+            }
+        }
+
+        /// The next event that is not `up-to-date`.
+        mutating func nextChanges() async throws -> SSEEvent? {
+            while let e = try await next() { if e.event != "up-to-date" { return e } }
+            return nil
+        }
+    }
+
+    func request(_ port: Int, _ path: String, token: String, stream: Bool = true, lastEventID: String? = nil)
+        -> HTTPClientRequest
+    {
+        var r = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        r.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if stream { r.headers.add(name: "Accept", value: "text/event-stream") }
+        if let lastEventID { r.headers.add(name: "Last-Event-ID", value: lastEventID) }
+        return r
+    }
+
+    @Suite("routekit serve: event streams and long-polls over a socket", .serialized)
+    struct ServerLiveTests {
+        @Test("a stream catches up, says up-to-date, delivers commits, and a reconnect with Last-Event-ID resumes exactly")
+        func streamResumes() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            _ = try await saveRoute(f.store, "a")
+            let store = f.store
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                // An uninterrupted follower, for comparison.
+                let whole = Task {
+                    let response = try await HTTPClient.shared.execute(request(port, "/v1/changes", token: token), timeout: .seconds(60))
+                    var reader = EventReader(response.body)
+                    var names: [String] = []
+                    while names.count < 4, let e = try await reader.nextChanges() { names += e.addedNames }
+                    return names
+                }
+                let response = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token), timeout: .seconds(60))
+                #expect(response.status == .ok)
+                #expect(response.headers["Content-Type"].first == "text/event-stream")
+                #expect(response.headers["Cache-Control"].first == "no-store")
+                #expect(response.headers["X-Accel-Buffering"].first == "no")
+                var reader = EventReader(response.body)
+                let first = try #require(try await reader.next())
+                #expect(first.event == "changes")
+                #expect(first.addedNames == ["test-a"])
+                let upToDate = try #require(try await reader.next())
+                #expect(upToDate.event == "up-to-date")
+                #expect(upToDate.id == first.id)
+                _ = try await saveRoute(store, "b")
+                let second = try #require(try await reader.nextChanges())
+                #expect(second.addedNames == ["test-b"])
+                let resumeFrom = try #require(second.id)
+                // Disconnect, commit twice while away, and come back with the last id seen.
+                reader = EventReader(HTTPClientResponse.Body())
+                _ = try await saveRoute(store, "c")
+                _ = try await saveRoute(store, "d")
+                let again = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token, lastEventID: resumeFrom), timeout: .seconds(60))
+                var resumed = EventReader(again.body)
+                var names: [String] = []
+                while names.count < 2, let e = try await resumed.nextChanges() { names += e.addedNames }
+                #expect(names == ["test-c", "test-d"])
+                let uninterrupted = try await whole.value
+                #expect(uninterrupted == ["test-a", "test-b", "test-c", "test-d"])
+                #expect(["test-a", "test-b"] + names == uninterrupted)
+            }
+        }
+
+        @Test("an idle stream gets heartbeats; an unusable anchor is refused with its status before any stream")
+        func heartbeatAndAnchorErrors() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let response = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token), timeout: .seconds(30))
+                var reader = EventReader(response.body)
+                let upToDate = try #require(try await reader.next())
+                #expect(upToDate.event == "up-to-date")
+                // Heartbeats every 0.5 s here: wait for two comments without any event.
+                for _ in 0..<2 {
+                    let e = try await reader.next(comments: true)
+                    #expect(e?.event == ":")
+                }
+                #expect(reader.comments == 2)
+                let refused = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token, lastEventID: "garbage"), timeout: .seconds(30))
+                #expect(refused.status == .badRequest)
+                #expect(refused.headers["Content-Type"].first == "application/problem+json")
+            }
+        }
+
+        @Test("a token holds at most its streams (429 beyond); a disconnect frees its stream")
+        func streamLimit() async throws {
+            var f = try Fixture()
+            f.configuration.maxStreamsPerToken = 1
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let held = Task {
+                    let response = try await HTTPClient.shared.execute(
+                        request(port, "/v1/changes", token: token), timeout: .seconds(30))
+                    var reader = EventReader(response.body)
+                    _ = try await reader.next()
+                    try await Task.sleep(for: .seconds(30))
+                }
+                // Until the first stream is open, a second may still get in: wait for the 429.
+                var status: HTTPResponseStatus = .ok
+                for _ in 0..<100 where status != .tooManyRequests {
+                    let r = try await HTTPClient.shared.execute(
+                        request(port, "/v1/changes", token: token), timeout: .seconds(30))
+                    status = r.status
+                    if status == .tooManyRequests { #expect(r.headers["Retry-After"].first == "5") }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(status == .tooManyRequests)
+                held.cancel()
+                // The server notices the disconnect and frees the slot.
+                var freed = false
+                for _ in 0..<100 where !freed {
+                    try await Task.sleep(for: .milliseconds(50))
+                    let r = try await HTTPClient.shared.execute(
+                        request(port, "/v1/changes", token: token), timeout: .seconds(30))
+                    freed = r.status == .ok
+                }
+                #expect(freed)
+            }
+        }
+
+        @Test("a long-poll returns at the first commit with what it added")
+        func longPollWakes() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            let anchor = try await f.store.currentAnchor().text
+            let store = f.store
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let poll = Task {
+                    let started = ContinuousClock.now
+                    let r = try await HTTPClient.shared.execute(
+                        request(port, "/v1/changes?anchor=\(anchor)&wait=50", token: token, stream: false),
+                        timeout: .seconds(60))
+                    let body = try await r.body.collect(upTo: 1 << 20)
+                    return (String(buffer: body), ContinuousClock.now - started)
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                _ = try await saveRoute(store, "late")
+                let (body, elapsed) = try await poll.value
+                #expect(body.contains("\"test-late\""))
+                // It answered at the commit, not at the end of its 50 s wait.
+                #expect(elapsed < .seconds(25))
+            }
+        }
+    }
+#endif
