@@ -46,6 +46,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
@@ -123,7 +124,7 @@ let package = Package(
         .target(
             name: "RouteKitServer",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitImport",
+                "RouteKit", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
@@ -131,6 +132,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
             ],
             resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings

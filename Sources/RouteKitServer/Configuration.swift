@@ -12,6 +12,8 @@
         public var maxUploadBytes = 512 << 20
         /// The largest a gzip-compressed upload may grow when decompressed (gzip bombs get `413`).
         public var maxDecompressedBytes = 2 << 30
+        /// The largest batch of locations a route builder accepts in one request, in bytes.
+        public var maxBatchBytes = 16 << 20
         /// Where uploads are spooled while they arrive (deleted once imported). Default: the system's temporary
         /// folder.
         public var uploadDirectory: String = NSTemporaryDirectory()

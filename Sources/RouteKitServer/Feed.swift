@@ -18,10 +18,12 @@
         /// Open event streams, by token.
         let streams = Mutex<[UUID: Int]>([:])
         let logger: Logger
+        let metrics: ServerMetrics
 
-        init(store: any RouteStore, logger: Logger) {
+        init(store: any RouteStore, logger: Logger, metrics: ServerMetrics) {
             self.store = store
             self.logger = logger
+            self.metrics = metrics
         }
 
         func run() async throws {
@@ -56,6 +58,7 @@
             streams.withLock { s in
                 guard s[token, default: 0] < limit else { return false }
                 s[token, default: 0] += 1
+                metrics.streamOpened()
                 return true
             }
         }
@@ -64,6 +67,7 @@
             streams.withLock { s in
                 s[token, default: 1] -= 1
                 if s[token] == 0 { s[token] = nil }
+                metrics.streamClosed()
             }
         }
 

@@ -31,7 +31,8 @@
         /// The router and its services (the feed's commit watcher), for ``makeApplication(onListening:)`` and tests.
         func makeRouter(hub: FeedHub) -> Router<RouteKitRequestContext> {
             let router = Router(context: RouteKitRequestContext.self)
-            router.middlewares.add(ProblemMiddleware(logger: logger))
+            let metrics = hub.metrics
+            router.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics))
             router.middlewares.add(TokenAuthenticator(store: store))
             let store = self.store
             router.get("/healthz") { _, _ in JSONBody.response(["status": "ok"]) }
@@ -46,14 +47,26 @@
                 }
                 return JSONBody.response(["status": "ready"])
             }
+            router.get("/metrics") { _, context -> Response in
+                _ = try context.require(.admin)
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4", .cacheControl: "no-store"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.text())))
+            }
             router.get("/v1/openapi.yaml") { _, _ in
                 Response(
                     status: .ok, headers: [.contentType: "application/yaml", .cacheControl: "no-cache"],
                     body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
             }
+            router.post("/v1/stream-tickets") { _, context -> Response in
+                let token = try context.require(.read)
+                let (ticket, expires) = StreamTicket.make(for: token)
+                return JSONBody.response(
+                    ["ticket": ticket, "expires": Timestamp(expires).iso8601], status: .created)
+            }
             let feed = FeedRoutes(store: store, hub: hub, configuration: configuration)
             router.get("/v1/changes", use: feed.changes)
-            let uploads = UploadRoutes(store: store, configuration: configuration)
+            let uploads = UploadRoutes(store: store, configuration: configuration, metrics: metrics)
             router.post("/v1/uploads", use: uploads.upload)
             let reads = ReadRoutes(store: store, configuration: configuration)
             router.get("/v1/workouts", use: reads.workouts)
@@ -62,6 +75,16 @@
             router.get("/v1/routes/:id", use: reads.route)
             router.get("/v1/routes/:id/locations", use: reads.locations)
             router.get("/v1/routes/:id/export", use: reads.export)
+            let builders = BuilderRoutes(store: store, configuration: configuration, metrics: metrics)
+            router.post("/v1/builders", use: builders.create)
+            router.get("/v1/builders/:id", use: builders.get)
+            router.post("/v1/builders/:id/locations", use: builders.append)
+            router.post("/v1/builders/:id/finish", use: builders.finish)
+            router.delete("/v1/builders/:id", use: builders.discard)
+            let jobs = JobRoutes(store: store, registry: JobRegistry(), logger: logger)
+            router.post("/v1/jobs", use: jobs.start)
+            router.get("/v1/jobs/:id", use: jobs.get)
+            router.delete("/v1/jobs/:id", use: jobs.cancel)
             return router
         }
 
@@ -70,7 +93,7 @@
         public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in })
             -> some ApplicationProtocol
         {
-            let hub = FeedHub(store: store, logger: logger)
+            let hub = FeedHub(store: store, logger: logger, metrics: ServerMetrics())
             return Application(
                 router: makeRouter(hub: hub),
                 server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
@@ -89,6 +112,7 @@
     struct ProblemMiddleware: RouterMiddleware {
         typealias Context = RouteKitRequestContext
         let logger: Logger
+        let metrics: ServerMetrics
 
         func handle(
             _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -119,6 +143,9 @@
             response.headers[.requestID] = context.id
             let elapsed = ContinuousClock.now - started
             let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            metrics.request(
+                method: request.method.rawValue, route: context.endpointPath ?? "unmatched",
+                status: response.status.code, duration: elapsed)
             context.logger.info(
                 "request",
                 metadata: [

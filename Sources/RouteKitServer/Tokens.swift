@@ -60,9 +60,46 @@
         }
     }
 
+    /// Short-lived, single-use tickets for clients that cannot send an `Authorization` header (a browser's
+    /// `EventSource`): `POST /v1/stream-tickets` with a token gives `st.…`, good for 60 seconds and one
+    /// `GET /v1/changes?ticket=…` (`st.` + the token's id + `.` + expiry + `.` + nonce + `.` + MAC). A ticket names its token and expiry and carries an HMAC-SHA256 keyed with the
+    /// token's stored secret hash, so any server of the store can check it without storing it; revoking the token
+    /// voids its tickets. Tickets never appear in logs (the request log has paths without queries).
+    public enum StreamTicket {
+        /// How long a ticket is good for, in seconds.
+        public static let lifetime: Double = 60
+
+        /// A ticket for `token`, good until `now + lifetime`.
+        public static func make(for token: APIToken, now: Date = Date()) -> (text: String, expires: Date) {
+            var generator = SystemRandomNumberGenerator()
+            let nonce = TokenText.base64url((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let expires = Int64((now.timeIntervalSince1970 + lifetime).rounded(.up))
+            // Dots between the parts: base64url text may hold "_" and "-", never ".".
+            let body = "st." + TokenText.hex(token.id) + "." + String(expires) + "." + nonce
+            return (body + "." + mac(body, key: token.secretHash), Date(timeIntervalSince1970: Double(expires)))
+        }
+
+        /// The parts of a ticket's text: its token's id, its expiry, and the text its MAC covers.
+        static func parse(_ text: String) -> (id: UUID, expires: Int64, body: String, mac: String)? {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 5, parts[0] == "st", let expires = Int64(parts[2]), parts[3].count == 22,
+                let (id, _) = TokenText.parse("rk_\(parts[1])_" + String(repeating: "A", count: 43))
+            else { return nil }
+            return (id, expires, parts[0..<4].joined(separator: "."), String(parts[4]))
+        }
+
+        static func mac(_ body: String, key: String) -> String {
+            let code = HMAC<SHA256>.authenticationCode(
+                for: Array(body.utf8), using: SymmetricKey(data: Array(key.utf8)))
+            return TokenText.base64url(Array(code))
+        }
+    }
+
     /// When each token was last recorded as used.
     final class TouchLog: Sendable {
         let seen = Mutex<[UUID: Date]>([:])
+        /// Tickets used, until they expire (a ticket is good once).
+        let usedTickets = Mutex<[String: Int64]>([:])
     }
 
     /// Authenticates requests that carry `Authorization: Bearer TOKEN`: a token that is unknown, revoked or
@@ -76,10 +113,39 @@
         func handle(
             _ request: Request, context: Context, next: (Request, Context) async throws -> Response
         ) async throws -> Response {
-            guard let header = request.headers[.authorization] else { return try await next(request, context) }
+            guard let header = request.headers[.authorization] else {
+                if let ticket = request.uri.queryParameters.get("ticket") {
+                    guard request.uri.path == "/v1/changes" else {
+                        throw Problem.badRequest("a stream ticket is good for GET /v1/changes only")
+                    }
+                    var context = context
+                    context.token = try await redeem(ticket)
+                    return try await next(request, context)
+                }
+                return try await next(request, context)
+            }
             var context = context
             context.token = try await authenticate(header)
             return try await next(request, context)
+        }
+
+        func redeem(_ text: String) async throws -> APIToken {
+            let invalid = Problem(
+                status: .unauthorized, type: "ticket-invalid", title: "The stream ticket is not good",
+                detail: "stream tickets are good for 60 seconds and one use: get a new one (POST /v1/stream-tickets)")
+            let now = Int64(Date().timeIntervalSince1970)
+            guard let t = StreamTicket.parse(text), t.expires >= now, t.expires <= now + 3600,
+                let token = try await store.token(id: t.id), token.isActive(at: Date()),
+                TokenText.constantTimeEqual(StreamTicket.mac(t.body, key: token.secretHash), t.mac)
+            else { throw invalid }
+            let fresh = lastTouched.usedTickets.withLock { used in
+                used = used.filter { $0.value >= now }
+                guard used[t.body] == nil else { return false }
+                used[t.body] = t.expires
+                return true
+            }
+            guard fresh else { throw invalid }
+            return token
         }
 
         func authenticate(_ header: String) async throws -> APIToken {

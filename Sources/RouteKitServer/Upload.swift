@@ -14,6 +14,7 @@
     struct UploadRoutes: Sendable {
         let store: any RouteStore
         let configuration: ServerConfiguration
+        let metrics: ServerMetrics
 
         struct Body: Encodable {
             var results: [ImportResultJSON]
@@ -46,6 +47,8 @@
                 if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }
                 results.append(r)
             }
+            let stored = results.flatMap(\.tracks).filter { !$0.unchanged }.reduce(0) { $0 + $1.locations }
+            metrics.stored(stored)
             let body = Body(results: results.map(ImportResultJSON.init))
             if results.isEmpty || results.allSatisfy({ $0.status == .failed }) {
                 let first = results.first?.error ?? RouteKitError(.invalidArgument, "the upload holds no activity")

@@ -105,7 +105,10 @@
                     #expect(problemType(r) == "unauthenticated")
                     #expect(r.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
                 }
-                for bad in ["rk_nonsense", revoked, expired, String(reader.dropLast()) + "A"] {
+                // The reader's token with one character of its secret changed.
+                var tampered = Array(reader)
+                tampered[tampered.count - 10] = tampered[tampered.count - 10] == "x" ? "y" : "x"
+                for bad in ["rk_nonsense", revoked, expired, String(tampered)] {
                     try await client.execute(uri: "/v1/changes", method: .get, headers: auth(bad)) { r in
                         #expect(r.status == .unauthorized)
                         // The token never appears in an answer.
