@@ -85,5 +85,139 @@
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             #expect(!text.contains(token))
         }
+
+        /// What a writer did before the kill.
+        enum Written: Sendable {
+            case file(Int, acknowledged: Bool)
+            case batches(Int)
+        }
+
+        /// Starts `routekit serve` on `store` and returns the process and its port.
+        func startServe(_ binary: URL, store: String, log: URL) async throws -> (Process, Int) {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["serve", "--store", store, "--port", "0", "--log-level", "warning"]
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardError = handle
+            process.standardOutput = handle
+            try process.run()
+            for _ in 0..<200 {
+                try await Task.sleep(for: .milliseconds(50))
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if let r = text.range(of: "listening on http://127.0.0.1:"),
+                    let port = Int(text[r.upperBound...].prefix { $0.isNumber })
+                {
+                    return (process, port)
+                }
+            }
+            process.terminate()
+            throw CocoaError(.fileReadUnknown)
+        }
+
+        @Test("serve killed with SIGKILL during 4 uploads and a builder: every acknowledged upload and batch is there, nothing twice")
+        func killedDuringWrites() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-kill-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let store = folder.appendingPathComponent("store.sqlite").path
+            let token = try runChildProcess(
+                binary, ["tokens", "create", "--store", store, "--source", "phone", "--scope", "read,write"]
+            ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let (server, port) = try await startServe(binary, store: store, log: folder.appendingPathComponent("1.log"))
+            func post(_ path: String, _ body: String, port: Int) async throws -> (Int, String) {
+                var r = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+                r.method = .POST
+                r.headers.add(name: "Authorization", value: "Bearer \(token)")
+                r.body = .bytes(ByteBuffer(string: body))
+                let response = try await HTTPClient.shared.execute(r, timeout: .seconds(30))
+                return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+            }
+            let (created, builderBody) = try await post("/v1/builders", "", port: port)
+            #expect(created == 201)
+            let builder = try #require(
+                (try JSONSerialization.jsonObject(with: Data(builderBody.utf8)) as? [String: Any])?["id"] as? String)
+            // 4 uploaders and a builder write until the server dies; each remembers what was acknowledged.
+            let written = try await withThrowingTaskGroup(of: [Written].self) { group in
+                for u in 0..<4 {
+                    group.addTask {
+                        var sent: [Written] = []
+                        for k in 0..<10_000 {
+                            let i = u * 10_000 + k
+                            do {
+                                let (status, _) = try await post(
+                                    "/v1/uploads?name=\(i).gpx", gpx(name: "kill-\(i)", points: 30, lat: -60 + Double(i) * 0.0025),
+                                    port: port)
+                                sent.append(.file(i, acknowledged: status == 201))
+                            } catch {
+                                sent.append(.file(i, acknowledged: false))
+                                return sent
+                            }
+                        }
+                        return sent
+                    }
+                }
+                group.addTask {
+                    var acked = 0
+                    while true {
+                        do {
+                            let (status, _) = try await post(
+                                "/v1/builders/\(builder)/locations?first=\(acked)",
+                                locationsJSON(from: acked, count: 100), port: port)
+                            if status == 200 { acked += 100 }
+                        } catch {
+                            return [.batches(acked)]
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(1500))
+                kill(server.processIdentifier, SIGKILL)
+                var all: [Written] = []
+                for try await part in group { all += part }
+                return all
+            }
+            server.waitUntilExit()
+            var files: [Int] = []
+            var acknowledged: Set<Int> = []
+            var builderAcked = 0
+            for w in written {
+                switch w {
+                case .file(let i, let ack):
+                    files.append(i)
+                    if ack { acknowledged.insert(i) }
+                case .batches(let n): builderAcked = n
+                }
+            }
+            #expect(acknowledged.count > 4)
+            #expect(builderAcked > 0)
+
+            // Restart on the same store.
+            let (again, port2) = try await startServe(binary, store: store, log: folder.appendingPathComponent("2.log"))
+            defer { again.terminate() }
+            var g = HTTPClientRequest(url: "http://127.0.0.1:\(port2)/v1/builders/\(builder)")
+            g.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let held = try await HTTPClient.shared.execute(g, timeout: .seconds(30))
+            let heldBody = String(buffer: try await held.body.collect(upTo: 1 << 20))
+            let count = (try JSONSerialization.jsonObject(with: Data(heldBody.utf8)) as? [String: Any])?["locations"] as? Int
+            // Every acknowledged batch is there; a batch whose answer the kill cut off may be too.
+            #expect(count == builderAcked || count == builderAcked + 100)
+            // Every file again: the acknowledged ones are unchanged, none is stored twice.
+            for i in Set(files) {
+                let (status, _) = try await post(
+                    "/v1/uploads?name=\(i).gpx", gpx(name: "kill-\(i)", points: 30, lat: -60 + Double(i) * 0.0025), port: port2)
+                if acknowledged.contains(i) { #expect(status == 200, "file \(i) was acknowledged before the kill") }
+            }
+            var routes = HTTPClientRequest(url: "http://127.0.0.1:\(port2)/v1/routes?limit=5000")
+            routes.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let listed = try await HTTPClient.shared.execute(routes, timeout: .seconds(30))
+            let list =
+                (try JSONSerialization.jsonObject(
+                    with: Data(String(buffer: try await listed.body.collect(upTo: 16 << 20)).utf8)) as? [String: Any])?["routes"]
+                as? [[String: Any]] ?? []
+            #expect(list.count == Set(files).count)
+        }
     }
 #endif
