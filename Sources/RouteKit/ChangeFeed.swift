@@ -217,6 +217,9 @@ public final class CommitSignal: @unchecked Sendable {
     private var generation: UInt64 = 0
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter: UInt64 = 0
+    /// Waits begun and not yet over, and those cancelled before their continuation was registered.
+    private var pending: Set<UInt64> = []
+    private var cancelled: Set<UInt64> = []
 
     /// Creates a signal.
     public init() {}
@@ -225,7 +228,10 @@ public final class CommitSignal: @unchecked Sendable {
     public func fire() {
         let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             generation &+= 1
-            defer { waiters.removeAll() }
+            defer {
+                for id in waiters.keys { pending.remove(id) }
+                waiters.removeAll()
+            }
             return Array(waiters.values)
         }
         for c in woken { c.resume() }
@@ -234,20 +240,45 @@ public final class CommitSignal: @unchecked Sendable {
     /// How many commits fired so far.
     public var current: UInt64 { lock.withLock { generation } }
 
-    /// Returns when a commit fires, or after `milliseconds`, whichever comes first.
+    /// Returns when a commit fires, after `milliseconds`, or when the calling task is cancelled, whichever comes
+    /// first (a follower whose client went away stops waiting at once).
     public func wait(seen: UInt64, milliseconds: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let id: UInt64? = lock.withLock {
-                if generation != seen { return nil }
-                nextWaiter &+= 1
-                waiters[nextWaiter] = c
-                return nextWaiter
+        let id = lock.withLock { () -> UInt64 in
+            nextWaiter &+= 1
+            pending.insert(nextWaiter)
+            return nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now: Bool = lock.withLock {
+                    if generation != seen || cancelled.contains(id) {
+                        cancelled.remove(id)
+                        pending.remove(id)
+                        return true
+                    }
+                    waiters[id] = c
+                    return false
+                }
+                if now { return c.resume() }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
+                    let timedOut = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                        pending.remove(id)
+                        return waiters.removeValue(forKey: id)
+                    }
+                    timedOut?.resume()
+                }
             }
-            guard let id else { return c.resume() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
-                let timedOut = lock.withLock { waiters.removeValue(forKey: id) }
-                timedOut?.resume()
+        } onCancel: {
+            let c = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                if let c = waiters.removeValue(forKey: id) {
+                    pending.remove(id)
+                    return c
+                }
+                // Not waiting yet: the continuation sees this and returns at once.
+                if pending.contains(id) { cancelled.insert(id) }
+                return nil
             }
+            c?.resume()
         }
     }
 }
