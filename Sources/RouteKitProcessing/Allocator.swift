@@ -16,4 +16,12 @@ public enum BatchAllocator {
             _ = mallopt(M_TRIM_THRESHOLD, 64 << 20)
         #endif
     }
+
+    /// Gives memory the allocator holds but no longer uses back to the system (glibc's `malloc_trim`): for a
+    /// server after a burst of connections has gone. Does nothing on platforms without glibc.
+    public static func returnFreeMemory() {
+        #if os(Linux)
+            _ = malloc_trim(0)
+        #endif
+    }
 }

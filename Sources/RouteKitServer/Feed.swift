@@ -6,6 +6,7 @@
     import NIOCore
     import RouteKit
     import RouteKitGPX
+    import RouteKitProcessing
     import ServiceLifecycle
     import Synchronization
 
@@ -42,6 +43,8 @@
                 var last = try? await store.currentAnchor()
                 while !Task.isCancelled {
                     await waiter.wait(timeout: 1)
+                    // Once a burst of followers has gone, give the memory their connections used back.
+                    if self.streamsDrained() { BatchAllocator.returnFreeMemory() }
                     let now = try? await store.currentAnchor()
                     if now != last {
                         last = now
@@ -51,6 +54,76 @@
             }
             // Wake the streams so that they see the shutdown and end.
             signal.fire()
+        }
+
+        /// Change sets being read or read since the last commit, by what was asked: when a commit wakes 500
+        /// followers at the same anchor, one of them reads the store and the others wait for its answer. Cleared at
+        /// every commit; large sets are dropped once read.
+        private let reads = Mutex<(generation: UInt64, tasks: [ReadKey: Task<ChangeSet, any Error>])>((0, [:]))
+
+        struct ReadKey: Hashable {
+            var anchor: String?
+            var predicate: ChangePredicate
+            var limit: Int
+        }
+
+        /// The change set after `anchor`, shared with every follower that asks the same since the last commit. A set
+        /// read before a commit that had not fired yet is still a correct answer (the commit's fire wakes its
+        /// readers, who ask again from the new anchor).
+        func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+            async throws(RouteKitError) -> ChangeSet
+        {
+            let key = ReadKey(anchor: anchor?.text, predicate: predicate, limit: limit)
+            let generation = signal.current
+            let store = self.store
+            let task = reads.withLock { state -> Task<ChangeSet, any Error> in
+                if state.generation != generation {
+                    state = (generation, [:])
+                }
+                if let running = state.tasks[key] { return running }
+                let task = Task { () throws -> ChangeSet in
+                    try await store.changes(since: anchor, matching: predicate, limit: limit)
+                }
+                state.tasks[key] = task
+                return task
+            }
+            do {
+                let set = try await task.value
+                // Live updates are small and shared by every follower; catch-up pages are large and rarely asked for
+                // twice: those are not kept once read (memory stays bounded while followers page).
+                if set.added.count + set.deleted.count > 64 {
+                    reads.withLock { state in
+                        if state.generation == generation { state.tasks[key] = nil }
+                    }
+                }
+                return set
+            } catch let error as RouteKitError {
+                // Errors are not shared: the next reader asks the store again.
+                reads.withLock { state in
+                    if state.generation == generation { state.tasks[key] = nil }
+                }
+                throw error
+            } catch {
+                reads.withLock { state in
+                    if state.generation == generation { state.tasks[key] = nil }
+                }
+                throw RouteKitError(.storage, "reading the change feed failed")
+            }
+        }
+
+        /// Whether every stream has closed since the last call that said so (with some open in between).
+        private let hadStreams = Mutex(false)
+
+        func streamsDrained() -> Bool {
+            let open = openStreamCount
+            return hadStreams.withLock { had in
+                if open > 0 {
+                    had = true
+                    return false
+                }
+                defer { had = false }
+                return had
+            }
         }
 
         /// Counts a new stream of `token`; `false` when it already holds `limit`.
@@ -132,8 +205,8 @@
                     set = try await read(since: set.anchor, predicate, limit, token)
                 }
             }
-            return JSONBody.response(
-                ChangeSetJSON(set),
+            return JSONBody.raw(
+                ChangeSetJSON.bytes(set),
                 headers: [.routeKitAnchor: set.anchor.text, .routeKitUpToDate: set.hasMore ? "false" : "true"])
         }
 
@@ -141,7 +214,7 @@
         func read(since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken)
             async throws(RouteKitError) -> ChangeSet
         {
-            var set = try await store.changes(since: anchor, matching: predicate, limit: limit)
+            var set = try await hub.changes(since: anchor, matching: predicate, limit: limit)
             if token.readableSources != nil {
                 set.added.removeAll { !token.mayRead($0.source) }
                 set.deleted.removeAll { !token.mayRead($0.source) }
@@ -193,7 +266,7 @@
             var upToDateSent = false
             while true {
                 if !set.added.isEmpty || !set.deleted.isEmpty {
-                    try await writer.write(Self.event("changes", id: set.anchor.text, ChangeSetJSON(set)))
+                    try await writer.write(Self.event("changes", id: set.anchor.text, json: ChangeSetJSON.bytes(set)))
                     upToDateSent = false
                 }
                 if !set.hasMore && !upToDateSent {
@@ -222,11 +295,16 @@
         }
 
         static func event(_ name: String, id: String?, _ value: some Encodable) -> ByteBuffer {
+            event(name, id: id, json: JSONBody.bytes(value))
+        }
+
+        /// An event whose data is one line of JSON.
+        static func event(_ name: String, id: String?, json: [UInt8]) -> ByteBuffer {
             var text = ""
             if let id { text += "id: \(id)\n" }
             text += "event: \(name)\ndata: "
             var buffer = ByteBuffer(string: text)
-            buffer.writeBytes(JSONBody.bytes(value))
+            buffer.writeBytes(json)
             buffer.writeString("\n\n")
             return buffer
         }

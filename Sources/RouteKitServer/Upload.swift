@@ -76,12 +76,12 @@
         /// Writes the body to `path`, counting: `413` past the upload limit, or past the decompressed limit for
         /// gzip data (inflated on the fly, only to count).
         func spool(_ body: RequestBody, to path: String) async throws {
-            guard let handle = FileHandle(forWritingAtPath: Self.create(path)) else {
-                throw Problem(
-                    status: .internalServerError, type: "internal", title: "The server failed",
-                    detail: "the upload could not be spooled")
-            }
-            defer { try? handle.close() }
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let failed = Problem(
+                status: .internalServerError, type: "internal", title: "The server failed",
+                detail: "the upload could not be spooled")
+            guard fd >= 0 else { throw failed }
+            defer { close(fd) }
             var total = 0
             var head: [UInt8] = []
             var inflater: Inflater?
@@ -90,10 +90,9 @@
             for try await buffer in body {
                 total += buffer.readableBytes
                 guard total <= configuration.maxUploadBytes else { throw Self.tooLarge(configuration.maxUploadBytes) }
-                let bytes = Array(buffer.readableBytesView)
                 if head.count < 2 {
                     let before = head
-                    head += bytes.prefix(2 - head.count)
+                    head += buffer.readableBytesView.prefix(2 - head.count)
                     if head.count == 2, InputFile.isGzip(head) {
                         inflater = try Inflater(fileName: "upload")
                         // A byte of the magic that came in an earlier buffer goes in first.
@@ -103,7 +102,7 @@
                     }
                 }
                 if let active = inflater {
-                    switch Self.inflate(active, bytes, limit: maxInflated, count: &inflated) {
+                    switch Self.inflate(active, Array(buffer.readableBytesView), limit: maxInflated, count: &inflated) {
                     case .ok: break
                     case .tooLarge:
                         throw Problem(
@@ -116,13 +115,22 @@
                         inflater = nil
                     }
                 }
-                do {
-                    try handle.write(contentsOf: bytes)
-                } catch {
-                    throw Problem(
-                        status: .internalServerError, type: "internal", title: "The server failed",
-                        detail: "the upload could not be spooled")
+                // Straight from the buffer to the file: no copy.
+                let written = buffer.withUnsafeReadableBytes { raw -> Bool in
+                    guard var p = raw.baseAddress else { return true }
+                    var left = raw.count
+                    while left > 0 {
+                        let n = write(fd, p, left)
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            return false
+                        }
+                        p += n
+                        left -= n
+                    }
+                    return true
                 }
+                guard written else { throw failed }
             }
         }
 
@@ -145,11 +153,6 @@
             count = produced
             if produced > limit { return .tooLarge }
             return failed == nil ? .ok : .corrupt
-        }
-
-        private static func create(_ path: String) -> String {
-            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-            return path
         }
 
         static func tooLarge(_ max: Int) -> Problem {
