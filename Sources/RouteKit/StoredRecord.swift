@@ -31,8 +31,12 @@ public enum StoredRecord {
         return String(decoding: try e.encode(value), as: UTF8.self)
     }
 
+    /// One decoder for every stored body (it holds no state between calls; making one per row was a third of the
+    /// time of reading a page of 5,000 routes).
+    private static let decoder = JSONDecoder()
+
     static func unjson<T: Decodable>(_ type: T.Type, _ text: String, _ what: String) throws(RouteKitError) -> T {
-        do { return try JSONDecoder().decode(type, from: Data(text.utf8)) } catch {
+        do { return try decoder.decode(type, from: Data(text.utf8)) } catch {
             throw RouteKitError(.storage, "a stored \(what) cannot be read")
         }
     }
@@ -77,12 +81,12 @@ public enum StoredRecord {
 
     /// A stored uuid (lowercase text).
     public static func uuid(_ text: String) throws(RouteKitError) -> UUID {
-        guard let u = UUID(uuidString: text) else { throw RouteKitError(.storage, "a stored uuid is malformed") }
+        guard let u = UUID(text: text) else { throw RouteKitError(.storage, "a stored uuid is malformed") }
         return u
     }
 
     /// How a uuid is stored: lowercase text.
-    public static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+    public static func key(_ id: UUID) -> String { id.lowercaseText }
 
     /// A workout from its stored columns.
     public static func workout(uuid: String, source: String, syncID: String?, syncVersion: Int64?, body: String)

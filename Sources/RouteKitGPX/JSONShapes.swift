@@ -27,8 +27,8 @@ public struct RouteJSON: Codable, Hashable, Sendable {
 
     /// The shape of `route`.
     public init(_ route: RouteSample) {
-        uuid = route.id.uuidString.lowercased()
-        workout = route.workoutID.uuidString.lowercased()
+        uuid = route.id.lowercaseText
+        workout = route.workoutID.lowercaseText
         source = route.source.name
         syncIdentifier = route.sync.identifier
         syncVersion = route.sync.version
@@ -71,9 +71,9 @@ public struct DeletedRouteJSON: Codable, Hashable, Sendable {
 
     /// The shape of `deleted`.
     public init(_ deleted: DeletedRoute) {
-        uuid = deleted.id.uuidString.lowercased()
+        uuid = deleted.id.lowercaseText
         source = deleted.source.name
-        workout = deleted.workoutID.uuidString.lowercased()
+        workout = deleted.workoutID.lowercaseText
         syncIdentifier = deleted.sync.identifier
         syncVersion = deleted.sync.version
     }
@@ -175,7 +175,7 @@ public struct ImportResultJSON: Codable, Hashable, Sendable {
         status = result.status.rawValue
         routes = result.tracks.map {
             Route(
-                workout: $0.workout.uuidString.lowercased(), route: $0.route?.uuidString.lowercased(),
+                workout: $0.workout.lowercaseText, route: $0.route?.lowercaseText,
                 locations: $0.locations)
         }
         waypoints = result.waypoints
@@ -221,7 +221,7 @@ public struct WorkoutJSON: Codable, Hashable, Sendable {
 
     /// The shape of `workout` with its current `routes`.
     public init(_ workout: Workout, routes: [RouteSample]) {
-        uuid = workout.id.uuidString.lowercased()
+        uuid = workout.id.lowercaseText
         activity = workout.activityType.rawValue
         source = workout.source.name
         syncIdentifier = workout.sync?.identifier
@@ -249,5 +249,115 @@ public struct WorkoutJSON: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
+    }
+}
+
+extension ChangeSetJSON {
+    /// `set` as JSON bytes, written directly: the same JSON (sorted keys, slashes unescaped) as `JSONEncoder` makes
+    /// of ``ChangeSetJSON``, several times faster (a catch-up page of 5,000 routes is mostly this).
+    public static func bytes(_ set: ChangeSet) -> [UInt8] {
+        var w = JSONText()
+        w.bytes.reserveCapacity(128 + set.added.count * 300 + set.deleted.count * 200)
+        w.raw("{\"added\":[")
+        for (i, r) in set.added.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"end\":")
+            w.optionalString(r.end?.iso8601)
+            w.raw(",\"locations\":")
+            w.raw(String(r.locationCount))
+            w.raw(",\"metadata\":")
+            w.metadata(r.metadata)
+            w.raw(",\"source\":")
+            w.string(r.source.name)
+            w.raw(",\"start\":")
+            w.optionalString(r.start?.iso8601)
+            w.raw(",\"syncIdentifier\":")
+            w.string(r.sync.identifier)
+            w.raw(",\"syncVersion\":")
+            w.raw(String(r.sync.version))
+            w.raw(",\"uuid\":")
+            w.string(r.id.lowercaseText)
+            w.raw(",\"workout\":")
+            w.string(r.workoutID.lowercaseText)
+            w.raw("}")
+        }
+        w.raw("],\"anchor\":")
+        w.string(set.anchor.text)
+        w.raw(",\"deleted\":[")
+        for (i, d) in set.deleted.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"source\":")
+            w.string(d.source.name)
+            w.raw(",\"syncIdentifier\":")
+            w.string(d.sync.identifier)
+            w.raw(",\"syncVersion\":")
+            w.raw(String(d.sync.version))
+            w.raw(",\"uuid\":")
+            w.string(d.id.lowercaseText)
+            w.raw(",\"workout\":")
+            w.string(d.workoutID.lowercaseText)
+            w.raw("}")
+        }
+        w.raw("],\"hasMore\":")
+        w.raw(set.hasMore ? "true" : "false")
+        w.raw("}")
+        return w.bytes
+    }
+}
+
+/// JSON written by hand, for the shapes that are written often.
+struct JSONText {
+    var bytes: [UInt8] = []
+
+    mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func optionalString(_ text: String?) {
+        if let text { string(text) } else { raw("null") }
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`; the rest as UTF-8.
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for b in text.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+            case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [92, UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [92, UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
+            default: bytes.append(b)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Metadata, keys sorted as `JSONEncoder`'s `.sortedKeys` sorts them.
+    mutating func metadata(_ m: [String: MetadataValue]) {
+        raw("{")
+        for (i, key) in m.keys.sorted().enumerated() {
+            if i > 0 { raw(",") }
+            string(key)
+            raw(":")
+            switch m[key] {
+            case .string(let s)?: string(s)
+            case .integer(let n)?: raw(String(n))
+            case .bool(let b)?: raw(b ? "true" : "false")
+            case .double(let d)?:
+                if !d.isFinite {
+                    raw("null")
+                } else if d == d.rounded(), abs(d) < 1e15 {
+                    raw(String(Int64(d)))
+                } else {
+                    raw("\(d)")
+                }
+            case nil: raw("null")
+            }
+        }
+        raw("}")
     }
 }

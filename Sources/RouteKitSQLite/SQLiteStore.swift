@@ -170,7 +170,7 @@ public final class SQLiteStore: RouteStore {
             syncVersion: row["sync_version"], locationCount: row["location_count"], body: row["body"])
     }
 
-    static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+    static func key(_ id: UUID) -> String { id.lowercaseText }
 
     /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
     static func list(

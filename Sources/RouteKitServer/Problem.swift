@@ -149,6 +149,14 @@
             return (try? Array(encoder.encode(value))) ?? Array("null".utf8)
         }
 
+        /// A `200` JSON response of bytes already written, that must not be cached.
+        static func raw(_ bytes: [UInt8], headers extra: HTTPFields = [:]) -> Response {
+            var fields = extra
+            fields[.contentType] = "application/json"
+            fields[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+
         /// A `200` (or `status`) JSON response that must not be cached.
         static func response(
             _ value: some Encodable, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]

@@ -50,7 +50,7 @@ struct Changes: AsyncParsableCommand {
 
     func printSet(_ set: ChangeSet) {
         if json {
-            printJSONLine(ChangeSetJSON(set))
+            print(String(decoding: ChangeSetJSON.bytes(set), as: UTF8.self))
         } else {
             for d in set.deleted {
                 print("deleted \(d.id.uuidString.lowercased()) \(d.source) \(d.sync.identifier) v\(d.sync.version)")
