@@ -22,10 +22,10 @@ test: deps
 	    echo "error: the build has warnings (see above)"; rm -f .build-warnings.log; exit 1; fi
 	@rm -f .build-warnings.log
 	$(SWIFT) test
-	@if [ -n "$$ROUTEKIT_TEST_POSTGRES" ]; then SWIFT=$(SWIFT) scripts/test-postgres.sh; else \
+	@if [ -n "$$ROUTEKIT_TEST_POSTGRES" ]; then SWIFT=$(SWIFT) scripts/test-postgres.sh && \
+	    SWIFT=$(SWIFT) ROUTEKIT_SERVER_SKIP_BUILD=1 scripts/test-server.sh; else \
 	    echo "PostgreSQL suites skipped: no server given (set ROUTEKIT_TEST_POSTGRES=postgres://…, or run" \
-	         "'make test-postgres', which starts a throwaway cluster)"; fi
-	SWIFT=$(SWIFT) scripts/test-server.sh
+	         "'make test-postgres', which starts a throwaway cluster)"; SWIFT=$(SWIFT) scripts/test-server.sh; fi
 
 ## The PostgreSQL suites (built with --traits Postgres), against $$ROUTEKIT_TEST_POSTGRES or a throwaway cluster.
 test-postgres: deps

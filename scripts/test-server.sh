@@ -2,11 +2,14 @@
 # The HTTP service's suites (`routekit serve`, `routekit tokens`): builds with `--traits Postgres,Server` in
 # .build-full (nothing to do when scripts/test-postgres.sh built it already), then runs them: router tests of every
 # endpoint, live-server tests with a real HTTP client (event streams, long-polls), and the CLI as a child process.
+# With ROUTEKIT_SERVER_SKIP_BUILD=1 (make test, right after scripts/test-postgres.sh built the same thing) it does not
+# build again: `swift build` after `swift test` in the same scratch folder recompiles a few hundred files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=.build-full
 TRAITS=Postgres,Server
+if [ "${ROUTEKIT_SERVER_SKIP_BUILD:-}" != 1 ]; then
 $SWIFT build --build-tests --traits $TRAITS --scratch-path $SCRATCH 2>&1 | tee .build-full-warnings.log
 if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
     echo "error: the server build has warnings (see above)"
@@ -14,4 +17,5 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
     exit 1
 fi
 rm -f .build-full-warnings.log
+fi
 $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter RouteKitServerTests

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Load tests of `routekit serve`'s change feed, with the standard library only (asyncio sockets).
+
+    serve-load.py follow     URL TOKEN [--followers 500] [--uploaders 4] [--uploads 25]
+    serve-load.py disconnect URL TOKEN [--followers 1000]
+    serve-load.py slow       URL TOKEN [--changes 10000] [--rate 1024]
+    serve-load.py catchup    URL TOKEN [--limit 5000]
+
+follow      N followers tail the feed as Server-Sent Events while U clients upload small GPX files. Every follower
+            must end with exactly the store's current routes (no gap, no repeat). Commit-to-delivery latency is
+            measured per (follower, route) from the upload's answer (after its commit: a lower bound) and from the
+            upload's request (an upper bound).
+disconnect  N followers connect, catch up, and drop their connections abruptly (TCP reset); prints how long the
+            server takes to count 0 open streams (routekit_open_event_streams in /metrics, an admin token).
+slow        one follower reads at RATE bytes/s while C changes are made through the route builder; prints the
+            follower's progress (the server's memory is read by the caller from /proc).
+catchup     pages through GET /v1/changes from no anchor with `limit`, and prints the time and routes read.
+"""
+import argparse
+import asyncio
+import json
+import random
+import socket
+import statistics
+import struct
+import sys
+import time
+import urllib.parse
+
+
+def parse_url(url):
+    u = urllib.parse.urlparse(url)
+    return u.hostname, u.port or 80
+
+
+async def request(host, port, method, path, token, body=b"", headers=None):
+    """One HTTP/1.1 request on its own connection; returns (status, headers, body)."""
+    reader, writer = await asyncio.open_connection(host, port)
+    head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n"
+    for k, v in (headers or {}).items():
+        head += f"{k}: {v}\r\n"
+    head += f"Content-Length: {len(body)}\r\n\r\n"
+    writer.write(head.encode() + body)
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    fields = {l.split(":", 1)[0].lower(): l.split(":", 1)[1].strip() for l in lines[1:] if ":" in l}
+    if fields.get("transfer-encoding") == "chunked":
+        out, rest = b"", rest
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line, 16)
+            if size == 0:
+                break
+            out += rest[:size]
+            rest = rest[size + 2:]
+        rest = out
+    return status, fields, rest
+
+
+def gpx(i, points=50):
+    pts = "".join(
+        f'<trkpt lat="{-60 + (i % 100_000) * 0.001 + k * 0.00001:.6f}" lon="{7.0 + k * 0.00001:.6f}">'
+        f"<time>2024-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z</time></trkpt>"
+        for k in range(points))
+    return (f'<?xml version="1.0"?><gpx version="1.1" creator="load" xmlns="http://www.topografix.com/GPX/1/1">'
+            f"<trk><name>load {i}</name><trkseg>{pts}</trkseg></trk></gpx>").encode()
+
+
+class Follower:
+    def __init__(self, n):
+        self.n = n
+        self.routes = set()
+        self.received = {}
+        self.repeats = 0
+        self.up_to_date = asyncio.Event()
+        self.writer = None
+
+    async def run(self, host, port, token, rate=None):
+        reader, writer = await asyncio.open_connection(host, port)
+        self.writer = writer
+        writer.write((f"GET /v1/changes?limit=1000 HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+                      "Accept: text/event-stream\r\n\r\n").encode())
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        first = head.split(b"\r\n")[0]
+        if b" 200 " not in first:
+            raise RuntimeError(f"follower {self.n}: {first!r}")
+        buf = b""
+        while True:
+            if rate:
+                chunk = await reader.read(min(rate, 1024))
+                await asyncio.sleep(len(chunk) / rate)
+            else:
+                chunk = await reader.read(65536)
+            if not chunk:
+                return
+            buf += chunk
+            # Chunked transfer encoding: strip the size lines (events never contain CRLF).
+            while True:
+                i = buf.find(b"\r\n")
+                if i < 0:
+                    break
+                line = buf[:i]
+                try:
+                    size = int(line, 16)
+                except ValueError:
+                    break
+                if len(buf) < i + 2 + size + 2:
+                    break
+                self.feed(buf[i + 2:i + 2 + size])
+                buf = buf[i + 2 + size + 2:]
+
+    pending = b""
+
+    def feed(self, data):
+        self.pending += data
+        while b"\n\n" in self.pending:
+            block, self.pending = self.pending.split(b"\n\n", 1)
+            event, payload = None, None
+            for line in block.split(b"\n"):
+                if line.startswith(b"event: "):
+                    event = line[7:].decode()
+                elif line.startswith(b"data: "):
+                    payload = line[6:]
+            if event == "changes":
+                now = time.monotonic()
+                body = json.loads(payload)
+                for d in body["deleted"]:
+                    self.routes.discard(d["uuid"])
+                for a in body["added"]:
+                    if a["uuid"] in self.routes:
+                        self.repeats += 1
+                    self.routes.add(a["uuid"])
+                    self.received.setdefault(a["uuid"], now)
+            elif event == "up-to-date":
+                self.up_to_date.set()
+
+    def abort(self):
+        sock = self.writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        self.writer.transport.abort()
+
+
+async def current_routes(host, port, token):
+    status, _, body = await request(host, port, "GET", "/v1/routes?limit=5000", token)
+    assert status == 200, status
+    return {r["uuid"] for r in json.loads(body)["routes"]}
+
+
+async def follow(args):
+    host, port = parse_url(args.url)
+    followers = [Follower(i) for i in range(args.followers)]
+    tasks = [asyncio.create_task(f.run(host, port, args.token)) for f in followers]
+    await asyncio.wait_for(asyncio.gather(*(f.up_to_date.wait() for f in followers)), 120)
+    print(f"{len(followers)} followers caught up")
+    sent = {}
+    base = random.randrange(1_000_000_000)
+
+    async def uploader(u):
+        for k in range(args.uploads):
+            i = base + u * 10_000 + k
+            t0 = time.monotonic()
+            status, _, body = await request(host, port, "POST", f"/v1/uploads?name=l{i}.gpx", args.token, gpx(i))
+            t1 = time.monotonic()
+            assert status in (200, 201), (status, body[:200])
+            for r in json.loads(body)["results"][0]["routes"]:
+                sent[r["route"]] = (t0, t1)
+
+    started = time.monotonic()
+    await asyncio.gather(*(uploader(u) for u in range(args.uploaders)))
+    upload_time = time.monotonic() - started
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(set(sent) <= f.routes for f in followers):
+        await asyncio.sleep(0.05)
+    store = await current_routes(host, port, args.token)
+    for t in tasks:
+        t.cancel()
+    missing = sum(len(store - f.routes) for f in followers)
+    extra = sum(len(f.routes - store) for f in followers)
+    repeats = sum(f.repeats for f in followers)
+    low, high = [], []
+    for f in followers:
+        for uuid, (t0, t1) in sent.items():
+            if uuid in f.received:
+                low.append(max(0.0, f.received[uuid] - t1))
+                high.append(f.received[uuid] - t0)
+    q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] * 1000 if xs else float("nan")
+    print(f"{len(sent)} uploads by {args.uploaders} clients in {upload_time:.2f} s; store has {len(store)} routes")
+    print(f"followers: {missing} missing, {extra} extra, {repeats} repeated (over {len(followers)} followers)")
+    print(f"commit-to-delivery ms over {len(low)} deliveries: from the upload's answer p50 {q(low, .5):.1f} "
+          f"p99 {q(low, .99):.1f} max {q(low, 1):.1f}; from its request p50 {q(high, .5):.1f} "
+          f"p99 {q(high, .99):.1f}")
+    return 0 if missing == 0 and extra == 0 and repeats == 0 else 1
+
+
+async def open_streams(host, port, token):
+    status, _, body = await request(host, port, "GET", "/metrics", token)
+    for line in body.decode().splitlines():
+        if line.startswith("routekit_open_event_streams "):
+            return float(line.split()[1])
+    return float("nan")
+
+
+async def disconnect(args):
+    host, port = parse_url(args.url)
+    followers = [Follower(i) for i in range(args.followers)]
+    tasks = [asyncio.create_task(f.run(host, port, args.token)) for f in followers]
+    await asyncio.wait_for(asyncio.gather(*(f.up_to_date.wait() for f in followers)), 120)
+    print(f"{len(followers)} followers connected; the server counts {await open_streams(host, port, args.admin)}")
+    started = time.monotonic()
+    for f in followers:
+        f.abort()
+    for t in tasks:
+        t.cancel()
+    while (n := await open_streams(host, port, args.admin)) > 0 and time.monotonic() - started < 30:
+        await asyncio.sleep(0.05)
+    print(f"after the resets: {n:.0f} open streams, {time.monotonic() - started:.2f} s to get there")
+    return 0 if n == 0 else 1
+
+
+async def slow(args):
+    host, port = parse_url(args.url)
+    f = Follower(0)
+    task = asyncio.create_task(f.run(host, port, args.token, rate=args.rate))
+    await asyncio.wait_for(f.up_to_date.wait(), 120)
+    started = time.monotonic()
+    for k in range(args.changes):
+        status, _, body = await request(host, port, "POST", "/v1/builders", args.token)
+        b = json.loads(body)["id"]
+        loc = json.dumps([{"latitude": 46 + k * 1e-5, "longitude": 7, "time": "2024-01-01T00:00:00Z"}]).encode()
+        await request(host, port, "POST", f"/v1/builders/{b}/locations?first=0", args.token, loc)
+        fin = json.dumps({"syncIdentifier": "slow-reader", "syncVersion": k + 1}).encode()
+        status, _, body = await request(host, port, "POST", f"/v1/builders/{b}/finish", args.token, fin)
+        assert status == 201, (status, body[:200])
+    print(f"{args.changes} versions of one route committed in {time.monotonic() - started:.1f} s; "
+          f"the slow follower has read {len(f.received)} additions so far")
+    task.cancel()
+    return 0
+
+
+async def catchup(args):
+    host, port = parse_url(args.url)
+    started = time.monotonic()
+    anchor, routes, pages = None, 0, 0
+    while True:
+        path = f"/v1/changes?limit={args.limit}" + (f"&anchor={anchor}" if anchor else "")
+        status, _, body = await request(host, port, "GET", path, args.token)
+        assert status == 200, (status, body[:200])
+        page = json.loads(body)
+        routes += len(page["added"])
+        pages += 1
+        anchor = page["anchor"]
+        if not page["hasMore"]:
+            break
+    print(f"catch-up: {routes} routes in {pages} pages of {args.limit} in {time.monotonic() - started:.2f} s")
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["follow", "disconnect", "slow", "catchup"])
+    p.add_argument("url")
+    p.add_argument("token")
+    p.add_argument("--admin", help="an admin token (disconnect reads /metrics)")
+    p.add_argument("--followers", type=int, default=500)
+    p.add_argument("--uploaders", type=int, default=4)
+    p.add_argument("--uploads", type=int, default=25)
+    p.add_argument("--changes", type=int, default=10000)
+    p.add_argument("--rate", type=int, default=1024)
+    p.add_argument("--limit", type=int, default=5000)
+    args = p.parse_args()
+    sys.exit(asyncio.run({"follow": follow, "disconnect": disconnect, "slow": slow, "catchup": catchup}[args.mode](args)))
+
+
+if __name__ == "__main__":
+    main()
