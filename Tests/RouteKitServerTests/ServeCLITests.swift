@@ -42,24 +42,8 @@
 
             // serve on a free port; it prints the port once it listens.
             let log = folder.appendingPathComponent("serve.log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["serve", "--store", store, "--port", "0", "--log-level", "warning"]
-            let handle = try FileHandle(forWritingTo: log)
-            process.standardError = handle
-            process.standardOutput = handle
-            try process.run()
+            let (process, p) = try await startServe(binary, store: store, log: log)
             defer { if process.isRunning { process.terminate() } }
-            var port: Int?
-            for _ in 0..<200 where port == nil {
-                try await Task.sleep(for: .milliseconds(50))
-                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                if let r = text.range(of: "listening on http://127.0.0.1:") {
-                    port = Int(text[r.upperBound...].prefix { $0.isNumber })
-                }
-            }
-            let p = try #require(port)
             var upload = HTTPClientRequest(url: "http://127.0.0.1:\(p)/v1/uploads?name=a.gpx")
             upload.method = .POST
             upload.headers.add(name: "Authorization", value: "Bearer \(token)")
