@@ -14,6 +14,29 @@
         }
     }()
 
+    /// Starts `routekit serve` on `store` and returns the process and its port.
+    func startServe(_ binary: URL, store: String, log: URL) async throws -> (Process, Int) {
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--store", store, "--port", "0", "--log-level", "warning"]
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        for _ in 0..<200 {
+            try await Task.sleep(for: .milliseconds(50))
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let r = text.range(of: "listening on http://127.0.0.1:"),
+                let port = Int(text[r.upperBound...].prefix { $0.isNumber })
+            {
+                return (process, port)
+            }
+        }
+        process.terminate()
+        throw CocoaError(.fileReadUnknown)
+    }
+
     @Suite("routekit serve and routekit tokens as child processes", .serialized)
     struct ServeCLITests {
         @Test("tokens create prints a token once; serve answers it; revoke stops it; SIGTERM ends serve with 0")
@@ -74,29 +97,6 @@
         enum Written: Sendable {
             case file(Int, acknowledged: Bool)
             case batches(Int)
-        }
-
-        /// Starts `routekit serve` on `store` and returns the process and its port.
-        func startServe(_ binary: URL, store: String, log: URL) async throws -> (Process, Int) {
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["serve", "--store", store, "--port", "0", "--log-level", "warning"]
-            let handle = try FileHandle(forWritingTo: log)
-            process.standardError = handle
-            process.standardOutput = handle
-            try process.run()
-            for _ in 0..<200 {
-                try await Task.sleep(for: .milliseconds(50))
-                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                if let r = text.range(of: "listening on http://127.0.0.1:"),
-                    let port = Int(text[r.upperBound...].prefix { $0.isNumber })
-                {
-                    return (process, port)
-                }
-            }
-            process.terminate()
-            throw CocoaError(.fileReadUnknown)
         }
 
         @Test("serve killed with SIGKILL during 4 uploads and a builder: every acknowledged upload and batch is there, nothing twice")
