@@ -27,14 +27,18 @@
         public static func parse(_ text: String) -> (id: UUID, secret: String)? {
             let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3, parts[0] == "rk", parts[1].count == 32, parts[2].count == 43 else { return nil }
-            let h = Array(parts[1].utf8)
-            guard h.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
-            let s =
-                "\(String(decoding: h[0..<8], as: UTF8.self))-\(String(decoding: h[8..<12], as: UTF8.self))-"
-                + "\(String(decoding: h[12..<16], as: UTF8.self))-\(String(decoding: h[16..<20], as: UTF8.self))-"
-                + String(decoding: h[20..<32], as: UTF8.self)
-            guard let id = UUID(uuidString: s) else { return nil }
+            guard let id = id(hex: parts[1]) else { return nil }
             return (id, String(parts[2]))
+        }
+
+        /// A token id from its 32 lowercase hex digits (``hex(_:)``'s form); `nil` for anything else.
+        static func id(hex text: Substring) -> UUID? {
+            let h = Array(text.utf8)
+            guard h.count == 32, h.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+            let dashed = [h[0..<8], h[8..<12], h[12..<16], h[16..<20], h[20..<32]].map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            return UUID(text: dashed.joined(separator: "-"))
         }
 
         /// SHA-256 of a secret, lowercase hex.
@@ -83,7 +87,7 @@
         static func parse(_ text: String) -> (id: UUID, expires: Int64, body: String, mac: String)? {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 5, parts[0] == "st", let expires = Int64(parts[2]), parts[3].count == 22,
-                let (id, _) = TokenText.parse("rk_\(parts[1])_" + String(repeating: "A", count: 43))
+                let id = TokenText.id(hex: parts[1])
             else { return nil }
             return (id, expires, parts[0..<4].joined(separator: "."), String(parts[4]))
         }
