@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "RouteKitProcessing", targets: ["RouteKitProcessing"]),
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
         .library(name: "RouteKitServer", targets: ["RouteKitServer"]),
+        .library(name: "RouteKitRender", targets: ["RouteKitRender"]),
         .executable(name: "routekit", targets: ["routekit"]),
     ],
     traits: [
@@ -138,6 +139,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // cairo (libcairo2-dev), the rasteriser behind PNG output.
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]
+        ),
+        // Pictures: route maps and profiles as SVG (written directly) and PNG (cairo), heatmaps.
+        .target(
+            name: "RouteKitRender", dependencies: ["RouteKit", "RouteKitProcessing", "RouteKitGEOS", "CCairo"],
+            swiftSettings: swiftSettings),
+
         // Support for tests: the store conformance suite every backend runs, deterministic randomness,
         // child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
@@ -148,7 +160,7 @@ let package = Package(
                 "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX", "RouteKitHealth",
                 "RouteKitGEOS",
                 "RouteKitSQLite",
-                "RouteKitProcessing",
+                "RouteKitProcessing", "RouteKitRender",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -207,6 +219,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
             ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitRenderTests", dependencies: ["RouteKitRender", "RouteKitGPX", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

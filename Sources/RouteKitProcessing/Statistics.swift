@@ -13,7 +13,7 @@ public import RouteKit
 /// Measures the steps of a route: ``ellipsoidalDistance(_:_:)`` with the radii of curvature kept while the
 /// latitude moves less than 0.001° (about 110 m), so most steps cost no trigonometry (the radii's relative
 /// change over that band is below 2·10⁻⁵: 0.1 mm on a 5 m step).
-public struct StepMeter {
+public struct StepMeter: Sendable {
     struct Scale {
         static let semiMajor = 6_378_137.0
         static let e2 = 0.006_694_379_990_14  // first eccentricity squared (WGS 84)
@@ -153,6 +153,14 @@ public struct ZoneTime: Sendable, Hashable, Codable {
     public var upper: Double?
     /// Seconds spent in it.
     public var seconds: Double
+
+    /// The time spent in zone `zone` (1-based), from `lower` to `upper` (`nil`: unbounded).
+    public init(zone: Int, lower: Double, upper: Double?, seconds: Double) {
+        self.zone = zone
+        self.lower = lower
+        self.upper = upper
+        self.seconds = seconds
+    }
 }
 
 /// A workout's or route's statistics (the shape of `routekit stats --json`, without the ids).

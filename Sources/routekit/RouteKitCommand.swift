@@ -30,7 +30,7 @@ struct RouteKitCommand: AsyncParsableCommand {
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Series.self, Effort.self,
             PrivacyZones.self,
             Inspect.self,
-            Convert.self, Serve.self, Tokens.self,
+            Convert.self, Render.self, Serve.self, Tokens.self,
         ]
     )
 

@@ -1,0 +1,351 @@
+import ArgumentParser
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitProcessing
+import RouteKitRender
+
+struct Render: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Draw a route as a map with its profiles (SVG or PNG), or every route of the store as a heatmap.",
+        discussion: """
+            For a route, a workout (its current route) or a GPX file: a map in a local projection with a scale \
+            bar and a north arrow; start (green), end (red), pause (amber) and distance markers; the source's \
+            privacy zones shaded. For a processed route (routekit smooth), the raw recording is drawn faint under \
+            the current version and the caption gives the processing's numbers (points in and out, smoothing \
+            RMS, maximum deviation, length before and after). Below the map, profiles against distance: \
+            elevation, speed, heart rate over its zone bands, power, and the time in each heart-rate zone.
+
+            SVG is written directly (text stays text); PNG is drawn by cairo. Lines are reduced to what the \
+            pixels can show, so a million-point route gives a small file. The same input gives the same bytes.
+
+            --heatmap draws every current route of the store (or those of --source, --activity, --from/--to) \
+            into one density image (PNG): each route adds one to every pixel it crosses, on a logarithmic \
+            colour ramp. Routes are streamed through the route query, twice (bounds, then lines), so memory \
+            does not grow with the store.
+
+            Examples:
+              routekit render 0C1D… -o ride.svg
+              routekit render 6F1C… -o ride.png --size 1600x1200 --max-hr 185
+              routekit render 0C1D… -o smoothed.png --versions current
+              routekit render ride.gpx -o ride.svg
+              routekit render --heatmap -o heat.png
+              routekit render --heatmap --activity cycling --from 2025-01-01T00:00:00Z -o rides-2025.png
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Argument(help: "A route's or a workout's uuid, or a GPX file (.gpx, .gpx.gz). Not with --heatmap.")
+    var input: String?
+    @Option(name: .shortAndLong, help: "Output file, .svg or .png (or - for SVG on standard output).")
+    var output: String
+    @Option(help: "svg or png (default: from the output's extension).") var format: PictureFormat?
+    @Option(help: "Picture size in pixels, WIDTHxHEIGHT.") var size: String = "1200x900"
+    @Option(
+        help: """
+            Which versions of a processed route to draw: raw,current (the raw one faint under the current), \
+            current, or raw.
+            """)
+    var versions: String = "raw,current"
+    @Option(help: "Maximum heart rate for the zone bands and the time-in-zone bar (default: the observed one).")
+    var maxHr: Double?
+    @Option(help: "For a GPX file: which track to draw (1-based).") var track: Int = 1
+    @Flag(help: "Draw a heatmap of the store's current routes (PNG).") var heatmap = false
+    @Option(help: "Heatmap: only routes of this source.") var source: String?
+    @Option(help: "Heatmap: only routes of workouts of this activity (running, cycling, walking, hiking…).")
+    var activity: String?
+    @Option(help: "Heatmap: only routes that end at or after this ISO 8601 time.") var from: String?
+    @Option(help: "Heatmap: only routes that start at or before this ISO 8601 time.") var to: String?
+
+    enum PictureFormat: String, ExpressibleByArgument, CaseIterable {
+        case svg, png
+    }
+
+    func validate() throws {
+        if heatmap {
+            if input != nil { throw ValidationError("--heatmap draws the whole store: give no route, workout or file") }
+            if resolvedFormat == .svg { throw ValidationError("--heatmap writes PNG only") }
+        } else {
+            if input == nil {
+                throw ValidationError("give a route's or a workout's uuid, or a GPX file (or --heatmap)")
+            }
+            if source != nil || activity != nil || from != nil || to != nil {
+                throw ValidationError("--source, --activity, --from and --to select routes for --heatmap only")
+            }
+        }
+        if output == "-" && resolvedFormat == .png {
+            throw ValidationError("PNG goes to a file: give -o FILE.png")
+        }
+        if track < 1 { throw ValidationError("--track counts from 1") }
+        if let maxHr, !(maxHr > 60 && maxHr < 260) { throw ValidationError("--max-hr must lie between 60 and 260") }
+        _ = try parsedVersions()
+    }
+
+    var resolvedFormat: PictureFormat {
+        if let format { return format }
+        return output.lowercased().hasSuffix(".png") ? .png : .svg
+    }
+
+    func parsedVersions() throws -> (raw: Bool, current: Bool) {
+        let parts = Set(versions.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        guard !parts.isEmpty, parts.isSubset(of: ["raw", "current"]) else {
+            throw ValidationError("--versions takes raw, current or raw,current, not '\(versions)'")
+        }
+        return (parts.contains("raw"), parts.contains("current"))
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let pictureSize = try PictureSize(parsing: size)
+            let bytes: [UInt8]
+            if heatmap {
+                bytes = try await renderHeatmap(size: pictureSize)
+            } else if let input, let id = UUID(uuidString: input) {
+                let scene = RoutePicture.scene(try await storeInput(id), size: pictureSize)
+                bytes = resolvedFormat == .png ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
+            } else if let input {
+                let scene = RoutePicture.scene(try fileInput(input), size: pictureSize)
+                bytes = resolvedFormat == .png ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
+            } else {
+                throw RouteKitError(.invalidArgument, "nothing to draw")
+            }
+            try write(bytes)
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws(RouteKitError) {
+        if output == "-" {
+            FileHandle.standardOutput.write(Data(bytes))
+            return
+        }
+        let tmp = temporarySibling(of: output)
+        guard FileManager.default.createFile(atPath: tmp, contents: Data(bytes)) else {
+            throw RouteKitError(.io, "cannot write \(tmp): \(String(cString: strerror(errno)))", file: output)
+        }
+        guard rename(tmp, output) == 0 else {
+            unlink(tmp)
+            throw RouteKitError(
+                .io, "cannot move the picture into place: \(String(cString: strerror(errno)))", file: output)
+        }
+        printError("wrote \(output) (\(resolvedFormat.rawValue), \(size), \(bytes.count) bytes)")
+    }
+
+    // MARK: A route or a workout of the store
+
+    func storeInput(_ id: UUID) async throws -> RoutePictureInput {
+        let store = try await storeOptions.open()
+        var current: RouteSample
+        if let r = try await store.route(id: id) {
+            current = r
+        } else if try await store.workout(id: id) != nil {
+            guard let r = try await store.routes(matching: RouteFilter(workout: id)).first else {
+                throw RouteKitError(.notFound, "workout \(id) has no route to draw")
+            }
+            current = r
+        } else {
+            throw RouteKitError(.notFound, "no route or workout \(id)")
+        }
+        guard let workout = try await store.workout(id: current.workoutID) else {
+            throw RouteKitError(.notFound, "the workout of route \(current.id) is gone")
+        }
+        let wanted = try parsedVersions()
+        let processing = ProcessingNumbers(metadata: current.metadata)
+        var raw: RouteSample?
+        if processing != nil, wanted.raw,
+            let r = try await store.rawRoute(source: current.source, syncIdentifier: current.sync.identifier),
+            r.id != current.id
+        {
+            raw = r
+        }
+        var main = current
+        if !wanted.current, let r = raw {
+            main = r
+            raw = nil
+        }
+        // Pauses: each pause event to the resume after it.
+        var pauses: [ClosedRange<Instant>] = []
+        var pausedAt: Instant?
+        for e in workout.events {
+            switch e.kind {
+            case .pause: pausedAt = e.start?.instant
+            case .resume:
+                if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
+                pausedAt = nil
+            case .segment: break
+            }
+        }
+        var segmentStarts: [Int] = []
+        if case .string(let text)? = main.metadata["gpxSegmentStarts"] {
+            segmentStarts = text.split(separator: ",").compactMap { Int($0) }
+        }
+        var track = RenderTrack()
+        track.reserve(main.locationCount)
+        var accumulator = StatisticsAccumulator(
+            options: StatisticsOptions(activity: workout.activityType), segmentStarts: segmentStarts, pauses: pauses)
+        let starts = Set(segmentStarts)
+        for try await batch in store.locations(of: main.id, batchSize: 16_384) {
+            track.append(batch.locations, segmentStarts: starts)
+            accumulator.add(batch.locations)
+        }
+        var input = RoutePictureInput(current: track, title: title(workout, main))
+        if let raw {
+            var rawTrack = RenderTrack()
+            rawTrack.reserve(raw.locationCount)
+            for try await batch in store.locations(of: raw.id, batchSize: 16_384) { rawTrack.append(batch.locations) }
+            input.raw = rawTrack
+        }
+        if main.id == current.id { input.processing = processing }
+        input.pauses = pauses.map { seconds($0.lowerBound)...seconds($0.upperBound) }
+        input.privacyZones = try await store.privacyZones(of: main.source)
+        func samples(_ type: QuantityType) async throws -> [QuantitySample] {
+            var out: [QuantitySample] = []
+            for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
+            return out
+        }
+        input.heartRate = try await samples(.heartRate)
+        input.power = try await samples(.power)
+        let maximum = maxHr ?? input.heartRate.map(\.value).max()
+        if let maximum, maximum > 60, let zones = try? Zones.heartRate(maximum: maximum) {
+            input.zones = zones
+            input.zoneTimes =
+                accumulator.finish(heartRate: input.heartRate, cadence: [], zones: zones, power: [], powerZones: nil)
+                .zones
+        }
+        return input
+    }
+
+    func seconds(_ i: Instant) -> Double { Double(i.seconds) + Double(i.nanoseconds) / 1e9 }
+
+    func title(_ workout: Workout, _ route: RouteSample) -> String {
+        var parts = [workout.activityType.rawValue.capitalized]
+        if let start = workout.start ?? route.start {
+            parts.append(String(start.iso8601.prefix(16)).replacingOccurrences(of: "T", with: " "))
+        }
+        if case .string(let name)? = route.metadata["gpxName"] ?? workout.metadata["name"], !name.isEmpty {
+            parts.append(name)
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    // MARK: A GPX file
+
+    func fileInput(_ path: String) throws -> RoutePictureInput {
+        var picked = RenderTrack()
+        // Moving time for the time-in-zone bar (segment breaks as pauses, as on import).
+        var accumulator = StatisticsAccumulator(options: StatisticsOptions())
+        var heartRate: [QuantitySample] = []
+        var power: [QuantitySample] = []
+        var trackNumber = 0
+        var name: String?
+        var type: String?
+        var found = false
+        var inTarget = false
+        let reader = try GPXReader(path: path)
+        while let event = try reader.next() {
+            switch event {
+            case .trackStart:
+                trackNumber += 1
+                inTarget = trackNumber == track
+            case .segmentStart, .pause:
+                if inTarget { picked.breakSegment() }
+            case .trackPoints(let points) where inTarget:
+                found = true
+                let locations = points.map(\.location)
+                picked.append(locations)
+                accumulator.add(locations)
+                for p in points {
+                    guard let t = p.location.timestamp else { continue }
+                    if let v = p.values[.heartRate] { heartRate.append(QuantitySample(timestamp: t, value: v)) }
+                    if let v = p.values[.power] { power.append(QuantitySample(timestamp: t, value: v)) }
+                }
+            case .trackEnd(let info) where inTarget:
+                name = info.name
+                type = info.type
+                inTarget = false
+            default: break
+            }
+            if trackNumber > track && !inTarget { break }
+        }
+        guard found, picked.count > 0 else {
+            throw RouteKitError(
+                .notFound,
+                trackNumber < track
+                    ? "the file has \(trackNumber) track(s), not \(track)" : "track \(track) has no points",
+                file: path)
+        }
+        let activity = ActivityType(guessingFrom: type)
+        var input = RoutePictureInput(
+            current: picked,
+            title: ([activity.rawValue.capitalized] + [name].compactMap { $0 }).joined(separator: " · "))
+        input.heartRate = heartRate
+        input.power = power
+        let maximum = maxHr ?? heartRate.map(\.value).max()
+        if let maximum, maximum > 60, let zones = try? Zones.heartRate(maximum: maximum) {
+            input.zones = zones
+            input.zoneTimes =
+                accumulator.finish(heartRate: heartRate, cadence: [], zones: zones, power: [], powerZones: nil).zones
+        }
+        return input
+    }
+
+    // MARK: Heatmap
+
+    func renderHeatmap(size: PictureSize) async throws -> [UInt8] {
+        let store = try await storeOptions.open()
+        let lo = try from.map(Locations.time)
+        let hi = try to.map(Locations.time)
+        let wantedActivity = activity.map { ActivityType(rawValue: $0.lowercased()) }
+        let wantedSource = try source.map { name throws(RouteKitError) in try Source(name: name) }
+        var routes = try await store.routes(matching: RouteFilter(source: wantedSource))
+        if let wantedActivity {
+            var activities: [UUID: ActivityType] = [:]
+            for w in try await store.workouts(matching: WorkoutFilter(source: wantedSource)) {
+                activities[w.id] = w.activityType
+            }
+            routes = routes.filter { activities[$0.workoutID] == wantedActivity }
+        }
+        if lo != nil || hi != nil {
+            routes = routes.filter { r in
+                if let lo, let end = (r.end ?? r.start)?.instant, end < lo { return false }
+                if let hi, let start = (r.start ?? r.end)?.instant, start > hi { return false }
+                return true
+            }
+        }
+        guard !routes.isEmpty else { throw RouteKitError(.notFound, "no current route matches") }
+        let progress = ProgressBar(
+            enabled: stderrIsTerminal, total: max(1, routes.count * 2), unit: .items("routes"))
+        var bounds = GeoBounds()
+        var done = 0
+        for r in routes {
+            for try await batch in store.locations(of: r.id, batchSize: 16_384) { bounds.add(batch.locations) }
+            done += 1
+            progress.update(done, label: "heatmap bounds")
+        }
+        var map = Heatmap(size: size, bounds: bounds)
+        var points = 0
+        for r in routes {
+            map.beginRoute()
+            var starts: Set<Int> = []
+            if case .string(let text)? = r.metadata["gpxSegmentStarts"] {
+                starts = Set(text.split(separator: ",").compactMap { Int($0) })
+            }
+            var index = 0
+            for try await batch in store.locations(of: r.id, batchSize: 16_384) {
+                if starts.isEmpty {
+                    map.add(batch.locations)
+                } else {
+                    for l in batch.locations {
+                        if starts.contains(index) { map.breakLine() }
+                        map.add([l])
+                        index += 1
+                    }
+                }
+                points += batch.locations.count
+            }
+            done += 1
+            progress.update(done, label: "heatmap")
+        }
+        progress.clear()
+        printError("heatmap: \(routes.count) routes, \(points) points, at most \(map.maximumCount) routes on one pixel")
+        return try map.png()
+    }
+}
