@@ -46,5 +46,11 @@ echo "== routekit changes --anchor … (what changed since: each old version del
 "$bin" changes --anchor "$anchor"
 
 echo
+echo "== routekit render WORKOUT -o $out/ride.svg and .png (the smoothed route over the raw one, with its profiles)"
+workout=$("$bin" workouts --json | head -1 | sed -E 's/.*"uuid":"([^"]+)".*/\1/')
+"$bin" render "$workout" -o "$out/ride.svg"
+"$bin" render "$workout" -o "$out/ride.png"
+
+echo
 echo "== routekit import sample-routes/ again: every track is already stored"
 "$bin" import sample-routes/

@@ -32,10 +32,13 @@ public struct RenderTrack: Sendable {
     public var length: Double { distance.last ?? 0 }
 
     /// Whether every location has a time (a speed profile and series against distance need it).
-    public var hasTimes: Bool { !time.isEmpty && !time.contains(where: \.isNaN) }
+    public var hasTimes: Bool { count > 0 && untimed == 0 }
 
     /// Whether any location has an altitude.
-    public var hasAltitude: Bool { altitude.contains { !$0.isNaN } }
+    public var hasAltitude: Bool { withAltitude > 0 }
+
+    private var untimed = 0
+    private var withAltitude = 0
 
     /// Reserves room for `n` locations.
     public mutating func reserve(_ n: Int) {
@@ -67,11 +70,17 @@ public struct RenderTrack: Sendable {
             breakBeforeNext = false
             latitude.append(l.latitude)
             longitude.append(l.longitude)
-            altitude.append(l.altitude ?? .nan)
+            if let a = l.altitude {
+                altitude.append(a)
+                withAltitude += 1
+            } else {
+                altitude.append(.nan)
+            }
             if let t = l.timestamp?.instant {
                 time.append(Double(t.seconds) + Double(t.nanoseconds) / 1e9)
             } else {
                 time.append(.nan)
+                untimed += 1
             }
             recordedSpeed.append(l.speed ?? .nan)
             distance.append(d)

@@ -62,7 +62,8 @@ func grouped(_ n: Int) -> String {
 public struct RoutePictureInput: Sendable {
     /// The route drawn (the current version, or a file's track).
     public var current: RenderTrack
-    /// The raw recording, drawn faint under `current` (a processed route's raw version).
+    /// The raw recording, drawn faint under `current` (a processed route's raw version). The profiles are drawn
+    /// from it when it is given.
     public var raw: RenderTrack?
     /// The first line: activity, date, name.
     public var title: String
@@ -125,8 +126,9 @@ public enum RoutePicture {
             scene.add(.text(input.title, at: Point(margin, top + 14), size: 15, anchor: .start, color: ink, bold: true))
             top += 24
         }
-        // The profiles that have data, bottom up.
-        let track = input.current
+        // The profiles that have data, bottom up: from the recording as imported when there is one (as the
+        // workout's statistics are), since smoothing and simplification are for the map.
+        let track = input.raw ?? input.current
         var profiles: [Profile] = []
         if track.hasAltitude {
             profiles.append(
@@ -165,7 +167,8 @@ public enum RoutePicture {
         if let p = input.processing {
             caption = p.caption
         } else {
-            caption = grouped(track.count) + " points · " + String(format: "%.2f km", track.length / 1000)
+            caption =
+                grouped(input.current.count) + " points · " + String(format: "%.2f km", input.current.length / 1000)
         }
         scene.add(.text(caption, at: Point(margin, y), size: 12, anchor: .start, color: faint, bold: false))
         y += captionHeight - 10
@@ -286,9 +289,11 @@ public enum RoutePicture {
             while next < length - step / 4 {
                 while i + 1 < track.count && track.distance[i + 1] < next { i += 1 }
                 let p = pixel(track.latitude[i], track.longitude[i])
-                scene.add(
-                    .circle(center: p, radius: 7, style: Style(fill: RGBA(255, 255, 255), stroke: ink, lineWidth: 1)))
                 let label = step >= 1_000 ? String(Int((next / 1_000).rounded())) : String(format: "%.1f", next / 1000)
+                let radius = max(7, Double(label.count) * 2.6 + 2.5)
+                scene.add(
+                    .circle(
+                        center: p, radius: radius, style: Style(fill: RGBA(255, 255, 255), stroke: ink, lineWidth: 1)))
                 scene.add(.text(label, at: Point(p.x, p.y + 3), size: 8, anchor: .middle, color: ink, bold: true))
                 next += step
             }
