@@ -3,6 +3,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitImport
+import RouteKitProcessing
 import RouteKitSQLite
 
 struct Import: AsyncParsableCommand {
@@ -156,6 +157,9 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let files = Self.expand(paths)
+        // Each file's reader maps megabyte buffers; with glibc's defaults every file maps them afresh and faults
+        // their pages in again. Kept in the heap, the next file reuses them.
+        if files.count > 1 { BatchAllocator.tuneForBatchProcessing() }
         let store: any RouteStore
         let source: Source
         do {
