@@ -133,97 +133,20 @@ struct Render: AsyncParsableCommand {
 
     func storeInput(_ id: UUID) async throws -> RoutePictureInput {
         let store = try await storeOptions.open()
-        var current: RouteSample
+        let route: RouteSample
         if let r = try await store.route(id: id) {
-            current = r
+            route = r
         } else if try await store.workout(id: id) != nil {
             guard let r = try await store.routes(matching: RouteFilter(workout: id)).first else {
                 throw RouteKitError(.notFound, "workout \(id) has no route to draw")
             }
-            current = r
+            route = r
         } else {
             throw RouteKitError(.notFound, "no route or workout \(id)")
         }
-        guard let workout = try await store.workout(id: current.workoutID) else {
-            throw RouteKitError(.notFound, "the workout of route \(current.id) is gone")
-        }
         let wanted = try parsedVersions()
-        let processing = ProcessingNumbers(metadata: current.metadata)
-        var raw: RouteSample?
-        if processing != nil, wanted.raw,
-            let r = try await store.rawRoute(source: current.source, syncIdentifier: current.sync.identifier),
-            r.id != current.id
-        {
-            raw = r
-        }
-        var main = current
-        if !wanted.current, let r = raw {
-            main = r
-            raw = nil
-        }
-        // Pauses: each pause event to the resume after it.
-        var pauses: [ClosedRange<Instant>] = []
-        var pausedAt: Instant?
-        for e in workout.events {
-            switch e.kind {
-            case .pause: pausedAt = e.start?.instant
-            case .resume:
-                if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
-                pausedAt = nil
-            case .segment: break
-            }
-        }
-        var segmentStarts: [Int] = []
-        if case .string(let text)? = main.metadata["gpxSegmentStarts"] {
-            segmentStarts = text.split(separator: ",").compactMap { Int($0) }
-        }
-        var track = RenderTrack()
-        track.reserve(main.locationCount)
-        var accumulator = StatisticsAccumulator(
-            options: StatisticsOptions(activity: workout.activityType), segmentStarts: segmentStarts, pauses: pauses)
-        let starts = Set(segmentStarts)
-        for try await batch in store.locations(of: main.id, batchSize: 16_384) {
-            track.append(batch.locations, segmentStarts: starts)
-            accumulator.add(batch.locations)
-        }
-        var input = RoutePictureInput(current: track, title: title(workout, main))
-        if let raw {
-            var rawTrack = RenderTrack()
-            rawTrack.reserve(raw.locationCount)
-            for try await batch in store.locations(of: raw.id, batchSize: 16_384) { rawTrack.append(batch.locations) }
-            input.raw = rawTrack
-        }
-        if main.id == current.id { input.processing = processing }
-        input.pauses = pauses.map { seconds($0.lowerBound)...seconds($0.upperBound) }
-        input.privacyZones = try await store.privacyZones(of: main.source)
-        func samples(_ type: QuantityType) async throws -> [QuantitySample] {
-            var out: [QuantitySample] = []
-            for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
-            return out
-        }
-        input.heartRate = try await samples(.heartRate)
-        input.power = try await samples(.power)
-        let maximum = maxHr ?? input.heartRate.map(\.value).max()
-        if let maximum, maximum > 60, let zones = try? Zones.heartRate(maximum: maximum) {
-            input.zones = zones
-            input.zoneTimes =
-                accumulator.finish(heartRate: input.heartRate, cadence: [], zones: zones, power: [], powerZones: nil)
-                .zones
-        }
-        return input
-    }
-
-    func seconds(_ i: Instant) -> Double { Double(i.seconds) + Double(i.nanoseconds) / 1e9 }
-
-    func title(_ workout: Workout, _ route: RouteSample) -> String {
-        var parts = [workout.activityType.rawValue.capitalized]
-        if let start = workout.start ?? route.start {
-            parts.append(String(start.iso8601.prefix(16)).replacingOccurrences(of: "T", with: " "))
-        }
-        if case .string(let name)? = route.metadata["gpxName"] ?? workout.metadata["name"], !name.isEmpty {
-            parts.append(name)
-        }
-        return parts.joined(separator: " · ")
+        return try await RoutePictureInput.load(
+            from: store, route: route, raw: wanted.raw, current: wanted.current, maximumHeartRate: maxHr)
     }
 
     // MARK: A GPX file
@@ -278,12 +201,7 @@ struct Render: AsyncParsableCommand {
             title: ([activity.rawValue.capitalized] + [name].compactMap { $0 }).joined(separator: " · "))
         input.heartRate = heartRate
         input.power = power
-        let maximum = maxHr ?? heartRate.map(\.value).max()
-        if let maximum, maximum > 60, let zones = try? Zones.heartRate(maximum: maximum) {
-            input.zones = zones
-            input.zoneTimes =
-                accumulator.finish(heartRate: heartRate, cadence: [], zones: zones, power: [], powerZones: nil).zones
-        }
+        input.setZones(maximumHeartRate: maxHr, accumulator: &accumulator)
         return input
     }
 

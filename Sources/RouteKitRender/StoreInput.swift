@@ -1,0 +1,106 @@
+import Foundation
+public import RouteKit
+import RouteKitProcessing
+
+extension RoutePictureInput {
+    /// Everything a picture of a stored route shows, read from `store`: the route's locations (through the route
+    /// query, batch by batch), for a processed version its raw recording and the processing's numbers, the
+    /// workout's pauses, the source's privacy zones, heart rate and power, and the heart-rate zones with the time
+    /// in each (from `maximumHeartRate`, else the observed maximum, as `routekit stats` does).
+    ///
+    /// - Parameters:
+    ///   - route: the route version to draw (a current one, usually).
+    ///   - raw: draw the raw recording of a processed route (faint under it; the profiles come from it).
+    ///   - current: draw `route` itself; with `raw` only, the raw recording is drawn alone.
+    public static func load(
+        from store: any RouteStore, route: RouteSample, raw drawRaw: Bool = true, current drawCurrent: Bool = true,
+        maximumHeartRate: Double? = nil
+    ) async throws -> RoutePictureInput {
+        guard let workout = try await store.workout(id: route.workoutID) else {
+            throw RouteKitError(.notFound, "the workout of route \(route.id) is gone")
+        }
+        let processing = ProcessingNumbers(metadata: route.metadata)
+        var raw: RouteSample?
+        if processing != nil, drawRaw,
+            let r = try await store.rawRoute(source: route.source, syncIdentifier: route.sync.identifier),
+            r.id != route.id
+        {
+            raw = r
+        }
+        var main = route
+        if !drawCurrent, let r = raw {
+            main = r
+            raw = nil
+        }
+        // Pauses: each pause event to the resume after it.
+        var pauses: [ClosedRange<Instant>] = []
+        var pausedAt: Instant?
+        for e in workout.events {
+            switch e.kind {
+            case .pause: pausedAt = e.start?.instant
+            case .resume:
+                if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
+                pausedAt = nil
+            case .segment: break
+            }
+        }
+        // The recording (raw when drawn, else the route itself) gives the profiles and the time in zone.
+        let recording = raw ?? main
+        var accumulator = StatisticsAccumulator(
+            options: StatisticsOptions(activity: workout.activityType), segmentStarts: segmentStarts(of: recording),
+            pauses: pauses)
+        func track(_ r: RouteSample) async throws -> RenderTrack {
+            var t = RenderTrack()
+            t.reserve(r.locationCount)
+            let starts = Set(segmentStarts(of: r))
+            for try await batch in store.locations(of: r.id, batchSize: 16_384) {
+                t.append(batch.locations, segmentStarts: starts)
+                if r.id == recording.id { accumulator.add(batch.locations) }
+            }
+            return t
+        }
+        var input = RoutePictureInput(current: try await track(main), title: title(workout, main))
+        if let raw { input.raw = try await track(raw) }
+        if main.id == route.id { input.processing = processing }
+        input.pauses = pauses.map { seconds($0.lowerBound)...seconds($0.upperBound) }
+        input.privacyZones = try await store.privacyZones(of: main.source)
+        func samples(_ type: QuantityType) async throws -> [QuantitySample] {
+            var out: [QuantitySample] = []
+            for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
+            return out
+        }
+        input.heartRate = try await samples(.heartRate)
+        input.power = try await samples(.power)
+        input.setZones(maximumHeartRate: maximumHeartRate, accumulator: &accumulator)
+        return input
+    }
+
+    /// Heart-rate zones from `maximumHeartRate` (else the observed maximum, when above 60) and the time in each,
+    /// over the moving time `accumulator` saw.
+    public mutating func setZones(maximumHeartRate: Double?, accumulator: inout StatisticsAccumulator) {
+        let maximum = maximumHeartRate ?? heartRate.map(\.value).max()
+        guard let maximum, maximum > 60, let zones = try? Zones.heartRate(maximum: maximum) else { return }
+        self.zones = zones
+        zoneTimes =
+            accumulator.finish(heartRate: heartRate, cadence: [], zones: zones, power: [], powerZones: nil).zones
+    }
+
+    static func segmentStarts(of route: RouteSample) -> [Int] {
+        guard case .string(let text)? = route.metadata["gpxSegmentStarts"] else { return [] }
+        return text.split(separator: ",").compactMap { Int($0) }
+    }
+
+    static func seconds(_ i: Instant) -> Double { Double(i.seconds) + Double(i.nanoseconds) / 1e9 }
+
+    /// `Cycling · 2025-06-14 12:03 · Lunch ride`.
+    static func title(_ workout: Workout, _ route: RouteSample) -> String {
+        var parts = [workout.activityType.rawValue.capitalized]
+        if let start = workout.start ?? route.start {
+            parts.append(String(start.iso8601.prefix(16)).replacingOccurrences(of: "T", with: " "))
+        }
+        if case .string(let name)? = route.metadata["gpxName"] ?? workout.metadata["name"], !name.isEmpty {
+            parts.append(name)
+        }
+        return parts.joined(separator: " · ")
+    }
+}
