@@ -125,7 +125,7 @@ let package = Package(
         .target(
             name: "RouteKitServer",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing",
+                "RouteKit", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing", "RouteKitRender",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),

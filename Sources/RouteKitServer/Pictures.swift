@@ -1,0 +1,60 @@
+#if Server
+    import Dispatch
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import NIOCore
+    import RouteKit
+    import RouteKitRender
+
+    extension ReadRoutes {
+        /// A picture of a route (`routekit render`'s map and profiles): `?format=svg|png`, `?size=WxH` (at most
+        /// 4096 a side), `?versions=raw,current|current|raw`. Its bytes depend on the route version and on what
+        /// may change beside it (privacy zones, series), so it is revalidated hourly rather than immutable.
+        func picture(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let route = try await readableRoute(context)
+            let q = request.uri.queryParameters
+            let format = q.get("format") ?? "svg"
+            guard format == "svg" || format == "png" else {
+                throw Problem.badRequest("'format' must be svg or png, not '\(format)'")
+            }
+            let size: PictureSize
+            do {
+                size = try PictureSize(parsing: q.get("size") ?? "1200x900")
+            } catch {
+                throw Problem.badRequest(error.message)
+            }
+            guard size.width <= 4_096, size.height <= 4_096 else {
+                throw Problem.badRequest("'size' is at most 4096x4096 here, not \(size)")
+            }
+            let versions = q.get("versions") ?? "raw,current"
+            let parts = Set(versions.split(separator: ",").map(String.init))
+            guard !parts.isEmpty, parts.isSubset(of: ["raw", "current"]) else {
+                throw Problem.badRequest("'versions' must be raw, current or raw,current, not '\(versions)'")
+            }
+            let tag =
+                "\"\(route.id.uuidString.lowercased())-picture-\(format)-\(size)-\(parts.sorted().joined(separator: "+"))\""
+            if Self.matches(request, tag) {
+                return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
+            }
+            let input = try await RoutePictureInput.load(
+                from: store, route: route, raw: parts.contains("raw"), current: parts.contains("current"))
+            // Laying out and rasterising is CPU work (half a second for a million points): off the cooperative
+            // pool, on a Dispatch queue.
+            let bytes: [UInt8] = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global(qos: .userInitiated).async {
+                    let scene = RoutePicture.scene(input, size: size)
+                    continuation.resume(
+                        with: Result { () throws(RouteKitError) -> [UInt8] in
+                            format == "png" ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
+                        })
+                }
+            }
+            let headers: HTTPFields = [
+                .contentType: format == "png" ? "image/png" : "image/svg+xml",
+                .eTag: tag, .cacheControl: "private, max-age=3600",
+            ]
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+#endif
