@@ -14,17 +14,52 @@
         let store: any RouteStore
         let configuration: ServerConfiguration
 
+        /// One page of workouts, oldest saved first (`order=newest`: newest first). `next` is the cursor of the
+        /// page after (`after=`), `null` on the last page; `anchor` is the change feed's anchor read before the
+        /// list, so that a client following the feed from it misses no change made after the list. The store is
+        /// listed once (one query); only the page's workouts are asked for their routes.
         func workouts(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let token = try context.require(.read)
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
             let source = try Query.source(q.get("source"))
+            let after = try WorkoutCursor(q.get("after"))
+            let order = q.get("order") ?? "oldest"
+            guard order == "oldest" || order == "newest" else {
+                throw Problem.badRequest("'order' must be oldest or newest, not '\(order)'")
+            }
+            let anchor = try await store.currentAnchor()
+            var all = try await store.workouts(matching: WorkoutFilter(source: source)).filter {
+                token.mayRead($0.source)
+            }
+            if order == "newest" { all.reverse() }
+            let start =
+                after.map { after in
+                    all.firstIndex { $0.id == after.id }.map { $0 + 1 } ?? min(after.position, all.count)
+                } ?? 0
+            let page = all[start..<min(all.count, start + limit)]
             var out: [WorkoutJSON] = []
-            for w in try await store.workouts(matching: WorkoutFilter(source: source)) where token.mayRead(w.source) {
-                if out.count == limit { break }
+            out.reserveCapacity(page.count)
+            for w in page {
                 out.append(WorkoutJSON(w, routes: try await store.routes(matching: RouteFilter(workout: w.id))))
             }
-            return JSONBody.response(["workouts": out])
+            struct Body: Encodable {
+                var workouts: [WorkoutJSON]
+                var next: String?
+                var anchor: String
+
+                func encode(to encoder: any Encoder) throws {
+                    var c = encoder.container(keyedBy: CodingKeys.self)
+                    try c.encode(workouts, forKey: .workouts)
+                    try c.encode(next, forKey: .next)  // null on the last page, not left out
+                    try c.encode(anchor, forKey: .anchor)
+                }
+
+                enum CodingKeys: String, CodingKey { case workouts, next, anchor }
+            }
+            let end = start + page.count
+            let next = end < all.count ? page.last.map { WorkoutCursor(position: end, id: $0.id).text } : nil
+            return JSONBody.response(Body(workouts: out, next: next, anchor: anchor.text))
         }
 
         func workout(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
@@ -193,5 +228,31 @@
         static func notModified(_ tag: String) -> Response {
             Response(status: .notModified, headers: immutable(tag))
         }
+    }
+
+    /// Where a page of `GET /v1/workouts` ends: how many workouts came before the next page, and the last one's
+    /// uuid (`50.0f1e…`). The next page starts after that workout, or at the same position when it is gone.
+    struct WorkoutCursor: Sendable, Equatable {
+        var position: Int
+        var id: UUID
+
+        init(position: Int, id: UUID) {
+            self.position = position
+            self.id = id
+        }
+
+        /// The cursor in `text`; `nil` for none; a `400` for text that is not one.
+        init?(_ text: String?) throws(Problem) {
+            guard let text else { return nil }
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let position = Int(parts[0]), position >= 0, parts[0].count <= 18,
+                let id = UUID(uuidString: String(parts[1]))
+            else {
+                throw Problem.badRequest("'after' must be a cursor from a page's 'next', not '\(text)'")
+            }
+            self.init(position: position, id: id)
+        }
+
+        var text: String { "\(position).\(id.uuidString.lowercased())" }
     }
 #endif
