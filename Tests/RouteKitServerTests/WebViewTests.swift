@@ -1,0 +1,64 @@
+#if Server
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import HummingbirdTesting
+    import NIOCore
+    import RouteKit
+    import RouteKitSQLite
+    import RouteKitServer
+    import Testing
+
+    @Suite("routekit serve: the web view")
+    struct WebViewTests {
+        @Test("/ serves the page without a token, same-origin CSP, nosniff, no-cache with an ETag that revalidates")
+        func page() async throws {
+            let f = try Fixture()
+            try await f.app().test(.router) { client in
+                let tag = try await client.execute(uri: "/", method: .get) { r in
+                    #expect(r.status == .ok)
+                    #expect(r.headers[.contentType] == "text/html; charset=utf-8")
+                    let csp = r.headers[.contentSecurityPolicy] ?? ""
+                    #expect(csp.contains("default-src 'none'"))
+                    #expect(csp.contains("script-src 'self'"))
+                    #expect(csp.contains("connect-src 'self'"))
+                    #expect(!csp.contains("unsafe-inline"))
+                    #expect(r.headers[.xContentTypeOptions] == "nosniff")
+                    #expect(r.headers[.cacheControl] == "no-cache")
+                    let html = String(buffer: r.body)
+                    #expect(html.hasPrefix("<!doctype html>"))
+                    #expect(html.contains("<script src=\"/web/app.js\" defer></script>"))
+                    #expect(html.contains("<label for=\"token\">"))
+                    // No inline script or style (the CSP would block them) and nothing from another origin.
+                    #expect(!html.contains("<script>"))
+                    #expect(!html.contains("<style"))
+                    #expect(!html.contains("http://") && !html.contains("https://"))
+                    return r.headers[.eTag] ?? ""
+                }
+                #expect(tag.hasPrefix("\""))
+                try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: tag]) { r in
+                    #expect(r.status == .notModified)
+                    #expect(r.body.readableBytes == 0)
+                }
+                try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\""]) {
+                    #expect($0.status == .ok)
+                }
+                try await client.execute(uri: "/web/app.js", method: .get) { r in
+                    #expect(r.status == .ok)
+                    #expect(r.headers[.contentType] == "text/javascript; charset=utf-8")
+                    #expect(r.headers[.xContentTypeOptions] == "nosniff")
+                    let js = String(buffer: r.body)
+                    #expect(js.contains("new EventSource("))
+                    #expect(js.contains("Authorization: `Bearer ${state.token}`"))
+                    #expect(!js.contains("localStorage"))
+                }
+                try await client.execute(uri: "/web/app.css", method: .get) { r in
+                    #expect(r.status == .ok)
+                    #expect(r.headers[.contentType] == "text/css; charset=utf-8")
+                }
+                // The data stays behind tokens.
+                try await client.execute(uri: "/v1/workouts", method: .get) { #expect($0.status == .unauthorized) }
+            }
+        }
+    }
+#endif
