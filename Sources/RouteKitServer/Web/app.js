@@ -134,6 +134,7 @@
 
   function fillRow(li, w) {
     li.dataset.workout = w.uuid;
+    li.dataset.locations = String(w.locations);
     const button = li.querySelector('button');
     const name = button.querySelector('.name');
     const facts = button.querySelector('.facts');
