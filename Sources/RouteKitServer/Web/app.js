@@ -106,7 +106,7 @@
   }
 
   function formatDistance(metres) {
-    if (metres == null) return 'distance on opening';
+    if (metres == null) return '– km'; // not stored for this workout: measured when its route is opened
     return metres >= 1000 ? `${(metres / 1000).toFixed(2)} km` : `${Math.round(metres)} m`;
   }
 
@@ -494,19 +494,20 @@
       'Green: start, red: end.';
   }
 
-  /// A profile of `values` against `distance`; `false` when there is nothing to draw.
-  function drawProfile(svg, distance, values) {
+  /// A profile of `values` against `distance`: its range, or `null` when there is nothing to draw. With `robust`,
+  /// the range is the 1st to 99th percentile and values outside are drawn at its edges (a GPS spike makes a
+  /// speed of hundreds of km/h that would flatten everything else).
+  function drawProfile(svg, distance, values, robust = false) {
     const idx = decimate(values.length, PROFILE_VERTICES).filter((i) => Number.isFinite(values[i]));
     const total = distance[distance.length - 1];
     if (idx.length < 2 || !(total > 0)) return null;
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const i of idx) {
-      lo = Math.min(lo, values[i]);
-      hi = Math.max(hi, values[i]);
-    }
+    const sorted = idx.map((i) => values[i]).sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    const lo = robust ? at(0.01) : sorted[0];
+    const hi = robust ? at(0.99) : sorted[sorted.length - 1];
     const span = hi - lo || 1;
-    const xy = idx.map((i) => [(distance[i] / total) * 600, 135 - ((values[i] - lo) / span) * 125]);
+    const y = (v) => 135 - ((Math.min(hi, Math.max(lo, v)) - lo) / span) * 125;
+    const xy = idx.map((i) => [(distance[i] / total) * 600, y(values[i])]);
     const line = xy.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(' ');
     const area = `${xy[0][0].toFixed(1)},140 ${line} ${xy[xy.length - 1][0].toFixed(1)},140`;
     svg.replaceChildren(svgElement('polygon', { class: 'area', points: area }), svgElement('polyline', { class: 'line', points: line }));
@@ -591,11 +592,11 @@
         $('elevation-figure').querySelector('figcaption').textContent =
           `Elevation against distance: ${Math.round(elevation[0])}–${Math.round(elevation[1])} m over ${formatDistance(metres)}`;
       }
-      const speeds = drawProfile($('speed'), distance, speed);
+      const speeds = drawProfile($('speed'), distance, speed, true);
       $('speed-figure').hidden = !speeds;
       if (speeds) {
         $('speed-figure').querySelector('figcaption').textContent =
-          `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h over ${formatDistance(metres)}`;
+          `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
       }
       $('heart-rate-note').hidden = false;
       status.textContent = '';
