@@ -16,8 +16,9 @@
 
         /// One page of workouts, oldest saved first (`order=newest`: newest first). `next` is the cursor of the
         /// page after (`after=`), `null` on the last page; `anchor` is the change feed's anchor read before the
-        /// list, so that a client following the feed from it misses no change made after the list. The store is
-        /// listed once (one query); only the page's workouts are asked for their routes.
+        /// list, so that a client following the feed from it misses no change made after the list. A page is one
+        /// keyset query of the store (a few when the token may read only some sources) and one routes query per
+        /// workout of the page; only a cursor whose workout has gone since costs a listing of the whole store.
         func workouts(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let token = try context.require(.read)
             let q = request.uri.queryParameters
@@ -28,16 +29,19 @@
             guard order == "oldest" || order == "newest" else {
                 throw Problem.badRequest("'order' must be oldest or newest, not '\(order)'")
             }
+            let newest = order == "newest"
             let anchor = try await store.currentAnchor()
-            var all = try await store.workouts(matching: WorkoutFilter(source: source)).filter {
-                token.mayRead($0.source)
+            var (page, more) = try await readablePage(
+                after: after?.id, source: source, newest: newest, limit: limit, token: token)
+            let start = after?.position ?? 0
+            if let after, page.isEmpty, try await store.workout(id: after.id) == nil {
+                // The cursor's workout was deleted or replaced since: continue at the same position.
+                var all = try await store.workouts(matching: WorkoutFilter(source: source, newestFirst: newest))
+                all.removeAll { !token.mayRead($0.source) }
+                let from = min(after.position, all.count)
+                page = Array(all[from..<min(all.count, from + limit)])
+                more = from + page.count < all.count
             }
-            if order == "newest" { all.reverse() }
-            let start =
-                after.map { after in
-                    all.firstIndex { $0.id == after.id }.map { $0 + 1 } ?? min(after.position, all.count)
-                } ?? 0
-            let page = all[start..<min(all.count, start + limit)]
             var out: [WorkoutJSON] = []
             out.reserveCapacity(page.count)
             for w in page {
@@ -57,9 +61,26 @@
 
                 enum CodingKeys: String, CodingKey { case workouts, next, anchor }
             }
-            let end = start + page.count
-            let next = end < all.count ? page.last.map { WorkoutCursor(position: end, id: $0.id).text } : nil
+            let next = more ? page.last.map { WorkoutCursor(position: start + page.count, id: $0.id).text } : nil
             return JSONBody.response(Body(workouts: out, next: next, anchor: anchor.text))
+        }
+
+        /// Up to `limit` workouts after `after` that `token` may read, and whether more follow: keyset queries of
+        /// the store, more than one only when the token's sources leave some out.
+        func readablePage(after: UUID?, source: Source?, newest: Bool, limit: Int, token: APIToken)
+            async throws(RouteKitError) -> (page: [Workout], more: Bool)
+        {
+            let batch = token.readableSources == nil ? limit + 1 : max(limit + 1, 1000)
+            var out: [Workout] = []
+            var cursor = after
+            while true {
+                let rows = try await store.workouts(
+                    matching: WorkoutFilter(source: source, limit: batch, newestFirst: newest, after: cursor))
+                out += rows.filter { token.mayRead($0.source) }
+                if out.count > limit { return (Array(out.prefix(limit)), true) }
+                guard rows.count == batch, let last = rows.last else { return (out, false) }
+                cursor = last.id
+            }
         }
 
         func workout(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
