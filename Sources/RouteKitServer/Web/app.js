@@ -324,10 +324,12 @@
     const replacedBy = new Map(); // old workout uuid -> new workout uuid
     const deletedWorkout = new Map(); // route sync key -> workout uuid of the deleted route
     const touched = new Set();
+    const lostRoute = new Set(); // workouts that had a route deleted
     let selectedRouteGone = false;
     for (const r of set.deleted) {
       deletedWorkout.set(key(r), r.workout);
       touched.add(r.workout);
+      lostRoute.add(r.workout);
       if (state.selected === r.workout) selectedRouteGone = true;
     }
     for (const r of set.added) {
@@ -366,7 +368,8 @@
         row.workout = w;
         state.rows.set(id, row);
         fillRow(row.li, w);
-      } else {
+      } else if (!lostRoute.has(id)) {
+        // A new workout. (One whose route was replaced keeps its place in the order, on a page not loaded yet.)
         fresh.push(w);
       }
     }
@@ -389,10 +392,8 @@
       if (state.selected === id) clearDetail('The workout was deleted.');
     }
     updateListStatus();
-    if (reselect) selectWorkout(reselect, { keepFocus: true });
-    else if (selectedRouteGone && state.selected && state.rows.has(state.selected)) {
-      selectWorkout(state.selected, { keepFocus: true });
-    }
+    if (reselect) selectWorkout(reselect);
+    else if (selectedRouteGone && state.selected && state.rows.has(state.selected)) selectWorkout(state.selected);
   }
 
   // ---- One workout: its route's map and profiles -----------------------------------------------------------
@@ -402,6 +403,7 @@
     for (const id of ['summary', 'map-figure', 'elevation-figure', 'speed-figure', 'heart-rate-note']) {
       $(id).hidden = true;
     }
+    $('detail-title').textContent = 'Route';
     $('detail-status').textContent = text;
     for (const { li, workout } of state.rows.values()) fillRow(li, workout);
   }
@@ -527,7 +529,7 @@
     dl.hidden = false;
   }
 
-  async function selectWorkout(id, { keepFocus = false } = {}) {
+  async function selectWorkout(id) {
     const generation = ++state.detailGeneration;
     if (state.detailAbort) state.detailAbort.abort();
     const abort = new AbortController();
@@ -599,8 +601,7 @@
           `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
       }
       $('heart-rate-note').hidden = false;
-      status.textContent = '';
-      if (!keepFocus) $('detail-title').focus();
+      status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${n.toLocaleString()} points.`;
     } catch (error) {
       if (generation !== state.detailGeneration || (error && error.name === 'AbortError')) return;
       status.textContent = 'The route could not be loaded.';
@@ -620,6 +621,8 @@
       $('list-status').textContent = 'The workouts could not be listed.';
       setLive('Not connected', false);
       showError(error);
+      // A token the server refuses is not kept for the next visit.
+      if (error instanceof APIError && error.status === 401) sessionStorage.removeItem(STORAGE_KEY);
     }
   }
 
@@ -640,7 +643,6 @@
   }
 
   document.addEventListener('DOMContentLoaded', () => {
-    $('detail-title').tabIndex = -1;
     $('token-form').addEventListener('submit', (event) => {
       event.preventDefault();
       const input = $('token');
@@ -670,6 +672,9 @@
       }
     });
     window.addEventListener('pagehide', stopLive);
+    window.addEventListener('pageshow', (event) => {
+      if (event.persisted && state.token && state.anchor) startLive(true);
+    });
     const saved = sessionStorage.getItem(STORAGE_KEY);
     if (saved) connect(saved);
     else $('token').focus();
