@@ -127,10 +127,15 @@
             return response
         }
 
-        /// One JSON object per location, one per line, streamed batch by batch.
+        /// One JSON object per location, one per line, streamed batch by batch. With `max=N`, at most N of them,
+        /// evenly spread (every k-th, with the first and the last): a map of a million-point route needs a few
+        /// thousand.
         func locations(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let route = try await readableRoute(context)
-            let tag = Self.etag(route, "ndjson")
+            let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: .max, 2...Int.max)
+            let count = route.locationCount
+            let step = count > max ? (count - 1 + max - 2) / (max - 1) : 1
+            let tag = Self.etag(route, step > 1 ? "ndjson-max\(max)" : "ndjson")
             if Self.matches(request, tag) { return Self.notModified(tag) }
             var headers = Self.immutable(tag)
             headers[.contentType] = "application/x-ndjson"
@@ -138,12 +143,23 @@
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
+                    var index = 0
+                    var skipped: Location?  // the last location not written, written at the end
                     for try await batch in store.locations(of: route.id, batchSize: 4096) {
                         var buffer = ByteBuffer()
-                        buffer.reserveCapacity(batch.locations.count * 96)
-                        for l in batch.locations { buffer.writeString(Self.line(l)) }
-                        try await writer.write(buffer)
+                        buffer.reserveCapacity(batch.locations.count / step * 96 + 96)
+                        for l in batch.locations {
+                            if index % step == 0 {
+                                buffer.writeString(Self.line(l))
+                                skipped = nil
+                            } else {
+                                skipped = l
+                            }
+                            index += 1
+                        }
+                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
                     }
+                    if let last = skipped { try await writer.write(ByteBuffer(string: Self.line(last))) }
                     try await writer.finish(nil)
                 })
         }

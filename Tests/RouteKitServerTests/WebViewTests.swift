@@ -60,5 +60,43 @@
                 try await client.execute(uri: "/v1/workouts", method: .get) { #expect($0.status == .unauthorized) }
             }
         }
+
+        @Test("locations?max=N: at most N, evenly spread, the first and last included, with their own ETag")
+        func sampledLocations() async throws {
+            let f = try Fixture()
+            let token = try await f.token(source: "phone")
+            try await f.app().test(.router) { client in
+                let route = try await client.execute(
+                    uri: "/v1/uploads?name=long.gpx", method: .post, headers: auth(token),
+                    body: ByteBuffer(string: gpx(name: "long", points: 100))
+                ) { r in
+                    let routes = (json(r.body)["results"] as? [[String: Any]])?.first?["routes"] as? [[String: Any]]
+                    return routes?.first?["route"] as? String ?? ""
+                }
+                func lines(_ query: String) async throws -> (lines: [String], tag: String?, status: HTTPResponse.Status) {
+                    try await client.execute(
+                        uri: "/v1/routes/\(route)/locations\(query)", method: .get, headers: auth(token)
+                    ) { r in
+                        (String(buffer: r.body).split(separator: "\n").map(String.init), r.headers[.eTag], r.status)
+                    }
+                }
+                let all = try await lines("")
+                #expect(all.lines.count == 100)
+                for max in [2, 3, 10, 33, 99] {
+                    let some = try await lines("?max=\(max)")
+                    #expect(some.status == .ok)
+                    #expect(some.lines.count <= max && some.lines.count >= max / 2, "max \(max): \(some.lines.count)")
+                    #expect(some.lines.first == all.lines.first && some.lines.last == all.lines.last, "max \(max)")
+                    #expect(Set(some.lines).isSubset(of: Set(all.lines)))
+                    #expect(some.tag != nil && some.tag != all.tag)
+                }
+                let ten = try await lines("?max=10")
+                #expect(ten.lines.count == 10, "every 11th of 100 and the last")
+                let enough = try await lines("?max=100")
+                #expect(enough.lines == all.lines && enough.tag == all.tag)
+                #expect(try await lines("?max=1").status == .badRequest)
+                #expect(try await lines("?max=lots").status == .badRequest)
+            }
+        }
     }
 #endif

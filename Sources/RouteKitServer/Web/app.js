@@ -6,6 +6,8 @@
   const PAGE = 50;
   const MAP_VERTICES = 2000;
   const PROFILE_VERTICES = 1200;
+  // Locations read for one route: longer routes come sampled by the server (every k-th location).
+  const READ_LOCATIONS = 20000;
   const STORAGE_KEY = 'routekit.token';
 
   const $ = (id) => document.getElementById(id);
@@ -431,7 +433,7 @@
 
   /// Reads a route's locations (NDJSON) as it streams, into flat arrays; the page stays responsive between chunks.
   async function readLocations(routeID, signal, progress) {
-    const response = await api(`/v1/routes/${routeID}/locations`, { signal });
+    const response = await api(`/v1/routes/${routeID}/locations?max=${READ_LOCATIONS}`, { signal });
     const points = { lat: [], lon: [], alt: [], time: [], speed: [] };
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let pending = '';
@@ -457,7 +459,7 @@
     return points;
   }
 
-  function drawMap(points) {
+  function drawMap(points, total) {
     const svg = $('map');
     const n = points.lat.length;
     let minLat = Infinity;
@@ -492,7 +494,7 @@
     );
     svg.setAttribute('aria-label', `Map of the route: ${n} points, drawn with ${indices.length}`);
     $('map-caption').textContent =
-      `${n.toLocaleString()} points${n > indices.length ? `, drawn with ${indices.length.toLocaleString()}` : ''}. ` +
+      `${total.toLocaleString()} points${total > indices.length ? `, drawn with ${indices.length.toLocaleString()}` : ''}. ` +
       'Green: start, red: end.';
   }
 
@@ -582,11 +584,16 @@
         if (dt > 0) speed[i] = ((distance[i] - distance[j]) / dt) * 3.6;
       }
       const metres = distance[n - 1];
+      const sampled = route.locations > n;
       state.distances.set(w.uuid, metres);
       const row = state.rows.get(w.uuid);
       if (row) fillRow(row.li, row.workout);
-      summaryRows([...facts, ['Distance', formatDistance(metres)], ['Points', n.toLocaleString()]]);
-      drawMap(points);
+      summaryRows([
+        ...facts,
+        ['Distance', (sampled ? '≈ ' : '') + formatDistance(metres)],
+        ['Points', route.locations.toLocaleString() + (sampled ? ` (${n.toLocaleString()} read)` : '')],
+      ]);
+      drawMap(points, route.locations);
       $('map-figure').hidden = false;
       const elevation = drawProfile($('elevation'), distance, points.alt);
       $('elevation-figure').hidden = !elevation;
@@ -601,7 +608,7 @@
           `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
       }
       $('heart-rate-note').hidden = false;
-      status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${n.toLocaleString()} points.`;
+      status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${route.locations.toLocaleString()} points.`;
     } catch (error) {
       if (generation !== state.detailGeneration || (error && error.name === 'AbortError')) return;
       status.textContent = 'The route could not be loaded.';
