@@ -406,6 +406,7 @@
       $(id).hidden = true;
     }
     $('detail-title').textContent = 'Route';
+    $('detail-status').classList.remove('visually-hidden');
     $('detail-status').textContent = text;
     for (const { li, workout } of state.rows.values()) fillRow(li, workout);
   }
@@ -539,6 +540,7 @@
     state.selected = id;
     for (const { li, workout } of state.rows.values()) fillRow(li, workout);
     const status = $('detail-status');
+    status.classList.remove('visually-hidden');
     status.textContent = 'Loading…';
     for (const f of ['map-figure', 'elevation-figure', 'speed-figure', 'heart-rate-note']) $(f).hidden = true;
     try {
@@ -608,7 +610,9 @@
           `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
       }
       $('heart-rate-note').hidden = false;
+      // Read out (role=status) but not shown: the title and summary say the same.
       status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${route.locations.toLocaleString()} points.`;
+      status.classList.add('visually-hidden');
     } catch (error) {
       if (generation !== state.detailGeneration || (error && error.name === 'AbortError')) return;
       status.textContent = 'The route could not be loaded.';
