@@ -37,6 +37,10 @@
             router.get("/") { request, _ in response(page, request) }
             router.get("/web/app.js") { request, _ in response(script, request) }
             router.get("/web/app.css") { request, _ in response(style, request) }
+            // Browsers ask for it on their own; there is none (and a 404 would be logged in their console).
+            router.get("/favicon.ico") { _, _ in
+                Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"])
+            }
         }
 
         static func response(_ asset: Asset, _ request: Request) -> Response {

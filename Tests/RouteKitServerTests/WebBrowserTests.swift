@@ -155,7 +155,7 @@
 
             var driver = WebDriver(base: "http://127.0.0.1:\(driverPort)")
             let capabilities: [String: Any] = [
-                "browserName": "chrome",
+                "browserName": "chrome", "goog:loggingPrefs": ["browser": "ALL"],
                 "goog:chromeOptions": [
                     "binary": chromium.path,
                     "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"],
@@ -296,6 +296,13 @@
             #expect((swapped as? [String])?.count == 6)
             let redrawn = try await driver.poll(caption, seconds: 5) { ($0 as? String)?.hasPrefix("90 points") == true }
             #expect((redrawn as? String)?.hasPrefix("90 points") == true, "\(redrawn ?? "nil")")
+
+            // Nothing went wrong in the page: no script error, no request blocked by the CSP, no failed load
+            // (chromedriver's log endpoint; not W3C, so only when it answers).
+            if let log = try? await driver.call(.POST, driver.session("/se/log"), ["type": "browser"]) as? [[String: Any]] {
+                let severe = log.filter { $0["level"] as? String == "SEVERE" }.map { $0["message"] as? String ?? "" }
+                #expect(severe.isEmpty, "\(severe)")
+            }
 
             // The screenshot, for people and CI artifacts.
             let shot = try await driver.call(.GET, driver.session("/screenshot")) as? String ?? ""

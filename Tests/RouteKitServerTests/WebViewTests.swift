@@ -56,6 +56,7 @@
                     #expect(r.status == .ok)
                     #expect(r.headers[.contentType] == "text/css; charset=utf-8")
                 }
+                try await client.execute(uri: "/favicon.ico", method: .get) { #expect($0.status == .noContent) }
                 // The data stays behind tokens.
                 try await client.execute(uri: "/v1/workouts", method: .get) { #expect($0.status == .unauthorized) }
             }
