@@ -95,6 +95,22 @@
         throw WebDriver.Failure(description: "\(executable.lastPathComponent) did not start (see \(log.path))")
     }
 
+    /// Ends chromedriver, which may block SIGTERM: `GET /shutdown`, up to 2 s to exit, then SIGKILL.
+    func stopChromedriver(_ process: Process, port: Int) async {
+        if process.isRunning {
+            let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/shutdown")
+            _ = try? await HTTPClient.shared.execute(request, timeout: .seconds(2))
+        }
+        for _ in 0..<40 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        killChromedriver(process)
+    }
+
+    func killChromedriver(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// The first executable of `names` on the usual paths.
     func findExecutable(_ names: [String]) -> URL? {
         let dirs =
@@ -151,7 +167,7 @@
             let (driverProcess, driverPort) = try await startChild(
                 chromedriver, ["--port=0"], log: folder.appendingPathComponent("chromedriver.log"),
                 marker: "started successfully on port ")
-            defer { if driverProcess.isRunning { driverProcess.terminate() } }
+            defer { killChromedriver(driverProcess) }  // when the test ends before stopChromedriver below
 
             var driver = WebDriver(base: "http://127.0.0.1:\(driverPort)")
             let capabilities: [String: Any] = [
@@ -190,9 +206,11 @@
                 #expect(try await driver.script("return window.routekitNoReload === true") as? Bool == true)
             } catch {
                 _ = try? await driver.call(.DELETE, "/session/\(driver.session)")
+                await stopChromedriver(driverProcess, port: driverPort)
                 throw error
             }
             _ = try await driver.call(.DELETE, "/session/\(driver.session)")
+            await stopChromedriver(driverProcess, port: driverPort)
 
             // The token never reached a URL the server logged.
             let log = (try? String(contentsOf: serveLog, encoding: .utf8)) ?? ""
