@@ -135,7 +135,10 @@ let package = Package(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
             ],
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [
+                .embedInCode("openapi.yaml"), .embedInCode("Web/index.html"), .embedInCode("Web/app.js"),
+                .embedInCode("Web/app.css"),
+            ],
             swiftSettings: swiftSettings
         ),
 

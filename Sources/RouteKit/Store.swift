@@ -305,12 +305,22 @@ public struct WorkoutFilter: Hashable, Sendable {
     public var syncIdentifier: String?
     /// At most this many.
     public var limit: Int?
+    /// Newest saved first, instead of oldest saved first.
+    public var newestFirst: Bool
+    /// Only the workouts that come after this one in the listing's order (the last one of a page): keyset paging,
+    /// one indexed query per page. When this workout is no longer in the store, nothing matches.
+    public var after: UUID?
 
     /// Creates a filter; no argument matches every workout.
-    public init(source: Source? = nil, syncIdentifier: String? = nil, limit: Int? = nil) {
+    public init(
+        source: Source? = nil, syncIdentifier: String? = nil, limit: Int? = nil, newestFirst: Bool = false,
+        after: UUID? = nil
+    ) {
         self.source = source
         self.syncIdentifier = syncIdentifier
         self.limit = limit
+        self.newestFirst = newestFirst
+        self.after = after
     }
 }
 
@@ -335,7 +345,7 @@ public protocol RouteStore: AnyObject, Sendable {
     func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome
     /// A current workout by uuid.
     func workout(id: UUID) async throws(RouteKitError) -> Workout?
-    /// Current workouts, oldest saved first.
+    /// Current workouts, oldest saved first (``WorkoutFilter/newestFirst``: newest first).
     func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout]
     /// Deletes a workout with its routes and series.
     /// - Throws: ``RouteKitError/Code/notFound``, or ``RouteKitError/Code/notOwner`` when `source` did not

@@ -252,10 +252,18 @@
 
         public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
             try await read("listing workouts") { tx in
-                try await Self.list(
-                    tx, "workout", [("source", filter.source?.name), ("sync_id", filter.syncIdentifier)],
-                    limit: filter.limit
-                ).map(Self.workout)
+                var sql = SQL("SELECT * FROM workout WHERE TRUE")
+                if let source = filter.source { sql.append(" AND source = \(sql.bind(source.name))") }
+                if let syncIdentifier = filter.syncIdentifier {
+                    sql.append(" AND sync_id = \(sql.bind(syncIdentifier))")
+                }
+                if let after = filter.after {
+                    let op = filter.newestFirst ? "<" : ">"
+                    sql.append(" AND id \(op) (SELECT id FROM workout WHERE uuid = \(sql.bind(Self.key(after))))")
+                }
+                sql.append(filter.newestFirst ? " ORDER BY id DESC" : " ORDER BY id")
+                if let limit = filter.limit { sql.append(" LIMIT \(max(0, limit))") }
+                return try await tx.rows(sql.query).map(Self.workout)
             }
         }
 

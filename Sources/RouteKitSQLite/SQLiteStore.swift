@@ -234,10 +234,23 @@ public final class SQLiteStore: RouteStore {
 
     public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
         try await read("listing workouts") { db in
-            try Self.list(
-                db, "workout",
-                ["source": filter.source?.name, "sync_id": filter.syncIdentifier], limit: filter.limit
-            ).map(Self.workout)
+            var sql = "SELECT * FROM workout WHERE 1"
+            var args: [(any DatabaseValueConvertible)?] = []
+            if let source = filter.source {
+                sql += " AND source = ?"
+                args.append(source.name)
+            }
+            if let syncIdentifier = filter.syncIdentifier {
+                sql += " AND sync_id = ?"
+                args.append(syncIdentifier)
+            }
+            if let after = filter.after {
+                sql += " AND id \(filter.newestFirst ? "<" : ">") (SELECT id FROM workout WHERE uuid = ?)"
+                args.append(Self.key(after))
+            }
+            sql += filter.newestFirst ? " ORDER BY id DESC" : " ORDER BY id"
+            if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.workout)
         }
     }
 

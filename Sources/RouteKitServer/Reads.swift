@@ -14,17 +14,73 @@
         let store: any RouteStore
         let configuration: ServerConfiguration
 
+        /// One page of workouts, oldest saved first (`order=newest`: newest first). `next` is the cursor of the
+        /// page after (`after=`), `null` on the last page; `anchor` is the change feed's anchor read before the
+        /// list, so that a client following the feed from it misses no change made after the list. A page is one
+        /// keyset query of the store (a few when the token may read only some sources) and one routes query per
+        /// workout of the page; only a cursor whose workout has gone since costs a listing of the whole store.
         func workouts(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let token = try context.require(.read)
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
             let source = try Query.source(q.get("source"))
+            let after = try WorkoutCursor(q.get("after"))
+            let order = q.get("order") ?? "oldest"
+            guard order == "oldest" || order == "newest" else {
+                throw Problem.badRequest("'order' must be oldest or newest, not '\(order)'")
+            }
+            let newest = order == "newest"
+            let anchor = try await store.currentAnchor()
+            var (page, more) = try await readablePage(
+                after: after?.id, source: source, newest: newest, limit: limit, token: token)
+            let start = after?.position ?? 0
+            if let after, page.isEmpty, try await store.workout(id: after.id) == nil {
+                // The cursor's workout was deleted or replaced since: continue at the same position.
+                var all = try await store.workouts(matching: WorkoutFilter(source: source, newestFirst: newest))
+                all.removeAll { !token.mayRead($0.source) }
+                let from = min(after.position, all.count)
+                page = Array(all[from..<min(all.count, from + limit)])
+                more = from + page.count < all.count
+            }
             var out: [WorkoutJSON] = []
-            for w in try await store.workouts(matching: WorkoutFilter(source: source)) where token.mayRead(w.source) {
-                if out.count == limit { break }
+            out.reserveCapacity(page.count)
+            for w in page {
                 out.append(WorkoutJSON(w, routes: try await store.routes(matching: RouteFilter(workout: w.id))))
             }
-            return JSONBody.response(["workouts": out])
+            struct Body: Encodable {
+                var workouts: [WorkoutJSON]
+                var next: String?
+                var anchor: String
+
+                func encode(to encoder: any Encoder) throws {
+                    var c = encoder.container(keyedBy: CodingKeys.self)
+                    try c.encode(workouts, forKey: .workouts)
+                    try c.encode(next, forKey: .next)  // null on the last page, not left out
+                    try c.encode(anchor, forKey: .anchor)
+                }
+
+                enum CodingKeys: String, CodingKey { case workouts, next, anchor }
+            }
+            let next = more ? page.last.map { WorkoutCursor(position: start + page.count, id: $0.id).text } : nil
+            return JSONBody.response(Body(workouts: out, next: next, anchor: anchor.text))
+        }
+
+        /// Up to `limit` workouts after `after` that `token` may read, and whether more follow: keyset queries of
+        /// the store, more than one only when the token's sources leave some out.
+        func readablePage(after: UUID?, source: Source?, newest: Bool, limit: Int, token: APIToken)
+            async throws(RouteKitError) -> (page: [Workout], more: Bool)
+        {
+            let batch = token.readableSources == nil ? limit + 1 : max(limit + 1, 1000)
+            var out: [Workout] = []
+            var cursor = after
+            while true {
+                let rows = try await store.workouts(
+                    matching: WorkoutFilter(source: source, limit: batch, newestFirst: newest, after: cursor))
+                out += rows.filter { token.mayRead($0.source) }
+                if out.count > limit { return (Array(out.prefix(limit)), true) }
+                guard rows.count == batch, let last = rows.last else { return (out, false) }
+                cursor = last.id
+            }
         }
 
         func workout(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
@@ -71,10 +127,15 @@
             return response
         }
 
-        /// One JSON object per location, one per line, streamed batch by batch.
+        /// One JSON object per location, one per line, streamed batch by batch. With `max=N`, at most N of them,
+        /// evenly spread (every k-th, with the first and the last): a map of a million-point route needs a few
+        /// thousand.
         func locations(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let route = try await readableRoute(context)
-            let tag = Self.etag(route, "ndjson")
+            let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: .max, 2...Int.max)
+            let count = route.locationCount
+            let step = count > max ? (count - 1 + max - 2) / (max - 1) : 1
+            let tag = Self.etag(route, step > 1 ? "ndjson-max\(max)" : "ndjson")
             if Self.matches(request, tag) { return Self.notModified(tag) }
             var headers = Self.immutable(tag)
             headers[.contentType] = "application/x-ndjson"
@@ -82,12 +143,23 @@
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
+                    var index = 0
+                    var skipped: Location?  // the last location not written, written at the end
                     for try await batch in store.locations(of: route.id, batchSize: 4096) {
                         var buffer = ByteBuffer()
-                        buffer.reserveCapacity(batch.locations.count * 96)
-                        for l in batch.locations { buffer.writeString(Self.line(l)) }
-                        try await writer.write(buffer)
+                        buffer.reserveCapacity(batch.locations.count / step * 96 + 96)
+                        for l in batch.locations {
+                            if index % step == 0 {
+                                buffer.writeString(Self.line(l))
+                                skipped = nil
+                            } else {
+                                skipped = l
+                            }
+                            index += 1
+                        }
+                        if buffer.readableBytes > 0 { try await writer.write(buffer) }
                     }
+                    if let last = skipped { try await writer.write(ByteBuffer(string: Self.line(last))) }
                     try await writer.finish(nil)
                 })
         }
@@ -193,5 +265,31 @@
         static func notModified(_ tag: String) -> Response {
             Response(status: .notModified, headers: immutable(tag))
         }
+    }
+
+    /// Where a page of `GET /v1/workouts` ends: how many workouts came before the next page, and the last one's
+    /// uuid (`50.0f1e…`). The next page starts after that workout, or at the same position when it is gone.
+    struct WorkoutCursor: Sendable, Equatable {
+        var position: Int
+        var id: UUID
+
+        init(position: Int, id: UUID) {
+            self.position = position
+            self.id = id
+        }
+
+        /// The cursor in `text`; `nil` for none; a `400` for text that is not one.
+        init?(_ text: String?) throws(Problem) {
+            guard let text else { return nil }
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let position = Int(parts[0]), position >= 0, parts[0].count <= 18,
+                let id = UUID(uuidString: String(parts[1]))
+            else {
+                throw Problem.badRequest("'after' must be a cursor from a page's 'next', not '\(text)'")
+            }
+            self.init(position: position, id: id)
+        }
+
+        var text: String { "\(position).\(id.uuidString.lowercased())" }
     }
 #endif

@@ -35,6 +35,7 @@
             router.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics))
             router.middlewares.add(TokenAuthenticator(store: store))
             let store = self.store
+            WebView.add(to: router)
             router.get("/healthz") { _, _ in JSONBody.response(["status": "ok"]) }
             router.get("/readyz") { _, _ -> Response in
                 do throws(RouteKitError) {

@@ -32,6 +32,7 @@ public enum StoreConformance {
         [
             ConformanceCheck(name: "workout sync identity: insert, stale, replace", run: workoutSyncIdentity),
             ConformanceCheck(name: "workouts without sync identity are always inserted", run: workoutWithoutSync),
+            ConformanceCheck(name: "workout pages: newest first, after a workout, with a source", run: workoutPages),
             ConformanceCheck(
                 name: "deleting a workout needs its source and takes its routes and series", run: deleteWorkout),
             ConformanceCheck(
@@ -180,6 +181,26 @@ public enum StoreConformance {
         try expect(try await store.workouts(matching: WorkoutFilter()).count == 2, "both are stored")
         let w = try await store.workouts(matching: WorkoutFilter(limit: 1))
         try expect(w.count == 1, "the limit applies")
+    }
+
+    static func workoutPages(_ store: any RouteStore) async throws {
+        var ids: [UUID] = []
+        for s in [alice, bob, alice, bob, alice] { ids.append(try await saved(store, s).id) }
+        let all = try await store.workouts(matching: WorkoutFilter()).map(\.id)
+        try expect(all == ids, "oldest saved first")
+        let newest = try await store.workouts(matching: WorkoutFilter(newestFirst: true)).map(\.id)
+        try expect(newest == ids.reversed(), "newest saved first")
+        let page = try await store.workouts(matching: WorkoutFilter(limit: 2, after: ids[1])).map(\.id)
+        try expect(page == [ids[2], ids[3]], "after a workout, in order, limited: \(page)")
+        let back = try await store.workouts(matching: WorkoutFilter(newestFirst: true, after: ids[2])).map(\.id)
+        try expect(back == [ids[1], ids[0]], "after a workout, newest first: \(back)")
+        let alices = try await store.workouts(matching: WorkoutFilter(source: alice, after: ids[1])).map(\.id)
+        try expect(alices == [ids[2], ids[4]], "after a workout of another source, with a source: \(alices)")
+        let last = try await store.workouts(matching: WorkoutFilter(after: ids[4]))
+        try expect(last.isEmpty, "nothing after the last")
+        try await store.deleteWorkout(id: ids[2], as: alice)
+        let gone = try await store.workouts(matching: WorkoutFilter(after: ids[2]))
+        try expect(gone.isEmpty, "nothing after a workout that is gone")
     }
 
     static func deleteWorkout(_ store: any RouteStore) async throws {

@@ -14,12 +14,12 @@
         }
     }()
 
-    /// Starts `routekit serve` on `store` and returns the process and its port.
-    func startServe(_ binary: URL, store: String, log: URL) async throws -> (Process, Int) {
+    /// Starts `routekit serve` on `store` (on a free port, or `port`) and returns the process and its port.
+    func startServe(_ binary: URL, store: String, log: URL, port: Int = 0) async throws -> (Process, Int) {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--store", store, "--port", "0", "--log-level", "warning"]
+        process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"]
         let handle = try FileHandle(forWritingTo: log)
         process.standardError = handle
         process.standardOutput = handle
