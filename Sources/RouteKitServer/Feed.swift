@@ -68,11 +68,14 @@
         }
 
         /// The change set after `anchor`, shared with every follower that asks the same since the last commit. A set
-        /// read before a commit that had not fired yet is still a correct answer (the commit's fire wakes its
-        /// readers, who ask again from the new anchor).
-        func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+        /// read before a commit that had not fired yet is still a correct answer for a follower (the commit's fire
+        /// wakes it, and it asks again from the new anchor), but not for a request's first read: a client that was
+        /// told its upload was stored must find it in the feed at once. Those pass `shared: false` and read the
+        /// store.
+        func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int, shared: Bool)
             async throws(RouteKitError) -> ChangeSet
         {
+            if !shared { return try await store.changes(since: anchor, matching: predicate, limit: limit) }
             let key = ReadKey(anchor: anchor?.text, predicate: predicate, limit: limit)
             let generation = signal.current
             let store = self.store
@@ -183,7 +186,7 @@
             let anchor = try anchorText.map { (text: String) throws(RouteKitError) in try ChangeAnchor(text: text) }
             // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
             var seen = hub.signal.current
-            var set = try await read(since: anchor, predicate, limit, token)
+            var set = try await read(since: anchor, predicate, limit, token, shared: false)
             if isStream {
                 guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
                     throw Problem(
@@ -202,7 +205,7 @@
                     await hub.signal.wait(seen: seen, milliseconds: max(1, ms))
                     if Task.isCancelled || Task.isShuttingDownGracefully { break }
                     seen = hub.signal.current
-                    set = try await read(since: set.anchor, predicate, limit, token)
+                    set = try await read(since: set.anchor, predicate, limit, token, shared: true)
                 }
             }
             return JSONBody.raw(
@@ -210,11 +213,13 @@
                 headers: [.routeKitAnchor: set.anchor.text, .routeKitUpToDate: set.hasMore ? "false" : "true"])
         }
 
-        /// One change set, without what the token may not read.
-        func read(since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken)
+        /// One change set, without what the token may not read; `shared` as in ``FeedHub/changes``.
+        func read(
+            since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, shared: Bool
+        )
             async throws(RouteKitError) -> ChangeSet
         {
-            var set = try await hub.changes(since: anchor, matching: predicate, limit: limit)
+            var set = try await hub.changes(since: anchor, matching: predicate, limit: limit, shared: shared)
             if token.readableSources != nil {
                 set.added.removeAll { !token.mayRead($0.source) }
                 set.deleted.removeAll { !token.mayRead($0.source) }
@@ -285,7 +290,7 @@
                 }
                 seen = hub.signal.current
                 do {
-                    set = try await read(since: set.anchor, predicate, limit, token)
+                    set = try await read(since: set.anchor, predicate, limit, token, shared: true)
                 } catch {
                     logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
                     try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
