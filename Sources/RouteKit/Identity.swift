@@ -216,3 +216,30 @@ public struct RouteSample: Hashable, Sendable, Identifiable {
         self.metadata = metadata
     }
 }
+
+extension Workout {
+    /// The workout's pauses: each pause event to the resume that follows it (a pause never resumed is left out).
+    public var pauseIntervals: [ClosedRange<Instant>] {
+        var pauses: [ClosedRange<Instant>] = []
+        var pausedAt: Instant?
+        for e in events {
+            switch e.kind {
+            case .pause: pausedAt = e.start?.instant
+            case .resume:
+                if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
+                pausedAt = nil
+            case .segment: break
+            }
+        }
+        return pauses
+    }
+}
+
+extension RouteSample {
+    /// The indices where the route's segments begin (its metadata `gpxSegmentStarts`, kept by the GPX, TCX and FIT
+    /// importers), empty when the route was recorded in one piece.
+    public var segmentStarts: [Int] {
+        guard case .string(let text)? = metadata["gpxSegmentStarts"] else { return [] }
+        return text.split(separator: ",").compactMap { Int($0) }
+    }
+}

@@ -361,3 +361,42 @@ struct JSONText {
         raw("}")
     }
 }
+
+/// One sample of a quantity series: `{"time": "…", "value": x}` (`routekit series --json`, and the lines of
+/// `GET /v1/workouts/ID/series/TYPE`).
+public struct SampleJSON: Codable, Hashable, Sendable {
+    /// ISO 8601, with the sample's own UTC offset.
+    public var time: String
+    /// In the type's unit.
+    public var value: Double
+
+    /// The shape of `sample`.
+    public init(_ sample: QuantitySample) {
+        time = sample.timestamp.iso8601
+        value = sample.value
+    }
+}
+
+/// An effort score related to a workout: `routekit effort --json`, and `GET /v1/workouts/ID/effort`.
+public struct EffortScoreJSON: Codable, Hashable, Sendable {
+    public var uuid: String
+    public var source: String
+    /// 1–10.
+    public var score: Double
+    /// Given by a person (it wins over estimates).
+    public var manual: Bool
+    /// When it was related, ISO 8601.
+    public var created: String
+    /// Whether it is the score that counts for the workout.
+    public var effective: Bool
+
+    /// The shape of `score`.
+    public init(_ score: EffortScore, effective: Bool) {
+        uuid = score.id.lowercaseText
+        source = score.source.name
+        self.score = score.score
+        manual = score.isManual
+        created = Timestamp(score.created).iso8601
+        self.effective = effective
+    }
+}

@@ -24,11 +24,7 @@ public enum GPXStoreExport {
             }
         }
         var merger = SeriesMerger(series)
-        var segmentStarts: [Int] = [0]
-        if case .string(let text)? = route.metadata["gpxSegmentStarts"] {
-            let parsed = text.split(separator: ",").compactMap { Int($0) }
-            if !parsed.isEmpty { segmentStarts = parsed }
-        }
+        let segmentStarts = route.segmentStarts.isEmpty ? [0] : route.segmentStarts
         var nextSegment = 0  // index into segmentStarts of the next segment to open
         var index = 0
         var open = false

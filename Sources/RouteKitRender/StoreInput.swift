@@ -32,27 +32,16 @@ extension RoutePictureInput {
             main = r
             raw = nil
         }
-        // Pauses: each pause event to the resume after it.
-        var pauses: [ClosedRange<Instant>] = []
-        var pausedAt: Instant?
-        for e in workout.events {
-            switch e.kind {
-            case .pause: pausedAt = e.start?.instant
-            case .resume:
-                if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
-                pausedAt = nil
-            case .segment: break
-            }
-        }
+        let pauses = workout.pauseIntervals
         // The recording (raw when drawn, else the route itself) gives the profiles and the time in zone.
         let recording = raw ?? main
         var accumulator = StatisticsAccumulator(
-            options: StatisticsOptions(activity: workout.activityType), segmentStarts: segmentStarts(of: recording),
+            options: StatisticsOptions(activity: workout.activityType), segmentStarts: recording.segmentStarts,
             pauses: pauses)
         func track(_ r: RouteSample) async throws -> RenderTrack {
             var t = RenderTrack()
             t.reserve(r.locationCount)
-            let starts = Set(segmentStarts(of: r))
+            let starts = Set(r.segmentStarts)
             for try await batch in store.locations(of: r.id, batchSize: 16_384) {
                 t.append(batch.locations, segmentStarts: starts)
                 if r.id == recording.id { accumulator.add(batch.locations) }
@@ -83,11 +72,6 @@ extension RoutePictureInput {
         self.zones = zones
         zoneTimes =
             accumulator.finish(heartRate: heartRate, cadence: [], zones: zones, power: [], powerZones: nil).zones
-    }
-
-    static func segmentStarts(of route: RouteSample) -> [Int] {
-        guard case .string(let text)? = route.metadata["gpxSegmentStarts"] else { return [] }
-        return text.split(separator: ",").compactMap { Int($0) }
     }
 
     static func seconds(_ i: Instant) -> Double { Double(i.seconds) + Double(i.nanoseconds) / 1e9 }

@@ -242,10 +242,7 @@ struct Render: AsyncParsableCommand {
         var points = 0
         for r in routes {
             map.beginRoute()
-            var starts: Set<Int> = []
-            if case .string(let text)? = r.metadata["gpxSegmentStarts"] {
-                starts = Set(text.split(separator: ",").compactMap { Int($0) })
-            }
+            let starts = Set(r.segmentStarts)
             var index = 0
             for try await batch in store.locations(of: r.id, batchSize: 16_384) {
                 if starts.isEmpty {

@@ -63,164 +63,34 @@ struct Stats: AsyncParsableCommand {
         }
     }
 
-    struct HeartRateJSON: Encodable {
-        var average: Double?
-        var max: Double?
-    }
-
-    struct PowerJSON: Encodable {
-        var average: Double?
-        var max: Double?
-        var ftp: Double?
-    }
-
-    struct StatsJSON: Encodable {
-        var workout: String
-        var route: String?
-        var distanceMetres: Double
-        var elapsedSeconds: Double?
-        var movingSeconds: Double?
-        var elevationGainMetres: Double?
-        var elevationLossMetres: Double?
-        var minElevationMetres: Double?
-        var maxElevationMetres: Double?
-        var averageSpeed: Double?
-        var maxSpeed: Double?
-        var heartRate: HeartRateJSON?
-        var cadenceAverage: Double?
-        var zones: [ZoneTime]?
-        var power: PowerJSON?
-        var powerZones: [ZoneTime]?
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(workout, forKey: .workout)
-            try c.encode(route, forKey: .route)
-            try c.encode(distanceMetres, forKey: .distanceMetres)
-            try c.encode(elapsedSeconds, forKey: .elapsedSeconds)
-            try c.encode(movingSeconds, forKey: .movingSeconds)
-            try c.encode(elevationGainMetres, forKey: .elevationGainMetres)
-            try c.encode(elevationLossMetres, forKey: .elevationLossMetres)
-            try c.encode(minElevationMetres, forKey: .minElevationMetres)
-            try c.encode(maxElevationMetres, forKey: .maxElevationMetres)
-            try c.encode(averageSpeed, forKey: .averageSpeed)
-            try c.encode(maxSpeed, forKey: .maxSpeed)
-            try c.encode(heartRate, forKey: .heartRate)
-            try c.encode(cadenceAverage, forKey: .cadenceAverage)
-            try c.encode(zones, forKey: .zones)
-            try c.encode(power, forKey: .power)
-            try c.encode(powerZones, forKey: .powerZones)
-        }
-        enum CodingKeys: String, CodingKey {
-            case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
-            case elevationLossMetres, minElevationMetres, maxElevationMetres, averageSpeed, maxSpeed, heartRate
-            case cadenceAverage, zones, power, powerZones
-        }
-    }
-
     /// Zones from their lower bounds, comma-separated.
     static func parseZones(_ text: String, option: String) throws(RouteKitError) -> Zones {
-        let bounds = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard bounds.allSatisfy({ $0 != nil }) else {
-            throw RouteKitError(.invalidArgument, "\(option) takes numbers separated by commas, not '\(text)'")
-        }
-        return try Zones(lowerBounds: bounds.compactMap { $0 })
+        try Zones(parsing: text, name: option)
     }
 
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
-            let uuid = try parseUUID(id)
-            var route: RouteSample?
-            let workout: Workout
-            if let r = try await store.route(id: uuid) {
-                route = r
-                guard let w = try await store.workout(id: r.workoutID) else {
-                    throw RouteKitError(.notFound, "the workout of route \(uuid) is gone")
-                }
-                workout = w
-            } else if let w = try await store.workout(id: uuid) {
-                workout = w
-                // The recording as imported: processed versions (smoothed, simplified, privacy-trimmed) are for
-                // display and must not change the workout's numbers.
-                if let current = try await store.routes(matching: RouteFilter(workout: uuid)).first {
-                    route =
-                        try await store.rawRoute(source: current.source, syncIdentifier: current.sync.identifier)
-                        ?? current
-                }
-            } else {
-                throw RouteKitError(.notFound, "no route or workout \(uuid)")
+            var request = WorkoutStatisticsRequest()
+            request.maximumHeartRate = maxHr
+            request.age = age
+            request.zones = try zones.map { text throws(RouteKitError) in try Self.parseZones(text, option: "--zones") }
+            request.ftp = ftp
+            request.powerZones = try powerZones.map { text throws(RouteKitError) in
+                try Self.parseZones(text, option: "--power-zones")
             }
-            // Pauses: each pause event to the resume that follows it.
-            var pauses: [ClosedRange<Instant>] = []
-            var pausedAt: Instant?
-            for e in workout.events {
-                switch e.kind {
-                case .pause: pausedAt = e.start?.instant
-                case .resume:
-                    if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
-                    pausedAt = nil
-                case .segment: break
-                }
-            }
-            var segmentStarts: [Int] = []
-            if case .string(let text)? = route?.metadata["gpxSegmentStarts"] {
-                segmentStarts = text.split(separator: ",").compactMap { Int($0) }
-            }
-            var options = StatisticsOptions(activity: workout.activityType)
-            if let minSpeed { options.minimumSpeed = minSpeed }
-            if let grace { options.grace = grace }
-            if let hysteresis { options.elevationHysteresis = hysteresis }
-            var acc = StatisticsAccumulator(options: options, segmentStarts: segmentStarts, pauses: pauses)
-            if let route {
-                for try await batch in store.locations(of: route.id, batchSize: 16_384) { acc.add(batch.locations) }
-            }
-            func samples(_ type: QuantityType) async throws -> [QuantitySample] {
-                var out: [QuantitySample] = []
-                for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
-                return out
-            }
-            // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
-            let hr = try await samples(.heartRate)
-            let cadence = try await samples(.cadence)
-            let zoneConfiguration: Zones?
-            if let zones {
-                zoneConfiguration = try Self.parseZones(zones, option: "--zones")
-            } else if let maxHr {
-                zoneConfiguration = try Zones.heartRate(maximum: maxHr)
-            } else if let age {
-                zoneConfiguration = try Zones.heartRate(maximum: Zones.maximumHeartRate(age: age))
-            } else if let observed = hr.map(\.value).max(), observed > 60 {
-                zoneConfiguration = try Zones.heartRate(maximum: observed)
-            } else {
-                zoneConfiguration = nil
-            }
-            let power = try await samples(.power)
-            var usedFTP: Double?
-            var powerConfiguration: Zones?
-            if let powerZones {
-                powerConfiguration = try Self.parseZones(powerZones, option: "--power-zones")
-            } else if let value = ftp ?? Zones.estimatedFTP(power, maxGap: options.maxSampleGap), !power.isEmpty {
-                usedFTP = value
-                powerConfiguration = try Zones.power(ftp: max(20, value))
-            }
-            let s = acc.finish(
-                heartRate: hr, cadence: cadence, zones: zoneConfiguration, power: power,
-                powerZones: powerConfiguration)
+            request.minimumSpeed = minSpeed
+            request.grace = grace
+            request.elevationHysteresis = hysteresis
+            let report = try await WorkoutStatistics.compute(store: store, id: try parseUUID(id), request: request)
             if json {
-                printJSONLine(
-                    StatsJSON(
-                        workout: workout.id.uuidString.lowercased(), route: route?.id.uuidString.lowercased(),
-                        distanceMetres: s.distanceMetres, elapsedSeconds: s.elapsedSeconds,
-                        movingSeconds: s.movingSeconds, elevationGainMetres: s.elevationGainMetres,
-                        elevationLossMetres: s.elevationLossMetres, minElevationMetres: s.minElevation,
-                        maxElevationMetres: s.maxElevation, averageSpeed: s.averageSpeed, maxSpeed: s.maxSpeed,
-                        heartRate: s.heartRateAverage.map { HeartRateJSON(average: $0, max: s.heartRateMax) },
-                        cadenceAverage: s.cadenceAverage, zones: s.zones,
-                        power: s.powerAverage.map { PowerJSON(average: $0, max: s.powerMax, ftp: usedFTP) },
-                        powerZones: s.powerZones))
+                printJSONLine(report)
                 return
             }
+            let s = report.statistics
+            let workout = report.workout
+            let route = report.route
+            let usedFTP = report.ftp
             func f(_ v: Double?, _ format: String, _ unit: String) -> String {
                 v.map { String(format: format, $0) + unit } ?? "—"
             }
@@ -284,11 +154,6 @@ struct Series: AsyncParsableCommand {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1.") }
     }
 
-    struct SampleJSON: Encodable {
-        var time: String
-        var value: Double
-    }
-
     struct BatchJSON: Encodable {
         var batch: Int
         var done: Bool
@@ -310,7 +175,7 @@ struct Series: AsyncParsableCommand {
                     printJSONLine(
                         BatchJSON(
                             batch: n, done: batch.isDone, type: quantity.identifier, unit: quantity.unit,
-                            samples: batch.samples.map { SampleJSON(time: $0.timestamp.iso8601, value: $0.value) }))
+                            samples: batch.samples.map(SampleJSON.init)))
                 } else {
                     for s in batch.samples { print("\(s.timestamp.iso8601),\(decimalText(s.value))") }
                 }
@@ -341,15 +206,6 @@ struct Effort: AsyncParsableCommand {
     @Option(help: "Unrelate the score with this uuid.") var delete: String?
     @Flag(help: "One JSON object per score, then the effective one.") var json = false
 
-    struct ScoreJSON: Encodable {
-        var uuid: String
-        var source: String
-        var score: Double
-        var manual: Bool
-        var created: String
-        var effective: Bool
-    }
-
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
@@ -364,11 +220,7 @@ struct Effort: AsyncParsableCommand {
             let effective = EffortScore.effective(scores)
             for s in scores {
                 if json {
-                    printJSONLine(
-                        ScoreJSON(
-                            uuid: s.id.uuidString.lowercased(), source: s.source.name, score: s.score,
-                            manual: s.isManual,
-                            created: Timestamp(s.created).iso8601, effective: s == effective))
+                    printJSONLine(EffortScoreJSON(s, effective: s == effective))
                 } else {
                     print(
                         "\(s.id.uuidString.lowercased()) \(column(s.source.name, 16)) \(String(format: "%4.1f", s.score)) "

@@ -251,6 +251,16 @@
             let profiles = try await driver.script(
                 "return ['elevation', 'speed'].map(id => document.querySelector('#' + id + ' polyline.line') !== null)")
             #expect(profiles as? [Bool] == [true, true])
+            // Heart rate from /v1/workouts/ID/series/heartRate, placed along the route by time.
+            let heartVertices = try await driver.poll(
+                "const p = document.querySelector('#heart-rate polyline.line');"
+                    + " return p && !document.getElementById('heart-rate-figure').hidden"
+                    + " ? p.getAttribute('points').trim().split(/\\s+/).length : 0",
+                seconds: 10
+            ) { ($0 as? Int ?? 0) > 0 }
+            #expect((heartVertices as? Int ?? 0) >= 100, "heart-rate vertices: \(heartVertices ?? "none")")
+            let note = try await driver.script("return document.getElementById('heart-rate-note').hidden") as? Bool
+            #expect(note == true)
             let summary = try await driver.script("return document.getElementById('summary').textContent") as? String
             #expect(summary?.contains("km") == true, "\(summary ?? "")")
 

@@ -460,6 +460,36 @@
     return points;
   }
 
+  /// The workout's heart rate placed along the route by time (`/v1/workouts/ID/series/heartRate`, NDJSON):
+  /// `{distance, value}` arrays, or `null` without samples or without times on the route.
+  async function readHeartRate(workoutID, points, distance, signal) {
+    const n = points.time.length;
+    if (n < 2 || !points.time.every(Number.isFinite)) return null;
+    const response = await api(`/v1/workouts/${workoutID}/series/heartRate`, { signal });
+    const text = await response.text();
+    const out = { distance: [], value: [] };
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      const sample = JSON.parse(line);
+      const t = Date.parse(sample.time);
+      if (!(sample.value > 0) || t < points.time[0] || t > points.time[n - 1]) continue;
+      // The last location at or before t, then linear between it and the next.
+      let lo = 0;
+      let hi = n - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (points.time[mid] <= t) lo = mid;
+        else hi = mid - 1;
+      }
+      const next = Math.min(lo + 1, n - 1);
+      const span = points.time[next] - points.time[lo];
+      const f = span > 0 ? (t - points.time[lo]) / span : 0;
+      out.distance.push(distance[lo] + f * (distance[next] - distance[lo]));
+      out.value.push(sample.value);
+    }
+    return out.value.length >= 2 ? out : null;
+  }
+
   function drawMap(points, total) {
     const svg = $('map');
     const n = points.lat.length;
@@ -502,9 +532,9 @@
   /// A profile of `values` against `distance`: its range, or `null` when there is nothing to draw. With `robust`,
   /// the range is the 1st to 99th percentile and values outside are drawn at its edges (a GPS spike makes a
   /// speed of hundreds of km/h that would flatten everything else).
-  function drawProfile(svg, distance, values, robust = false) {
+  function drawProfile(svg, distance, values, robust = false, length = null) {
     const idx = decimate(values.length, PROFILE_VERTICES).filter((i) => Number.isFinite(values[i]));
-    const total = distance[distance.length - 1];
+    const total = length === null ? distance[distance.length - 1] : length;
     if (idx.length < 2 || !(total > 0)) return null;
     const sorted = idx.map((i) => values[i]).sort((a, b) => a - b);
     const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -542,7 +572,9 @@
     const status = $('detail-status');
     status.classList.remove('visually-hidden');
     status.textContent = 'Loading…';
-    for (const f of ['map-figure', 'elevation-figure', 'speed-figure', 'heart-rate-note']) $(f).hidden = true;
+    for (const f of ['map-figure', 'elevation-figure', 'speed-figure', 'heart-rate-figure', 'heart-rate-note']) {
+      $(f).hidden = true;
+    }
     try {
       const body = await getJSON(`/v1/workouts/${id}`, { cache: 'no-store', signal: abort.signal });
       if (generation !== state.detailGeneration) return;
@@ -609,7 +641,15 @@
         $('speed-figure').querySelector('figcaption').textContent =
           `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
       }
-      $('heart-rate-note').hidden = false;
+      const heart = await readHeartRate(w.uuid, points, distance, abort.signal);
+      if (generation !== state.detailGeneration) return;
+      const hr = heart ? drawProfile($('heart-rate'), heart.distance, heart.value, false, metres) : null;
+      $('heart-rate-figure').hidden = !hr;
+      $('heart-rate-note').hidden = !!hr;
+      if (hr) {
+        $('heart-rate-figure').querySelector('figcaption').textContent =
+          `Heart rate against distance: ${Math.round(hr[0])}–${Math.round(hr[1])} bpm over ${formatDistance(metres)}`;
+      }
       // Read out (role=status) but not shown: the title and summary say the same.
       status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${route.locations.toLocaleString()} points.`;
       status.classList.add('visually-hidden');

@@ -1,0 +1,178 @@
+public import Foundation
+public import RouteKit
+
+/// What to compute a workout's statistics with: zones and the activity's thresholds. Every field is optional; the
+/// defaults are those `routekit stats` documents.
+public struct WorkoutStatisticsRequest: Sendable, Hashable {
+    /// Maximum heart rate for five default zones.
+    public var maximumHeartRate: Double?
+    /// Age, for five default zones from a maximum heart rate of 208 − 0.7 × age (when no maximum is given).
+    public var age: Double?
+    /// Explicit heart-rate zones (over the maximum and age).
+    public var zones: Zones?
+    /// Functional threshold power, for seven power zones (else estimated from the power series).
+    public var ftp: Double?
+    /// Explicit power zones (over the FTP).
+    public var powerZones: Zones?
+    /// Slower than this (m/s) for longer than the grace period is not moving.
+    public var minimumSpeed: Double?
+    /// Seconds a slow stretch may last and still count as moving.
+    public var grace: Double?
+    /// Elevation changes within this band are noise (metres).
+    public var elevationHysteresis: Double?
+
+    /// The defaults.
+    public init() {}
+}
+
+extension Zones {
+    /// Zones from their lower bounds written as numbers separated by commas (`0,120,140,160,175`).
+    /// - Parameter name: how the text is called in an error (`--zones`, `'zones'`).
+    public init(parsing text: String, name: String) throws(RouteKitError) {
+        let bounds = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !bounds.isEmpty, bounds.allSatisfy({ $0 != nil }) else {
+            throw RouteKitError(.invalidArgument, "\(name) takes numbers separated by commas, not '\(text)'")
+        }
+        try self.init(lowerBounds: bounds.compactMap { $0 })
+    }
+}
+
+/// A workout's statistics with what they were computed from: the shape of `routekit stats --json` and of the HTTP
+/// service's `GET /v1/workouts/ID/stats`.
+public struct WorkoutStatisticsReport: Sendable, Encodable {
+    /// The workout.
+    public var workout: Workout
+    /// The route version the numbers come from (the workout's raw recording, or the route asked for), if any.
+    public var route: RouteSample?
+    /// The numbers.
+    public var statistics: RouteStatistics
+    /// The FTP the power zones used (given, or estimated), if any.
+    public var ftp: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
+        case elevationLossMetres, minElevationMetres, maxElevationMetres, averageSpeed, maxSpeed, heartRate
+        case cadenceAverage, zones, power, powerZones
+    }
+
+    struct HeartRate: Encodable {
+        var average: Double?
+        var max: Double?
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(average, forKey: .average)
+            try c.encode(max, forKey: .max)
+        }
+        enum CodingKeys: String, CodingKey { case average, max }
+    }
+
+    struct Power: Encodable {
+        var average: Double?
+        var max: Double?
+        var ftp: Double?
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(average, forKey: .average)
+            try c.encode(max, forKey: .max)
+            try c.encode(ftp, forKey: .ftp)
+        }
+        enum CodingKeys: String, CodingKey { case average, max, ftp }
+    }
+
+    /// Every key, `null` where there is no value.
+    public func encode(to encoder: any Encoder) throws {
+        let s = statistics
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(workout.id.uuidString.lowercased(), forKey: .workout)
+        try c.encode(route?.id.uuidString.lowercased(), forKey: .route)
+        try c.encode(s.distanceMetres, forKey: .distanceMetres)
+        try c.encode(s.elapsedSeconds, forKey: .elapsedSeconds)
+        try c.encode(s.movingSeconds, forKey: .movingSeconds)
+        try c.encode(s.elevationGainMetres, forKey: .elevationGainMetres)
+        try c.encode(s.elevationLossMetres, forKey: .elevationLossMetres)
+        try c.encode(s.minElevation, forKey: .minElevationMetres)
+        try c.encode(s.maxElevation, forKey: .maxElevationMetres)
+        try c.encode(s.averageSpeed, forKey: .averageSpeed)
+        try c.encode(s.maxSpeed, forKey: .maxSpeed)
+        try c.encode(s.heartRateAverage.map { HeartRate(average: $0, max: s.heartRateMax) }, forKey: .heartRate)
+        try c.encode(s.cadenceAverage, forKey: .cadenceAverage)
+        try c.encode(s.zones, forKey: .zones)
+        try c.encode(s.powerAverage.map { Power(average: $0, max: s.powerMax, ftp: ftp) }, forKey: .power)
+        try c.encode(s.powerZones, forKey: .powerZones)
+    }
+}
+
+/// A workout's (or one route version's) statistics, read from a store: the rules of `routekit stats` as a library
+/// call, so that the command line and the HTTP service give the same numbers.
+public enum WorkoutStatistics {
+    /// The statistics of a route version, or of a workout: its current route's raw version (the recording as
+    /// imported), so that smoothing, simplification and privacy zones never change a workout's numbers.
+    ///
+    /// - Parameter id: a route's or a workout's uuid.
+    /// - Throws: ``RouteKitError/Code/notFound`` when it is neither.
+    public static func compute(
+        store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest = WorkoutStatisticsRequest()
+    ) async throws -> WorkoutStatisticsReport {
+        var route: RouteSample?
+        let workout: Workout
+        if let r = try await store.route(id: id) {
+            route = r
+            guard let w = try await store.workout(id: r.workoutID) else {
+                throw RouteKitError(.notFound, "the workout of route \(id) is gone")
+            }
+            workout = w
+        } else if let w = try await store.workout(id: id) {
+            workout = w
+            // The recording as imported: processed versions (smoothed, simplified, privacy-trimmed) are for
+            // display and must not change the workout's numbers.
+            if let current = try await store.routes(matching: RouteFilter(workout: id)).first {
+                route =
+                    try await store.rawRoute(source: current.source, syncIdentifier: current.sync.identifier)
+                    ?? current
+            }
+        } else {
+            throw RouteKitError(.notFound, "no route or workout \(id)")
+        }
+        var options = StatisticsOptions(activity: workout.activityType)
+        if let v = request.minimumSpeed { options.minimumSpeed = v }
+        if let v = request.grace { options.grace = v }
+        if let v = request.elevationHysteresis { options.elevationHysteresis = v }
+        var accumulator = StatisticsAccumulator(
+            options: options, segmentStarts: route?.segmentStarts ?? [], pauses: workout.pauseIntervals)
+        if let route {
+            for try await batch in store.locations(of: route.id, batchSize: 16_384) { accumulator.add(batch.locations) }
+        }
+        func samples(_ type: QuantityType) async throws -> [QuantitySample] {
+            var out: [QuantitySample] = []
+            for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
+            return out
+        }
+        // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
+        let heartRate = try await samples(.heartRate)
+        let cadence = try await samples(.cadence)
+        let zones: Zones?
+        if let z = request.zones {
+            zones = z
+        } else if let maximum = request.maximumHeartRate {
+            zones = try Zones.heartRate(maximum: maximum)
+        } else if let age = request.age {
+            zones = try Zones.heartRate(maximum: Zones.maximumHeartRate(age: age))
+        } else if let observed = heartRate.map(\.value).max(), observed > 60 {
+            zones = try Zones.heartRate(maximum: observed)
+        } else {
+            zones = nil
+        }
+        let power = try await samples(.power)
+        var usedFTP: Double?
+        var powerZones: Zones?
+        if let z = request.powerZones {
+            powerZones = z
+        } else if let value = request.ftp ?? Zones.estimatedFTP(power, maxGap: options.maxSampleGap), !power.isEmpty {
+            usedFTP = value
+            powerZones = try Zones.power(ftp: max(20, value))
+        }
+        let statistics = accumulator.finish(
+            heartRate: heartRate, cadence: cadence, zones: zones, power: power, powerZones: powerZones)
+        return WorkoutStatisticsReport(workout: workout, route: route, statistics: statistics, ftp: usedFTP)
+    }
+}
