@@ -25,6 +25,9 @@
         public var maxLimit = 5_000
         /// The most event streams one token may hold open (`429` beyond).
         public var maxStreamsPerToken = 4
+        /// Pictures (`/v1/routes/ID/picture`) drawn at once; beyond, `503` with `Retry-After` (drawing a
+        /// million-point route takes half a second of a core).
+        public var maxConcurrentPictures = max(1, ProcessInfo.processInfo.activeProcessorCount)
         /// How long a connection may stay idle before the server closes it, in seconds.
         public var idleTimeoutSeconds = 75.0
 

@@ -6,6 +6,10 @@
     import NIOCore
     import RouteKit
     import RouteKitRender
+    import Synchronization
+
+    /// Pictures being drawn, process-wide.
+    let picturesInFlight = Mutex(0)
 
     extension ReadRoutes {
         /// A picture of a route (`routekit render`'s map and profiles): `?format=svg|png`, `?size=WxH` (at most
@@ -37,6 +41,18 @@
             if Self.matches(request, tag) {
                 return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
             }
+            let admitted = picturesInFlight.withLock { n in
+                guard n < configuration.maxConcurrentPictures else { return false }
+                n += 1
+                return true
+            }
+            guard admitted else {
+                throw Problem(
+                    status: .serviceUnavailable, type: "busy", title: "Busy drawing",
+                    detail: "\(configuration.maxConcurrentPictures) pictures are being drawn; try again shortly",
+                    headers: [.retryAfter: "1"])
+            }
+            defer { picturesInFlight.withLock { $0 -= 1 } }
             let input = try await RoutePictureInput.load(
                 from: store, route: route, raw: parts.contains("raw"), current: parts.contains("current"))
             // Laying out and rasterising is CPU work (half a second for a million points): off the cooperative

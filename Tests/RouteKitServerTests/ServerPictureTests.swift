@@ -64,5 +64,26 @@
                 }
             }
         }
+
+        @Test("beyond maxConcurrentPictures drawing at once, a picture is answered 503 with Retry-After")
+        func busy() async throws {
+            var f = try Fixture()
+            f.configuration.maxConcurrentPictures = 0
+            let token = try await f.token()
+            try await f.app().test(.router) { client in
+                let route = try await client.execute(
+                    uri: "/v1/uploads?name=a.gpx", method: .post, headers: auth(token),
+                    body: ByteBuffer(string: gpx(name: "busy", points: 10))
+                ) { r in
+                    ((json(r.body)["results"] as? [[String: Any]])?.first?["routes"] as? [[String: Any]])?.first?["route"]
+                        as? String ?? ""
+                }
+                try await client.execute(uri: "/v1/routes/\(route)/picture", method: .get, headers: auth(token)) { r in
+                    #expect(r.status == .serviceUnavailable)
+                    #expect(r.headers[.retryAfter] == "1")
+                    #expect(problemType(r) == "busy")
+                }
+            }
+        }
     }
 #endif
