@@ -252,18 +252,10 @@
 
         public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
             try await read("listing workouts") { tx in
-                var sql = SQL("SELECT * FROM workout WHERE TRUE")
-                if let source = filter.source { sql.append(" AND source = \(sql.bind(source.name))") }
-                if let syncIdentifier = filter.syncIdentifier {
-                    sql.append(" AND sync_id = \(sql.bind(syncIdentifier))")
-                }
-                if let after = filter.after {
-                    let op = filter.newestFirst ? "<" : ">"
-                    sql.append(" AND id \(op) (SELECT id FROM workout WHERE uuid = \(sql.bind(Self.key(after))))")
-                }
-                sql.append(filter.newestFirst ? " ORDER BY id DESC" : " ORDER BY id")
-                if let limit = filter.limit { sql.append(" LIMIT \(max(0, limit))") }
-                return try await tx.rows(sql.query).map(Self.workout)
+                try await Self.list(
+                    tx, "workout", [("source", filter.source?.name), ("sync_id", filter.syncIdentifier)],
+                    after: filter.after.map(Self.key), descending: filter.newestFirst, limit: filter.limit
+                ).map(Self.workout)
             }
         }
 
@@ -318,15 +310,22 @@
         }
 
         /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
+        /// Rows of `table` in saving order (`descending`: newest first), those after the row of uuid `after` in
+        /// that order when given (keyset paging; nothing when that row is gone).
         static func list(
-            _ tx: Transaction, _ table: String, _ equal: [(String, String?)], condition: String = "TRUE", limit: Int?
+            _ tx: Transaction, _ table: String, _ equal: [(String, String?)], condition: String = "TRUE",
+            after: String? = nil, descending: Bool = false, limit: Int?
         ) async throws -> [Row] {
             var sql = SQL("SELECT * FROM \(table) WHERE \(condition)")
             for (column, value) in equal {
                 guard let value else { continue }
                 sql.append(" AND \(column) = \(sql.bind(value))")
             }
-            sql.append(" ORDER BY id")
+            if let after {
+                sql.append(
+                    " AND id \(descending ? "<" : ">") (SELECT id FROM \(table) WHERE uuid = \(sql.bind(after)))")
+            }
+            sql.append(descending ? " ORDER BY id DESC" : " ORDER BY id")
             if let limit { sql.append(" LIMIT \(max(0, limit))") }
             return try await tx.rows(sql.query)
         }

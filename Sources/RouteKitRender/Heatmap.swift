@@ -38,6 +38,8 @@ public struct Heatmap: Sendable {
     private var stamps: [UInt32]
     private var route: UInt32 = 0
     private var previous: (Int, Int)?
+    /// The index in the current route of the next location.
+    private var index = 0
     private let originX: Double
     private let originY: Double
     private let scale: Double
@@ -91,11 +93,15 @@ public struct Heatmap: Sendable {
         }
         routeCount += 1
         previous = nil
+        index = 0
     }
 
-    /// The next locations of the current route, in order: the line from each to the next is drawn.
-    public mutating func add(_ locations: [Location]) {
+    /// The next locations of the current route, in order: the line from each to the next is drawn, except into a
+    /// location whose index in the route is in `segmentStarts` (the route was paused before it).
+    public mutating func add(_ locations: [Location], segmentStarts: Set<Int> = []) {
         for l in locations {
+            if !segmentStarts.isEmpty && segmentStarts.contains(index) { previous = nil }
+            index += 1
             let p = pixel(latitude: l.latitude, longitude: l.longitude)
             if let q = previous {
                 line(from: q, to: p)
@@ -105,9 +111,6 @@ public struct Heatmap: Sendable {
             previous = p
         }
     }
-
-    /// The route's line stops here (a segment break): the next location starts a new line.
-    public mutating func breakLine() { previous = nil }
 
     @inline(__always) private mutating func plot(_ x: Int, _ y: Int) {
         guard x >= 0, y >= 0, x < width, y < height else { return }

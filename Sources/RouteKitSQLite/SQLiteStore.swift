@@ -173,9 +173,11 @@ public final class SQLiteStore: RouteStore {
     static func key(_ id: UUID) -> String { id.lowercaseText }
 
     /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
+    /// Rows of `table` in saving order (`descending`: newest first), those after the row of uuid `after` in that
+    /// order when given (keyset paging; nothing when that row is gone).
     static func list(
         _ db: Database, _ table: String, _ equal: KeyValuePairs<String, String?>, condition: String = "1",
-        limit: Int?
+        after: String? = nil, descending: Bool = false, limit: Int?
     ) throws -> [Row] {
         var sql = "SELECT * FROM \(table) WHERE \(condition)"
         var args: [(any DatabaseValueConvertible)?] = []
@@ -184,7 +186,11 @@ public final class SQLiteStore: RouteStore {
             sql += " AND \(column) = ?"
             args.append(value)
         }
-        sql += " ORDER BY id"
+        if let after {
+            sql += " AND id \(descending ? "<" : ">") (SELECT id FROM \(table) WHERE uuid = ?)"
+            args.append(after)
+        }
+        sql += descending ? " ORDER BY id DESC" : " ORDER BY id"
         if let limit { sql += " LIMIT \(max(0, limit))" }
         return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args))
     }
@@ -234,23 +240,10 @@ public final class SQLiteStore: RouteStore {
 
     public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
         try await read("listing workouts") { db in
-            var sql = "SELECT * FROM workout WHERE 1"
-            var args: [(any DatabaseValueConvertible)?] = []
-            if let source = filter.source {
-                sql += " AND source = ?"
-                args.append(source.name)
-            }
-            if let syncIdentifier = filter.syncIdentifier {
-                sql += " AND sync_id = ?"
-                args.append(syncIdentifier)
-            }
-            if let after = filter.after {
-                sql += " AND id \(filter.newestFirst ? "<" : ">") (SELECT id FROM workout WHERE uuid = ?)"
-                args.append(Self.key(after))
-            }
-            sql += filter.newestFirst ? " ORDER BY id DESC" : " ORDER BY id"
-            if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.workout)
+            try Self.list(
+                db, "workout", ["source": filter.source?.name, "sync_id": filter.syncIdentifier],
+                after: filter.after.map(Self.key), descending: filter.newestFirst, limit: filter.limit
+            ).map(Self.workout)
         }
     }
 

@@ -84,11 +84,7 @@
         }
 
         func workout(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
-            let token = try context.require(.read)
-            let id = try Self.id(context)
-            guard let w = try await store.workout(id: id), token.mayRead(w.source) else {
-                throw Problem.notFound("workout \(id) is not in the store")
-            }
+            let w = try await readableWorkout(context)
             let routes = try await store.routes(matching: RouteFilter(workout: w.id))
             struct Body: Encodable {
                 var workout: WorkoutJSON

@@ -243,17 +243,8 @@ struct Render: AsyncParsableCommand {
         for r in routes {
             map.beginRoute()
             let starts = Set(r.segmentStarts)
-            var index = 0
             for try await batch in store.locations(of: r.id, batchSize: 16_384) {
-                if starts.isEmpty {
-                    map.add(batch.locations)
-                } else {
-                    for l in batch.locations {
-                        if starts.contains(index) { map.breakLine() }
-                        map.add([l])
-                        index += 1
-                    }
-                }
+                map.add(batch.locations, segmentStarts: starts)
                 points += batch.locations.count
             }
             done += 1

@@ -63,21 +63,16 @@ struct Stats: AsyncParsableCommand {
         }
     }
 
-    /// Zones from their lower bounds, comma-separated.
-    static func parseZones(_ text: String, option: String) throws(RouteKitError) -> Zones {
-        try Zones(parsing: text, name: option)
-    }
-
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
             var request = WorkoutStatisticsRequest()
             request.maximumHeartRate = maxHr
             request.age = age
-            request.zones = try zones.map { text throws(RouteKitError) in try Self.parseZones(text, option: "--zones") }
+            request.zones = try zones.map { text throws(RouteKitError) in try Zones(parsing: text, name: "--zones") }
             request.ftp = ftp
             request.powerZones = try powerZones.map { text throws(RouteKitError) in
-                try Self.parseZones(text, option: "--power-zones")
+                try Zones(parsing: text, name: "--power-zones")
             }
             request.minimumSpeed = minSpeed
             request.grace = grace

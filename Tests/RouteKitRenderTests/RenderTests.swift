@@ -281,3 +281,27 @@ struct DecimationTests {
         #expect(paths.joined().count <= 4 * 11)
     }
 }
+
+@Suite("Heatmap segments")
+struct HeatmapSegmentTests {
+    @Test("no line across a segment break: the route was paused between the segments")
+    func segmentBreak() throws {
+        let west = HeatmapTests.line(from: (-1_000, 0), to: (-200, 0), points: 50)
+        let east = HeatmapTests.line(from: (200, 0), to: (1_000, 0), points: 50)
+        var bounds = GeoBounds()
+        bounds.add(west + east)
+        var map = Heatmap(size: try PictureSize(width: 200, height: 100), bounds: bounds)
+        let centre = map.pixel(latitude: HeatmapTests.frame.latitude, longitude: HeatmapTests.frame.longitude)
+        // Split over two batches, the break inside the second: the index runs across batches.
+        map.beginRoute()
+        map.add(Array(west.prefix(30)), segmentStarts: [50])
+        map.add(Array(west.dropFirst(30)) + east, segmentStarts: [50])
+        #expect(map.count(x: centre.x, y: centre.y) == 0)
+        let onEast = map.pixel(latitude: east[25].latitude, longitude: east[25].longitude)
+        #expect(map.count(x: onEast.x, y: onEast.y) == 1)
+        // Without the break the gap is drawn.
+        map.beginRoute()
+        map.add(west + east)
+        #expect(map.count(x: centre.x, y: centre.y) == 1)
+    }
+}
