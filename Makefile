@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: demo test test-postgres test-server test-tsan deps build release lint format fuzz bench clean
+.PHONY: api demo test test-postgres test-server test-tsan deps build release lint format fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -38,6 +38,11 @@ test-server: deps
 ## The store, feed, pipeline, import and CLI suites under the thread sanitizer (a separate build in .build-tsan).
 test-tsan: deps
 	SWIFT=$(SWIFT) scripts/test-tsan.sh
+
+## The public API listing (api/): `make api` rewrites it from a --traits Postgres,Server build; CI checks it.
+api: deps
+	$(SWIFT) build --traits Postgres,Server --scratch-path .build-full
+	scripts/public-api.sh update
 
 build: deps
 	$(SWIFT) build

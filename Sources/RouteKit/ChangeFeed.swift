@@ -149,6 +149,7 @@ public struct ChangePredicate: Hashable, Sendable {
 }
 
 /// Wakes a change-feed follower when the store may have new changes.
+@_spi(RouteKitBackend)
 public protocol CommitWaiter: AnyObject {
     /// Returns after a commit that may have recorded changes (in this process: at once; in another process:
     /// within the backend's polling interval), or after `timeout` seconds, whichever comes first.
@@ -212,7 +213,7 @@ extension RouteStore {
 
 /// Counts commits that recorded changes in this process, and wakes waiters at once when one happens: what a
 /// backend's ``CommitWaiter`` waits on. For store backends.
-public final class CommitSignal: @unchecked Sendable {
+package final class CommitSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var generation: UInt64 = 0
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -222,10 +223,10 @@ public final class CommitSignal: @unchecked Sendable {
     private var cancelled: Set<UInt64> = []
 
     /// Creates a signal.
-    public init() {}
+    package init() {}
 
     /// Counts a commit and wakes every waiter.
-    public func fire() {
+    package func fire() {
         let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             generation &+= 1
             defer {
@@ -238,11 +239,11 @@ public final class CommitSignal: @unchecked Sendable {
     }
 
     /// How many commits fired so far.
-    public var current: UInt64 { lock.withLock { generation } }
+    package var current: UInt64 { lock.withLock { generation } }
 
     /// Returns when a commit fires, after `milliseconds`, or when the calling task is cancelled, whichever comes
     /// first (a follower whose client went away stops waiting at once).
-    public func wait(seen: UInt64, milliseconds: Int) async {
+    package func wait(seen: UInt64, milliseconds: Int) async {
         let id = lock.withLock { () -> UInt64 in
             nextWaiter &+= 1
             pending.insert(nextWaiter)
@@ -285,20 +286,20 @@ public final class CommitSignal: @unchecked Sendable {
 
 /// Where a backend's change log stands, read in the same snapshot as the changes: what anchors are made from and
 /// checked against. For store backends (SQLite and PostgreSQL share it).
-public struct ChangeLogState: Sendable {
+package struct ChangeLogState: Sendable {
     /// The store's identity.
-    public var storeID: UUID
+    package var storeID: UUID
     /// The store's epoch.
-    public var epoch: UInt32
+    package var epoch: UInt32
     /// The oldest position an anchor may hold (deletions before it were compacted away).
-    public var floor: Int64
+    package var floor: Int64
     /// The position of the newest change.
-    public var head: Int64
+    package var head: Int64
     /// The token of the transaction that ends at ``head``.
-    public var headToken: Int64
+    package var headToken: Int64
 
     /// A state.
-    public init(storeID: UUID, epoch: UInt32, floor: Int64, head: Int64, headToken: Int64) {
+    package init(storeID: UUID, epoch: UInt32, floor: Int64, head: Int64, headToken: Int64) {
         self.storeID = storeID
         self.epoch = epoch
         self.floor = floor
@@ -308,19 +309,19 @@ public struct ChangeLogState: Sendable {
 
     /// An anchor at `position` (with a first read's `horizon`), carrying `token`, that of the transaction ending at
     /// its checkpoint.
-    public func anchor(position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
+    package func anchor(position: Int64, horizon: Int64 = 0, token: Int64) -> ChangeAnchor {
         ChangeAnchor(
             storeID: storeID, epoch: epoch, position: position, horizon: horizon, token: UInt64(bitPattern: token))
     }
 
     /// The anchor of the newest change.
-    public var headAnchor: ChangeAnchor { anchor(position: head, token: headToken) }
+    package var headAnchor: ChangeAnchor { anchor(position: head, token: headToken) }
 
     /// Checks `a` against the store's history: its store and epoch, not ahead of the head, not older than the
     /// floor, and the token of the transaction ending at its checkpoint (`tokenAtCheckpoint`, which the backend
     /// looked up; `nil` when no transaction ends there).
     /// - Throws: the anchor errors (``RouteKitError/Code/isAnchorError``).
-    public func validate(_ a: ChangeAnchor, tokenAtCheckpoint: Int64?) throws(RouteKitError) {
+    package func validate(_ a: ChangeAnchor, tokenAtCheckpoint: Int64?) throws(RouteKitError) {
         let restart = "start again without an anchor"
         guard a.storeID == storeID else {
             throw RouteKitError(.anchorForeign, "the anchor belongs to another store (\(a.storeID)); \(restart)")

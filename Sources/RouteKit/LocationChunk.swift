@@ -10,6 +10,7 @@
 /// rounded quotient, the same `Double` a decimal parser produces), times to the nanosecond with their written
 /// UTC offset, and `nil` exactly where a field was missing. Optional columns carry a presence bitmap only when
 /// some values are missing. Corrupt bytes give ``RouteKitError/Code/invalidArgument``, never a crash.
+@_spi(RouteKitBackend)
 public enum LocationChunk {
     /// The format version written in the first byte.
     public static let formatVersion: UInt8 = 1

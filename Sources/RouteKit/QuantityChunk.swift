@@ -1,6 +1,7 @@
 /// A compact, lossless binary form for a run of quantity samples (heart rate, cadence, power…), in the same
 /// column coding as ``LocationChunk``: times as second deltas plus scaled nanoseconds and their UTC offsets,
 /// values as delta-coded decimal mantissas when exact (raw `Double`s otherwise).
+@_spi(RouteKitBackend)
 public enum QuantityChunk {
     /// The format version written in the first byte.
     public static let formatVersion: UInt8 = 1

@@ -106,6 +106,7 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
 }
 
 /// What a chunk holds.
+@_spi(RouteKitBackend)
 public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
     /// Locations (``LocationChunk``).
     case locations
@@ -146,6 +147,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
 
 /// One packed chunk as a backend stores it: a few thousand locations or samples, with the bounds a query
 /// uses to skip it.
+@_spi(RouteKitBackend)
 public struct StoredChunk: Hashable, Sendable {
     /// What it holds.
     public var kind: ChunkKind
@@ -197,6 +199,7 @@ public struct StoredChunk: Hashable, Sendable {
 ///
 /// A cursor holds what the backend needs for that (a read snapshot on SQLite, a repeatable-read transaction
 /// on PostgreSQL) until it returns `nil`, ``close()`` is called, or it is released.
+@_spi(RouteKitBackend)
 public protocol ChunkCursor: AnyObject {
     /// The next chunk, `nil` at the end.
     func next() async throws(RouteKitError) -> StoredChunk?
@@ -205,26 +208,27 @@ public protocol ChunkCursor: AnyObject {
 }
 
 /// Chunks already read: what a backend returns for a route read whole in one transaction. For store backends.
-public final class ArrayChunkCursor: ChunkCursor {
+package final class ArrayChunkCursor: ChunkCursor {
     private var chunks: [StoredChunk]
     private var position = 0
 
     /// A cursor over `chunks`, in that order.
-    public init(_ chunks: [StoredChunk]) { self.chunks = chunks }
+    package init(_ chunks: [StoredChunk]) { self.chunks = chunks }
 
-    public func next() async throws(RouteKitError) -> StoredChunk? {
+    package func next() async throws(RouteKitError) -> StoredChunk? {
         guard position < chunks.count else { return nil }
         defer { position += 1 }
         return chunks[position]
     }
 
-    public func close() {
+    package func close() {
         chunks = []
         position = 0
     }
 }
 
 /// A work claim: what ``RouteStore/claimWork(key:holder:seconds:)`` took.
+@_spi(RouteKitBackend)
 public struct WorkClaim: Hashable, Sendable {
     /// The claimed key.
     public var key: String
@@ -366,6 +370,7 @@ public protocol RouteStore: AnyObject, Sendable {
     /// The route's chunks of one kind (``ChunkKind/locations`` or ``ChunkKind/extras``) by sequence number,
     /// from one consistent version, skipping chunks wholly outside `interval`.
     /// - Throws: ``RouteKitError/Code/notFound`` when there is no such route.
+    @_spi(RouteKitBackend)
     func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?) async throws(RouteKitError)
         -> any ChunkCursor
 
@@ -374,16 +379,19 @@ public protocol RouteStore: AnyObject, Sendable {
     /// Appends packed samples (or ``ChunkKind/attachment`` chunks) to a workout, as `source` (the backend
     /// numbers the chunks after the workout's existing ones; the chunks' own sequence numbers are ignored).
     /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not current.
+    @_spi(RouteKitBackend)
     func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source) async throws(RouteKitError)
     /// The quantity types a workout has series of.
     func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType]
     /// A workout's chunks of one kind (a quantity type's series, ordered by time; or its attachments, in the
     /// order they were appended).
+    @_spi(RouteKitBackend)
     func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor
 
     // MARK: Builders (use ``RouteBuilder``)
 
     /// Records a new builder.
+    @_spi(RouteKitBackend)
     func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError)
     /// A pending builder by id.
     func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder?
@@ -393,22 +401,28 @@ public protocol RouteStore: AnyObject, Sendable {
     /// `expectedLocationCount` acknowledged locations and still holds `previous` (the claim it was listed
     /// with). `false` when another writer got there first (it added locations, or claimed it): the caller
     /// must not resume it.
+    @_spi(RouteKitBackend)
     func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID) async throws(RouteKitError)
         -> Bool
     /// Adds chunks to a builder and records its progress and metadata, in one transaction: durable on return.
     /// - Throws: ``RouteKitError/Code/notFound`` when the builder is no longer pending,
     ///   ``RouteKitError/Code/builderState`` when `claim` is not the builder's (another process took it over).
+    @_spi(RouteKitBackend)
     func appendToBuilder(
         id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError)
     /// One of a builder's chunks, `nil` when there is none with that kind and sequence number.
+    @_spi(RouteKitBackend)
     func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk?
     /// A builder's chunk bounds of one kind (``StoredChunk/bytes`` left empty), by sequence number.
+    @_spi(RouteKitBackend)
     func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk]
     /// One transaction: deletes the builder's location chunks with the given sequence numbers and turns
     /// every staging chunk into a location chunk (the end of one merge pass).
+    @_spi(RouteKitBackend)
     func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int]) async throws(RouteKitError)
     /// Deletes a builder's staging chunks (what an interrupted merge left).
+    @_spi(RouteKitBackend)
     func dropStaging(builder id: UUID) async throws(RouteKitError)
     /// One transaction (only with the builder's `claim`): saves `route` from the builder's location chunks (taken in `sequenceOrder`, or by
     /// sequence number when `nil`) with the sync semantics of ``saveWorkout(_:)`` (a replaced route keeps
@@ -416,6 +430,7 @@ public protocol RouteStore: AnyObject, Sendable {
     /// route's workout, and retires the builder. When stale, the builder is discarded and nothing is saved.
     /// - Throws: ``RouteKitError/Code/notFound`` when the builder is not pending or the workout is not current;
     ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source.
+    @_spi(RouteKitBackend)
     func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
         -> SaveOutcome
     // MARK: Work claims and provenance (the processing pipeline's batch job)
@@ -423,22 +438,27 @@ public protocol RouteStore: AnyObject, Sendable {
     /// Claims `key` for `holder` for `seconds`, in one short transaction: `true` when the holder now holds it
     /// (it was free, expired, or already the holder's: renewing), `false` when another holder's claim is live.
     /// Workers on several machines never double up, and a dead worker's claim expires.
+    @_spi(RouteKitBackend)
     func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool
     /// Claims several keys for `holder` at once, with the rules of ``claimWork(key:holder:seconds:)`` for each,
     /// and returns the keys the holder now holds. A backend does it in one transaction: a batch worker then pays
     /// for one short write per batch instead of one per route.
+    @_spi(RouteKitBackend)
     func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
     /// Saves a whole route at once, its locations already packed (sequence numbers in route order), with the
     /// sync semantics of ``finishBuilder(id:claim:route:sequenceOrder:)``, in one transaction that also gives up
     /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline): one
     /// transaction instead of a builder's several. An interrupted save leaves nothing behind.
     /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner``.
+    @_spi(RouteKitBackend)
     func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
         async throws(RouteKitError) -> SaveOutcome
     /// Gives a claim up (only the holder's).
+    @_spi(RouteKitBackend)
     func releaseWork(key: String, holder: UUID) async throws(RouteKitError)
     /// The raw version of a sync identity: the newest route of it that no pipeline derived (current, or kept as
     /// provenance), `nil` when there is none.
+    @_spi(RouteKitBackend)
     func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
 
     // MARK: Privacy zones
@@ -477,6 +497,7 @@ public protocol RouteStore: AnyObject, Sendable {
     /// ``RouteKitError/Code/anchorExpired`` (never a wrong answer). Returns how many deletions were dropped.
     func compactChanges(before date: Date) async throws(RouteKitError) -> Int
     /// A waiter that wakes a follower when the store may have new changes.
+    @_spi(RouteKitBackend)
     func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter
 
     /// Drops a pending builder and its chunks.
@@ -486,6 +507,7 @@ public protocol RouteStore: AnyObject, Sendable {
 
 extension RouteStore {
     /// Claims each key in turn (one transaction per key); backends override it with one transaction.
+    @_spi(RouteKitBackend)
     public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {
         var held: Set<String> = []
         for key in keys where try await claimWork(key: key, holder: holder, seconds: seconds) { held.insert(key) }

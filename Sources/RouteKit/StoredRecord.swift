@@ -4,7 +4,7 @@ import Foundation
 /// with sorted keys, so that the SQLite and PostgreSQL stores write the same bytes and read each other's exports.
 ///
 /// For store backends; applications use ``RouteStore``.
-public enum StoredRecord {
+package enum StoredRecord {
     struct EventBody: Codable {
         var kind: WorkoutEvent.Kind
         var start: Timestamp?
@@ -43,7 +43,7 @@ public enum StoredRecord {
 
     /// The body of a workout: activity, times, events and metadata.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` when the metadata cannot be encoded.
-    public static func body(of workout: Workout) throws(RouteKitError) -> String {
+    package static func body(of workout: Workout) throws(RouteKitError) -> String {
         let body = WorkoutBody(
             activity: workout.activityType.rawValue, start: workout.start, end: workout.end,
             events: workout.events.map { EventBody(kind: $0.kind, start: $0.start, end: $0.end) },
@@ -55,7 +55,7 @@ public enum StoredRecord {
 
     /// The body of a route: times and metadata.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` when the metadata cannot be encoded.
-    public static func body(of route: RouteSample) throws(RouteKitError) -> String {
+    package static func body(of route: RouteSample) throws(RouteKitError) -> String {
         do { return try json(RouteBody(start: route.start, end: route.end, metadata: route.metadata)) } catch {
             throw RouteKitError(.invalidArgument, "the route's metadata cannot be stored")
         }
@@ -63,33 +63,33 @@ public enum StoredRecord {
 
     /// Metadata as stored with a builder.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` when it cannot be encoded.
-    public static func encode(metadata: [String: MetadataValue]) throws(RouteKitError) -> String {
+    package static func encode(metadata: [String: MetadataValue]) throws(RouteKitError) -> String {
         do { return try json(metadata) } catch {
             throw RouteKitError(.invalidArgument, "the builder's metadata cannot be stored")
         }
     }
 
     /// Metadata stored with a builder.
-    public static func decodeMetadata(_ text: String) throws(RouteKitError) -> [String: MetadataValue] {
+    package static func decodeMetadata(_ text: String) throws(RouteKitError) -> [String: MetadataValue] {
         try unjson([String: MetadataValue].self, text, "builder's metadata")
     }
 
     /// A stored source name.
-    public static func source(_ name: String) throws(RouteKitError) -> Source {
+    package static func source(_ name: String) throws(RouteKitError) -> Source {
         do { return try Source(name: name) } catch { throw RouteKitError(.storage, "a stored source name is invalid") }
     }
 
     /// A stored uuid (lowercase text).
-    public static func uuid(_ text: String) throws(RouteKitError) -> UUID {
+    package static func uuid(_ text: String) throws(RouteKitError) -> UUID {
         guard let u = UUID(text: text) else { throw RouteKitError(.storage, "a stored uuid is malformed") }
         return u
     }
 
     /// How a uuid is stored: lowercase text.
-    public static func key(_ id: UUID) -> String { id.lowercaseText }
+    package static func key(_ id: UUID) -> String { id.lowercaseText }
 
     /// A workout from its stored columns.
-    public static func workout(uuid: String, source: String, syncID: String?, syncVersion: Int64?, body: String)
+    package static func workout(uuid: String, source: String, syncID: String?, syncVersion: Int64?, body: String)
         throws(RouteKitError) -> Workout
     {
         let b = try unjson(WorkoutBody.self, body, "workout")
@@ -101,7 +101,7 @@ public enum StoredRecord {
     }
 
     /// A route from its stored columns.
-    public static func route(
+    package static func route(
         uuid: String, workout: String, source: String, syncID: String, syncVersion: Int64, locationCount: Int,
         body: String
     ) throws(RouteKitError) -> RouteSample {

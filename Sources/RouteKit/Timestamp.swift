@@ -148,7 +148,7 @@ public struct Timestamp: Hashable, Sendable, Codable {
 
 /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
 @inlinable
-public func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+package func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
     let y = month <= 2 ? year - 1 : year
     let era = (y >= 0 ? y : y - 399) / 400
     let yoe = y - era * 400
@@ -160,7 +160,7 @@ public func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
 
 /// The proleptic Gregorian date of a day count since 1970-01-01.
 @inlinable
-public func civilFromDays(_ z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+package func civilFromDays(_ z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
     let z = z0 + 719_468
     let era = (z >= 0 ? z : z - 146_096) / 146_097
     let doe = z - era * 146_097

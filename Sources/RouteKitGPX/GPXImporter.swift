@@ -1,5 +1,5 @@
 public import Foundation
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 
 /// What importing one file did (the shape of `routekit import --json`).
 public struct GPXImportResult: Sendable, Hashable {

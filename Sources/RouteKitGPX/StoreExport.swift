@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 
 /// Writes routes from a store as GPX events, for any ``GPXEventWriter`` (GPX 1.1, GeoJSON, CSV): the track's
 /// own fields from its workout, segments from `gpxSegmentStarts`, the workout's quantity series merged back

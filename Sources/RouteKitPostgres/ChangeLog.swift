@@ -3,7 +3,7 @@
     import Logging
     import NIOCore
     import PostgresNIO
-    public import RouteKit
+    @_spi(RouteKitBackend) public import RouteKit
 
     /// The change feed on PostgreSQL, in commit order under concurrent writers.
     ///
@@ -276,7 +276,7 @@
             }
         }
 
-        public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+        @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
             PostgresCommitWaiter(endpoint: endpoint, signal: commitSignal)
         }
     }

@@ -4,7 +4,7 @@
     import NIOCore
     import NIOSSL
     import PostgresNIO
-    public import RouteKit
+    @_spi(RouteKitBackend) public import RouteKit
 
     /// The shared store on PostgreSQL, through postgres-nio: the same ``RouteStore`` semantics as the embedded
     /// SQLite store, for importers, batch workers and consumers on many machines.
@@ -382,7 +382,9 @@
             }
         }
 
-        public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+        @_spi(RouteKitBackend) public func routeChunks(
+            ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?
+        )
             async throws(RouteKitError) -> any ChunkCursor
         {
             let routeKey = Self.key(id)
@@ -435,7 +437,7 @@
 
         // MARK: Series
 
-        public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+        @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
             async throws(RouteKitError)
         {
             let container = "series-" + Self.key(id)
@@ -477,7 +479,9 @@
             }
         }
 
-        public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor {
+        @_spi(RouteKitBackend) public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind)
+            async throws(RouteKitError) -> any ChunkCursor
+        {
             let workoutKey = Self.key(id)
             let kindName = kind.description
             return try await chunkCursor("reading series of workout \(id)") { tx in
@@ -594,7 +598,7 @@
 
         // MARK: Builders
 
-        public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
+        @_spi(RouteKitBackend) public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
             let metadata = try StoredRecord.encode(metadata: b.metadata)
             try await write("creating route builder \(b.id)") { tx in
                 try await tx.run(
@@ -659,7 +663,9 @@
             }
         }
 
-        public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+        @_spi(RouteKitBackend) public func claimBuilder(
+            id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID
+        )
             async throws(RouteKitError) -> Bool
         {
             try await write("claiming route builder \(id)") { tx in
@@ -672,7 +678,7 @@
             }
         }
 
-        public func appendToBuilder(
+        @_spi(RouteKitBackend) public func appendToBuilder(
             id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
         ) async throws(RouteKitError) {
             let metadataJSON = try StoredRecord.encode(metadata: metadata)
@@ -696,7 +702,9 @@
             throw RouteKitError(.storage, "route builder \(id): a batch was not stored")
         }
 
-        public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
+        @_spi(RouteKitBackend) public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int)
+            async throws(RouteKitError) -> StoredChunk?
+        {
             try await read("reading route builder \(id)") { tx in
                 try await tx.first(
                     """
@@ -707,7 +715,9 @@
             }
         }
 
-        public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
+        @_spi(RouteKitBackend) public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError)
+            -> [StoredChunk]
+        {
             try await read("reading route builder \(id)") { tx in
                 try await tx.rows(
                     """
@@ -718,7 +728,7 @@
             }
         }
 
-        public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
+        @_spi(RouteKitBackend) public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
             async throws(RouteKitError)
         {
             let key = Self.key(id)
@@ -731,7 +741,7 @@
             }
         }
 
-        public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+        @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
             try await write("cleaning route builder \(id)") { tx in
                 try await tx.run("DELETE FROM chunk WHERE container = \(Self.key(id)) AND kind = 'staging'")
             }
@@ -817,7 +827,9 @@
             recordAddition(tx, route)
         }
 
-        public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+        @_spi(RouteKitBackend) public func saveRoute(
+            _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
+        )
             async throws(RouteKitError) -> SaveOutcome
         {
             let body = try StoredRecord.body(of: route)
@@ -842,7 +854,9 @@
             }
         }
 
-        public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+        @_spi(RouteKitBackend) public func finishBuilder(
+            id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?
+        )
             async throws(RouteKitError) -> SaveOutcome
         {
             let body = try StoredRecord.body(of: route)
@@ -894,7 +908,9 @@
 
         // MARK: Work claims
 
-        public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
+        @_spi(RouteKitBackend) public func claimWork(key: String, holder: UUID, seconds: Double)
+            async throws(RouteKitError) -> Bool
+        {
             try await claimWork(keys: [key], holder: holder, seconds: seconds).contains(key)
         }
 
@@ -902,7 +918,8 @@
         /// the holder already has it, and left alone when another holder's claim is live. No lock outlives the
         /// statement, and keys are taken in sorted order, so workers claiming overlapping batches never deadlock.
         /// Expiry is measured on the database server's clock, the one clock every worker shares.
-        public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
+        @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
+            async throws(RouteKitError) -> Set<String>
         {
             guard seconds.isFinite, seconds > 0 else {
                 throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
@@ -926,13 +943,15 @@
             }
         }
 
-        public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+        @_spi(RouteKitBackend) public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
             try await write("releasing work \(key)") { tx in
                 try await tx.run("DELETE FROM lease WHERE key = \(key) AND holder = \(Self.key(holder))")
             }
         }
 
-        public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+        @_spi(RouteKitBackend) public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
+            -> RouteSample?
+        {
             try await read("reading the raw version of \(syncIdentifier)") { tx in
                 try await tx.first(
                     """

@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 public import RouteKitGEOS
 
 /// Metadata keys the pipeline writes on the versions it saves.

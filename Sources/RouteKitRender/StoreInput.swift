@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 import RouteKitProcessing
 
 extension RoutePictureInput {

@@ -1,6 +1,6 @@
 public import Foundation
 import GRDB
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 
 /// The change feed on SQLite.
 ///
@@ -233,7 +233,7 @@ extension SQLiteStore {
         }
     }
 
-    public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+    @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
         do {
             var config = Configuration()
             config.readonly = true

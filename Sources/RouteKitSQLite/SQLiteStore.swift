@@ -1,6 +1,6 @@
 public import Foundation
 import GRDB
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 
 /// The embedded default store: one SQLite file in WAL mode, through GRDB.
 ///
@@ -345,7 +345,7 @@ public final class SQLiteStore: RouteStore {
     /// of their own); longer ones through a snapshot held while they are iterated.
     static let wholeReadChunks = 64
 
-    public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+    @_spi(RouteKitBackend) public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
         async throws(RouteKitError) -> any ChunkCursor
     {
         @Sendable func ids(_ db: Database) throws -> [Int64] {
@@ -389,7 +389,7 @@ public final class SQLiteStore: RouteStore {
 
     // MARK: Series
 
-    public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+    @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
         async throws(RouteKitError)
     {
         let container = "series-" + Self.key(id)
@@ -424,7 +424,9 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor {
+    @_spi(RouteKitBackend) public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError)
+        -> any ChunkCursor
+    {
         do {
             let snapshot = try pool.makeSnapshot()
             let ids = try syncRead(snapshot) { db in
@@ -475,7 +477,7 @@ public final class SQLiteStore: RouteStore {
 
     // MARK: Builders
 
-    public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
         let metadata = try StoredRecord.encode(metadata: b.metadata)
         try await write("creating route builder \(b.id)") { db in
             try db.execute(
@@ -532,7 +534,7 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+    @_spi(RouteKitBackend) public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
         async throws(RouteKitError) -> Bool
     {
         try await write("claiming route builder \(id)") { db in
@@ -543,7 +545,7 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func appendToBuilder(
+    @_spi(RouteKitBackend) public func appendToBuilder(
         id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError) {
         let metadataJSON = try StoredRecord.encode(metadata: metadata)
@@ -557,7 +559,9 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
+    @_spi(RouteKitBackend) public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int)
+        async throws(RouteKitError) -> StoredChunk?
+    {
         try await read("reading route builder \(id)") { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM chunk WHERE container = ? AND kind = ? AND seq = ?",
@@ -566,7 +570,9 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
+    @_spi(RouteKitBackend) public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError)
+        -> [StoredChunk]
+    {
         try await read("reading route builder \(id)") { db in
             try Row.fetchAll(
                 db,
@@ -578,7 +584,9 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
+        async throws(RouteKitError)
+    {
         try await write("merging route builder \(id)") { db in
             try Self.checkClaim(db, Self.key(id), claim)
             for s in sequences {
@@ -592,7 +600,7 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
         try await write("cleaning route builder \(id)") { db in
             try db.execute(
                 sql: "DELETE FROM chunk WHERE container = ? AND kind = 'staging'", arguments: [Self.key(id)])
@@ -661,7 +669,9 @@ public final class SQLiteStore: RouteStore {
         try recordAddition(db, route)
     }
 
-    public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+    @_spi(RouteKitBackend) public func saveRoute(
+        _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
+    )
         async throws(RouteKitError) -> SaveOutcome
     {
         let body = try StoredRecord.body(of: route)
@@ -694,7 +704,7 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+    @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
         let body = try StoredRecord.body(of: route)
@@ -745,7 +755,9 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
+    @_spi(RouteKitBackend) public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError)
+        -> Bool
+    {
         try await claimWork(keys: [key], holder: holder, seconds: seconds).contains(key)
     }
 
@@ -760,7 +772,9 @@ public final class SQLiteStore: RouteStore {
         return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [key]) == holder
     }
 
-    public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {
+    @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
+        async throws(RouteKitError) -> Set<String>
+    {
         guard seconds.isFinite, seconds > 0 else {
             throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
         }
@@ -772,13 +786,15 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
         try await write("releasing work \(key)") { db in
             try db.execute(sql: "DELETE FROM lease WHERE key = ? AND holder = ?", arguments: [key, Self.key(holder)])
         }
     }
 
-    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+    @_spi(RouteKitBackend) public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
+        -> RouteSample?
+    {
         try await read("reading the raw version of \(syncIdentifier)") { db in
             try Row.fetchOne(
                 db,

@@ -4,7 +4,7 @@
     import Hummingbird
     import Logging
     import NIOCore
-    import RouteKit
+    @_spi(RouteKitBackend) import RouteKit
     import RouteKitGPX
     import RouteKitProcessing
     import ServiceLifecycle

@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 
 /// A store that forwards to another and fails on purpose: the `n`-th builder append (counting from 1)
 /// throws a storage error before reaching the store, as a dying process or a full disk would. Tests use it
@@ -40,12 +40,12 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
         try await base.deleteRoute(id: id, as: source)
     }
-    public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+    @_spi(RouteKitBackend) public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
         async throws(RouteKitError) -> any ChunkCursor
     {
         try await base.routeChunks(ofRoute: id, kind: kind, interval: interval)
     }
-    public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+    @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
         async throws(RouteKitError)
     {
         try await base.appendSeries(chunks, toWorkout: id, as: source)
@@ -53,23 +53,25 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
         try await base.seriesTypes(ofWorkout: id)
     }
-    public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError) -> any ChunkCursor {
+    @_spi(RouteKitBackend) public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError)
+        -> any ChunkCursor
+    {
         try await base.workoutChunks(ofWorkout: id, kind: kind)
     }
-    public func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError) {
         try await base.createBuilder(builder)
     }
     public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
         try await base.pendingBuilder(id: id)
     }
     public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] { try await base.pendingBuilders() }
-    public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+    @_spi(RouteKitBackend) public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
         async throws(RouteKitError) -> Bool
     {
         try await base.claimBuilder(
             id: id, expectedLocationCount: expectedLocationCount, previous: previous, claim: claim)
     }
-    public func appendToBuilder(
+    @_spi(RouteKitBackend) public func appendToBuilder(
         id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
     ) async throws(RouteKitError) {
         let n = lock.withLock {
@@ -79,17 +81,25 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
         if n >= failAt { throw RouteKitError(.storage, "injected fault at builder append \(n)") }
         try await base.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: progress, metadata: metadata)
     }
-    public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk? {
+    @_spi(RouteKitBackend) public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int)
+        async throws(RouteKitError) -> StoredChunk?
+    {
         try await base.builderChunk(id: id, kind: kind, sequence: sequence)
     }
-    public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk] {
+    @_spi(RouteKitBackend) public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError)
+        -> [StoredChunk]
+    {
         try await base.builderChunkBounds(id: id, kind: kind)
     }
-    public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int]) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
+        async throws(RouteKitError)
+    {
         try await base.promoteStaging(builder: id, claim: claim, replacing: sequences)
     }
-    public func dropStaging(builder id: UUID) async throws(RouteKitError) { try await base.dropStaging(builder: id) }
-    public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+    @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+        try await base.dropStaging(builder: id)
+    }
+    @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
         let fail = lock.withLock { () -> Bool in
@@ -100,13 +110,19 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
         if fail { throw RouteKitError(.storage, "injected fault in finishBuilder") }
         return try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
     }
-    public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool {
+    @_spi(RouteKitBackend) public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError)
+        -> Bool
+    {
         try await base.claimWork(key: key, holder: holder, seconds: seconds)
     }
-    public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {
+    @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
+        async throws(RouteKitError) -> Set<String>
+    {
         try await base.claimWork(keys: keys, holder: holder, seconds: seconds)
     }
-    public func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
+    @_spi(RouteKitBackend) public func saveRoute(
+        _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
+    )
         async throws(RouteKitError) -> SaveOutcome
     {
         try await base.saveRoute(route, chunks: chunks, releasing: claim)
@@ -118,10 +134,12 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
         try await base.efforts(ofWorkout: id)
     }
-    public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+    @_spi(RouteKitBackend) public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
         try await base.releaseWork(key: key, holder: holder)
     }
-    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+    @_spi(RouteKitBackend) public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
+        -> RouteSample?
+    {
         try await base.rawRoute(source: source, syncIdentifier: syncIdentifier)
     }
     public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
@@ -139,7 +157,9 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
         try await base.compactChanges(before: date)
     }
-    public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter { try await base.makeCommitWaiter() }
+    @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+        try await base.makeCommitWaiter()
+    }
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try await base.discardBuilder(id: id, as: source)
     }

@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+@_spi(RouteKitBackend) public import RouteKit
 
 /// A conformance failure: which check, and what was expected.
 public struct ConformanceFailure: Error, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import Foundation
-import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 import RouteKitGEOS
 import RouteKitProcessing
 import RouteKitSQLite

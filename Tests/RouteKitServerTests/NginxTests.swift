@@ -4,7 +4,7 @@
     import HummingbirdTesting
     import NIOCore
     import NIOHTTP1
-    import RouteKit
+    @_spi(RouteKitBackend) import RouteKit
     import RouteKitServer
     import RouteKitSQLite
     import Testing

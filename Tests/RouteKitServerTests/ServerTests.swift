@@ -5,7 +5,7 @@
     import HummingbirdTesting
     import Logging
     import NIOCore
-    import RouteKit
+    @_spi(RouteKitBackend) import RouteKit
     import RouteKitGPX
     import RouteKitServer
     import RouteKitSQLite

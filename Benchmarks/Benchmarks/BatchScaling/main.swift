@@ -9,7 +9,7 @@
 // computation alone scales.
 
 import Foundation
-import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 import RouteKitGEOS
 import RouteKitProcessing
 import RouteKitSQLite

@@ -11,7 +11,7 @@
 // must be built with --traits Postgres: `swift build -c release --traits Postgres --scratch-path .build-postgres`).
 
 import Foundation
-import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 import RouteKitPostgres
 import RouteKitSQLite
 

@@ -6,7 +6,7 @@
 
 import Benchmark
 import Foundation
-import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 import RouteKitGPX
 
 // MARK: - Benchmarks
