@@ -159,55 +159,142 @@ public protocol CommitWaiter: AnyObject {
 }
 
 extension RouteStore {
-    /// Live updates: an `AsyncSequence` of change sets from `anchor` on — first the catch-up (every change set
-    /// until ``ChangeSet/hasMore`` is false; with no anchor, every current route), then one per commit that
-    /// touches matching routes (commits may be coalesced). Cancelling the consuming task ends it.
+    /// Live updates: the change sets from `anchor` on, as a ``ChangeUpdates`` sequence — first the catch-up (every
+    /// change set until ``ChangeSet/hasMore`` is false; with no anchor, every current route), then one per commit
+    /// that touches matching routes (commits may be coalesced).
+    ///
+    /// The sequence reads the store only when it is asked for its next element, in the task that asks: a slow
+    /// consumer holds at most one change set, and cancelling its task (or dropping the iterator) ends the sequence
+    /// and releases what it holds.
     ///
     /// - Throws (from iteration): the anchor errors (``RouteKitError/Code/isAnchorError``) and storage errors. A
     ///   store that cannot be reached (``RouteKitError/Code/unavailable``) is not an end: the sequence waits, with
     ///   backoff up to 2 s, and reads on from the same anchor once it answers again.
     public func changeUpdates(
         since anchor: ChangeAnchor?, matching predicate: ChangePredicate = .all, limit: Int = 1000
-    ) -> AsyncThrowingStream<ChangeSet, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let waiter = try await self.makeCommitWaiter()
-                    defer { waiter.close() }
-                    var current = anchor
-                    var first = true
-                    var backoff = 0.1
-                    while !Task.isCancelled {
+    ) -> ChangeUpdates {
+        ChangeUpdates(store: self, anchor: anchor, predicate: predicate, limit: limit)
+    }
+}
+
+/// A change feed follower as an `AsyncSequence` of ``ChangeSet``s, made by
+/// ``RouteStore/changeUpdates(since:matching:limit:)``.
+///
+/// It is pulled, not pushed: each call to `next()` reads the store (at most `limit` changes, extended to the end
+/// of a transaction) in the calling task, or waits there for the next commit. Nothing is read ahead or buffered,
+/// so memory does not grow however slowly the consumer reads, and no task outlives the iteration: when the
+/// consuming task is cancelled, `next()` returns `nil`; when the iterator ends, throws or is released, its
+/// commit waiter is closed.
+///
+/// Errors are ``RouteKitError``s (typed throws): anchor errors and storage errors end the sequence; only
+/// ``RouteKitError/Code/unavailable`` (the store cannot be reached) is waited out.
+public struct ChangeUpdates: AsyncSequence, Sendable {
+    public typealias Element = ChangeSet
+    public typealias Failure = RouteKitError
+
+    let store: any RouteStore
+    let anchor: ChangeAnchor?
+    let predicate: ChangePredicate
+    let limit: Int
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(store: store, anchor: anchor, predicate: predicate, limit: limit)
+    }
+
+    /// The follower's state: its anchor and its commit waiter.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = ChangeSet
+        public typealias Failure = RouteKitError
+
+        let store: any RouteStore
+        let predicate: ChangePredicate
+        let limit: Int
+        var anchor: ChangeAnchor?
+        var waiter: WaiterHandle?
+        var first = true
+        var caughtUp = false
+        var finished = false
+
+        init(store: any RouteStore, anchor: ChangeAnchor?, predicate: ChangePredicate, limit: Int) {
+            self.store = store
+            self.anchor = anchor
+            self.predicate = predicate
+            self.limit = limit
+        }
+
+        /// The next change set: the next page of the catch-up, or the changes of the next commits; `nil` once the
+        /// calling task is cancelled.
+        public mutating func next() async throws(RouteKitError) -> ChangeSet? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(RouteKitError) -> ChangeSet? {
+            guard !finished else { return nil }
+            do {
+                if waiter == nil {
+                    // Made before the first read, so that no commit between a read and the wait is missed.
+                    waiter = WaiterHandle(try await store.makeCommitWaiter())
+                }
+                var backoff = 0.1
+                while !Task.isCancelled {
+                    if caughtUp, let waiter {
+                        await waiter.wait(timeout: 1)
+                        guard !Task.isCancelled else { break }
+                    }
+                    let set: ChangeSet
+                    do throws(RouteKitError) {
+                        set = try await store.changes(since: anchor, matching: predicate, limit: limit)
+                    } catch  where error.code == .unavailable {
                         // A store that cannot be reached (a database server restarting) is waited for, with
                         // backoff, and asked again from the same anchor: nothing is lost or repeated.
-                        let result: Result<ChangeSet, RouteKitError>
-                        do throws(RouteKitError) {
-                            result = .success(try await self.changes(since: current, matching: predicate, limit: limit))
-                        } catch {
-                            result = .failure(error)
-                        }
-                        guard case .success(let set) = result else {
-                            if case .failure(let error) = result, error.code != .unavailable { throw error }
-                            try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
-                            backoff = min(backoff * 2, 2)
-                            continue
-                        }
-                        backoff = 0.1
-                        current = set.anchor
-                        if first || !set.added.isEmpty || !set.deleted.isEmpty {
-                            continuation.yield(set)
-                            first = false
-                        }
-                        if set.hasMore { continue }
-                        await waiter.wait(timeout: 1)
+                        caughtUp = false
+                        do { try await Task.sleep(for: .milliseconds(Int(backoff * 1000))) } catch { break }
+                        backoff = Swift.min(backoff * 2, 2)
+                        continue
                     }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+                    backoff = 0.1
+                    anchor = set.anchor
+                    caughtUp = !set.hasMore
+                    if first || !set.added.isEmpty || !set.deleted.isEmpty {
+                        first = false
+                        return set
+                    }
                 }
+            } catch {
+                end()
+                throw error
             }
-            continuation.onTermination = { _ in task.cancel() }
+            end()
+            return nil
         }
+
+        private mutating func end() {
+            finished = true
+            waiter?.close()
+            waiter = nil
+        }
+    }
+
+    /// Owns a commit waiter: closed once, by the follower's end or when the iterator is released. (Sendable so that
+    /// the iterator may wait from any isolation; `closed` is behind a lock and the waiters are thread-safe.)
+    final class WaiterHandle: @unchecked Sendable {
+        private let waiter: any CommitWaiter
+        private let lock = NSLock()
+        private var closed = false
+
+        init(_ waiter: any CommitWaiter) { self.waiter = waiter }
+
+        func wait(timeout: Double) async { await waiter.wait(timeout: timeout) }
+
+        func close() {
+            let first = lock.withLock {
+                defer { closed = true }
+                return !closed
+            }
+            if first { waiter.close() }
+        }
+
+        deinit { close() }
     }
 }
 

@@ -267,6 +267,12 @@ final class SQLiteCommitWaiter: CommitWaiter {
         try? queue?.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }
     }
 
+    /// The same, on the queue's own thread (the follower's task suspended meanwhile).
+    static func dataVersion(_ queue: DatabaseQueue?) async -> Int64? {
+        guard let queue else { return nil }
+        return try? await queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }
+    }
+
     func wait(timeout: Double) async {
         let milliseconds = timeout.isFinite ? Int(min(max(timeout, 0), 86_400) * 1000) : 1000
         let deadline = ContinuousClock.now + .milliseconds(milliseconds)
@@ -276,7 +282,7 @@ final class SQLiteCommitWaiter: CommitWaiter {
                 seenGeneration = g
                 return
             }
-            let v = Self.dataVersion(queue)
+            let v = await Self.dataVersion(queue)
             if v != seenVersion {
                 seenVersion = v
                 return

@@ -33,15 +33,22 @@ public final class SQLiteStore: RouteStore {
         /// without it (the `BatchScaling` benchmark). The price: while another connection holds the write lock
         /// (up to ``busyTimeout``), the calling task's thread waits instead of running other tasks. Meant for
         /// command-line batch jobs; leave it off where Swift concurrency's few threads must stay free (a server).
-        /// Reads always run on the calling thread: in WAL mode they never wait for a writer.
         public var writesOnCallingThread: Bool
+        /// Runs each read on the calling thread instead of on one of GRDB's reader threads. In WAL mode a read
+        /// never waits for a writer, and skipping the hop saves about 0.2 ms per read, which kept two batch
+        /// workers from scaling. But a long read (a page of 5,000 changes, a route's chunks) then occupies one of
+        /// Swift concurrency's few threads (two on a 2-core machine) for its whole length: leave it off where
+        /// other tasks must keep running (a server); batch jobs turn it on with ``writesOnCallingThread``.
+        public var readsOnCallingThread: Bool
         /// Creates options.
         public init(
-            durability: Durability = .processCrash, busyTimeout: TimeInterval = 30, writesOnCallingThread: Bool = false
+            durability: Durability = .processCrash, busyTimeout: TimeInterval = 30, writesOnCallingThread: Bool = false,
+            readsOnCallingThread: Bool = false
         ) {
             self.durability = durability
             self.busyTimeout = busyTimeout
             self.writesOnCallingThread = writesOnCallingThread
+            self.readsOnCallingThread = readsOnCallingThread
         }
     }
 
@@ -51,6 +58,7 @@ public final class SQLiteStore: RouteStore {
     let pool: DatabasePool
     let commitSignal = CommitSignal()
     let writesOnCallingThread: Bool
+    let readsOnCallingThread: Bool
 
     /// Opens the store at `path`, creating it (and its folder) if needed.
     /// - Throws: ``RouteKitError/Code/storage`` when the file cannot be opened or is not SQLite;
@@ -58,6 +66,7 @@ public final class SQLiteStore: RouteStore {
     public init(path: String, options: Options = Options()) throws(RouteKitError) {
         self.path = path
         self.writesOnCallingThread = options.writesOnCallingThread
+        self.readsOnCallingThread = options.readsOnCallingThread
         var config = Configuration()
         config.busyMode = .timeout(options.busyTimeout)
         config.label = "routekit"
@@ -141,10 +150,9 @@ public final class SQLiteStore: RouteStore {
         async throws(RouteKitError) -> T
     {
         do {
-            // On the calling thread: a read in WAL mode never waits for the writer, and hopping to one of GRDB's
-            // threads and back cost more than most of the queries (about 0.2 ms each, measured by the batch
-            // smoothing benchmark, where it kept two workers from scaling).
-            return try syncRead(pool, body)
+            // On one of GRDB's reader threads, the calling task suspended meanwhile; on the calling thread for batch
+            // jobs (see Options.readsOnCallingThread).
+            return readsOnCallingThread ? try syncRead(pool, body) : try await pool.read(body)
         } catch let error as RouteKitError {
             throw error
         } catch {
@@ -365,7 +373,7 @@ public final class SQLiteStore: RouteStore {
         }
         do {
             // Most routes: everything in one read transaction.
-            let small = try syncRead(pool) { db -> [StoredChunk]? in
+            let small = try await read("reading route \(id)") { db -> [StoredChunk]? in
                 let found = try ids(db)
                 guard found.count <= Self.wholeReadChunks else { return nil }
                 var chunks: [StoredChunk] = []
@@ -379,7 +387,9 @@ public final class SQLiteStore: RouteStore {
             }
             if let small { return ArrayChunkCursor(small) }
             let snapshot = try pool.makeSnapshot()
-            return SnapshotCursor(snapshot: snapshot, ids: try syncRead(snapshot) { db in try ids(db) })
+            let found =
+                readsOnCallingThread ? try syncRead(snapshot) { db in try ids(db) } : try await snapshot.read(ids)
+            return SnapshotCursor(snapshot: snapshot, ids: found, onCallingThread: readsOnCallingThread)
         } catch let error as RouteKitError {
             throw error
         } catch {
@@ -429,7 +439,7 @@ public final class SQLiteStore: RouteStore {
     {
         do {
             let snapshot = try pool.makeSnapshot()
-            let ids = try syncRead(snapshot) { db in
+            @Sendable func ids(_ db: Database) throws -> [Int64] {
                 try Int64.fetchAll(
                     db,
                     sql: """
@@ -438,7 +448,9 @@ public final class SQLiteStore: RouteStore {
                         ORDER BY c.min_s, c.min_ns, s.id, c.seq
                         """, arguments: [Self.key(id), kind.description])
             }
-            return SnapshotCursor(snapshot: snapshot, ids: ids)
+            let found =
+                readsOnCallingThread ? try syncRead(snapshot) { db in try ids(db) } : try await snapshot.read(ids)
+            return SnapshotCursor(snapshot: snapshot, ids: found, onCallingThread: readsOnCallingThread)
         } catch {
             throw RouteKitError(.storage, "reading series of workout \(id) failed: \(Self.describe(error))")
         }
@@ -916,11 +928,15 @@ final class SnapshotCursor: ChunkCursor {
     private var position = 0
     private var ready: [StoredChunk] = []
     private var readyIndex = 0
+    private let onCallingThread: Bool
     static let group = 8
 
-    init(snapshot: DatabaseSnapshot, ids: [Int64]) {
+    /// A cursor over the chunks `ids` of `snapshot`, read on the calling thread or on GRDB's reader thread (see
+    /// ``SQLiteStore/Options/readsOnCallingThread``).
+    init(snapshot: DatabaseSnapshot, ids: [Int64], onCallingThread: Bool) {
         self.snapshot = snapshot
         self.ids = ids
+        self.onCallingThread = onCallingThread
     }
 
     func next() async throws(RouteKitError) -> StoredChunk? {
@@ -935,13 +951,17 @@ final class SnapshotCursor: ChunkCursor {
         let wanted = Array(ids[position..<min(position + Self.group, ids.count)])
         position += wanted.count
         do {
-            let rows = try syncRead(snapshot) { db in
-                try Row.fetchAll(
+            @Sendable func fetch(_ db: Database) throws -> [Int64: StoredChunk] {
+                var byID: [Int64: StoredChunk] = [:]
+                for row in try Row.fetchAll(
                     db, sql: "SELECT * FROM chunk WHERE id IN (\(wanted.map { _ in "?" }.joined(separator: ",")))",
                     arguments: StatementArguments(wanted))
+                {
+                    byID[row["id"]] = try SQLiteStore.chunk(row, withData: true)
+                }
+                return byID
             }
-            var byID: [Int64: StoredChunk] = [:]
-            for row in rows { byID[row["id"]] = try SQLiteStore.chunk(row, withData: true) }
+            let byID = onCallingThread ? try syncRead(snapshot, fetch) : try await snapshot.read(fetch)
             ready = []
             for id in wanted {
                 guard let chunk = byID[id] else { throw RouteKitError(.storage, "a chunk vanished from a snapshot") }

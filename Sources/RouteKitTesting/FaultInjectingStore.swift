@@ -151,16 +151,44 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {
-        try await base.changes(since: anchor, matching: predicate, limit: limit)
+        lock.withLock { changeReads += 1 }
+        return try await base.changes(since: anchor, matching: predicate, limit: limit)
     }
+    private var changeReads = 0
+    private var waitersOpen = 0
+    /// How many times ``changes(since:matching:limit:)`` was called.
+    public var changeReadCount: Int { lock.withLock { changeReads } }
+    /// Commit waiters made and not yet closed (what a follower holds while it lives).
+    public var openCommitWaiters: Int { lock.withLock { waitersOpen } }
     public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor { try await base.currentAnchor() }
     public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
         try await base.compactChanges(before: date)
     }
     @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
-        try await base.makeCommitWaiter()
+        let waiter = try await base.makeCommitWaiter()
+        lock.withLock { waitersOpen += 1 }
+        return CountedWaiter(waiter) { [self] in lock.withLock { waitersOpen -= 1 } }
     }
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try await base.discardBuilder(id: id, as: source)
+    }
+}
+
+/// A commit waiter that reports its closing (once).
+private final class CountedWaiter: CommitWaiter {
+    private let base: any CommitWaiter
+    private var onClose: (() -> Void)?
+
+    init(_ base: any CommitWaiter, onClose: @escaping () -> Void) {
+        self.base = base
+        self.onClose = onClose
+    }
+
+    func wait(timeout: Double) async { await base.wait(timeout: timeout) }
+
+    func close() {
+        base.close()
+        onClose?()
+        onClose = nil
     }
 }

@@ -14,6 +14,12 @@ public enum FeedConformance {
         ConformanceCheck(
             name: "feed: a consumer applying random histories holds exactly the current routes", run: model),
         ConformanceCheck(name: "feed: live updates deliver the catch-up, then each commit", run: liveUpdates),
+        ConformanceCheck(
+            name: "feed: a follower reads only when asked, however many changes commit meanwhile",
+            run: followerReadsOnlyWhenAsked),
+        ConformanceCheck(
+            name: "feed: cancelling a follower, or dropping it, ends it and closes its commit waiter",
+            run: followerCancellation),
     ]
 
     static func expect(
@@ -278,5 +284,66 @@ public enum FeedConformance {
         let update = try await iterator.next()
         try expect(update?.deleted.map(\.id) == [first.route.id], "then the replacement: deletion")
         try expect(update?.added.map(\.id) == [second.route.id], "and addition")
+    }
+
+    /// A slow consumer holds at most one change set: while it does not ask, nothing is read or buffered, however
+    /// many changes commit; when it asks again, it gets them all, in sets of at most `limit`, none missing or
+    /// repeated.
+    static func followerReadsOnlyWhenAsked(_ store: any RouteStore) async throws {
+        let counted = FaultInjectingStore(store)
+        let w = try await StoreConformance.saved(store, alice)
+        _ = try await route(store, w, "slow-0", 1)
+        var iterator = counted.changeUpdates(since: nil, limit: 50).makeAsyncIterator()
+        let catchUp = try await iterator.next()
+        try expect(catchUp?.added.count == 1, "the catch-up holds the one route")
+        let readsBefore = counted.changeReadCount
+        let commits = 1000
+        var expected: Set<UUID> = []
+        for i in 1...commits { expected.insert(try await route(store, w, "slow-\(i)", 1).route.id) }
+        try await Task.sleep(for: .milliseconds(200))
+        try expect(
+            counted.changeReadCount == readsBefore,
+            "no read while the consumer does not ask (\(counted.changeReadCount - readsBefore) reads)")
+        var seen: Set<UUID> = []
+        while seen.count < commits {
+            guard let set = try await iterator.next() else { break }
+            try expect(set.added.count <= 50, "a set holds at most the limit (\(set.added.count))")
+            for r in set.added { try expect(seen.insert(r.id).inserted, "no route twice") }
+        }
+        try expect(seen == expected, "every committed route arrives once")
+        try expect(counted.openCommitWaiters == 1, "one waiter while the follower lives")
+    }
+
+    /// Cancelling the consuming task ends the sequence (`nil`, not an error) promptly, and closes its waiter; so
+    /// does dropping an iterator that is never finished.
+    static func followerCancellation(_ store: any RouteStore) async throws {
+        let counted = FaultInjectingStore(store)
+        let w = try await StoreConformance.saved(store, alice)
+        _ = try await route(store, w, "cancel", 1)
+        let follower = Task { () throws(RouteKitError) -> Int in
+            var sets = 0
+            for try await _ in counted.changeUpdates(since: nil) { sets += 1 }
+            return sets
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while counted.openCommitWaiters == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try expect(counted.openCommitWaiters == 1, "the follower holds a waiter while it waits")
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelled = ContinuousClock.now
+        follower.cancel()
+        let sets = try await follower.value
+        try expect(sets == 1, "the follower saw the catch-up, then ended without an error (\(sets) sets)")
+        try expect(
+            ContinuousClock.now - cancelled < .milliseconds(600),
+            "it ended at once, not at its next wake-up (\(ContinuousClock.now - cancelled))")
+        try expect(counted.openCommitWaiters == 0, "and closed its waiter")
+        do {
+            var iterator = counted.changeUpdates(since: nil).makeAsyncIterator()
+            _ = try await iterator.next()
+            try expect(counted.openCommitWaiters == 1, "a new follower holds a waiter")
+        }
+        try expect(counted.openCommitWaiters == 0, "dropping its iterator closes it")
     }
 }

@@ -289,8 +289,8 @@ struct Smooth: AsyncParsableCommand {
         let ids: [UUID]
         let pipeline: RoutePipeline
         do {
-            // A batch job: writes on the workers' own threads (see SQLiteStore.Options.writesOnCallingThread).
-            store = try await storeOptions.open(writesOnCallingThread: true, connections: jobs + 1)
+            // A batch job: reads and writes on the workers' own threads (see SQLiteStore.Options).
+            store = try await storeOptions.open(onCallingThread: true, connections: jobs + 1)
             pipeline = RoutePipeline(configuration: try configuration)
             ids = all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
         } catch {

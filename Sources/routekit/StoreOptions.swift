@@ -38,10 +38,11 @@ struct StoreOptions: ParsableArguments {
         return c.string ?? resolvedPath
     }
 
-    /// Opens the store. `durability` and `writesOnCallingThread` are SQLite's (see ``SQLiteStore/Options``);
+    /// Opens the store. `durability` is SQLite's, and `onCallingThread` its reads and writes on the calling thread, for
+    /// batch jobs (see ``SQLiteStore/Options``);
     /// `connections` is the PostgreSQL pool's size.
     func open(
-        durability: SQLiteStore.Durability = .processCrash, writesOnCallingThread: Bool = false, connections: Int = 4
+        durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false, connections: Int = 4
     ) async throws(RouteKitError) -> any RouteStore {
         let path = resolvedPath
         if isPostgres {
@@ -57,7 +58,8 @@ struct StoreOptions: ParsableArguments {
         }
         return try SQLiteStore(
             path: path,
-            options: SQLiteStore.Options(durability: durability, writesOnCallingThread: writesOnCallingThread))
+            options: SQLiteStore.Options(
+                durability: durability, writesOnCallingThread: onCallingThread, readsOnCallingThread: onCallingThread))
     }
 }
 

@@ -20,10 +20,10 @@ struct SQLiteConformanceTests {
         try await check.run(try makeTemporaryStore())
     }
 
-    /// The same contract with writes on the calling thread (what `routekit smooth` opens).
+    /// The same contract with reads and writes on the calling thread (what `routekit smooth` opens).
     @Test(.timeLimit(.minutes(10)), arguments: StoreConformance.checks)
-    func conformanceWritingOnCallingThread(_ check: ConformanceCheck) async throws {
-        try await check.run(try makeTemporaryStore(SQLiteStore.Options(writesOnCallingThread: true)))
+    func conformanceOnCallingThread(_ check: ConformanceCheck) async throws {
+        try await check.run(try makeTemporaryStore(SQLiteStore.Options(writesOnCallingThread: true, readsOnCallingThread: true)))
     }
 }
 

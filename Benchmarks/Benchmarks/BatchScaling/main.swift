@@ -38,7 +38,7 @@ struct Rng {
 
 BatchAllocator.tuneForBatchProcessing()
 // As `routekit smooth` opens it.
-let store = try SQLiteStore(path: path, options: SQLiteStore.Options(writesOnCallingThread: true))
+let store = try SQLiteStore(path: path, options: SQLiteStore.Options(writesOnCallingThread: true, readsOnCallingThread: true))
 let source = try Source(name: "batch-bench")
 let existing = try await store.routes(matching: RouteFilter(source: source)).count
 if existing < routeCount {
