@@ -18,7 +18,10 @@ public final class GPXReaderThread: Sendable {
         let state = State(capacity: max(1, capacity))
         self.state = state
         // The thread holds only the shared state, so releasing the reader runs `deinit`, which stops it.
-        let thread = Thread { state.produce(path: path, options: options) }
+        let thread = Thread {
+            state.produce(path: path, options: options)
+            state.threadEnded()
+        }
         thread.name = "routekit-gpx-reader"
         thread.start()
     }
@@ -28,12 +31,22 @@ public final class GPXReaderThread: Sendable {
         self.capacity = max(1, capacity)
         let state = State(capacity: max(1, capacity))
         self.state = state
-        let thread = Thread { state.produce(bytes: bytes, name: name, options: options) }
+        let thread = Thread {
+            state.produce(bytes: bytes, name: name, options: options)
+            state.threadEnded()
+        }
         thread.name = "routekit-gpx-reader"
         thread.start()
     }
 
     deinit { state.cancel() }
+
+    /// Whether the reading thread is still running, asked through a closure that does not keep the reader alive
+    /// (tests use it to see the thread stop when the reader is released).
+    package var threadRunningProbe: @Sendable () -> Bool {
+        let state = state
+        return { state.isThreadRunning }
+    }
 
     /// Stops the reading thread; events not yet taken are dropped and ``next()`` returns `nil`.
     public func cancel() { state.cancel() }
@@ -55,8 +68,22 @@ public final class GPXReaderThread: Sendable {
         private var failure: RouteKitError?
         private var cancelled = false
         private var waiting: CheckedContinuation<Void, Never>?
+        private var threadRunning = true
 
         init(capacity: Int) { self.capacity = capacity }
+
+        /// Called by the reading thread as its last act.
+        func threadEnded() {
+            condition.lock()
+            threadRunning = false
+            condition.unlock()
+        }
+
+        var isThreadRunning: Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return threadRunning
+        }
 
         func produce(path: String, options: GPXReadOptions) {
             do {

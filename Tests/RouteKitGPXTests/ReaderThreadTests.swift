@@ -31,13 +31,20 @@ struct ReaderThreadTests {
     func releaseStops() async throws {
         let path = try Self.bigFile()
         weak var weakReader: GPXReaderThread?
+        var threadRunning: @Sendable () -> Bool = { true }
         do {
+            // 40 batches through a queue of 2: the thread is blocked on the full queue when the reader goes.
             let reader = GPXReaderThread(path: path, capacity: 2)
             weakReader = reader
+            threadRunning = reader.threadRunningProbe
             _ = try await reader.next()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(threadRunning(), "the thread waits for the consumer while the reader lives")
         }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(weakReader == nil)
+        #expect(weakReader == nil, "nothing else keeps the reader")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while threadRunning() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(!threadRunning(), "its thread ended")
     }
 
     @Test(

@@ -5,8 +5,8 @@ import Testing
 @testable import RouteKitGPX
 
 /// Behaviour fixed after a review of issue 2's first version; each test failed (or would have) before.
-@Suite("Review findings")
-struct ReviewFindingsTests {
+@Suite("GPX reader and writer edge cases")
+struct ReaderEdgeCaseTests {
     static let head = "<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\">"
 
     static func document(_ body: String, chunk: Int? = nil) throws(RouteKitError) -> GPXDocument {

@@ -8,8 +8,8 @@ import Testing
 @testable import RouteKitSQLite
 
 /// Regression tests for the findings of the code review of the store, the importer and the feed.
-@Suite("Review regressions")
-struct ReviewRegressionTests {
+@Suite("Builder resume, waypoints and route deletion")
+struct BuilderResumeAndDeletionTests {
     @Test("a builder that acknowledged a whole track (its final partial batch) is resumed, not orphaned")
     func finalBatchResume() async throws {
         let dir = try temporaryDirectory()
