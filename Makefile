@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: demo test test-postgres test-server test-tsan deps build release lint format fuzz bench clean
+.PHONY: demo test test-postgres test-server test-tsan docs deps build release lint format fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -38,6 +38,11 @@ test-server: deps
 ## The store, feed, pipeline, import and CLI suites under the thread sanitizer (a separate build in .build-tsan).
 test-tsan: deps
 	SWIFT=$(SWIFT) scripts/test-tsan.sh
+
+## The DocC documentation of every library module (a separate build with --traits Postgres,Server in .build-docs):
+## fails on any docc warning, and when a ```swift block of a catalog is not a test's snippet region.
+docs: deps
+	SWIFT=$(SWIFT) scripts/docs.sh
 
 build: deps
 	$(SWIFT) build
