@@ -10,7 +10,7 @@ public import RouteKit
 /// - **Several processes** may open the same file: writes take SQLite's write lock at their start
 ///   (`BEGIN IMMEDIATE`) and wait up to ``Options/busyTimeout`` for it.
 /// - **Migrations:** a store written by an older RouteKit is upgraded when opened; one written by a newer
-///   RouteKit is refused with ``RouteKitError/Code/incompatibleStore``.
+///   RouteKit is refused with `RouteKitError.Code.incompatibleStore`.
 /// - **Reads are consistent:** a route query reads from a snapshot, so a route replaced mid-read is read whole.
 public final class SQLiteStore: RouteStore {
     /// When a write counts as done.
@@ -53,8 +53,8 @@ public final class SQLiteStore: RouteStore {
     let writesOnCallingThread: Bool
 
     /// Opens the store at `path`, creating it (and its folder) if needed.
-    /// - Throws: ``RouteKitError/Code/storage`` when the file cannot be opened or is not SQLite;
-    ///   ``RouteKitError/Code/incompatibleStore`` when a newer RouteKit wrote it.
+    /// - Throws: `RouteKitError.Code.storage` when the file cannot be opened or is not SQLite;
+    ///   `RouteKitError.Code.incompatibleStore` when a newer RouteKit wrote it.
     public init(path: String, options: Options = Options()) throws(RouteKitError) {
         self.path = path
         self.writesOnCallingThread = options.writesOnCallingThread
