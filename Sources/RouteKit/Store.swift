@@ -325,7 +325,7 @@ public struct WorkoutFilter: Hashable, Sendable {
 }
 
 /// A store of workouts, routes and their related series: the protocol every backend (SQLite, PostgreSQL)
-/// implements, with the semantics of DESIGN.md ("Identity", "Workouts and routes", "Route builder").
+/// implements, with the semantics of <doc:IdentityAndVersions> and <doc:StorageBackends>.
 ///
 /// Nothing here assumes one writer or one machine: every method is one transaction of its own, identity
 /// checks happen inside it, and builders are records in the store, not state in a process.
