@@ -112,7 +112,7 @@ struct DocumentationExamplesTests {
                     anchor = set.anchor
                     saveAnchor(anchor)  // with the changes, atomically
                     if !set.hasMore { break }
-                } catch where error.code.isAnchorError {  // a RouteKitError: changes(since:) throws only those
+                } catch let error where error.code.isAnchorError {  // changes(since:) throws RouteKitError only
                     index.removeAll()
                     anchor = nil  // every current route again
                 } catch {
