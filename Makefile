@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: api demo test test-postgres test-server test-tsan deps build release lint format fuzz bench clean
+.PHONY: api demo test test-postgres test-server test-tsan docs deps build release lint format fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -43,6 +43,11 @@ test-tsan: deps
 api: deps
 	$(SWIFT) build --traits Postgres,Server --scratch-path .build-full
 	scripts/public-api.sh update
+
+## The DocC documentation of every library module (a separate build with --traits Postgres,Server in .build-docs):
+## fails on any docc warning, and when a ```swift block of a catalog is not a test's snippet region.
+docs: deps
+	SWIFT=$(SWIFT) scripts/docs.sh
 
 build: deps
 	$(SWIFT) build

@@ -329,7 +329,7 @@ public struct WorkoutFilter: Hashable, Sendable {
 }
 
 /// A store of workouts, routes and their related series: the protocol every backend (SQLite, PostgreSQL)
-/// implements, with the semantics of DESIGN.md ("Identity", "Workouts and routes", "Route builder").
+/// implements, with the semantics of <doc:IdentityAndVersions> and <doc:StorageBackends>.
 ///
 /// Nothing here assumes one writer or one machine: every method is one transaction of its own, identity
 /// checks happen inside it, and builders are records in the store, not state in a process.
@@ -458,8 +458,7 @@ public protocol RouteStore: AnyObject, Sendable {
     func releaseWork(key: String, holder: UUID) async throws(RouteKitError)
     /// The raw version of a sync identity: the newest route of it that no pipeline derived (current, or kept as
     /// provenance), `nil` when there is none.
-    @_spi(RouteKitBackend)
-    func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
+        func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
 
     // MARK: Privacy zones
 

@@ -254,7 +254,7 @@ public enum FITFile {
     }
 
     /// Reads everything but the records' values.
-    /// - Throws: ``RouteKitError/Code/invalidFIT`` naming the byte offset when there is no FIT file to read.
+    /// - Throws: `RouteKitError.Code.invalidFIT` naming the byte offset when there is no FIT file to read.
     public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
         var s = FITSummary()
         var decoder = FITDecoder()
@@ -411,7 +411,7 @@ public struct FITRecordReader {
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     /// The records of the next slice (possibly none), or `nil` at the end.
-    /// - Throws: ``RouteKitError/Code/invalidFIT`` when the bytes are not FIT.
+    /// - Throws: `RouteKitError.Code.invalidFIT` when the bytes are not FIT.
     public mutating func next() throws -> [FITRecord]? {
         if finished { return nil }
         var out: [FITRecord] = []

@@ -10,10 +10,13 @@ extension FITFile {
     ///   GPX points and are counted in a warning.
     /// - A course becomes one `<rte>` of its positioned records, its course points `<wpt>`s (written first, as
     ///   GPX 1.1 orders them).
-    /// - The decoder's warnings come first, as ``GPXEvent/warning(_:)`` events.
-    /// - Throws: ``RouteKitError/Code/invalidFIT`` for a file that is not FIT or holds neither an activity nor a
+    /// - The decoder's warnings come first, as `GPXEvent.warning(_:)` events.
+    /// - Throws: `RouteKitError.Code.invalidFIT` for a file that is not FIT or holds neither an activity nor a
     ///   course, or what `emit` throws.
-    /// - Parameter summary: the file's ``FITSummary`` when the caller has it already (saves a pass).
+    /// - Parameters:
+    ///   - bytes: the whole file.
+    ///   - known: the file's ``FITSummary`` when the caller has it already (saves a pass).
+    ///   - emit: called with each event, in document order.
     public static func gpxEvents(
         _ bytes: [UInt8], summary known: FITSummary? = nil, _ emit: (GPXEvent) throws(RouteKitError) -> Void
     ) throws(RouteKitError) {

@@ -2,7 +2,7 @@ import RouteKit
 
 /// A streaming decoder of Garmin's FIT binary format: bytes in, messages out, one at a time.
 ///
-/// Feed it the file in chunks of any size (``feed(_:_:)``), then call ``finish(_:)``. Each complete message is
+/// Feed it the file in chunks of any size (``feed(_:_:)-([UInt8],_)``), then call ``finish(_:)``. Each complete message is
 /// handed to the callback as it is decoded; nothing is kept but the message definitions, so memory does not
 /// grow with the file.
 ///
@@ -20,7 +20,7 @@ import RouteKit
 ///
 /// A data message whose local type was never defined cannot be measured: decoding stops there with a warning
 /// and everything before it is kept ("recovered"). Input that does not start with a FIT header is refused with
-/// ``RouteKitError/Code/invalidFIT`` naming the byte offset.
+/// `RouteKitError.Code.invalidFIT` naming the byte offset.
 public struct FITDecoder: Sendable {
     /// Seconds between the Unix epoch and FIT's (1989-12-31T00:00:00Z).
     public static let epochOffset: Int64 = 631_065_600
@@ -126,7 +126,7 @@ public struct FITDecoder: Sendable {
     public init(checksCRC: Bool = true) { self.checksCRC = checksCRC }
 
     /// Decodes as much of `chunk` (and what was held back from earlier chunks) as makes complete messages.
-    /// - Throws: ``RouteKitError/Code/invalidFIT`` when the input does not start with a FIT header, or
+    /// - Throws: `RouteKitError.Code.invalidFIT` when the input does not start with a FIT header, or
     ///   whatever `emit` throws.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ emit: (Event) throws -> Void) throws {
         if state == .done { return }
@@ -152,7 +152,7 @@ public struct FITDecoder: Sendable {
     }
 
     /// Ends the input: what is held back is reported (a truncated message, a missing CRC, trailing bytes).
-    /// - Throws: ``RouteKitError/Code/invalidFIT`` when the input held no FIT file at all.
+    /// - Throws: `RouteKitError.Code.invalidFIT` when the input held no FIT file at all.
     public mutating func finish(_ emit: (Event) throws -> Void) throws {
         defer { state = .done }
         switch state {

@@ -40,7 +40,7 @@ public final class FITImporter {
         self.source = source
     }
 
-    /// Values that win over the file's own for the workouts this importer creates (see ``WorkoutOverrides``).
+    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
     public var workoutOverrides: WorkoutOverrides?
 
     /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.

@@ -5,8 +5,8 @@ public import RouteKit
 ///
 /// Create one per task or thread (``withGEOSContext(_:)``) and keep it for all the work that task does;
 /// never share one between tasks: like GRDB's `Database`, a context is explicitly not `Sendable`.
-/// Errors GEOS reports through the context's message handler become ``RouteKitError`` values with code
-/// ``RouteKitError/Code/geos``.
+/// Errors GEOS reports through the context's message handler become `RouteKitError` values with code
+/// `RouteKitError.Code.geos`.
 public final class GEOSContext {
     let handle: GEOSContextHandle_t
     private let errorBox: ErrorBox
@@ -17,7 +17,7 @@ public final class GEOSContext {
     }
 
     /// Creates a context.
-    /// - Throws: ``RouteKitError/Code/geos`` if GEOS cannot allocate one.
+    /// - Throws: `RouteKitError.Code.geos` if GEOS cannot allocate one.
     public init() throws(RouteKitError) {
         guard let handle = GEOS_init_r() else {
             throw RouteKitError(.geos, "GEOS could not create a context")

@@ -19,11 +19,12 @@ public final class GEOSLineString {
     /// Builds a line string from interleaved coordinates.
     ///
     /// - Parameters:
+    ///   - context: the worker's GEOS context, which the line string belongs to.
     ///   - coordinates: `x0, y0, x1, y1, …` (`dimensions` = 2) or `x0, y0, z0, …` (`dimensions` = 3).
     ///   - dimensions: 2 or 3.
-    /// - Throws: ``RouteKitError/Code/invalidArgument`` for a non-finite value (naming its point index), a
+    /// - Throws: `RouteKitError.Code.invalidArgument` for a non-finite value (naming its point index), a
     ///   length that is not a multiple of `dimensions`, or exactly one point (GEOS needs 0 or ≥ 2);
-    ///   ``RouteKitError/Code/geos`` if GEOS fails.
+    ///   `RouteKitError.Code.geos` if GEOS fails.
     public convenience init(context: GEOSContext, coordinates: [Double], dimensions: Int = 2) throws(RouteKitError) {
         guard dimensions == 2 || dimensions == 3 else {
             throw RouteKitError(.invalidArgument, "dimensions must be 2 or 3, not \(dimensions)")

@@ -1,7 +1,7 @@
 import Foundation
 @_spi(RouteKitBackend) public import RouteKit
 
-/// A file's `<wpt>` and `<rte>`, as the importer stores them: ``ChunkKind/attachment`` chunks of the workout of
+/// A file's `<wpt>` and `<rte>`, as the importer stores them: `ChunkKind.attachment` chunks of the workout of
 /// the file's first track (or of a workout of their own when the file has no track), JSON-encoded, at most
 /// ``GPXAttachments/pointsPerChunk`` points per chunk, waypoints before routes.
 public struct GPXAttachments: Sendable {

@@ -88,7 +88,7 @@ extension GPXImportResult {
 }
 
 /// Imports GPX files into a store: each `<trk>` becomes a workout with one route holding every `<trkpt>`
-/// in file order, built through a ``RouteBuilder`` straight from the streaming reader, and its heart rate,
+/// in file order, built through a `RouteBuilder` straight from the streaming reader, and its heart rate,
 /// cadence, temperature and power become quantity series of the workout.
 ///
 /// - **Identity:** a track's sync identifier is `gpx-` and a 128-bit hash of its parsed content (every
@@ -151,7 +151,9 @@ public final class GPXImporter {
     public var workoutOverrides: WorkoutOverrides?
 
     /// Imports one file. Never throws: failures are in the result, naming file, line and column.
-    /// - Parameter progress: called now and then with the bytes of the file read so far.
+    /// - Parameters:
+    ///   - path: the file (GPX, plain or gzip).
+    ///   - progress: called now and then with the bytes of the file read so far.
     public func importFile(_ path: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
         await run(.path(path), progress: progress)
     }

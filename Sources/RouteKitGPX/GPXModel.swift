@@ -88,7 +88,7 @@ public struct GPXLink: Sendable, Hashable, Codable {
     }
 }
 
-/// The GPX waypoint fields that are not part of ``Location`` and rarely present on track points.
+/// The GPX waypoint fields that are not part of `Location` and rarely present on track points.
 ///
 /// Kept so that import → export → import loses nothing.
 public struct GPXPointExtras: Sendable, Hashable, Codable {

@@ -42,7 +42,7 @@ public final class GPXReader {
     public let fileName: String
 
     /// Opens a GPX file.
-    /// - Throws: ``RouteKitError/Code/io`` if it cannot be opened.
+    /// - Throws: `RouteKitError.Code.io` if it cannot be opened.
     public init(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
@@ -87,7 +87,7 @@ public final class GPXReader {
     }
 
     /// The next event, or `nil` at the end of the document.
-    /// - Throws: a ``RouteKitError`` naming file, line and column; after an error the reader is spent.
+    /// - Throws: a `RouteKitError` naming file, line and column; after an error the reader is spent.
     public func next() throws(RouteKitError) -> GPXEvent? {
         while true {
             if eventIndex < core.events.count {

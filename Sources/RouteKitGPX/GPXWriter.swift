@@ -30,7 +30,7 @@ extension GPXEventWriter {
 ///
 /// GPX 1.1 orders a file as metadata, waypoints, routes, tracks, extensions. Events must come in that order
 /// (``GPXDocument/events(batchSize:)`` does); a waypoint or route after a track throws
-/// ``RouteKitError/Code/invalidArgument``. `routekit convert` reads a file twice when it needs to reorder.
+/// `RouteKitError.Code.invalidArgument`. `routekit convert` reads a file twice when it needs to reorder.
 public struct GPXWriter: GPXEventWriter {
     private let out: OutputSink
     private var state: State = .start

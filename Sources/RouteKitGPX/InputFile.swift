@@ -28,7 +28,7 @@ public enum InputFile {
     public static let defaultLimit = 512 << 20
 
     /// The format of the file at `path`, from its first bytes (decompressed when it is gzip).
-    /// - Throws: ``RouteKitError/Code/io`` when it cannot be read, ``RouteKitError/Code/compression`` for
+    /// - Throws: `RouteKitError.Code.io` when it cannot be read, `RouteKitError.Code.compression` for
     ///   corrupt gzip.
     public static func format(of path: String) throws(RouteKitError) -> Format {
         let head = try contents(of: path, limit: headSize, stopAtLimit: true).bytes
@@ -121,10 +121,12 @@ public enum InputFile {
 
     /// The file's bytes, decompressed when it is gzip (with `gzip` true).
     /// - Parameters:
-    ///   - limit: the most bytes returned; past it the read fails with ``RouteKitError/Code/io`` (or stops, with
+    ///   - path: the file.
+    ///   - limit: the most bytes returned; past it the read fails with `RouteKitError.Code.io` (or stops, with
     ///     `stopAtLimit`).
-    /// - Throws: ``RouteKitError/Code/io`` when the file cannot be read or is larger than `limit`,
-    ///   ``RouteKitError/Code/compression`` for corrupt or truncated gzip.
+    ///   - stopAtLimit: return the first `limit` bytes instead of failing.
+    /// - Throws: `RouteKitError.Code.io` when the file cannot be read or is larger than `limit`,
+    ///   `RouteKitError.Code.compression` for corrupt or truncated gzip.
     public static func contents(of path: String, limit: Int = defaultLimit, stopAtLimit: Bool = false)
         throws(RouteKitError) -> (bytes: [UInt8], gzip: Bool)
     {
@@ -193,7 +195,7 @@ public enum InputFile {
     }
 
     /// Decompresses gzip held in memory (an archive's `.gz` entry).
-    /// - Throws: ``RouteKitError/Code/compression`` for corrupt or truncated data or more than `limit` bytes out.
+    /// - Throws: `RouteKitError.Code.compression` for corrupt or truncated data or more than `limit` bytes out.
     public static func gunzip(_ bytes: [UInt8], name: String, limit: Int = defaultLimit) throws(RouteKitError)
         -> [UInt8]
     {

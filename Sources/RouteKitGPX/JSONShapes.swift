@@ -102,9 +102,9 @@ public struct ChangeSetJSON: Codable, Hashable, Sendable {
 /// The `error` object of the JSON shapes: code, message, and where in the input (line and column for text, a byte
 /// offset for binary formats).
 public struct ErrorJSON: Codable, Hashable, Sendable {
-    /// The error's code (``RouteKitError/Code``).
+    /// The error's code (`RouteKitError.Code`).
     public var code: String
-    /// What went wrong (never coordinates: see ``RouteKitError/privateDetail``).
+    /// What went wrong (never coordinates: see `RouteKitError.privateDetail`).
     public var message: String
     /// The 1-based line, or `null`.
     public var line: Int?

@@ -12,7 +12,7 @@ public import RouteKit
 /// ``HealthXMLScanner`` reads `export.xml` through one, so it never needs the whole document.
 public protocol HealthByteStream: AnyObject {
     /// Reads up to `buffer.count` bytes into `buffer`; returns how many, 0 at the end.
-    /// - Throws: ``RouteKitError/Code/io`` when reading fails.
+    /// - Throws: `RouteKitError.Code.io` when reading fails.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
 }
 
@@ -27,7 +27,7 @@ public final class FileByteStream: HealthByteStream {
     private let path: String
 
     /// Opens `path`, to be read from byte `offset`.
-    /// - Throws: ``RouteKitError/Code/io`` when it cannot be opened or is a folder.
+    /// - Throws: `RouteKitError.Code.io` when it cannot be opened or is a folder.
     public init(path: String, offset: Int = 0) throws(RouteKitError) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {

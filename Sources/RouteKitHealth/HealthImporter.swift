@@ -18,7 +18,7 @@ public protocol HealthExportFiles {
     /// needs). The default reads from the start and drops `offset` bytes.
     func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream
     /// The bytes of a file of the export, by its path relative to the export's root (`workout-routes/x.gpx`).
-    /// - Throws: ``RouteKitError/Code/io`` when it is missing or unreadable.
+    /// - Throws: `RouteKitError.Code.io` when it is missing or unreadable.
     func contents(of path: String) throws(RouteKitError) -> [UInt8]
     /// How a file of the export is named in results.
     func label(_ path: String) -> String
@@ -140,7 +140,7 @@ public struct HealthImportSummary: Sendable, Hashable {
 ///   other units are counted, not converted.
 /// - **Effort scores** (`…WorkoutEffortScore`, manual, over `…EstimatedWorkoutEffortScore`), nested in a workout or
 ///   top-level, matched by time overlap (the same source preferred), are related with
-///   ``RouteStore/relateEffort(_:)``.
+///   `RouteStore.relateEffort(_:)`.
 /// - **Not imported:** other records (counted by type in ``HealthImportSummary``), `Me`, `ActivitySummary`,
 ///   `Correlation`, clinical records, audiograms, prescriptions, ECGs.
 /// - **Again:** importing the same export again changes nothing; a newer export adds only what is new.
@@ -189,7 +189,10 @@ public final class HealthImporter {
 
     /// Imports an export: one result per workout (named by its route file, or `export.xml#workout-N`), then one
     /// for `export.xml` itself with what was not imported. Never throws: failures are in the results.
-    /// - Parameter progress: the fraction of the work done (both passes over `export.xml`), now and then.
+    /// - Parameters:
+    ///   - files: the export's `export.xml` and route files.
+    ///   - progress: the fraction of the work done (both passes over `export.xml`), now and then.
+    ///   - each: called with each result as soon as it is known.
     public func importExport(
         _ files: any HealthExportFiles, progress: ((Double) -> Void)? = nil, each: (GPXImportResult) -> Void
     ) async -> HealthImportSummary {

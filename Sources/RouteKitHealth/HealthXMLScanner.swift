@@ -22,7 +22,7 @@ public import RouteKit
 ///   iOS 16 DTD (an unclosed `ATTLIST`, stray control characters) does not matter.
 /// - **Checked**: tags nest and close properly, attribute syntax, references. Several top-level elements (a
 ///   fragment of an export) are accepted. The encoding is taken to be UTF-8.
-/// - **Errors** are ``RouteKitError/Code/malformedXML`` with the file, line and column; they never quote the
+/// - **Errors** are `RouteKitError.Code.malformedXML` with the file, line and column; they never quote the
 ///   document's content.
 public final class HealthXMLScanner {
     /// What ``next()`` found.
@@ -71,6 +71,8 @@ public final class HealthXMLScanner {
 
     /// A scanner over `stream`.
     /// - Parameters:
+    ///   - stream: where the document's bytes come from.
+    ///   - fileName: the name errors give for the document.
     ///   - chunkSize: bytes asked of the stream at a time.
     ///   - maxMarkup: the largest single tag accepted (a longer one is an error, not unbounded memory).
     ///   - startOffset: where in the document `stream` starts (a second pass over part of it); offsets count from
@@ -178,7 +180,7 @@ public final class HealthXMLScanner {
     // MARK: Scanning
 
     /// The next start or end tag, `nil` at the end of the document.
-    /// - Throws: ``RouteKitError/Code/malformedXML`` with file, line and column; ``RouteKitError/Code/io``.
+    /// - Throws: `RouteKitError.Code.malformedXML` with file, line and column; `RouteKitError.Code.io`.
     public func next() throws(RouteKitError) -> Event? {
         if pendingEnd {
             pendingEnd = false

@@ -41,7 +41,7 @@ public final class ZipArchive {
     }
 
     /// Opens an archive file.
-    /// - Throws: ``RouteKitError/Code/compression`` when it is not a readable zip archive.
+    /// - Throws: `RouteKitError.Code.compression` when it is not a readable zip archive.
     public convenience init(path: String, limits: ArchiveLimits = ArchiveLimits()) throws(RouteKitError) {
         let archive: Archive
         do {
@@ -88,8 +88,8 @@ public final class ZipArchive {
     public func contains(_ path: String) -> Bool { entries[path] != nil }
 
     /// An entry's bytes, decompressed, its CRC checked.
-    /// - Throws: ``RouteKitError/Code/notFound`` for a path the archive does not hold,
-    ///   ``RouteKitError/Code/compression`` for a corrupt entry or one past the limits (named, with the limit).
+    /// - Throws: `RouteKitError.Code.notFound` for a path the archive does not hold,
+    ///   `RouteKitError.Code.compression` for a corrupt entry or one past the limits (named, with the limit).
     public func contents(of path: String) throws(RouteKitError) -> [UInt8] {
         let label = "\(name)!\(path)"
         guard let entry = entries[path] else {

@@ -10,7 +10,7 @@ import RouteKitTCX
 /// archive or a folder with `activities.csv`) is imported activity by activity with the names and types of its
 /// index.
 ///
-/// Each input gives one ``GPXImportResult`` (an archive one per entry, named `archive.zip!path/in/archive`),
+/// Each input gives one `GPXImportResult` (an archive one per entry, named `archive.zip!path/in/archive`),
 /// handed to `each` as it finishes.
 public final class RouteImporter {
     /// The store written to.

@@ -68,7 +68,7 @@ public enum StravaIndex {
     ]
 
     /// The rows, with warnings for a person.
-    /// - Throws: ``RouteKitError/Code/invalidValue`` when the file is not a Strava activity index.
+    /// - Throws: `RouteKitError.Code.invalidValue` when the file is not a Strava activity index.
     public static func parse(_ text: String, name: String) throws(RouteKitError) -> ([StravaActivity], [String]) {
         let reader: CSVReader
         do {

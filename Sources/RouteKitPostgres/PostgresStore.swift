@@ -6,15 +6,15 @@
     import PostgresNIO
     @_spi(RouteKitBackend) public import RouteKit
 
-    /// The shared store on PostgreSQL, through postgres-nio: the same ``RouteStore`` semantics as the embedded
+    /// The shared store on PostgreSQL, through postgres-nio: the same `RouteStore` semantics as the embedded
     /// SQLite store, for importers, batch workers and consumers on many machines.
     ///
     /// - **Opening:** `PostgresStore(url: "postgres://user:password@host:5432/database?sslmode=prefer")`. The schema is
     ///   created (or upgraded) when the store opens, under an advisory lock, so several processes may open a new
-    ///   database at once. A database written by a newer RouteKit is refused (``RouteKitError/Code/incompatibleStore``).
+    ///   database at once. A database written by a newer RouteKit is refused (`RouteKitError.Code.incompatibleStore`).
     /// - **Connections:** a pool (``Options/maximumConnections``). A server that cannot be reached gives
-    ///   ``RouteKitError/Code/unavailable``; the pool reconnects by itself, and live updates
-    ///   (``RouteStore/changeUpdates(since:matching:limit:)``) wait and resume from their anchor.
+    ///   `RouteKitError.Code.unavailable`; the pool reconnects by itself, and live updates
+    ///   (`RouteStore.changeUpdates(since:matching:limit:)`) wait and resume from their anchor.
     /// - **Concurrent writers:** every write is one transaction. Writers of the same sync identity are serialised by
     ///   a transaction-scoped advisory lock on the identity, so two importers of one route never both insert it.
     /// - **The change feed in commit order:** see ``PostgresStore`` (ChangeLog.swift in this module).
@@ -53,9 +53,9 @@
         static let channel = "routekit_changes"
 
         /// Opens the store in the database `url` names, creating its schema if needed.
-        /// - Throws: ``RouteKitError/Code/invalidArgument`` for a URL that is not a PostgreSQL URL;
-        ///   ``RouteKitError/Code/unavailable`` when the server cannot be reached; ``RouteKitError/Code/storage``
-        ///   when it refuses (authentication, a missing database); ``RouteKitError/Code/incompatibleStore``.
+        /// - Throws: `RouteKitError.Code.invalidArgument` for a URL that is not a PostgreSQL URL;
+        ///   `RouteKitError.Code.unavailable` when the server cannot be reached; `RouteKitError.Code.storage`
+        ///   when it refuses (authentication, a missing database); `RouteKitError.Code.incompatibleStore`.
         public init(url: String, options: Options = Options()) async throws(RouteKitError) {
             let endpoint = try Endpoint(url: url)
             self.endpoint = endpoint
@@ -949,7 +949,7 @@
             }
         }
 
-        @_spi(RouteKitBackend) public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
+        public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
             -> RouteSample?
         {
             try await read("reading the raw version of \(syncIdentifier)") { tx in

@@ -63,7 +63,7 @@ public struct PipelineConfiguration: Sendable, Hashable, Codable {
     public var stageList: String { stages.map(\.rawValue).joined(separator: ",") }
 }
 
-/// What a run did: the numbers DESIGN.md asks every processed version to record.
+/// What a run did: the numbers every processed version records (<doc:ProcessingPipeline>).
 public struct PipelineMetrics: Sendable, Hashable, Codable {
     /// Locations in.
     public var pointsIn = 0
@@ -97,7 +97,7 @@ public struct PipelineResult: Sendable {
     public var metrics: PipelineMetrics
 }
 
-/// The processing pipeline: outlier removal, smoothing, simplification (DESIGN.md, "Processing pipeline").
+/// The processing pipeline: outlier removal, smoothing, simplification (<doc:ProcessingPipeline>).
 public struct RoutePipeline: Sendable {
     /// Its configuration.
     public let configuration: PipelineConfiguration
@@ -109,9 +109,12 @@ public struct RoutePipeline: Sendable {
 
     /// Runs the stages on one route.
     ///
-    /// - Parameter context: the worker's GEOS context (one per worker, not per call).
-    /// - Throws: ``RouteKitError/Code/invalidLocation`` for an invalid input location (naming its index),
-    ///   ``RouteKitError/Code/invalidArgument`` for bad parameters, ``RouteKitError/Code/geos``.
+    /// - Parameters:
+    ///   - input: the route's locations, in order.
+    ///   - activity: what was done (the outlier stage's speed gate depends on it).
+    ///   - context: the worker's GEOS context (one per worker, not per call).
+    /// - Throws: `RouteKitError.Code.invalidLocation` for an invalid input location (naming its index),
+    ///   `RouteKitError.Code.invalidArgument` for bad parameters, `RouteKitError.Code.geos`.
     public func run(_ input: consuming [Location], activity: ActivityType, context: GEOSContext)
         throws(RouteKitError) -> PipelineResult
     {

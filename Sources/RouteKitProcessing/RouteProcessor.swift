@@ -25,14 +25,14 @@ public struct ProcessOutcome: Sendable, Hashable {
 }
 
 /// Runs the pipeline on stored routes and saves each result as a new version of the same route, on behalf of
-/// its source (DESIGN.md, "Identity" and "Processing pipeline"):
+/// its source (<doc:ProcessingPipeline>):
 ///
 /// - always from the raw version (the original import), never from an already-processed one;
 /// - version = current + 1, with metadata `derivedFrom` (`uuid@version` of the raw input), `pipeline` and
 ///   `pipelineHash`, and the metrics;
 /// - (sync identifier, raw version, parameter hash) is the idempotency key: a second run with the same
 ///   parameters saves nothing;
-/// - each route is claimed for the time it is processed (``RouteStore/claimWork(key:holder:seconds:)``), so
+/// - each route is claimed for the time it is processed (`RouteStore.claimWork(key:holder:seconds:)`), so
 ///   workers in several processes or on several machines never double up, and a dead worker's claim expires;
 /// - the new version is saved whole, with the claim given up, in one transaction: a worker killed before it
 ///   leaves nothing behind, and the next run recomputes.
@@ -57,7 +57,7 @@ public final class RouteProcessor {
     }
 
     /// Processes one route.
-    /// - Throws: ``RouteKitError/Code/notFound`` for an unknown route, ``RouteKitError/Code/invalidArgument``
+    /// - Throws: `RouteKitError.Code.notFound` for an unknown route, `RouteKitError.Code.invalidArgument`
     ///   naming the current version when the route is not current; store and GEOS errors.
     public func process(_ id: UUID, context: GEOSContext) async throws(RouteKitError) -> ProcessOutcome {
         guard let outcome = await process([id], context: context).first else {
@@ -73,10 +73,13 @@ public final class RouteProcessor {
     }
 
     /// Processes several routes one after the other, claiming all of them first in one short transaction
-    /// (``RouteStore/claimWork(keys:holder:seconds:)``): a batch worker pays for one claim per batch, not one per
+    /// (`RouteStore.claimWork(keys:holder:seconds:)`): a batch worker pays for one claim per batch, not one per
     /// route. Keep batches small enough that the last route starts well within the lease.
     ///
-    /// - Parameter each: called with each route's index and result as soon as it is known (for progress).
+    /// - Parameters:
+    ///   - ids: the routes, each the current version of its sync identifier.
+    ///   - context: the worker's GEOS context.
+    ///   - each: called with each route's index and result as soon as it is known (for progress).
     /// - Returns: one result per id, in order; an error for one route does not stop the others.
     @discardableResult
     public func process(

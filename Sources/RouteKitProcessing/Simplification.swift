@@ -30,8 +30,8 @@ public struct SimplificationOptions: Sendable, Hashable, Codable {
 /// exactly in that projection, and within its scale error (about tan(latitude) × the chunk's half-height in
 /// radians: a few parts in ten thousand for a chunk 5 km high) in any other.
 ///
-/// - Throws: ``RouteKitError/Code/invalidArgument`` for a tolerance that is not finite and ≥ 0 or a chunk size
-///   below 3; ``RouteKitError/Code/geos`` if GEOS fails.
+/// - Throws: `RouteKitError.Code.invalidArgument` for a tolerance that is not finite and ≥ 0 or a chunk size
+///   below 3; `RouteKitError.Code.geos` if GEOS fails.
 public func simplifyIndices(_ locations: [Location], options: SimplificationOptions, context: GEOSContext)
     throws(RouteKitError) -> SimplifiedIndices
 {

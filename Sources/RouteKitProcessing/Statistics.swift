@@ -58,7 +58,7 @@ public struct Zones: Sendable, Hashable, Codable {
     public let lowerBounds: [Double]
 
     /// Zones from their lower bounds.
-    /// - Throws: ``RouteKitError/Code/invalidArgument`` unless there are 3 to 9, the first is 0, and they
+    /// - Throws: `RouteKitError.Code.invalidArgument` unless there are 3 to 9, the first is 0, and they
     ///   increase strictly (the message names the bound at fault).
     public init(lowerBounds: [Double]) throws(RouteKitError) {
         guard (3...9).contains(lowerBounds.count) else {
@@ -430,7 +430,7 @@ public struct StatisticsAccumulator {
         return stats
     }
 
-    /// Time in another zone configuration, from the same samples over the same moving time (after ``finish``):
+    /// Time in another zone configuration, from the same samples over the same moving time (after ``finish(heartRate:cadence:zones:power:powerZones:)``):
     /// workouts bucketed with different zones can be compared. The zones' times add up to the same total.
     public func timeInZones(_ samples: [QuantitySample], zones: Zones) -> [ZoneTime] {
         var seconds = [Double](repeating: 0, count: zones.lowerBounds.count)

@@ -27,7 +27,9 @@ public struct WorkoutStatisticsRequest: Sendable, Hashable {
 
 extension Zones {
     /// Zones from their lower bounds written as numbers separated by commas (`0,120,140,160,175`).
-    /// - Parameter name: how the text is called in an error (`--zones`, `'zones'`).
+    /// - Parameters:
+    ///   - text: the lower bounds (`0,120,140,160,175`).
+    ///   - name: how the text is called in an error (`--zones`, `'zones'`).
     public init(parsing text: String, name: String) throws(RouteKitError) {
         let bounds = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard !bounds.isEmpty, bounds.allSatisfy({ $0 != nil }) else {
@@ -108,8 +110,11 @@ public enum WorkoutStatistics {
     /// The statistics of a route version, or of a workout: its current route's raw version (the recording as
     /// imported), so that smoothing, simplification and privacy zones never change a workout's numbers.
     ///
-    /// - Parameter id: a route's or a workout's uuid.
-    /// - Throws: ``RouteKitError/Code/notFound`` when it is neither.
+    /// - Parameters:
+    ///   - store: the store to read.
+    ///   - id: a route's or a workout's uuid.
+    ///   - request: the heart-rate and power zones to use (a maximum heart rate, an age, zones, an FTP).
+    /// - Throws: `RouteKitError.Code.notFound` when it is neither.
     public static func compute(
         store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest = WorkoutStatisticsRequest()
     ) async throws -> WorkoutStatisticsReport {

@@ -2,7 +2,7 @@ public import RouteKit
 import RouteKitProcessing
 
 /// A route's locations kept as the columns a picture needs (about 48 bytes a location, against about 100 for a
-/// ``Location``): position, altitude, time, speed and the distance along the route. Fed batch by batch from a
+/// `Location`): position, altitude, time, speed and the distance along the route. Fed batch by batch from a
 /// route query or a file.
 public struct RenderTrack: Sendable {
     public private(set) var latitude: [Double] = []

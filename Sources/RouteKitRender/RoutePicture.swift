@@ -77,7 +77,7 @@ public struct RoutePictureInput: Sendable {
     public var power: [QuantitySample]
     /// Heart-rate zones: bands behind the heart-rate profile.
     public var zones: Zones?
-    /// Time in each heart-rate zone (``StatisticsAccumulator/timeInZones(_:zones:)``): the time-in-zone bar.
+    /// Time in each heart-rate zone (`StatisticsAccumulator.timeInZones(_:zones:)`): the time-in-zone bar.
     public var zoneTimes: [ZoneTime]?
     /// What processing did, for the caption.
     public var processing: ProcessingNumbers?

@@ -9,9 +9,11 @@ extension RoutePictureInput {
     /// in each (from `maximumHeartRate`, else the observed maximum, as `routekit stats` does).
     ///
     /// - Parameters:
+    ///   - store: the store to read.
     ///   - route: the route version to draw (a current one, usually).
-    ///   - raw: draw the raw recording of a processed route (faint under it; the profiles come from it).
-    ///   - current: draw `route` itself; with `raw` only, the raw recording is drawn alone.
+    ///   - drawRaw: draw the raw recording of a processed route (faint under it; the profiles come from it).
+    ///   - drawCurrent: draw `route` itself; with `raw` only, the raw recording is drawn alone.
+    ///   - maximumHeartRate: the maximum heart rate the zones come from (else the observed maximum).
     public static func load(
         from store: any RouteStore, route: RouteSample, raw drawRaw: Bool = true, current drawCurrent: Bool = true,
         maximumHeartRate: Double? = nil

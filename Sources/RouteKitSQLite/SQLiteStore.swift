@@ -10,7 +10,7 @@ import GRDB
 /// - **Several processes** may open the same file: writes take SQLite's write lock at their start
 ///   (`BEGIN IMMEDIATE`) and wait up to ``Options/busyTimeout`` for it.
 /// - **Migrations:** a store written by an older RouteKit is upgraded when opened; one written by a newer
-///   RouteKit is refused with ``RouteKitError/Code/incompatibleStore``.
+///   RouteKit is refused with `RouteKitError.Code.incompatibleStore`.
 /// - **Reads are consistent:** a route query reads from a snapshot, so a route replaced mid-read is read whole.
 public final class SQLiteStore: RouteStore {
     /// When a write counts as done.
@@ -61,8 +61,8 @@ public final class SQLiteStore: RouteStore {
     let readsOnCallingThread: Bool
 
     /// Opens the store at `path`, creating it (and its folder) if needed.
-    /// - Throws: ``RouteKitError/Code/storage`` when the file cannot be opened or is not SQLite;
-    ///   ``RouteKitError/Code/incompatibleStore`` when a newer RouteKit wrote it.
+    /// - Throws: `RouteKitError.Code.storage` when the file cannot be opened or is not SQLite;
+    ///   `RouteKitError.Code.incompatibleStore` when a newer RouteKit wrote it.
     public init(path: String, options: Options = Options()) throws(RouteKitError) {
         self.path = path
         self.writesOnCallingThread = options.writesOnCallingThread
@@ -804,7 +804,7 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    @_spi(RouteKitBackend) public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
+    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
         -> RouteSample?
     {
         try await read("reading the raw version of \(syncIdentifier)") { db in

@@ -6,7 +6,7 @@
     public import RouteKit
 
     /// An RFC 9457 problem: every error the server answers, as `application/problem+json` with a stable `type`
-    /// (`urn:routekit:problem:<name>`). Its text comes from ``RouteKitError/message``, which never holds
+    /// (`urn:routekit:problem:<name>`). Its text comes from `RouteKitError.message`, which never holds
     /// coordinates, and never carries a token.
     public struct Problem: Error, HTTPResponseError, Sendable {
         /// The status.

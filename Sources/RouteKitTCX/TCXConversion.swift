@@ -9,7 +9,7 @@ extension TCXDocument {
     ///   and power. Trackpoints without a position cannot be GPX points and are counted in a warning.
     /// - Each course becomes one `<rte>` of its positioned trackpoints, its course points `<wpt>`s (written
     ///   first, as GPX 1.1 orders them).
-    /// - The parser's warnings come first, as ``GPXEvent/warning(_:)`` events.
+    /// - The parser's warnings come first, as `GPXEvent.warning(_:)` events.
     /// - Throws: what `emit` throws.
     public func gpxEvents(_ emit: (GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) {
         var document = GPXDocumentInfo(version: "1.1", creator: "RouteKit (from TCX)")

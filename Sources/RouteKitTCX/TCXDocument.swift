@@ -140,8 +140,8 @@ public struct TCXDocument: Sendable, Hashable {
     ///
     /// Spaces, tabs, line breaks or a UTF-8 byte order mark before `<?xml` (Strava writes spaces there, which
     /// makes the file invalid XML) are skipped with a warning.
-    /// - Throws: ``RouteKitError/Code/malformedXML`` with the line and column for XML that is not well-formed;
-    ///   ``RouteKitError/Code/invalidTCX`` when the root element is not `TrainingCenterDatabase`. Messages never
+    /// - Throws: `RouteKitError.Code.malformedXML` with the line and column for XML that is not well-formed;
+    ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`. Messages never
     ///   contain the file's content.
     public static func parse(_ bytes: [UInt8]) throws(RouteKitError) -> TCXDocument {
         var start = 0

@@ -5,7 +5,7 @@ public import RouteKitGPX
 /// Imports TCX (Garmin Training Center Database v2) files, plain or gzip-compressed, into a store.
 ///
 /// - **Activities**: each `Activity` (a `MultiSportSession` holds several) becomes a workout: its `Sport` as
-///   activity type (``RouteKit/ActivityType/init(guessingFrom:)``), its `Id` as start time (else the first lap's
+///   activity type (`ActivityType(guessingFrom:)`), its `Id` as start time (else the first lap's
 ///   start, else the first trackpoint's time), the last trackpoint's time as end. The metadata holds the laps'
 ///   `TotalTimeSeconds`, `DistanceMeters` and `Calories` summed (`totalTimerTime`, `totalDistance`,
 ///   `totalCalories`), the sport as written (`tcxSport`), `Creator/Name` (`tcxCreator`) and `Author/Name`
@@ -41,7 +41,7 @@ public final class TCXImporter {
         self.source = source
     }
 
-    /// Values that win over the file's own for the workouts this importer creates (see ``WorkoutOverrides``).
+    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
     public var workoutOverrides: WorkoutOverrides?
 
     private func makeGPXImporter() -> GPXImporter {

@@ -137,7 +137,7 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     @_spi(RouteKitBackend) public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
         try await base.releaseWork(key: key, holder: holder)
     }
-    @_spi(RouteKitBackend) public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
+    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
         -> RouteSample?
     {
         try await base.rawRoute(source: source, syncIdentifier: syncIdentifier)

@@ -1,7 +1,8 @@
 import Foundation
 import RouteKit
 
-/// The change-feed part of the conformance suite (DESIGN.md, "Anchored change feed").
+/// The change-feed part of the conformance suite: the rules of the article "The change feed and anchors"
+/// (Sources/RouteKit/Documentation.docc/TailingChanges.md).
 public enum FeedConformance {
     /// Every feed check.
     public static let checks: [ConformanceCheck] = [

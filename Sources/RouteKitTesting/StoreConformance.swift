@@ -17,8 +17,9 @@ public struct ConformanceCheck: Sendable, CustomStringConvertible {
     public var description: String { name }
 }
 
-/// The store conformance suite: the semantics of DESIGN.md ("Identity", "Workouts and routes", "Route builder",
-/// "Route query") as checks that every ``RouteStore`` backend runs, each against a fresh store:
+/// The store conformance suite: the semantics of the articles "Identity and versions" and "Storage backends"
+/// (Sources/RouteKit/Documentation.docc) as checks that every ``RouteStore`` backend runs, each against a fresh
+/// store:
 ///
 /// ```swift
 /// @Test(arguments: StoreConformance.checks)

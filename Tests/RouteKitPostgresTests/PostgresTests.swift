@@ -53,7 +53,7 @@ import Testing
         /// What a follower has seen, checked as it goes: no repeats (a route added twice, or deleted twice) and, at
         /// the end, no gaps (the same current routes as the store). A deletion of a route it never received is
         /// allowed: a route's "added" row lives only while the route is current, so a route added and replaced
-        /// between two reads is seen only as deleted (consumers apply deletions idempotently; DESIGN.md). It
+        /// between two reads is seen only as deleted (consumers apply deletions idempotently: TailingChanges.md). It
         /// happened in about 1 run in 8.
         actor Follower {
             var current: [UUID: RouteSample] = [:]
