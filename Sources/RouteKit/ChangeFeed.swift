@@ -299,7 +299,7 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
 }
 
 /// Counts commits that recorded changes in this process, and wakes waiters at once when one happens: what a
-/// backend's ``CommitWaiter`` waits on. For store backends.
+/// backend's `CommitWaiter` waits on. For store backends.
 package final class CommitSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var generation: UInt64 = 0

@@ -1,5 +1,5 @@
 /// A compact, lossless binary form for a run of quantity samples (heart rate, cadence, power…), in the same
-/// column coding as ``LocationChunk``: times as second deltas plus scaled nanoseconds and their UTC offsets,
+/// column coding as `LocationChunk`: times as second deltas plus scaled nanoseconds and their UTC offsets,
 /// values as delta-coded decimal mantissas when exact (raw `Double`s otherwise).
 @_spi(RouteKitBackend)
 public enum QuantityChunk {

@@ -141,7 +141,7 @@ public final class RouteBuilder {
     ///   - related: quantity samples to store beside the route (attached to the workout on finish).
     ///   - checkpoint: an origin-specific checkpoint of everything acknowledged once this batch is.
     ///   - extras: opaque annotations of this batch (the importer's GPX-only point fields), kept with the route
-    ///     and read back with ``RouteStore/routeChunks(ofRoute:kind:interval:)`` (kind ``ChunkKind/extras``),
+    ///     and read back with `RouteStore.routeChunks(ofRoute:kind:interval:)` (kind `ChunkKind.extras`),
     ///     numbered like the batch's location chunk. Only in insertion order, for a batch of at most
     ///     ``chunkSize`` locations.
     /// - Throws: ``RouteKitError/Code/invalidLocation`` naming the first bad location's index (nothing is

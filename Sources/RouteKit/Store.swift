@@ -82,7 +82,7 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
     /// The sequence number its next chunk takes.
     public var nextSequence: Int
     /// Who holds the builder: only the ``RouteBuilder`` with this claim may add to or finish it. Resuming a
-    /// builder takes a new claim (``RouteStore/claimBuilder(id:expectedLocationCount:previous:claim:)``), so a process
+    /// builder takes a new claim (`RouteStore.claimBuilder(id:expectedLocationCount:previous:claim:)`), so a process
     /// that was presumed dead but is not can no longer write into it.
     public var claim: UUID
 
@@ -108,9 +108,9 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
 /// What a chunk holds.
 @_spi(RouteKitBackend)
 public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
-    /// Locations (``LocationChunk``).
+    /// Locations (`LocationChunk`).
     case locations
-    /// Samples of one quantity type (``QuantityChunk``).
+    /// Samples of one quantity type (`QuantityChunk`).
     case quantity(QuantityType)
     /// Locations being merged into time order while a builder finishes (never read by queries).
     case staging
@@ -227,7 +227,7 @@ package final class ArrayChunkCursor: ChunkCursor {
     }
 }
 
-/// A work claim: what ``RouteStore/claimWork(key:holder:seconds:)`` took.
+/// A work claim: what `RouteStore.claimWork(key:holder:seconds:)` took.
 @_spi(RouteKitBackend)
 public struct WorkClaim: Hashable, Sendable {
     /// The claimed key.
@@ -367,7 +367,7 @@ public protocol RouteStore: AnyObject, Sendable {
     /// Deletes a current route (its kept provenance goes with it).
     /// - Throws: ``RouteKitError/Code/notFound`` or ``RouteKitError/Code/notOwner``.
     func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError)
-    /// The route's chunks of one kind (``ChunkKind/locations`` or ``ChunkKind/extras``) by sequence number,
+    /// The route's chunks of one kind (`ChunkKind.locations` or `ChunkKind.extras`) by sequence number,
     /// from one consistent version, skipping chunks wholly outside `interval`.
     /// - Throws: ``RouteKitError/Code/notFound`` when there is no such route.
     @_spi(RouteKitBackend)
@@ -376,7 +376,7 @@ public protocol RouteStore: AnyObject, Sendable {
 
     // MARK: Series
 
-    /// Appends packed samples (or ``ChunkKind/attachment`` chunks) to a workout, as `source` (the backend
+    /// Appends packed samples (or `ChunkKind.attachment` chunks) to a workout, as `source` (the backend
     /// numbers the chunks after the workout's existing ones; the chunks' own sequence numbers are ignored).
     /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not current.
     @_spi(RouteKitBackend)
@@ -414,7 +414,7 @@ public protocol RouteStore: AnyObject, Sendable {
     /// One of a builder's chunks, `nil` when there is none with that kind and sequence number.
     @_spi(RouteKitBackend)
     func builderChunk(id: UUID, kind: ChunkKind, sequence: Int) async throws(RouteKitError) -> StoredChunk?
-    /// A builder's chunk bounds of one kind (``StoredChunk/bytes`` left empty), by sequence number.
+    /// A builder's chunk bounds of one kind (`StoredChunk.bytes` left empty), by sequence number.
     @_spi(RouteKitBackend)
     func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError) -> [StoredChunk]
     /// One transaction: deletes the builder's location chunks with the given sequence numbers and turns
@@ -440,13 +440,13 @@ public protocol RouteStore: AnyObject, Sendable {
     /// Workers on several machines never double up, and a dead worker's claim expires.
     @_spi(RouteKitBackend)
     func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError) -> Bool
-    /// Claims several keys for `holder` at once, with the rules of ``claimWork(key:holder:seconds:)`` for each,
+    /// Claims several keys for `holder` at once, with the rules of `claimWork(key:holder:seconds:)` for each,
     /// and returns the keys the holder now holds. A backend does it in one transaction: a batch worker then pays
     /// for one short write per batch instead of one per route.
     @_spi(RouteKitBackend)
     func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
     /// Saves a whole route at once, its locations already packed (sequence numbers in route order), with the
-    /// sync semantics of ``finishBuilder(id:claim:route:sequenceOrder:)``, in one transaction that also gives up
+    /// sync semantics of `finishBuilder(id:claim:route:sequenceOrder:)`, in one transaction that also gives up
     /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline): one
     /// transaction instead of a builder's several. An interrupted save leaves nothing behind.
     /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner``.
@@ -458,7 +458,7 @@ public protocol RouteStore: AnyObject, Sendable {
     func releaseWork(key: String, holder: UUID) async throws(RouteKitError)
     /// The raw version of a sync identity: the newest route of it that no pipeline derived (current, or kept as
     /// provenance), `nil` when there is none.
-        func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
+    func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample?
 
     // MARK: Privacy zones
 

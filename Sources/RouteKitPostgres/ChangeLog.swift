@@ -167,17 +167,13 @@
         public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
             async throws(RouteKitError) -> ChangeSet
         {
-            guard limit >= 1 else {
-                throw RouteKitError(.invalidArgument, "the limit must be at least 1, not \(limit)")
-            }
+            try StoreRules.checkLimit(limit)
             return try await read("reading the change feed", snapshot: true) { tx in
                 let state = try await self.feedState(tx)
                 if let anchor {
                     try state.validate(anchor, tokenAtCheckpoint: try await Self.token(tx, endingAt: anchor.checkpoint))
                 }
-                let after = anchor?.position ?? 0
-                // Without an anchor: every current route (the added rows) and no deletion up to now.
-                let horizon = anchor.map { $0.horizon } ?? state.head
+                let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
                 var first = SQL("SELECT * FROM change WHERE ")
                 Self.owed(&first, after: after, horizon: horizon, predicate)
                 first.append(" ORDER BY position LIMIT \(limit)")
@@ -199,46 +195,29 @@
                     hasMore = try await tx.first(more.query) != nil
                     if hasMore { end = txnEnd }
                 }
-                // Deletions first, then additions (within a set no route is both: an added row is removed when its
-                // route stops being current).
-                var deleted: [DeletedRoute] = []
-                var addedIDs: [String] = []
-                for row in rows {
-                    if try row.get("added") as Bool {
-                        addedIDs.append(try row.get("route_uuid"))
-                    } else {
-                        deleted.append(
+                let (deleted, addedIDs) = StoreRules.split(
+                    try rows.map { row throws -> StoreRules.ChangeRow in
+                        if try row.get("added") as Bool { return .added(try row.get("route_uuid")) }
+                        return .deletion(
                             DeletedRoute(
                                 id: try StoredRecord.uuid(row.get("route_uuid")),
                                 source: try StoredRecord.source(row.get("source")),
                                 workoutID: try StoredRecord.uuid(row.get("workout_uuid")),
                                 sync: SyncIdentity(
                                     identifier: try row.get("sync_id"), version: try row.get("sync_version"))))
-                    }
-                }
-                var byID: [String: RouteSample] = [:]
+                    })
+                var found: [String: RouteSample] = [:]
                 if !addedIDs.isEmpty {
                     for r in try await tx.rows("SELECT * FROM route WHERE uuid = ANY(\(addedIDs))") {
-                        byID[try r.get("uuid")] = try Self.route(r)
+                        found[try r.get("uuid")] = try Self.route(r)
                     }
                 }
-                let added = try addedIDs.map { id in
-                    guard let r = byID[id] else {
-                        throw RouteKitError(.storage, "the change log names route \(id), which is not stored")
-                    }
-                    return r
-                }
-                let next: ChangeAnchor
-                if !hasMore {
-                    next = state.headAnchor
-                } else if horizon > end {
-                    // Still paging through a first read: keep its horizon, and its token.
-                    let token = try await Self.token(tx, endingAt: horizon) ?? 0
-                    next = state.anchor(position: end, horizon: horizon, token: token)
-                } else {
-                    next = state.anchor(position: end, token: try await Self.token(tx, endingAt: end) ?? 0)
-                }
-                return ChangeSet(deleted: deleted, added: added, anchor: next, hasMore: hasMore)
+                let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
+                var token: Int64?
+                if let position = choice.tokenPosition { token = try await Self.token(tx, endingAt: position) }
+                return ChangeSet(
+                    deleted: deleted, added: try StoreRules.addedRoutes(addedIDs, found: found),
+                    anchor: choice.anchor(state, token: token), hasMore: hasMore)
             }
         }
 

@@ -228,10 +228,10 @@
                         "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier) FOR UPDATE"
                     ) {
                         let current = try StoredRecord.uuid(row.get("uuid"))
-                        let version: Int64 = try row.get("sync_version")
-                        if version >= sync.version { return .stale(current: current, currentVersion: version) }
+                        outcome = StoreRules.saveOutcome(
+                            saving: workout.id, version: sync.version, current: (current, try row.get("sync_version")))
+                        if case .stale = outcome { return outcome }
                         try await Self.deleteWorkoutRows(tx, Self.key(current))
-                        outcome = .replaced(workout.id, previous: current, previousVersion: version)
                     }
                 }
                 try await tx.run(
@@ -265,9 +265,7 @@
                     let owner = try await tx.value(
                         "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR UPDATE", as: String.self)
                 else { throw RouteKitError(.notFound, "no workout \(id)") }
-                guard owner == source.name else {
-                    throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
-                }
+                try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
                 try await Self.deleteWorkoutRows(tx, Self.key(id))
             }
         }
@@ -364,9 +362,7 @@
                 else { throw RouteKitError(.notFound, "no current route \(id)") }
                 let owner: String = try first.get("source")
                 let syncID: String = try first.get("sync_id")
-                guard owner == source.name else {
-                    throw RouteKitError(.notOwner, "route \(id) belongs to source '\(owner)', not '\(source)'")
-                }
+                try StoreRules.checkOwner(owner, of: "route \(id)", is: source)
                 try await Self.lock(tx, "route\n\(owner)\n\(syncID)")
                 // Read again under the identity's lock: a concurrent writer may have replaced it meanwhile.
                 guard
@@ -447,9 +443,7 @@
                     let owner = try await tx.value(
                         "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR UPDATE", as: String.self)
                 else { throw RouteKitError(.notFound, "no workout \(id)") }
-                guard owner == source.name else {
-                    throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
-                }
+                try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
                 var next = Int(
                     try await tx.value("SELECT MAX(seq) + 1 FROM chunk WHERE container = \(container)", as: Int64.self)
                         ?? 0)
@@ -514,7 +508,7 @@
             }
         }
 
-        /// ``appendToBuilder(id:claim:chunks:progress:metadata:)`` as one prepared statement: the same text every
+        /// `appendToBuilder(id:claim:chunks:progress:metadata:)` as one prepared statement: the same text every
         /// time (the chunks go as arrays), so the server parses and plans it once per connection.
         struct AppendBatch: PostgresPreparedStatement {
             /// Stands for NULL in the time arrays (postgres-nio's arrays carry no NULLs).
@@ -757,9 +751,7 @@
                     throw RouteKitError(
                         .notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
                 }
-                guard owner == source.name else {
-                    throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(owner)', not '\(source)'")
-                }
+                try StoreRules.checkOwner(owner, of: "route builder \(id)", is: source)
                 try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
                 try await tx.run("DELETE FROM chunk WHERE container = \(key)")
             }
@@ -770,20 +762,16 @@
         /// Checks that the workout exists and is the route's source's, and keeps it from being deleted until the
         /// transaction ends.
         static func checkWorkout(_ tx: Transaction, _ route: RouteSample) async throws {
-            guard
-                let workoutSource = try await tx.value(
-                    "SELECT source FROM workout WHERE uuid = \(key(route.workoutID)) FOR SHARE", as: String.self)
-            else { throw RouteKitError(.notFound, "workout \(route.workoutID) is not saved") }
-            guard workoutSource == route.source.name else {
-                throw RouteKitError(
-                    .notOwner, "workout \(route.workoutID) belongs to source '\(workoutSource)', not '\(route.source)'")
-            }
+            try StoreRules.checkWorkout(
+                await tx.value(
+                    "SELECT source FROM workout WHERE uuid = \(key(route.workoutID)) FOR SHARE", as: String.self),
+                for: route)
         }
 
         /// The sync semantics for a route about to be inserted (under the identity's lock): `.stale` (nothing
         /// changed), or the current version deleted (kept as provenance when it was raw and the new one is derived)
         /// and `.replaced`, or `.inserted`.
-        static func replaceCurrent(_ tx: Transaction, _ route: RouteSample, derived: Bool) async throws -> SaveOutcome {
+        static func replaceCurrent(_ tx: Transaction, _ route: RouteSample) async throws -> SaveOutcome {
             let source = route.source.name
             let syncID = route.sync.identifier
             try await lock(tx, "route\n\(source)\n\(syncID)")
@@ -792,24 +780,24 @@
                     "SELECT * FROM route WHERE source = \(source) AND sync_id = \(syncID) AND current FOR UPDATE")
             else { return .inserted(route.id) }
             let current = try StoredRecord.uuid(row.get("uuid"))
-            let version: Int64 = try row.get("sync_version")
-            if version >= route.sync.version { return .stale(current: current, currentVersion: version) }
+            let outcome = StoreRules.saveOutcome(
+                saving: route.id, version: route.sync.version, current: (current, try row.get("sync_version")))
+            if case .stale = outcome { return outcome }
             try await recordDeletion(tx, row)
-            let wasRaw: Bool = try row.get("raw")
-            if wasRaw && derived {
+            if StoreRules.keepsReplaced(replacedWasRaw: try row.get("raw"), replacement: route) {
                 try await tx.run("UPDATE route SET current = FALSE WHERE uuid = \(key(current))")
             } else {
                 try await tx.run("DELETE FROM route WHERE uuid = \(key(current))")
                 try await dropContainerIfUnused(tx, row.get("container"))
             }
-            if !derived {
+            if StoreRules.dropsKeptProvenance(replacement: route) {
                 // A new raw version: older kept provenance of this identity is no longer the raw one.
                 let old = try await tx.rows(
                     "DELETE FROM route WHERE source = \(source) AND sync_id = \(syncID) AND NOT current RETURNING container"
                 ).map { try $0.get("container") as String }
                 for c in old { try await dropContainerIfUnused(tx, c) }
             }
-            return .replaced(route.id, previous: current, previousVersion: version)
+            return outcome
         }
 
         /// Inserts the route row and records its addition in the change log.
@@ -833,13 +821,11 @@
             async throws(RouteKitError) -> SaveOutcome
         {
             let body = try StoredRecord.body(of: route)
-            guard chunks.allSatisfy({ $0.kind == .locations || $0.kind == .extras }) else {
-                throw RouteKitError(.invalidArgument, "a saved route's chunks are locations (and extras)")
-            }
-            let derived = route.metadata[MetadataKey.derivedFrom] != nil
+            try StoreRules.checkRouteChunks(chunks)
+            let derived = StoreRules.isDerived(route)
             return try await write("saving route \(route.id)") { tx in
                 try await Self.checkWorkout(tx, route)
-                let outcome = try await Self.replaceCurrent(tx, route, derived: derived)
+                let outcome = try await Self.replaceCurrent(tx, route)
                 if case .stale = outcome {
                 } else {
                     let container = Self.key(route.id)
@@ -860,7 +846,7 @@
             async throws(RouteKitError) -> SaveOutcome
         {
             let body = try StoredRecord.body(of: route)
-            let derived = route.metadata[MetadataKey.derivedFrom] != nil
+            let derived = StoreRules.isDerived(route)
             let key = Self.key(id)
             return try await write("finishing route builder \(id)") { tx in
                 guard
@@ -870,12 +856,10 @@
                     throw RouteKitError(
                         .notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
                 }
-                guard builderSource == route.source.name else {
-                    throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(builderSource)'")
-                }
+                try StoreRules.checkOwner(builderSource, of: "route builder \(id)", is: route.source)
                 try await Self.checkClaim(tx, key, claim)
                 try await Self.checkWorkout(tx, route)
-                let outcome = try await Self.replaceCurrent(tx, route, derived: derived)
+                let outcome = try await Self.replaceCurrent(tx, route)
                 if case .stale = outcome {
                     try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
                     try await tx.run("DELETE FROM chunk WHERE container = \(key)")
@@ -1018,9 +1002,7 @@
                     let owner = try await tx.value(
                         "SELECT source FROM effort WHERE uuid = \(Self.key(id))", as: String.self)
                 else { throw RouteKitError(.notFound, "no effort score \(id)") }
-                guard owner == source.name else {
-                    throw RouteKitError(.notOwner, "effort score \(id) belongs to source '\(owner)', not '\(source)'")
-                }
+                try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
                 try await tx.run("DELETE FROM effort WHERE uuid = \(Self.key(id))")
             }
         }

@@ -122,15 +122,13 @@ extension SQLiteStore {
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {
-        guard limit >= 1 else { throw RouteKitError(.invalidArgument, "the limit must be at least 1, not \(limit)") }
+        try StoreRules.checkLimit(limit)
         return try await read("reading the change feed") { db in
             let state = try self.feedState(db)
             if let anchor {
                 try state.validate(anchor, tokenAtCheckpoint: try Self.token(db, endingAt: anchor.checkpoint))
             }
-            let after = anchor?.position ?? 0
-            // Without an anchor: every current route (the added rows) and no deletion up to now.
-            let horizon = anchor.map { $0.horizon } ?? state.head
+            let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
             var args: [(any DatabaseValueConvertible)?] = []
             let owed = Self.owedSQL(after: after, horizon: horizon, predicate, &args)
             var rows = try Row.fetchAll(
@@ -158,50 +156,30 @@ extension SQLiteStore {
                     != nil
                 if hasMore { end = txnEnd }
             }
-            // Deletions first, then additions (within a set, no route is both: an added row is removed when its
-            // route stops being current).
-            var deleted: [DeletedRoute] = []
-            var addedIDs: [String] = []
-            for row in rows {
-                let isAdded: Bool = row["added"]
-                if isAdded {
-                    addedIDs.append(row["route_uuid"])
-                } else {
-                    deleted.append(
+            let (deleted, addedIDs) = StoreRules.split(
+                try rows.map { row throws -> StoreRules.ChangeRow in
+                    if row["added"] { return .added(row["route_uuid"]) }
+                    return .deletion(
                         DeletedRoute(
                             id: try Self.uuid(row["route_uuid"]), source: try Self.source(row["source"]),
                             workoutID: try Self.uuid(row["workout_uuid"]),
                             sync: SyncIdentity(identifier: row["sync_id"], version: row["sync_version"])))
-                }
-            }
-            var added: [RouteSample] = []
-            added.reserveCapacity(addedIDs.count)
+                })
+            var found: [String: RouteSample] = [:]
             var start = 0
             while start < addedIDs.count {
                 let slice = Array(addedIDs[start..<min(start + 500, addedIDs.count)])
-                let found = try Row.fetchAll(
+                let rows = try Row.fetchAll(
                     db, sql: "SELECT * FROM route WHERE uuid IN (\(slice.map { _ in "?" }.joined(separator: ",")))",
                     arguments: StatementArguments(slice))
-                var byID: [String: RouteSample] = [:]
-                for r in found { byID[r["uuid"]] = try Self.route(r) }
-                for id in slice {
-                    guard let r = byID[id] else {
-                        throw RouteKitError(.storage, "the change log names route \(id), which is not stored")
-                    }
-                    added.append(r)
-                }
+                for r in rows { found[r["uuid"]] = try Self.route(r) }
                 start += slice.count
             }
-            let next: ChangeAnchor
-            if !hasMore {
-                next = state.headAnchor
-            } else if horizon > end {
-                // Still paging through a first read: keep its horizon, and its token.
-                next = state.anchor(position: end, horizon: horizon, token: try Self.token(db, endingAt: horizon) ?? 0)
-            } else {
-                next = state.anchor(position: end, token: try Self.token(db, endingAt: end) ?? 0)
-            }
-            return ChangeSet(deleted: deleted, added: added, anchor: next, hasMore: hasMore)
+            let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
+            let token = try choice.tokenPosition.flatMap { position in try Self.token(db, endingAt: position) }
+            return ChangeSet(
+                deleted: deleted, added: try StoreRules.addedRoutes(addedIDs, found: found),
+                anchor: choice.anchor(state, token: token), hasMore: hasMore)
         }
     }
 

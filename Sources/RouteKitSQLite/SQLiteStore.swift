@@ -220,10 +220,10 @@ public final class SQLiteStore: RouteStore {
                     arguments: [workout.source.name, sync.identifier])
                 {
                     let current = try Self.uuid(row["uuid"])
-                    let version: Int64 = row["sync_version"]
-                    if version >= sync.version { return .stale(current: current, currentVersion: version) }
+                    outcome = StoreRules.saveOutcome(
+                        saving: workout.id, version: sync.version, current: (current, row["sync_version"]))
+                    if case .stale = outcome { return outcome }
                     try Self.deleteWorkoutRows(db, Self.key(current))
-                    outcome = .replaced(workout.id, previous: current, previousVersion: version)
                 }
             }
             try db.execute(
@@ -261,9 +261,7 @@ public final class SQLiteStore: RouteStore {
                 let owner = try String.fetchOne(
                     db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no workout \(id)") }
-            guard owner == source.name else {
-                throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
-            }
+            try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
             try Self.deleteWorkoutRows(db, Self.key(id))
         }
     }
@@ -337,9 +335,7 @@ public final class SQLiteStore: RouteStore {
                     db, sql: "SELECT * FROM route WHERE uuid = ? AND current = 1", arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no current route \(id)") }
             let owner: String = row["source"]
-            guard owner == source.name else {
-                throw RouteKitError(.notOwner, "route \(id) belongs to source '\(owner)', not '\(source)'")
-            }
+            try StoreRules.checkOwner(owner, of: "route \(id)", is: source)
             try Self.recordDeletion(db, row)
             let syncID: String = row["sync_id"]
             let containers = try String.fetchAll(
@@ -408,9 +404,7 @@ public final class SQLiteStore: RouteStore {
                 let owner = try String.fetchOne(
                     db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no workout \(id)") }
-            guard owner == source.name else {
-                throw RouteKitError(.notOwner, "workout \(id) belongs to source '\(owner)', not '\(source)'")
-            }
+            try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
             var next =
                 try Int.fetchOne(db, sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?", arguments: [container])
                 ?? 0
@@ -621,36 +615,31 @@ public final class SQLiteStore: RouteStore {
 
     /// Checks that the workout exists and is the route's source's.
     static func checkWorkout(_ db: Database, _ route: RouteSample) throws {
-        guard
-            let workoutSource = try String.fetchOne(
-                db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [key(route.workoutID)])
-        else { throw RouteKitError(.notFound, "workout \(route.workoutID) is not saved") }
-        guard workoutSource == route.source.name else {
-            throw RouteKitError(
-                .notOwner, "workout \(route.workoutID) belongs to source '\(workoutSource)', not '\(route.source)'")
-        }
+        try StoreRules.checkWorkout(
+            String.fetchOne(db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [key(route.workoutID)]),
+            for: route)
     }
 
     /// The sync semantics for a route about to be inserted: `.stale` (nothing changed), or the current version
     /// deleted (kept as provenance when it was raw and the new one is derived) and `.replaced`, or `.inserted`.
-    static func replaceCurrent(_ db: Database, _ route: RouteSample, derived: Bool) throws -> SaveOutcome {
+    static func replaceCurrent(_ db: Database, _ route: RouteSample) throws -> SaveOutcome {
         guard
             let row = try Row.fetchOne(
                 db, sql: "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1",
                 arguments: [route.source.name, route.sync.identifier])
         else { return .inserted(route.id) }
         let current = try uuid(row["uuid"])
-        let version: Int64 = row["sync_version"]
-        if version >= route.sync.version { return .stale(current: current, currentVersion: version) }
+        let outcome = StoreRules.saveOutcome(
+            saving: route.id, version: route.sync.version, current: (current, row["sync_version"]))
+        if case .stale = outcome { return outcome }
         try recordDeletion(db, row)
-        let wasRaw: Bool = row["raw"]
-        if wasRaw && derived {
+        if StoreRules.keepsReplaced(replacedWasRaw: row["raw"], replacement: route) {
             try db.execute(sql: "UPDATE route SET current = 0 WHERE uuid = ?", arguments: [key(current)])
         } else {
             try db.execute(sql: "DELETE FROM route WHERE uuid = ?", arguments: [key(current)])
             try dropContainerIfUnused(db, row["container"])
         }
-        if !derived {
+        if StoreRules.dropsKeptProvenance(replacement: route) {
             // A new raw version: older kept provenance of this identity is no longer the raw one.
             let old = try String.fetchAll(
                 db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0",
@@ -660,7 +649,7 @@ public final class SQLiteStore: RouteStore {
                 arguments: [route.source.name, route.sync.identifier])
             for c in old { try dropContainerIfUnused(db, c) }
         }
-        return .replaced(route.id, previous: current, previousVersion: version)
+        return outcome
     }
 
     /// Inserts the route row and records its addition in the change log.
@@ -687,13 +676,11 @@ public final class SQLiteStore: RouteStore {
         async throws(RouteKitError) -> SaveOutcome
     {
         let body = try StoredRecord.body(of: route)
-        guard chunks.allSatisfy({ $0.kind == .locations || $0.kind == .extras }) else {
-            throw RouteKitError(.invalidArgument, "a saved route's chunks are locations (and extras)")
-        }
-        let derived = route.metadata[MetadataKey.derivedFrom] != nil
+        try StoreRules.checkRouteChunks(chunks)
+        let derived = StoreRules.isDerived(route)
         return try await write("saving route \(route.id)") { db in
             try Self.checkWorkout(db, route)
-            let outcome = try Self.replaceCurrent(db, route, derived: derived)
+            let outcome = try Self.replaceCurrent(db, route)
             if case .inserted = outcome {
             } else if case .replaced = outcome {
             } else {
@@ -720,7 +707,7 @@ public final class SQLiteStore: RouteStore {
         async throws(RouteKitError) -> SaveOutcome
     {
         let body = try StoredRecord.body(of: route)
-        let derived = route.metadata[MetadataKey.derivedFrom] != nil
+        let derived = StoreRules.isDerived(route)
         return try await write("finishing route builder \(id)") { db in
             let key = Self.key(id)
             guard
@@ -729,12 +716,10 @@ public final class SQLiteStore: RouteStore {
             else {
                 throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
             }
-            guard builderSource == route.source.name else {
-                throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(builderSource)'")
-            }
+            try StoreRules.checkOwner(builderSource, of: "route builder \(id)", is: route.source)
             try Self.checkClaim(db, key, claim)
             try Self.checkWorkout(db, route)
-            let outcome = try Self.replaceCurrent(db, route, derived: derived)
+            let outcome = try Self.replaceCurrent(db, route)
             if case .stale = outcome {
                 try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
                 try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
@@ -868,9 +853,7 @@ public final class SQLiteStore: RouteStore {
                 let owner = try String.fetchOne(
                     db, sql: "SELECT source FROM effort WHERE uuid = ?", arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no effort score \(id)") }
-            guard owner == source.name else {
-                throw RouteKitError(.notOwner, "effort score \(id) belongs to source '\(owner)', not '\(source)'")
-            }
+            try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
             try db.execute(sql: "DELETE FROM effort WHERE uuid = ?", arguments: [Self.key(id)])
         }
     }
@@ -896,9 +879,7 @@ public final class SQLiteStore: RouteStore {
             else {
                 throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
             }
-            guard owner == source.name else {
-                throw RouteKitError(.notOwner, "route builder \(id) belongs to source '\(owner)', not '\(source)'")
-            }
+            try StoreRules.checkOwner(owner, of: "route builder \(id)", is: source)
             try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
             try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
         }

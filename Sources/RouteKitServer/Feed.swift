@@ -10,8 +10,8 @@
     import ServiceLifecycle
     import Synchronization
 
-    /// One watcher of the store's commits for the whole server: it waits on the store's ``CommitWaiter`` and wakes
-    /// every long-poll and event stream of this process (through one ``CommitSignal``) when the store's newest
+    /// One watcher of the store's commits for the whole server: it waits on the store's `CommitWaiter` and wakes
+    /// every long-poll and event stream of this process (through one `CommitSignal`) when the store's newest
     /// anchor moves, so that 500 followers cost one watcher, not 500.
     final class FeedHub: Service, Sendable {
         let store: any RouteStore

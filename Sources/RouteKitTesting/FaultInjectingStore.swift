@@ -12,8 +12,8 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     private let failAt: Int
     private var finishFailures: Int
 
-    /// Fails the `failAt`-th call of ``appendToBuilder(id:claim:chunks:progress:metadata:)``, and every later
-    /// one; and the first `finishFailures` calls of ``finishBuilder(id:claim:route:sequenceOrder:)``.
+    /// Fails the `failAt`-th call of `appendToBuilder(id:claim:chunks:progress:metadata:)`, and every later
+    /// one; and the first `finishFailures` calls of `finishBuilder(id:claim:route:sequenceOrder:)`.
     public init(_ base: any RouteStore, failingAppend failAt: Int = .max, failingFinishes finishFailures: Int = 0) {
         self.base = base
         self.failAt = failAt
