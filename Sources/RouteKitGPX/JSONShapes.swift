@@ -17,9 +17,9 @@ public struct RouteJSON: Codable, Hashable, Sendable {
     /// Its sync version.
     public var syncVersion: Int64
     /// The time of its first location (ISO 8601), or `null`.
-    public var start: String?
+    @ExplicitNull public var start: String?
     /// The time of its last location, or `null`.
-    public var end: String?
+    @ExplicitNull public var end: String?
     /// How many locations it holds.
     public var locations: Int
     /// Its metadata.
@@ -36,19 +36,6 @@ public struct RouteJSON: Codable, Hashable, Sendable {
         end = route.end?.iso8601
         locations = route.locationCount
         metadata = route.metadata
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(workout, forKey: .workout)
-        try c.encode(source, forKey: .source)
-        try c.encode(syncIdentifier, forKey: .syncIdentifier)
-        try c.encode(syncVersion, forKey: .syncVersion)
-        try c.encode(start, forKey: .start)
-        try c.encode(end, forKey: .end)
-        try c.encode(locations, forKey: .locations)
-        try c.encode(metadata, forKey: .metadata)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -107,9 +94,9 @@ public struct ErrorJSON: Codable, Hashable, Sendable {
     /// What went wrong (never coordinates: see `RouteKitError.privateDetail`).
     public var message: String
     /// The 1-based line, or `null`.
-    public var line: Int?
+    @ExplicitNull public var line: Int?
     /// The 1-based column, or `null`.
-    public var column: Int?
+    @ExplicitNull public var column: Int?
     /// The byte offset (binary formats), omitted when absent.
     public var byteOffset: Int?
 
@@ -122,16 +109,6 @@ public struct ErrorJSON: Codable, Hashable, Sendable {
         byteOffset = error.byteOffset
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(code, forKey: .code)
-        try c.encode(message, forKey: .message)
-        try c.encode(line, forKey: .line)
-        try c.encode(column, forKey: .column)
-        // Binary formats (FIT) name a byte offset instead of a line and column.
-        try c.encodeIfPresent(byteOffset, forKey: .byteOffset)
-    }
-
     enum CodingKeys: String, CodingKey { case code, message, line, column, byteOffset }
 }
 
@@ -142,16 +119,9 @@ public struct ImportResultJSON: Codable, Hashable, Sendable {
         /// The workout's uuid.
         public var workout: String
         /// The route's uuid, or `null`.
-        public var route: String?
+        @ExplicitNull public var route: String?
         /// The route's locations.
         public var locations: Int
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(workout, forKey: .workout)
-            try c.encode(route, forKey: .route)
-            try c.encode(locations, forKey: .locations)
-        }
 
         enum CodingKeys: String, CodingKey { case workout, route, locations }
     }
@@ -167,7 +137,7 @@ public struct ImportResultJSON: Codable, Hashable, Sendable {
     /// What was dropped or repaired.
     public var warnings: [String]
     /// Why it failed (`partial`, `failed`), or `null`.
-    public var error: ErrorJSON?
+    @ExplicitNull public var error: ErrorJSON?
 
     /// The shape of `result`.
     public init(_ result: GPXImportResult) {
@@ -183,16 +153,6 @@ public struct ImportResultJSON: Codable, Hashable, Sendable {
         error = result.error.map(ErrorJSON.init)
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(file, forKey: .file)
-        try c.encode(status, forKey: .status)
-        try c.encode(routes, forKey: .routes)
-        try c.encode(waypoints, forKey: .waypoints)
-        try c.encode(warnings, forKey: .warnings)
-        try c.encode(error, forKey: .error)
-    }
-
     enum CodingKeys: String, CodingKey { case file, status, routes, waypoints, warnings, error }
 }
 
@@ -205,13 +165,13 @@ public struct WorkoutJSON: Codable, Hashable, Sendable {
     /// The source that wrote it.
     public var source: String
     /// Its sync identifier, or `null`.
-    public var syncIdentifier: String?
+    @ExplicitNull public var syncIdentifier: String?
     /// Its sync version, or `null`.
-    public var syncVersion: Int64?
+    @ExplicitNull public var syncVersion: Int64?
     /// When it started (ISO 8601), or `null`.
-    public var start: String?
+    @ExplicitNull public var start: String?
     /// When it ended, or `null`.
-    public var end: String?
+    @ExplicitNull public var end: String?
     /// Its current routes.
     public var routes: Int
     /// The locations of its current routes.
@@ -231,20 +191,6 @@ public struct WorkoutJSON: Codable, Hashable, Sendable {
         self.routes = routes.count
         locations = routes.reduce(0) { $0 + $1.locationCount }
         metadata = workout.metadata
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(activity, forKey: .activity)
-        try c.encode(source, forKey: .source)
-        try c.encode(syncIdentifier, forKey: .syncIdentifier)
-        try c.encode(syncVersion, forKey: .syncVersion)
-        try c.encode(start, forKey: .start)
-        try c.encode(end, forKey: .end)
-        try c.encode(routes, forKey: .routes)
-        try c.encode(locations, forKey: .locations)
-        try c.encode(metadata, forKey: .metadata)
     }
 
     enum CodingKeys: String, CodingKey {

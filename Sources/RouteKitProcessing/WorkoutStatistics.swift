@@ -58,26 +58,15 @@ public struct WorkoutStatisticsReport: Sendable, Encodable {
     }
 
     struct HeartRate: Encodable {
-        var average: Double?
-        var max: Double?
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(average, forKey: .average)
-            try c.encode(max, forKey: .max)
-        }
+        @ExplicitNull var average: Double?
+        @ExplicitNull var max: Double?
         enum CodingKeys: String, CodingKey { case average, max }
     }
 
     struct Power: Encodable {
-        var average: Double?
-        var max: Double?
-        var ftp: Double?
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(average, forKey: .average)
-            try c.encode(max, forKey: .max)
-            try c.encode(ftp, forKey: .ftp)
-        }
+        @ExplicitNull var average: Double?
+        @ExplicitNull var max: Double?
+        @ExplicitNull var ftp: Double?
         enum CodingKeys: String, CodingKey { case average, max, ftp }
     }
 

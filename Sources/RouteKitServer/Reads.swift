@@ -49,15 +49,8 @@
             }
             struct Body: Encodable {
                 var workouts: [WorkoutJSON]
-                var next: String?
+                @ExplicitNull var next: String?
                 var anchor: String
-
-                func encode(to encoder: any Encoder) throws {
-                    var c = encoder.container(keyedBy: CodingKeys.self)
-                    try c.encode(workouts, forKey: .workouts)
-                    try c.encode(next, forKey: .next)  // null on the last page, not left out
-                    try c.encode(anchor, forKey: .anchor)
-                }
 
                 enum CodingKeys: String, CodingKey { case workouts, next, anchor }
             }

@@ -99,13 +99,8 @@
             let scores = try await store.efforts(ofWorkout: workout.id)
             let effective = EffortScore.effective(scores)
             struct Body: Encodable {
-                var effective: EffortScoreJSON?
+                @ExplicitNull var effective: EffortScoreJSON?
                 var scores: [EffortScoreJSON]
-                func encode(to encoder: any Encoder) throws {
-                    var c = encoder.container(keyedBy: CodingKeys.self)
-                    try c.encode(effective, forKey: .effective)
-                    try c.encode(scores, forKey: .scores)
-                }
                 enum CodingKeys: String, CodingKey { case effective, scores }
             }
             var response = JSONBody.response(

@@ -33,20 +33,10 @@ struct Builders: AsyncParsableCommand {
     struct BuilderJSON: Encodable {
         var uuid: String
         var source: String
-        var origin: BuilderOrigin?
+        @ExplicitNull var origin: BuilderOrigin?
         var locations: Int
         var created: String
         var updated: String
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(uuid, forKey: .uuid)
-            try c.encode(source, forKey: .source)
-            try c.encode(origin, forKey: .origin)
-            try c.encode(locations, forKey: .locations)
-            try c.encode(created, forKey: .created)
-            try c.encode(updated, forKey: .updated)
-        }
         enum CodingKeys: String, CodingKey { case uuid, source, origin, locations, created, updated }
     }
 

@@ -66,15 +66,10 @@ struct Changes: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
+        // An unusable anchor exits 3 (start again without one); any other error 1.
+        try await runReportingErrors(exitCode: { $0.code.isAnchorError ? exitAnchorUnusable : exitInputFailed }) {
             let store = try await storeOptions.open()
-            var interval: ClosedRange<Instant>?
-            if from != nil || to != nil {
-                let lo = try from.map(Locations.time) ?? Instant(seconds: .min)
-                let hi = try to.map(Locations.time) ?? Instant(seconds: .max)
-                guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
-                interval = lo...hi
-            }
+            let interval = try parseTimeRange(from: from, to: to)
             let predicate = ChangePredicate(
                 workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) },
                 syncIdentifier: syncIdentifier, interval: interval)
@@ -103,9 +98,6 @@ struct Changes: AsyncParsableCommand {
             } catch is CancellationError {
                 return
             }
-        } catch let error as RouteKitError {
-            printError("error: \(error)")
-            throw error.code.isAnchorError ? exitAnchorUnusable : exitInputFailed
         }
     }
 }

@@ -160,14 +160,11 @@ struct Import: AsyncParsableCommand {
         // Each file's reader maps megabyte buffers; with glibc's defaults every file maps them afresh and faults
         // their pages in again. Kept in the heap, the next file reuses them.
         if files.count > 1 { BatchAllocator.tuneForBatchProcessing() }
-        let store: any RouteStore
-        let source: Source
-        do {
-            source = try sourceOption.resolved()
-            store = try await storeOptions.open(durability: durability, connections: max(4, jobs + 1))
-        } catch {
-            printError("error: \(error)")
-            throw exitInputFailed
+        let (source, store) = try await runReportingErrors {
+            (
+                try sourceOption.resolved(),
+                try await storeOptions.open(durability: durability, connections: max(4, jobs + 1))
+            )
         }
         let sizes = files.map { f -> Int in
             guard let status = InputFile.status(of: f) else { return 0 }

@@ -59,8 +59,8 @@ struct Inspect: ParsableCommand {
         var status: String
         var format = "gpx"
         var fit: FITReport?
-        var version: String?
-        var creator: String?
+        @ExplicitNull var version: String?
+        @ExplicitNull var creator: String?
         var tracks = 0
         var segments = 0
         var points = 0
@@ -68,35 +68,12 @@ struct Inspect: ParsableCommand {
         var routePoints = 0
         var waypoints = 0
         var pauses = 0
-        var firstTime: String?
-        var lastTime: String?
+        @ExplicitNull var firstTime: String?
+        @ExplicitNull var lastTime: String?
         var timeReversals = 0
         var series: [String: Int] = [:]
         var warnings: [String] = []
-        var error: ErrorJSON?
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(file, forKey: .file)
-            try c.encode(status, forKey: .status)
-            try c.encode(format, forKey: .format)
-            try c.encodeIfPresent(fit, forKey: .fit)
-            try c.encode(version, forKey: .version)
-            try c.encode(creator, forKey: .creator)
-            try c.encode(tracks, forKey: .tracks)
-            try c.encode(segments, forKey: .segments)
-            try c.encode(points, forKey: .points)
-            try c.encode(routes, forKey: .routes)
-            try c.encode(routePoints, forKey: .routePoints)
-            try c.encode(waypoints, forKey: .waypoints)
-            try c.encode(pauses, forKey: .pauses)
-            try c.encode(firstTime, forKey: .firstTime)
-            try c.encode(lastTime, forKey: .lastTime)
-            try c.encode(timeReversals, forKey: .timeReversals)
-            try c.encode(series, forKey: .series)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode(error, forKey: .error)
-        }
+        @ExplicitNull var error: ErrorJSON?
 
         enum CodingKeys: String, CodingKey {
             case file, status, format, fit, version, creator, tracks, segments, points, routes, routePoints, waypoints,

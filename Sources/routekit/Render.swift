@@ -209,8 +209,7 @@ struct Render: AsyncParsableCommand {
 
     func renderHeatmap(size: PictureSize) async throws -> [UInt8] {
         let store = try await storeOptions.open()
-        let lo = try from.map(Locations.time)
-        let hi = try to.map(Locations.time)
+        let range = try parseTimeRange(from: from, to: to)
         let wantedActivity = activity.map { ActivityType(rawValue: $0.lowercased()) }
         let wantedSource = try source.map { name throws(RouteKitError) in try Source(name: name) }
         var routes = try await store.routes(matching: RouteFilter(source: wantedSource))
@@ -221,10 +220,10 @@ struct Render: AsyncParsableCommand {
             }
             routes = routes.filter { activities[$0.workoutID] == wantedActivity }
         }
-        if lo != nil || hi != nil {
+        if let range {
             routes = routes.filter { r in
-                if let lo, let end = (r.end ?? r.start)?.instant, end < lo { return false }
-                if let hi, let start = (r.start ?? r.end)?.instant, start > hi { return false }
+                if let end = (r.end ?? r.start)?.instant, end < range.lowerBound { return false }
+                if let start = (r.start ?? r.end)?.instant, start > range.upperBound { return false }
                 return true
             }
         }

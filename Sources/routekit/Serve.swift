@@ -62,15 +62,11 @@ struct Serve: AsyncParsableCommand {
             }
             var logger = Logger(label: "routekit.serve")
             logger.logLevel = level
-            let store: any RouteStore & TokenStore
-            do {
+            let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore in
                 guard let s = try await storeOptions.open() as? any RouteStore & TokenStore else {
                     throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
                 }
-                store = s
-            } catch {
-                printError("error: \(error)")
-                throw exitInputFailed
+                return s
             }
             var configuration = ServerConfiguration()
             configuration.host = host

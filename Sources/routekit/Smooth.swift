@@ -285,17 +285,15 @@ struct Smooth: AsyncParsableCommand {
     }
 
     func runStore() async throws {
-        let store: any RouteStore
-        let ids: [UUID]
-        let pipeline: RoutePipeline
-        do {
+        let workers = jobs
+        let (store, pipeline, ids) = try await runReportingErrors {
+            () async throws -> (any RouteStore, RoutePipeline, [UUID]) in
             // A batch job: reads and writes on the workers' own threads (see SQLiteStore.Options).
-            store = try await storeOptions.open(onCallingThread: true, connections: jobs + 1)
-            pipeline = RoutePipeline(configuration: try configuration)
-            ids = all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
-        } catch {
-            printError("error: \(error)")
-            throw exitInputFailed
+            let store = try await storeOptions.open(onCallingThread: true, connections: workers + 1)
+            return (
+                store, RoutePipeline(configuration: try configuration),
+                all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
+            )
         }
         let batch = Batch(ids)
         let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count), unit: .items("routes"))

@@ -142,13 +142,7 @@ struct Locations: AsyncParsableCommand {
         try await runReportingErrors {
             let store = try await storeOptions.open()
             let id = try parseUUID(route)
-            var interval: ClosedRange<Instant>?
-            if from != nil || to != nil {
-                let lo = try from.map(Self.time) ?? Instant(seconds: .min)
-                let hi = try to.map(Self.time) ?? Instant(seconds: .max)
-                guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
-                interval = lo...hi
-            }
+            let interval = try parseTimeRange(from: from, to: to)
             let out = OutputSink.standardOutput()
             if !json {
                 try out.writeText(
@@ -173,13 +167,6 @@ struct Locations: AsyncParsableCommand {
             }
             try out.flush()
         }
-    }
-
-    static func time(_ text: String) throws(RouteKitError) -> Instant {
-        guard let t = Timestamp(iso8601: text) else {
-            throw RouteKitError(.invalidArgument, "'\(text)' is not an ISO 8601 time (2024-05-01T06:00:00Z)")
-        }
-        return t.instant
     }
 }
 

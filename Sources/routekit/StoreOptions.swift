@@ -76,14 +76,44 @@ struct SourceOption: ParsableArguments {
 
 extension SQLiteStore.Durability: ExpressibleByArgument {}
 
-/// Runs a store command body, printing a RouteKitError as `error: …` and exiting 1.
-func runReportingErrors(_ body: () async throws -> Void) async throws {
+/// Runs a command's body, printing an error as `error: …` and exiting with `exitCode(error)` for a RouteKitError (1
+/// unless the command says otherwise) and 1 for any other error: the one path from an error to its message and exit
+/// code. An exit the body chose itself (`ExitCode`, `CleanExit`) passes through.
+@discardableResult
+func runReportingErrors<T>(
+    exitCode: (RouteKitError) -> ExitCode = { _ in exitInputFailed }, _ body: () async throws -> T
+) async throws -> T {
     do {
-        try await body()
+        return try await body()
     } catch let error as RouteKitError {
+        printError("error: \(error)")
+        throw exitCode(error)
+    } catch let exit as ExitCode {
+        throw exit
+    } catch let exit as CleanExit {
+        throw exit
+    } catch {
         printError("error: \(error)")
         throw exitInputFailed
     }
+}
+
+/// An ISO 8601 time argument (`--from`, `--to`) as an instant.
+func parseTime(_ text: String) throws(RouteKitError) -> Instant {
+    guard let t = Timestamp(iso8601: text) else {
+        throw RouteKitError(.invalidArgument, "'\(text)' is not an ISO 8601 time (2024-05-01T06:00:00Z)")
+    }
+    return t.instant
+}
+
+/// The interval of `--from` and `--to` (either may be missing: open on that side), `nil` when neither is given.
+/// - Throws: ``RouteKitError/Code/invalidArgument`` for text that is not a time, or `--from` after `--to`.
+func parseTimeRange(from: String?, to: String?) throws(RouteKitError) -> ClosedRange<Instant>? {
+    guard from != nil || to != nil else { return nil }
+    let lo = try from.map(parseTime) ?? Instant(seconds: .min)
+    let hi = try to.map(parseTime) ?? Instant(seconds: .max)
+    guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
+    return lo...hi
 }
 
 /// Parses a uuid argument.

@@ -33,4 +33,27 @@ struct JSONShapesTests {
             #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         }
     }
+
+    @Test("absent values are written as null, never left out; a byte offset only when there is one; null and missing keys read back as nil")
+    func explicitNulls() throws {
+        let source = try Source(name: "phone")
+        let route = RouteSample(
+            workoutID: UUID(), source: source, sync: SyncIdentity(identifier: "r", version: 1), start: nil, end: nil,
+            locationCount: 0)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let routeText = String(decoding: try encoder.encode(RouteJSON(route)), as: UTF8.self)
+        #expect(routeText.contains(#""end":null"#) && routeText.contains(#""start":null"#), "\(routeText)")
+        let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
+        let workoutText = String(decoding: try encoder.encode(WorkoutJSON(workout, routes: [])), as: UTF8.self)
+        #expect(workoutText.contains(#""syncIdentifier":null"#) && workoutText.contains(#""syncVersion":null"#))
+        let error = String(
+            decoding: try encoder.encode(ErrorJSON(RouteKitError(.invalidArgument, "bad"))), as: UTF8.self)
+        #expect(error.contains(#""column":null"#) && error.contains(#""line":null"#), "\(error)")
+        #expect(!error.contains("byteOffset"), "a byte offset is left out when there is none: \(error)")
+        let decoded = try JSONDecoder().decode(ErrorJSON.self, from: Data(#"{"code":"io","message":"m"}"#.utf8))
+        #expect(decoded.line == nil && decoded.column == nil)
+        let back = try JSONDecoder().decode(RouteJSON.self, from: Data(routeText.utf8))
+        #expect(back.start == nil && back.end == nil && back.syncIdentifier == "r")
+    }
 }
