@@ -118,6 +118,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])
+                ),
             ],
             swiftSettings: swiftSettings
         ),
@@ -169,8 +172,10 @@ let package = Package(
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server", "Postgres"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -189,6 +194,10 @@ let package = Package(
             name: "RouteKitPostgresTests",
             dependencies: [
                 "RouteKitPostgres", "RouteKitTesting", "RouteKitGPX", "RouteKitProcessing",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])
+                ),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

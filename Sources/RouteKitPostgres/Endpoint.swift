@@ -18,6 +18,8 @@
         var password: String?
         var database: String?
         var tls: TLSMode
+        /// Where the driver logs (``PostgresStore/Options/logger``).
+        var logger: Logger = PostgresStore.quietLogger
 
         /// The URL without its password.
         var label: String {
@@ -101,7 +103,7 @@
                 host: host, port: port, username: user, password: password, database: database, tls: tls)
             configuration.options.connectTimeout = .seconds(10)
             return try await PostgresConnection.connect(
-                configuration: configuration, id: 0, logger: PostgresStore.logger)
+                configuration: configuration, id: 0, logger: logger)
         }
     }
 #endif

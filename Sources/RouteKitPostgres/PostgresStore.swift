@@ -1,10 +1,11 @@
 #if Postgres
     public import Foundation
-    import Logging
     import NIOCore
     import NIOSSL
     import PostgresNIO
     @_spi(RouteKitBackend) public import RouteKit
+    public import Logging
+    public import ServiceLifecycle
 
     /// The shared store on PostgreSQL, through postgres-nio: the same `RouteStore` semantics as the embedded
     /// SQLite store, for importers, batch workers and consumers on many machines.
@@ -21,18 +22,29 @@
     /// - **TLS:** `sslmode=disable`, `prefer` (the default, as libpq: TLS when the server offers it, unverified),
     ///   `require` (TLS, unverified) or `verify-full` (TLS, certificate and host name verified against the system's
     ///   trust roots).
-    public final class PostgresStore: RouteStore {
+    /// - **Logging:** the driver's log lines go to ``Options/logger`` (quiet by default: only critical ones).
+    /// - **Lifetime:** the pool runs from `init` until ``close()``; as a `Service` (swift-service-lifecycle) in a
+    ///   `ServiceGroup`, ``run()`` returns at graceful shutdown or cancellation and closes it.
+    public final class PostgresStore: RouteStore, Service {
         /// How to open a store.
         public struct Options: Sendable {
             /// Connections the pool opens at most (each process: batch workers and importers use one at a time each).
             public var maximumConnections: Int
             /// How long opening a connection may take.
             public var connectTimeout: Duration
+            /// Where the driver (postgres-nio: the pool, connections, the `LISTEN` connection) logs. The default logs
+            /// only critical events; a server passes its own logger, at its own level. At `debug` and below the
+            /// driver logs statements (their text, never their bound values).
+            public var logger: Logger
 
             /// Creates options.
-            public init(maximumConnections: Int = 8, connectTimeout: Duration = .seconds(10)) {
+            public init(
+                maximumConnections: Int = 8, connectTimeout: Duration = .seconds(10),
+                logger: Logger = PostgresStore.quietLogger
+            ) {
                 self.maximumConnections = maximumConnections
                 self.connectTimeout = connectTimeout
+                self.logger = logger
             }
         }
 
@@ -44,7 +56,8 @@
         let commitSignal = CommitSignal()
         private let runner: Task<Void, Never>
 
-        static let logger: Logger = {
+        /// The default driver logger: `routekit.postgres`, critical events only.
+        public static let quietLogger: Logger = {
             var l = Logger(label: "routekit.postgres")
             l.logLevel = .critical
             return l
@@ -57,7 +70,8 @@
         ///   `RouteKitError.Code.unavailable` when the server cannot be reached; `RouteKitError.Code.storage`
         ///   when it refuses (authentication, a missing database); `RouteKitError.Code.incompatibleStore`.
         public init(url: String, options: Options = Options()) async throws(RouteKitError) {
-            let endpoint = try Endpoint(url: url)
+            var endpoint = try Endpoint(url: url)
+            endpoint.logger = options.logger
             self.endpoint = endpoint
             self.label = endpoint.label
             var configuration = PostgresClient.Configuration(
@@ -65,7 +79,7 @@
                 database: endpoint.database, tls: endpoint.clientTLS)
             configuration.options.maximumConnections = max(1, options.maximumConnections)
             configuration.options.connectTimeout = options.connectTimeout
-            let client = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+            let client = PostgresClient(configuration: configuration, backgroundLogger: options.logger)
             self.client = client
             runner = Task { await client.run() }
             do {
@@ -80,6 +94,15 @@
 
         /// Closes the pool's connections. The store cannot be used afterwards.
         public func close() { runner.cancel() }
+
+        /// Runs as a service: returns at graceful shutdown (or when its task is cancelled), then closes the pool.
+        public func run() async throws {
+            await withTaskCancellationOrGracefulShutdownHandler {
+                await runner.value
+            } onCancelOrGracefulShutdown: { [runner] in
+                runner.cancel()
+            }
+        }
 
         // MARK: Transactions
 
@@ -96,7 +119,7 @@
                 do {
                     result = .success(
                         try await client.withConnection { connection in
-                            let tx = Transaction(connection)
+                            let tx = Transaction(connection, logger: endpoint.logger)
                             try await tx.run("BEGIN")
                             do {
                                 let value = try await body(tx)
@@ -134,7 +157,7 @@
         {
             do {
                 return try await client.withConnection { connection in
-                    let tx = Transaction(connection)
+                    let tx = Transaction(connection, logger: endpoint.logger)
                     guard snapshot else { return try await body(tx) }
                     try await tx.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     do {
@@ -686,7 +709,7 @@
                 checkpoint: progress.checkpoint, metadata: metadataJSON, updated: now, chunks: chunks)
             let updated: Int64
             do {
-                updated = try await client.execute(batch, logger: Self.logger).reduce(0) { $0 + $1 }
+                updated = try await client.execute(batch, logger: endpoint.logger).reduce(0) { $0 + $1 }
             } catch {
                 throw Self.mapError(error, "storing a batch of route builder \(id)")
             }
@@ -1026,19 +1049,23 @@
     /// One connection's statements, inside a transaction or not, and the changes a write transaction recorded.
     final class Transaction: @unchecked Sendable {
         let connection: PostgresConnection
+        let logger: Logger
         /// Changes recorded so far, in order (appended to the log when the transaction seals).
         var changes: [PostgresStore.Change] = []
 
-        init(_ connection: PostgresConnection) { self.connection = connection }
+        init(_ connection: PostgresConnection, logger: Logger) {
+            self.connection = connection
+            self.logger = logger
+        }
 
         /// Runs a statement, discarding its rows.
         func run(_ query: PostgresQuery) async throws {
-            _ = try await connection.query(query, logger: PostgresStore.logger).collect()
+            _ = try await connection.query(query, logger: logger).collect()
         }
 
         /// Every row of a statement.
         func rows(_ query: PostgresQuery) async throws -> [Row] {
-            try await connection.query(query, logger: PostgresStore.logger).collect().map { Row($0.makeRandomAccess()) }
+            try await connection.query(query, logger: logger).collect().map { Row($0.makeRandomAccess()) }
         }
 
         /// The first row, if any.
@@ -1046,7 +1073,7 @@
 
         /// The first column of the first row; `nil` when there is no row or the value is NULL.
         func value<T: PostgresDecodable>(_ query: PostgresQuery, as: T.Type) async throws -> T? {
-            guard let row = try await connection.query(query, logger: PostgresStore.logger).collect().first else {
+            guard let row = try await connection.query(query, logger: logger).collect().first else {
                 return nil
             }
             let cells = row.makeRandomAccess()
@@ -1094,13 +1121,15 @@
         static let wholeReadChunks = 64
         static let group = 8
         private var connection: PostgresConnection?
+        private let logger: Logger
         private let ids: [Int64]
         private var position = 0
         private var ready: [StoredChunk] = []
         private var readyIndex = 0
 
-        private init(connection: PostgresConnection, ids: [Int64]) {
+        private init(connection: PostgresConnection, ids: [Int64], logger: Logger) {
             self.connection = connection
+            self.logger = logger
             self.ids = ids
         }
 
@@ -1110,9 +1139,9 @@
             let connection: PostgresConnection
             do { connection = try await endpoint.connect() } catch { throw PostgresStore.mapError(error, what) }
             do {
-                let tx = Transaction(connection)
+                let tx = Transaction(connection, logger: endpoint.logger)
                 try await tx.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                return SnapshotCursor(connection: connection, ids: try await ids(tx))
+                return SnapshotCursor(connection: connection, ids: try await ids(tx), logger: endpoint.logger)
             } catch {
                 try? await connection.close()
                 throw PostgresStore.mapError(error, what)
@@ -1133,7 +1162,7 @@
             let wanted = Array(ids[position..<min(position + Self.group, ids.count)])
             position += wanted.count
             do {
-                ready = try await PostgresStore.chunks(Transaction(connection), wanted)
+                ready = try await PostgresStore.chunks(Transaction(connection, logger: logger), wanted)
             } catch {
                 close()
                 throw PostgresStore.mapError(error, "reading a chunk")

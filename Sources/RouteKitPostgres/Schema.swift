@@ -164,7 +164,7 @@
                 throw PostgresStore.mapError(error, "opening the store at \(label)")
             }
             do {
-                let tx = Transaction(connection)
+                let tx = Transaction(connection, logger: endpoint.logger)
                 try await tx.run("SELECT pg_advisory_lock(hashtextextended('routekit schema', 0))")
                 // DDL only when needed: a role that may only read and write can open an existing store.
                 if try await tx.value("SELECT to_regclass('routekit_migration') IS NULL", as: Bool.self) == true {

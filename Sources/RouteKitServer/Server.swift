@@ -6,6 +6,7 @@
     import NIOCore
     public import RouteKit
     import RouteKitGPX
+    public import ServiceLifecycle
 
     /// RouteKit's HTTP service (`routekit serve`): upload files, read workouts and routes, and tail the change feed
     /// (one JSON change set, a long-poll, or Server-Sent Events), for holders of API tokens. The contract is the
@@ -95,8 +96,11 @@
         }
 
         /// The application: the router on HTTP/1.1 with the configured address and idle timeout, and the feed's
-        /// commit watcher as a service. `onListening` gets the port once the server listens (useful with port 0).
-        public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in })
+        /// commit watcher as a service, beside `services` (a store that runs as one, such as PostgreSQL's pool, which
+        /// then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0).
+        public func makeApplication(
+            services: [any Service] = [], onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        )
             -> some ApplicationProtocol
         {
             let hub = FeedHub(store: store, logger: logger, metrics: ServerMetrics())
@@ -105,7 +109,7 @@
                 server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "RouteKit"),
-                services: [hub],
+                services: [hub] + services,
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
         }

@@ -6,6 +6,7 @@ import RouteKit
     import Hummingbird
     import Logging
     import RouteKitServer
+    import ServiceLifecycle
 #endif
 
 /// The message for a routekit built without the HTTP service.
@@ -63,7 +64,12 @@ struct Serve: AsyncParsableCommand {
             var logger = Logger(label: "routekit.serve")
             logger.logLevel = level
             let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore in
-                guard let s = try await storeOptions.open() as? any RouteStore & TokenStore else {
+                var driverLogger = logger
+                driverLogger[metadataKey: "component"] = "postgres"
+                guard
+                    let s = try await storeOptions.open(driverLog: Self.driverLog(driverLogger))
+                        as? any RouteStore & TokenStore
+                else {
                     throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
                 }
                 return s
@@ -76,7 +82,8 @@ struct Serve: AsyncParsableCommand {
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host
-            let app = server.makeApplication { port in
+            // A store that is a service (PostgreSQL's pool) runs beside the server and closes at shutdown.
+            let app = server.makeApplication(services: [store as? any Service].compactMap { $0 }) { port in
                 printError("routekit serve: listening on http://\(host):\(port) (store \(label))")
             }
             try await app.runService()
@@ -85,6 +92,17 @@ struct Serve: AsyncParsableCommand {
             throw exitInputFailed
         #endif
     }
+
+    #if Server
+        /// The driver log for the store: the server's logger (at its level), as a component of its own.
+        static func driverLog(_ logger: Logger) -> DriverLog {
+            #if Postgres
+                DriverLog(logger: logger)
+            #else
+                DriverLog()
+            #endif
+        }
+    #endif
 }
 
 struct Tokens: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitSQLite
 
 #if Postgres
+    import Logging
     import RouteKitPostgres
 #endif
 
@@ -40,15 +41,17 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens the store. `durability` is SQLite's, and `onCallingThread` its reads and writes on the calling thread, for
     /// batch jobs (see ``SQLiteStore/Options``);
-    /// `connections` is the PostgreSQL pool's size.
+    /// `connections` is the PostgreSQL pool's size, and `driverLog` where its driver logs (quiet when `nil`).
     func open(
-        durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false, connections: Int = 4
+        durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false, connections: Int = 4,
+        driverLog: DriverLog? = nil
     ) async throws(RouteKitError) -> any RouteStore {
         let path = resolvedPath
         if isPostgres {
             #if Postgres
-                return try await PostgresStore(
-                    url: path, options: PostgresStore.Options(maximumConnections: max(2, connections)))
+                var options = PostgresStore.Options(maximumConnections: max(2, connections))
+                if let driverLog { options.logger = driverLog.logger }
+                return try await PostgresStore(url: path, options: options)
             #else
                 throw RouteKitError(
                     .invalidArgument,
@@ -130,4 +133,11 @@ func iso(_ t: Timestamp?) -> String? { t?.iso8601 }
 /// Pads or cuts text to a column width.
 func column(_ text: String, _ width: Int) -> String {
     text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+}
+
+/// Where a store's driver logs (PostgreSQL's postgres-nio), for `routekit serve`: its own logger, at its level.
+struct DriverLog {
+    #if Postgres
+        var logger: Logger
+    #endif
 }

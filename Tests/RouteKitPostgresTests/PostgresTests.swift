@@ -4,7 +4,9 @@ import RouteKitTesting
 import Testing
 
 #if Postgres
+    import Logging
     import RouteKitPostgres
+    import ServiceLifecycle
 
     /// A store in a database of its own on the test server; dropped by `done()`.
     struct PostgresFixture {
@@ -308,10 +310,72 @@ import Testing
             }
         }
     }
+    /// Collects log messages (their labels and levels), for tests of where a component logs.
+    final class CollectingLogHandler: LogHandler, @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [(label: String, level: Logger.Level)] = []
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        let label: String
+
+        init(label: String) { self.label = label }
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) { lock.withLock { lines.append((label, event.level)) } }
+
+        var count: Int { lock.withLock { lines.count } }
+    }
+
+    @Suite(
+        "PostgreSQL store: logger and lifetime", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
+    struct PostgresLoggerAndServiceTests {
+        @Test("the driver logs to the logger the options give, at its level")
+        func driverLogsToGivenLogger() async throws {
+            let url = try PostgresTestServer.freshDatabase()
+            defer { PostgresTestServer.drop(url) }
+            let handler = CollectingLogHandler(label: "test.postgres")
+            var logger = Logger(label: "test.postgres") { _ in handler }
+            logger.logLevel = .trace
+            let store = try await PostgresStore(
+                url: url, options: PostgresStore.Options(maximumConnections: 2, logger: logger))
+            defer { store.close() }
+            _ = try await store.workouts(matching: WorkoutFilter())
+            #expect(handler.count > 0, "the driver logged to the given logger")
+
+            let quiet = CollectingLogHandler(label: "test.quiet")
+            var quietLogger = Logger(label: "test.quiet") { _ in quiet }
+            quietLogger.logLevel = .critical
+            let other = try await PostgresStore(
+                url: url, options: PostgresStore.Options(maximumConnections: 2, logger: quietLogger))
+            defer { other.close() }
+            _ = try await other.workouts(matching: WorkoutFilter())
+            #expect(quiet.count == 0, "and nothing below its level")
+        }
+
+        @Test("as a service it runs until its group shuts down, then its pool is closed", .timeLimit(.minutes(1)))
+        func runsAsService() async throws {
+            let url = try PostgresTestServer.freshDatabase()
+            defer { PostgresTestServer.drop(url) }
+            let store = try await PostgresStore(url: url, options: PostgresStore.Options(maximumConnections: 2))
+            let group = ServiceGroup(services: [store], logger: Logger(label: "test.group"))
+            let running = Task { try await group.run() }
+            _ = try await store.workouts(matching: WorkoutFilter())
+            await group.triggerGracefulShutdown()
+            try await running.value
+            await #expect(throws: RouteKitError.self, "a closed pool answers no more") {
+                _ = try await store.workouts(matching: WorkoutFilter())
+            }
+        }
+    }
 #else
     @Suite("PostgreSQL store")
     struct PostgresStoreTests {
         @Test("PostgreSQL tests", .disabled("this build has no PostgreSQL store: build and test with --traits Postgres"))
         func needsTrait() {}
     }
+
 #endif
