@@ -158,8 +158,8 @@ let package = Package(
             name: "RouteKitRender", dependencies: ["RouteKit", "RouteKitProcessing", "RouteKitGEOS", "CCairo"],
             swiftSettings: swiftSettings),
 
-        // Support for tests: the store conformance suite every backend runs, deterministic randomness,
-        // child processes.
+        // Support for tests: the store conformance suite every backend runs, the in-memory reference store,
+        // deterministic randomness, child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
 
         .executableTarget(

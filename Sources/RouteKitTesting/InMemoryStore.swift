@@ -1,0 +1,890 @@
+public import Foundation
+@_spi(RouteKitBackend) public import RouteKit
+
+/// A store held in memory: the reference implementation of ``RouteStore`` for tests and examples. It is **not
+/// durable**: everything is gone when the object is released, and nothing is shared with another process.
+///
+/// It keeps the rules of the real backends without any SQL: every decision those rules cover (the sync decision,
+/// provenance kept or dropped, ownership and workout checks, a saved route's chunks, the feed's read start,
+/// change-set assembly and the next anchor, anchor validation) is asked of the same core rules the SQLite and
+/// PostgreSQL stores ask, and it runs the whole conformance suite (``StoreConformance/checks``).
+///
+/// - **Transactions:** all state sits behind one lock. Each method is one transaction: it takes the lock, checks,
+///   changes a draft of the state and installs it only when nothing failed, then lets the lock go. The lock is
+///   never held across a suspension.
+/// - **Values, not references:** what goes in and comes out is copied, so a route query that began before its
+///   route was replaced reads the version it started with (its cursor holds the chunks it was made with).
+/// - **The change feed** is a log in commit order, as on SQLite: positions are never reused, one added row per
+///   current route and one row per deletion, each transaction with its token; a first read owes deletions only
+///   after its horizon, and compaction raises the floor below which anchors expire. Followers in the same process
+///   are woken at once after each commit that recorded changes.
+/// - It is also a ``TokenStore``.
+public final class InMemoryStore: RouteStore, TokenStore, @unchecked Sendable {
+    /// The store's own identity (anchors name it).
+    public let storeID: UUID
+    private let lock = NSLock()
+    private var state = State()
+    private let commitSignal = CommitSignal()
+
+    /// Creates an empty store.
+    /// - Parameter storeID: its identity; a new one by default.
+    public init(storeID: UUID = UUID()) {
+        self.storeID = storeID
+    }
+
+    // MARK: Transactions
+
+    /// One write transaction: `body` changes a draft of the state, installed only when it returns; the changes it
+    /// recorded are sealed into one change-log transaction, and followers are woken after the lock is released.
+    private func write<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+        let (value, recorded) = try locked { () throws(E) -> (T, Bool) in
+            var draft = state
+            let value = try body(&draft)
+            let recorded = draft.seal(token: Int64.random(in: 1...Int64.max), now: Date().timeIntervalSince1970)
+            state = draft
+            return (value, recorded)
+        }
+        if recorded { commitSignal.fire() }
+        return value
+    }
+
+    /// One read transaction.
+    private func read<T, E: Error>(_ body: (State) throws(E) -> T) throws(E) -> T {
+        try locked { () throws(E) -> T in try body(state) }
+    }
+
+    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    // MARK: Workouts
+
+    /// Saves a workout with the sync semantics of ``RouteStore/saveWorkout(_:)``.
+    public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
+        // Nothing is encoded here, but what the SQL stores cannot store is refused alike.
+        _ = try StoredRecord.body(of: workout)
+        return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
+            guard s.workouts[workout.id] == nil else {
+                throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
+            }
+            var outcome = SaveOutcome.inserted(workout.id)
+            if let sync = workout.sync,
+                let current = s.workouts.values.first(where: {
+                    $0.workout.source == workout.source && $0.workout.sync?.identifier == sync.identifier
+                })
+            {
+                outcome = StoreRules.saveOutcome(
+                    saving: workout.id, version: sync.version,
+                    current: (current.workout.id, current.workout.sync?.version ?? 0))
+                if case .stale = outcome { return outcome }
+                s.deleteWorkoutRows(current.workout.id)
+            }
+            s.workouts[workout.id] = WorkoutRow(row: s.nextRow(), workout: workout)
+            return outcome
+        }
+    }
+
+    /// A current workout by uuid.
+    public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
+        read { s in s.workouts[id]?.workout }
+    }
+
+    /// Current workouts in saving order, filtered and paged like the SQLite store's keyset listing.
+    public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
+        read { s in
+            var rows = s.workouts.values.filter { row in
+                (filter.source.map { row.workout.source == $0 } ?? true)
+                    && (filter.syncIdentifier.map { row.workout.sync?.identifier == $0 } ?? true)
+            }
+            if let after = filter.after {
+                // Keyset paging: nothing when the workout named is gone.
+                guard let mark = s.workouts[after]?.row else { return [] }
+                rows = rows.filter { filter.newestFirst ? $0.row < mark : $0.row > mark }
+            }
+            rows.sort { filter.newestFirst ? $0.row > $1.row : $0.row < $1.row }
+            if let limit = filter.limit { rows = Array(rows.prefix(max(0, limit))) }
+            return rows.map(\.workout)
+        }
+    }
+
+    /// Deletes a workout with its routes (recorded as deletions in the feed), series and effort scores.
+    public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard let row = s.workouts[id] else { throw RouteKitError(.notFound, "no workout \(id)") }
+            try StoreRules.checkOwner(row.workout.source.name, of: "workout \(id)", is: source)
+            s.deleteWorkoutRows(id)
+        }
+    }
+
+    // MARK: Routes
+
+    /// A route by uuid: current, or kept as provenance.
+    public func route(id: UUID) async throws(RouteKitError) -> RouteSample? {
+        read { s in s.routes[id]?.route }
+    }
+
+    /// Whether the route is current.
+    public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool {
+        read { s in s.routes[id]?.current ?? false }
+    }
+
+    /// Current routes in saving order.
+    public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
+        read { s in
+            let rows = s.routes.values.filter { row in
+                row.current && (filter.workout.map { row.route.workoutID == $0 } ?? true)
+                    && (filter.source.map { row.route.source == $0 } ?? true)
+                    && (filter.syncIdentifier.map { row.route.sync.identifier == $0 } ?? true)
+            }.sorted { $0.row < $1.row }
+            return (filter.limit.map { Array(rows.prefix(max(0, $0))) } ?? rows).map(\.route)
+        }
+    }
+
+    /// Deletes a current route and every kept version of its sync identity.
+    public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard let row = s.routes[id], row.current else { throw RouteKitError(.notFound, "no current route \(id)") }
+            try StoreRules.checkOwner(row.route.source.name, of: "route \(id)", is: source)
+            s.recordDeletion(row.route)
+            let identity = s.routes.values.filter {
+                $0.route.source == row.route.source && $0.route.sync.identifier == row.route.sync.identifier
+            }
+            for r in identity { s.routes[r.route.id] = nil }
+            for c in Set(identity.map(\.container)) { s.dropContainerIfUnused(c) }
+        }
+    }
+
+    /// The route's chunks of one kind by sequence number, copied when the cursor is made, skipping those wholly
+    /// outside `interval` (and those without times when there is one).
+    @_spi(RouteKitBackend) public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
+        async throws(RouteKitError) -> any ChunkCursor
+    {
+        let chunks = try read { (s: State) throws(RouteKitError) -> [StoredChunk] in
+            guard let row = s.routes[id] else { throw RouteKitError(.notFound, "no route \(id)") }
+            return s.chunks(in: row.container, kind: kind).filter { c in
+                guard let interval else { return true }
+                guard let lo = c.minTime, let hi = c.maxTime else { return false }
+                return hi >= interval.lowerBound && lo <= interval.upperBound
+            }
+        }
+        return ArrayChunkCursor(chunks)
+    }
+
+    // MARK: Series
+
+    /// Appends chunks to a workout's series, numbered after the chunks it has.
+    @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
+        async throws(RouteKitError)
+    {
+        let container = "series-" + id.lowercaseText
+        try write { (s: inout State) throws(RouteKitError) in
+            guard let row = s.workouts[id] else { throw RouteKitError(.notFound, "no workout \(id)") }
+            try StoreRules.checkOwner(row.workout.source.name, of: "workout \(id)", is: source)
+            var next = s.nextSequence(in: container)
+            for var chunk in chunks {
+                chunk.sequence = next
+                next += 1
+                try s.insert(chunk, container: container)
+                s.addSeries(workout: id, source: source, kind: chunk.kind.description, container: container)
+            }
+        }
+    }
+
+    /// The quantity types a workout has series of.
+    public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
+        read { s in
+            let known = Set(s.series.filter { $0.workout == id }.map(\.kind))
+            return QuantityType.all.filter { known.contains($0.identifier) }
+        }
+    }
+
+    /// A workout's chunks of one kind, ordered by time (chunks without a time first), then by the order their
+    /// series and chunks were saved.
+    @_spi(RouteKitBackend) public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError)
+        -> any ChunkCursor
+    {
+        let chunks = read { s in
+            var found: [(series: Int64, chunk: StoredChunk)] = []
+            for row in s.series where row.workout == id && row.kind == kind.description {
+                for c in s.chunks(in: row.container, kind: kind) { found.append((row.row, c)) }
+            }
+            found.sort { a, b in
+                if a.chunk.minTime != b.chunk.minTime {
+                    guard let x = a.chunk.minTime else { return true }
+                    guard let y = b.chunk.minTime else { return false }
+                    return x < y
+                }
+                if a.series != b.series { return a.series < b.series }
+                return a.chunk.sequence < b.chunk.sequence
+            }
+            return found.map(\.chunk)
+        }
+        return ArrayChunkCursor(chunks)
+    }
+
+    // MARK: Builders
+
+    /// Records a new builder.
+    @_spi(RouteKitBackend) public func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError) {
+        _ = try StoredRecord.encode(metadata: builder.metadata)
+        try write { (s: inout State) throws(RouteKitError) in
+            guard s.builders[builder.id] == nil else {
+                // As on SQLite and PostgreSQL, where the key's constraint refuses it.
+                throw RouteKitError(.storage, "a route builder with uuid \(builder.id) exists")
+            }
+            var b = builder
+            b.nextSequence = 0
+            s.builders[builder.id] = b
+        }
+    }
+
+    /// A pending builder by id.
+    public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
+        read { s in s.pending(id) }
+    }
+
+    /// Every pending builder, oldest first.
+    public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] {
+        read { s in
+            s.builders.values.sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
+                .compactMap { s.pending($0.id) }
+        }
+    }
+
+    /// Takes a builder over when it still has `expectedLocationCount` locations and the claim `previous`.
+    @_spi(RouteKitBackend) public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
+        async throws(RouteKitError) -> Bool
+    {
+        try write { (s: inout State) throws(RouteKitError) -> Bool in
+            guard let b = s.builders[id], b.progress.locationCount == expectedLocationCount, b.claim == previous
+            else { return false }
+            s.builders[id]?.claim = claim
+            return true
+        }
+    }
+
+    /// Adds chunks to a builder and records its progress and metadata, with its claim.
+    @_spi(RouteKitBackend) public func appendToBuilder(
+        id: UUID, claim: UUID, chunks: [StoredChunk], progress: BuilderProgress, metadata: [String: MetadataValue]
+    ) async throws(RouteKitError) {
+        _ = try StoredRecord.encode(metadata: metadata)
+        let now = Date()
+        try write { (s: inout State) throws(RouteKitError) in
+            try s.checkClaim(id, claim)
+            s.builders[id]?.progress = progress
+            s.builders[id]?.metadata = metadata
+            s.builders[id]?.updated = now
+            for chunk in chunks { try s.insert(chunk, container: id.lowercaseText) }
+        }
+    }
+
+    /// One of a builder's chunks.
+    @_spi(RouteKitBackend) public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int)
+        async throws(RouteKitError) -> StoredChunk?
+    {
+        read { s in s.chunks(in: id.lowercaseText, kind: kind).first { $0.sequence == sequence } }
+    }
+
+    /// A builder's chunk bounds of one kind, without their bytes.
+    @_spi(RouteKitBackend) public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError)
+        -> [StoredChunk]
+    {
+        read { s in
+            s.chunks(in: id.lowercaseText, kind: kind).map { c in
+                var c = c
+                c.bytes = []
+                return c
+            }
+        }
+    }
+
+    /// Deletes the builder's location chunks `sequences` and turns its staging chunks into location chunks.
+    @_spi(RouteKitBackend) public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
+        async throws(RouteKitError)
+    {
+        try write { (s: inout State) throws(RouteKitError) in
+            try s.checkClaim(id, claim)
+            let container = id.lowercaseText
+            let dropped = Set(sequences)
+            var chunks = (s.chunks[container] ?? []).filter {
+                !($0.kind == .locations && dropped.contains($0.sequence))
+            }
+            for i in chunks.indices where chunks[i].kind == .staging { chunks[i].kind = .locations }
+            var seen: Set<Int> = []
+            for c in chunks where c.kind == .locations {
+                guard seen.insert(c.sequence).inserted else {
+                    throw RouteKitError(.storage, "merging route builder \(id): two location chunks \(c.sequence)")
+                }
+            }
+            s.chunks[container] = chunks
+        }
+    }
+
+    /// Deletes a builder's staging chunks.
+    @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            let container = id.lowercaseText
+            if let chunks = s.chunks[container] { s.chunks[container] = chunks.filter { $0.kind != .staging } }
+        }
+    }
+
+    /// Saves the builder's route with the sync semantics of ``saveWorkout(_:)``, attaches its series to the
+    /// workout and retires it; a stale route discards it.
+    @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+        async throws(RouteKitError) -> SaveOutcome
+    {
+        _ = try StoredRecord.body(of: route)
+        return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
+            guard let builder = s.builders[id] else {
+                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+            }
+            try StoreRules.checkOwner(builder.source.name, of: "route builder \(id)", is: route.source)
+            try s.checkClaim(id, claim)
+            try s.checkWorkout(route)
+            let container = id.lowercaseText
+            let outcome = s.replaceCurrent(route)
+            if case .stale = outcome {
+                s.builders[id] = nil
+                s.chunks[container] = nil
+                return outcome
+            }
+            if let order = sequenceOrder, order != order.sorted(), var chunks = s.chunks[container] {
+                let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+                for i in chunks.indices where chunks[i].kind == .locations {
+                    if let p = position[chunks[i].sequence] { chunks[i].sequence = p }
+                }
+                s.chunks[container] = chunks
+            }
+            s.insertRoute(route, container: container)
+            let kinds = Set(
+                s.chunks(in: container).map(\.kind).filter { ![.locations, .staging, .extras].contains($0) }
+                    .map(\.description))
+            for kind in kinds.sorted() {
+                s.addSeries(workout: route.workoutID, source: route.source, kind: kind, container: container)
+            }
+            s.builders[id] = nil
+            return outcome
+        }
+    }
+
+    /// Drops a pending builder and its chunks (only as its source).
+    public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard let builder = s.builders[id] else {
+                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+            }
+            try StoreRules.checkOwner(builder.source.name, of: "route builder \(id)", is: source)
+            s.builders[id] = nil
+            s.chunks[id.lowercaseText] = nil
+        }
+    }
+
+    // MARK: Work claims and provenance
+
+    /// Claims `key` for `holder` for `seconds` unless another holder's claim is live.
+    @_spi(RouteKitBackend) public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError)
+        -> Bool
+    {
+        try await claimWork(keys: [key], holder: holder, seconds: seconds).contains(key)
+    }
+
+    /// Claims several keys for `holder` in one transaction; the keys it now holds.
+    @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
+        async throws(RouteKitError) -> Set<String>
+    {
+        guard seconds.isFinite, seconds > 0 else {
+            throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
+        }
+        if keys.isEmpty { return [] }
+        let now = Date().timeIntervalSince1970
+        return try write { (s: inout State) throws(RouteKitError) -> Set<String> in
+            var held: Set<String> = []
+            for key in keys {
+                if let lease = s.leases[key], lease.expires >= now, lease.holder != holder { continue }
+                s.leases[key] = Lease(holder: holder, expires: now + seconds)
+                held.insert(key)
+            }
+            return held
+        }
+    }
+
+    /// Saves a whole route at once with the sync semantics of `finishBuilder`, giving `claim` up.
+    @_spi(RouteKitBackend) public func saveRoute(
+        _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
+    ) async throws(RouteKitError) -> SaveOutcome {
+        _ = try StoredRecord.body(of: route)
+        try StoreRules.checkRouteChunks(chunks)
+        return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
+            try s.checkWorkout(route)
+            let outcome = s.replaceCurrent(route)
+            if case .stale = outcome {
+            } else {
+                let container = route.id.lowercaseText
+                for chunk in chunks { try s.insert(chunk, container: container) }
+                s.insertRoute(route, container: container)
+            }
+            if let claim, s.leases[claim.key]?.holder == claim.holder { s.leases[claim.key] = nil }
+            return outcome
+        }
+    }
+
+    /// Gives a claim up (only the holder's).
+    @_spi(RouteKitBackend) public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
+        write { s in
+            if s.leases[key]?.holder == holder { s.leases[key] = nil }
+        }
+    }
+
+    /// The newest route of a sync identity that no pipeline derived, current or kept.
+    public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError) -> RouteSample? {
+        read { s in
+            s.routes.values.filter { $0.raw && $0.route.source == source && $0.route.sync.identifier == syncIdentifier }
+                .max { ($0.route.sync.version, $0.row) < ($1.route.sync.version, $1.row) }?.route
+        }
+    }
+
+    // MARK: Privacy zones
+
+    /// A source's privacy zones, in the order they were set.
+    public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
+        read { s in s.zones[source.name] ?? [] }
+    }
+
+    /// Replaces a source's privacy zones (an empty list removes them).
+    public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
+        write { s in s.zones[source.name] = zones.isEmpty ? nil : zones }
+    }
+
+    // MARK: Effort
+
+    /// Relates an effort score to a saved workout.
+    public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard s.workouts[score.workoutID] != nil else {
+                throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved")
+            }
+            guard s.efforts[score.id] == nil else {
+                throw RouteKitError(.storage, "an effort score with uuid \(score.id) exists")
+            }
+            s.efforts[score.id] = EffortRow(row: s.nextRow(), score: score)
+        }
+    }
+
+    /// Unrelates a score, as the source that related it.
+    public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard let row = s.efforts[id] else { throw RouteKitError(.notFound, "no effort score \(id)") }
+            try StoreRules.checkOwner(row.score.source.name, of: "effort score \(id)", is: source)
+            s.efforts[id] = nil
+        }
+    }
+
+    /// The scores related to a workout, oldest first.
+    public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
+        read { s in
+            s.efforts.values.filter { $0.score.workoutID == id }
+                .sorted { ($0.score.created, $0.row) < ($1.score.created, $1.row) }.map(\.score)
+        }
+    }
+
+    // MARK: Change feed
+
+    /// What changed since `anchor`, matching `predicate`, in sets that never split a transaction.
+    public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
+        async throws(RouteKitError) -> ChangeSet
+    {
+        try StoreRules.checkLimit(limit)
+        return try read { (s: State) throws(RouteKitError) -> ChangeSet in
+            let state = s.feedState(storeID)
+            if let anchor { try state.validate(anchor, tokenAtCheckpoint: s.token(endingAt: anchor.checkpoint)) }
+            let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
+            func owed(_ c: Change, after: Int64) -> Bool {
+                c.position > after && (c.added || c.position > horizon) && c.matches(predicate)
+            }
+            var rows: [Change] = []
+            var i = s.firstChange(after: after)
+            while i < s.log.count && rows.count < limit {
+                if owed(s.log[i], after: after) { rows.append(s.log[i]) }
+                i += 1
+            }
+            var hasMore = false
+            var end = state.head
+            if let last = rows.last {
+                // Never split a transaction: take the rest of the last one, and end the anchor with it.
+                while i < s.log.count && s.log[i].txn == last.txn {
+                    if owed(s.log[i], after: last.position) { rows.append(s.log[i]) }
+                    i += 1
+                }
+                while i < s.log.count && !hasMore {
+                    hasMore = owed(s.log[i], after: last.txnEnd)
+                    i += 1
+                }
+                if hasMore { end = last.txnEnd }
+            }
+            let (deleted, addedIDs) = StoreRules.split(
+                rows.map { c -> StoreRules.ChangeRow in
+                    c.added ? .added(c.route.id.lowercaseText) : .deletion(c.route)
+                })
+            var found: [String: RouteSample] = [:]
+            for id in addedIDs {
+                if let uuid = UUID(text: id), let row = s.routes[uuid] { found[id] = row.route }
+            }
+            let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
+            let token = choice.tokenPosition.flatMap { s.token(endingAt: $0) }
+            return ChangeSet(
+                deleted: deleted, added: try StoreRules.addedRoutes(addedIDs, found: found),
+                anchor: choice.anchor(state, token: token), hasMore: hasMore)
+        }
+    }
+
+    /// The anchor of the newest change.
+    public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
+        read { s in s.feedState(storeID).headAnchor }
+    }
+
+    /// Drops deletions recorded before `date`; anchors from before the newest one dropped then expire.
+    public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
+        let cutoff = date.timeIntervalSince1970
+        return write { s in
+            guard let newest = s.log.last(where: { !$0.added && $0.committed < cutoff })?.position else { return 0 }
+            let before = s.log.count
+            s.log.removeAll { !$0.added && $0.position <= newest }
+            let dropped = before - s.log.count
+            // Anchors before the newest dropped deletion would miss it: they expire. The anchor of the
+            // transaction that held it stays valid (it had seen that deletion).
+            let floor = s.txns.first { $0.end >= newest }?.end ?? newest
+            s.floor = max(s.floor, floor)
+            s.txns.removeAll { $0.end < floor }
+            return dropped
+        }
+    }
+
+    /// A waiter woken at once by this store's commits that recorded changes.
+    @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+        InMemoryCommitWaiter(signal: commitSignal)
+    }
+
+    // MARK: Tokens
+
+    /// Saves a new API token.
+    public func saveToken(_ token: APIToken) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard s.tokens[token.id] == nil else {
+                throw RouteKitError(.invalidArgument, "an API token with id \(token.id) exists")
+            }
+            s.tokens[token.id] = token
+        }
+    }
+
+    /// The token with `id`, revoked and expired ones included.
+    public func token(id: UUID) async throws(RouteKitError) -> APIToken? {
+        read { s in s.tokens[id] }
+    }
+
+    /// Every token, oldest first.
+    public func tokens() async throws(RouteKitError) -> [APIToken] {
+        read { s in
+            s.tokens.values.sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
+        }
+    }
+
+    /// Revokes a token at `date` (revoking twice keeps the first date); `false` when there is none.
+    public func revokeToken(id: UUID, at date: Date) async throws(RouteKitError) -> Bool {
+        write { s in
+            guard s.tokens[id] != nil else { return false }
+            if s.tokens[id]?.revoked == nil { s.tokens[id]?.revoked = date }
+            return true
+        }
+    }
+
+    /// Records that the token was used at `date`.
+    public func touchToken(id: UUID, at date: Date) async throws(RouteKitError) {
+        write { s in s.tokens[id]?.lastUsed = date }
+    }
+}
+
+// MARK: - State
+
+extension InMemoryStore {
+    struct WorkoutRow {
+        var row: Int64
+        var workout: Workout
+    }
+
+    /// A route: current, or a raw version kept as provenance; its chunks live under `container`.
+    struct RouteRow {
+        var row: Int64
+        var route: RouteSample
+        var current: Bool
+        var raw: Bool
+        var container: String
+    }
+
+    /// Which container holds a workout's series of a kind.
+    struct SeriesRow {
+        var row: Int64
+        var workout: UUID
+        var source: Source
+        var kind: String
+        var container: String
+    }
+
+    struct EffortRow {
+        var row: Int64
+        var score: EffortScore
+    }
+
+    struct Lease {
+        var holder: UUID
+        var expires: Double
+    }
+
+    /// One row of the change log: an addition (while its route is current) or a deletion.
+    struct Change {
+        var position: Int64
+        var txn: Int64
+        var txnEnd: Int64
+        var added: Bool
+        var route: DeletedRoute
+        var startSeconds: Int64?
+        var endSeconds: Int64?
+        var committed: Double
+
+        /// Whether the predicate matches (times in whole seconds, as the SQL backends compare them).
+        func matches(_ p: ChangePredicate) -> Bool {
+            if let w = p.workout, route.workoutID != w { return false }
+            if let s = p.source, route.source != s { return false }
+            if let id = p.syncIdentifier, route.sync.identifier != id { return false }
+            if let i = p.interval {
+                guard let start = startSeconds, let end = endSeconds else { return false }
+                return end >= i.lowerBound.seconds && start <= i.upperBound.seconds
+            }
+            return true
+        }
+    }
+
+    /// A transaction of the change log: the position of its last change and its token.
+    struct Transaction {
+        var end: Int64
+        var token: Int64
+    }
+
+    /// Everything the store holds.
+    struct State {
+        var lastRow: Int64 = 0
+        var workouts: [UUID: WorkoutRow] = [:]
+        var routes: [UUID: RouteRow] = [:]
+        /// Pending builders (`nextSequence` is computed when read).
+        var builders: [UUID: PendingBuilder] = [:]
+        /// Chunks by container (a builder's or a route's uuid, `series-` and a workout's uuid).
+        var chunks: [String: [StoredChunk]] = [:]
+        var series: [SeriesRow] = []
+        var leases: [String: Lease] = [:]
+        var efforts: [UUID: EffortRow] = [:]
+        var zones: [String: [PrivacyZone]] = [:]
+        var tokens: [UUID: APIToken] = [:]
+        /// The change log, by position.
+        var log: [Change] = []
+        /// The change log's transactions, by position.
+        var txns: [Transaction] = []
+        /// The last position handed out (never reused).
+        var lastPosition: Int64 = 0
+        var floor: Int64 = 0
+        /// Changes recorded by the transaction running now, given positions when it seals.
+        var unsealed: [(added: Bool, route: RouteSample)] = []
+
+        mutating func nextRow() -> Int64 {
+            lastRow += 1
+            return lastRow
+        }
+
+        // MARK: Chunks
+
+        func chunks(in container: String) -> [StoredChunk] { chunks[container] ?? [] }
+
+        func chunks(in container: String, kind: ChunkKind) -> [StoredChunk] {
+            chunks(in: container).filter { $0.kind == kind }.sorted { $0.sequence < $1.sequence }
+        }
+
+        func nextSequence(in container: String) -> Int {
+            (chunks[container]?.map(\.sequence).max()).map { $0 + 1 } ?? 0
+        }
+
+        mutating func insert(_ chunk: StoredChunk, container: String) throws(RouteKitError) {
+            var list = chunks[container] ?? []
+            guard !list.contains(where: { $0.kind == chunk.kind && $0.sequence == chunk.sequence }) else {
+                throw RouteKitError(
+                    .storage, "container \(container) already holds \(chunk.kind) chunk \(chunk.sequence)")
+            }
+            list.append(chunk)
+            chunks[container] = list
+        }
+
+        mutating func addSeries(workout: UUID, source: Source, kind: String, container: String) {
+            guard !series.contains(where: { $0.workout == workout && $0.kind == kind && $0.container == container })
+            else { return }
+            series.append(SeriesRow(row: nextRow(), workout: workout, source: source, kind: kind, container: container))
+        }
+
+        /// Deletes a container's chunks unless a route or a pending builder still uses it (the kinds a workout's
+        /// series use stay).
+        mutating func dropContainerIfUnused(_ container: String) {
+            if routes.values.contains(where: { $0.container == container }) { return }
+            if let id = UUID(text: container), builders[id] != nil { return }
+            let kept = Set(series.filter { $0.container == container }.map(\.kind))
+            let left = (chunks[container] ?? []).filter { kept.contains($0.kind.description) }
+            chunks[container] = left.isEmpty ? nil : left
+        }
+
+        // MARK: Builders
+
+        func pending(_ id: UUID) -> PendingBuilder? {
+            guard var b = builders[id] else { return nil }
+            b.nextSequence = nextSequence(in: id.lowercaseText)
+            return b
+        }
+
+        /// Checks that `claim` holds the pending builder `id`.
+        func checkClaim(_ id: UUID, _ claim: UUID) throws(RouteKitError) {
+            guard let held = builders[id]?.claim else {
+                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
+            }
+            guard held == claim else {
+                throw RouteKitError(.builderState, "route builder \(id) was taken over by another process")
+            }
+        }
+
+        // MARK: Workouts and routes
+
+        /// Checks that the workout exists and is the route's source's.
+        func checkWorkout(_ route: RouteSample) throws(RouteKitError) {
+            try StoreRules.checkWorkout(workouts[route.workoutID]?.workout.source.name, for: route)
+        }
+
+        /// Deletes a workout, its routes (current and kept) and its series, with their chunks.
+        mutating func deleteWorkoutRows(_ id: UUID) {
+            let owned = routes.values.filter { $0.route.workoutID == id }.sorted { $0.row < $1.row }
+            for r in owned where r.current { recordDeletion(r.route) }
+            let containers = owned.map(\.container) + series.filter { $0.workout == id }.map(\.container)
+            for r in owned { routes[r.route.id] = nil }
+            series.removeAll { $0.workout == id }
+            efforts = efforts.filter { $0.value.score.workoutID != id }
+            workouts[id] = nil
+            for c in Set(containers) { dropContainerIfUnused(c) }
+        }
+
+        /// The sync semantics for a route about to be inserted: `.stale` (nothing changed), or the current version
+        /// deleted (kept as provenance when it was raw and the new one is derived) and `.replaced`, or `.inserted`.
+        mutating func replaceCurrent(_ route: RouteSample) -> SaveOutcome {
+            guard
+                let row = routes.values.first(where: {
+                    $0.current && $0.route.source == route.source && $0.route.sync.identifier == route.sync.identifier
+                })
+            else { return .inserted(route.id) }
+            let outcome = StoreRules.saveOutcome(
+                saving: route.id, version: route.sync.version, current: (row.route.id, row.route.sync.version))
+            if case .stale = outcome { return outcome }
+            recordDeletion(row.route)
+            if StoreRules.keepsReplaced(replacedWasRaw: row.raw, replacement: route) {
+                routes[row.route.id]?.current = false
+            } else {
+                routes[row.route.id] = nil
+                dropContainerIfUnused(row.container)
+            }
+            if StoreRules.dropsKeptProvenance(replacement: route) {
+                // A new raw version: older kept provenance of this identity is no longer the raw one.
+                let old = routes.values.filter {
+                    !$0.current && $0.route.source == route.source && $0.route.sync.identifier == route.sync.identifier
+                }
+                for r in old { routes[r.route.id] = nil }
+                for c in old.map(\.container) { dropContainerIfUnused(c) }
+            }
+            return outcome
+        }
+
+        /// Inserts the route as current and records its addition in the change log.
+        mutating func insertRoute(_ route: RouteSample, container: String) {
+            routes[route.id] = RouteRow(
+                row: nextRow(), route: route, current: true, raw: !StoreRules.isDerived(route), container: container)
+            unsealed.append((true, route))
+        }
+
+        // MARK: The change log
+
+        /// Records that `route` stops being current: its added row goes, a deletion is recorded.
+        mutating func recordDeletion(_ route: RouteSample) {
+            log.removeAll { $0.added && $0.route.id == route.id }
+            unsealed.removeAll { $0.added && $0.route.id == route.id }
+            unsealed.append((false, route))
+        }
+
+        /// Gives the changes recorded in this transaction their positions, transaction and token. Returns whether
+        /// there were any.
+        mutating func seal(token: Int64, now: Double) -> Bool {
+            guard !unsealed.isEmpty else { return false }
+            let first = lastPosition + 1
+            let last = lastPosition + Int64(unsealed.count)
+            for (i, change) in unsealed.enumerated() {
+                let r = change.route
+                log.append(
+                    Change(
+                        position: first + Int64(i), txn: first, txnEnd: last, added: change.added,
+                        route: DeletedRoute(id: r.id, source: r.source, workoutID: r.workoutID, sync: r.sync),
+                        startSeconds: r.start?.instant.seconds, endSeconds: r.end?.instant.seconds, committed: now))
+            }
+            txns.append(Transaction(end: last, token: token))
+            lastPosition = last
+            unsealed = []
+            return true
+        }
+
+        func feedState(_ storeID: UUID) -> ChangeLogState {
+            ChangeLogState(
+                storeID: storeID, epoch: 1, floor: floor, head: txns.last?.end ?? 0, headToken: txns.last?.token ?? 0)
+        }
+
+        /// The token of the transaction that ends at `position`, if one does.
+        func token(endingAt position: Int64) -> Int64? {
+            var lo = 0
+            var hi = txns.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if txns[mid].end < position { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < txns.count && txns[lo].end == position ? txns[lo].token : nil
+        }
+
+        /// The index of the first change after `position`.
+        func firstChange(after position: Int64) -> Int {
+            var lo = 0
+            var hi = log.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if log[mid].position <= position { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+    }
+}
+
+/// Wakes a follower at once when the in-memory store commits changes.
+final class InMemoryCommitWaiter: CommitWaiter {
+    private let signal: CommitSignal
+    private var seen: UInt64
+
+    init(signal: CommitSignal) {
+        self.signal = signal
+        self.seen = signal.current
+    }
+
+    func wait(timeout: Double) async {
+        let milliseconds = timeout.isFinite ? Int(min(max(timeout, 0), 86_400) * 1000) : 1000
+        let g = signal.current
+        if g == seen { await signal.wait(seen: g, milliseconds: milliseconds) }
+        seen = signal.current
+    }
+
+    func close() {}
+}
