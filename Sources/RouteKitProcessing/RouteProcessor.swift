@@ -86,6 +86,31 @@ public final class RouteProcessor {
         _ ids: [UUID], context: GEOSContext,
         each: (Int, Result<ProcessOutcome, RouteKitError>) async -> Void = { _, _ in }
     ) async -> [Result<ProcessOutcome, RouteKitError>] {
+        await process(ids, compute: .inline(context), each: each)
+    }
+
+    /// Processes several routes as ``process(_:context:each:)`` does, with the pipeline (the smoothing and GEOS's
+    /// simplification) run on `thread` instead of the calling task's thread: what a server's job workers use, so
+    /// that a long route never holds one of the cooperative threads every request shares.
+    @discardableResult
+    public func process(
+        _ ids: [UUID], on thread: GEOSThread,
+        each: (Int, Result<ProcessOutcome, RouteKitError>) async -> Void = { _, _ in }
+    ) async -> [Result<ProcessOutcome, RouteKitError>] {
+        await process(ids, compute: .thread(thread), each: each)
+    }
+
+    /// Where the pipeline runs.
+    enum Compute {
+        /// On the calling thread, with the worker's context.
+        case inline(GEOSContext)
+        /// On a GEOS thread of its own.
+        case thread(GEOSThread)
+    }
+
+    private func process(
+        _ ids: [UUID], compute: Compute, each: (Int, Result<ProcessOutcome, RouteKitError>) async -> Void
+    ) async -> [Result<ProcessOutcome, RouteKitError>] {
         var results: [Result<ProcessOutcome, RouteKitError>?] = Array(repeating: nil, count: ids.count)
         var plans: [(index: Int, plan: Plan)] = []
         var zones: [Source: [PrivacyZone]] = [:]
@@ -121,7 +146,7 @@ public final class RouteProcessor {
             } else {
                 do throws(RouteKitError) {
                     // Saving gives the claim up in the same transaction.
-                    result = .success(try await run(plan, context: context))
+                    result = .success(try await run(plan, compute: compute))
                 } catch {
                     try? await store.releaseWork(key: plan.key, holder: worker)
                     result = .failure(error)
@@ -191,7 +216,7 @@ public final class RouteProcessor {
         return .process(Plan(route: route, raw: raw, current: current, key: key, pipeline: pipeline))
     }
 
-    private func run(_ plan: Plan, context: GEOSContext) async throws(RouteKitError) -> ProcessOutcome {
+    private func run(_ plan: Plan, compute: Compute) async throws(RouteKitError) -> ProcessOutcome {
         let (route, raw, current, key, pipeline) = (plan.route, plan.raw, plan.current, plan.key, plan.pipeline)
         var locations: [Location] = []
         locations.reserveCapacity(raw.locationCount)
@@ -200,8 +225,18 @@ public final class RouteProcessor {
             locations += batch.locations
         }
         let workout = try await store.workout(id: route.workoutID)
-        let result = try pipeline.run(
-            locations, activity: workout?.activityType ?? .other, context: context)
+        let activity = workout?.activityType ?? .other
+        let result: PipelineResult
+        switch compute {
+        case .inline(let context):
+            result = try pipeline.run(locations, activity: activity, context: context)
+        case .thread(let thread):
+            let input = locations
+            locations = []
+            result = try await thread.perform { context throws(RouteKitError) in
+                try pipeline.run(input, activity: activity, context: context)
+            }
+        }
         guard !result.locations.isEmpty else { return ProcessOutcome(route: route.id, skipped: "no location left") }
         let m = result.metrics
         var metadata = current.metadata.filter { $0.key.hasPrefix("gpx") }

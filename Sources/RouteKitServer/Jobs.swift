@@ -142,9 +142,11 @@
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(workers, max(1, ids.count)) {
                     group.addTask {
-                        let context: GEOSContext
+                        // The pipeline runs on a GEOS thread of the worker's own, not on the cooperative threads
+                        // that serve requests.
+                        let thread: GEOSThread
                         do {
-                            context = try GEOSContext()
+                            thread = try GEOSThread(name: "routekit-job-geos")
                         } catch {
                             logger.error("a job worker could not start GEOS", metadata: ["job": "\(id)"])
                             return
@@ -157,7 +159,7 @@
                                 return Array(ids[i..<i + n])
                             }
                             if batch.isEmpty { break }
-                            await processor.process(batch, context: context) { index, result in
+                            await processor.process(batch, on: thread) { index, result in
                                 var outcome = JobOutcome(route: batch[index].uuidString.lowercased())
                                 registry.update(id) { job in
                                     job.done += 1

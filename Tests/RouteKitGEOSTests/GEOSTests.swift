@@ -1,3 +1,4 @@
+import Foundation
 import RouteKit
 import RouteKitGEOS
 import Testing
@@ -60,6 +61,36 @@ struct GEOSTests {
                 let kept = try line.simplified(tolerance: 2, preservingTopology: true).count
                 #expect(kept >= 2 && kept <= n)
             }
+        }
+    }
+}
+
+@Suite("GEOS thread")
+struct GEOSThreadTests {
+    @Test("work handed to a GEOS thread runs there, with its context, and comes back with its value or its error")
+    func perform() async throws {
+        let thread = try GEOSThread(name: "geos-test")
+        let (length, onThread) = try await thread.perform { context throws(RouteKitError) in
+            let line = try GEOSLineString(context: context, coordinates: [0, 0, 3, 4])
+            return (try line.length(), thread.isCurrentThread)
+        }
+        #expect(length == 5)
+        #expect(onThread, "it ran on the GEOS thread")
+        #expect(!thread.isCurrentThread, "and the caller is not on it")
+        await #expect(throws: RouteKitError.self) {
+            _ = try await thread.perform { context throws(RouteKitError) in
+                try GEOSLineString(context: context, coordinates: [0, 0, .nan, 1]).length()
+            }
+        }
+        // Calls from several tasks run one at a time, each answered.
+        let sums = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<20 { group.addTask { try await thread.perform { _ in i } } }
+            return try await group.reduce(0, +)
+        }
+        #expect(sums == (0..<20).reduce(0, +))
+        thread.close()
+        await #expect(throws: RouteKitError.self, "closed: work is refused") {
+            _ = try await thread.perform { _ in 1 }
         }
     }
 }
