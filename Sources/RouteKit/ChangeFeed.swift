@@ -230,7 +230,7 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(RouteKitError) -> ChangeSet? {
             guard !finished else { return nil }
-            do {
+            do throws(RouteKitError) {
                 if waiter == nil {
                     // Made before the first read, so that no commit between a read and the wait is missed.
                     waiter = WaiterHandle(try await store.makeCommitWaiter())
@@ -244,7 +244,11 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
                     let set: ChangeSet
                     do throws(RouteKitError) {
                         set = try await store.changes(since: anchor, matching: predicate, limit: limit)
-                    } catch  where error.code == .unavailable {
+                    } catch {
+                        // A read cut short because the consumer's task was cancelled (SQLite's reads on GRDB's
+                        // threads end with an error then) is the end, not a failure.
+                        if Task.isCancelled { break }
+                        guard error.code == .unavailable else { throw error }
                         // A store that cannot be reached (a database server restarting) is waited for, with
                         // backoff, and asked again from the same anchor: nothing is lost or repeated.
                         caughtUp = false

@@ -111,6 +111,7 @@ public final class SQLiteStore: RouteStore {
 
     static func describe(_ error: any Error) -> String {
         if let e = error as? DatabaseError { return e.message ?? "SQLite error \(e.resultCode)" }
+        if error is CancellationError { return "cancelled (the task asking was cancelled)" }
         return "\(error)"
     }
 
@@ -323,7 +324,8 @@ public final class SQLiteStore: RouteStore {
                 [
                     "workout_uuid": filter.workout.map(Self.key), "source": filter.source?.name,
                     "sync_id": filter.syncIdentifier,
-                ], condition: "current = 1", limit: filter.limit
+                ], condition: "current = 1", after: filter.after.map(Self.key), descending: filter.newestFirst,
+                limit: filter.limit
             ).map(Self.route)
         }
     }
