@@ -30,6 +30,7 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/workouts, /v1/workouts/ID, /v1/routes, /v1/routes/ID
               GET  /v1/routes/ID/locations       NDJSON, streamed
               GET  /v1/routes/ID/export?format=gpx|geojson|csv
+              GET  /v1/routes/ID/picture?format=svg|png   the route's map and profiles
               GET  /healthz, /readyz
 
             SIGTERM or Ctrl-C stops accepting connections, lets requests in flight finish and closes event \
@@ -47,12 +48,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port (0: any free port; the one chosen is printed).") var port = 8080
     @Option(help: "The largest upload accepted, in MiB.") var maxUploadMb = 512
     @Option(help: "The most event streams one token may hold open.") var maxStreamsPerToken = 4
+    @Option(
+        help: ArgumentHelp(
+            "The most route pictures drawn at once (default: the number of cores); more get 503 with Retry-After.",
+            valueName: "N"))
+    var maxPictures: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
         if maxUploadMb < 1 { throw ValidationError("--max-upload-mb must be at least 1.") }
         if maxStreamsPerToken < 1 { throw ValidationError("--max-streams-per-token must be at least 1.") }
+        if let maxPictures, maxPictures < 1 { throw ValidationError("--max-pictures must be at least 1.") }
     }
 
     func run() async throws {
@@ -79,6 +86,7 @@ struct Serve: AsyncParsableCommand {
             configuration.port = port
             configuration.maxUploadBytes = maxUploadMb << 20
             configuration.maxStreamsPerToken = maxStreamsPerToken
+            if let maxPictures { configuration.maxConcurrentPictures = maxPictures }
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host

@@ -39,6 +39,20 @@
 
     @Suite("routekit serve and routekit tokens as child processes", .serialized)
     struct ServeCLITests {
+        @Test("serve --help teaches the picture limit; --max-pictures 0 is a usage error (64) naming the option")
+        func maxPicturesOption() throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let help = try runChildProcess(binary, ["serve", "--help"])
+            #expect(help.status == 0)
+            #expect(help.output.contains("--max-pictures"))
+            let refused = try runChildProcess(binary, ["serve", "--store", "/nonexistent/x.sqlite", "--max-pictures", "0"])
+            #expect(refused.status == 64)
+            #expect(refused.errorOutput.contains("--max-pictures must be at least 1"), "\(refused.errorOutput)")
+        }
+
         @Test("tokens create prints a token once; serve answers it; revoke stops it; SIGTERM ends serve with 0")
         func serveAndTokens() async throws {
             guard let binary = routekitBinary else {
