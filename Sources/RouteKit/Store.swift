@@ -289,15 +289,25 @@ public struct RouteFilter: Hashable, Sendable {
     public var source: Source?
     /// Only routes with this sync identifier.
     public var syncIdentifier: String?
-    /// At most this many (the oldest first by insertion order).
+    /// At most this many.
     public var limit: Int?
+    /// Newest saved first, instead of oldest saved first.
+    public var newestFirst: Bool
+    /// Only the routes that come after this one in the listing's order (the last one of a page): keyset paging,
+    /// one indexed query per page. When this route is no longer in the store, nothing matches.
+    public var after: UUID?
 
     /// Creates a filter; no argument matches every current route.
-    public init(workout: UUID? = nil, source: Source? = nil, syncIdentifier: String? = nil, limit: Int? = nil) {
+    public init(
+        workout: UUID? = nil, source: Source? = nil, syncIdentifier: String? = nil, limit: Int? = nil,
+        newestFirst: Bool = false, after: UUID? = nil
+    ) {
         self.workout = workout
         self.source = source
         self.syncIdentifier = syncIdentifier
         self.limit = limit
+        self.newestFirst = newestFirst
+        self.after = after
     }
 }
 

@@ -372,7 +372,8 @@
                     [
                         ("workout_uuid", filter.workout.map(Self.key)), ("source", filter.source?.name),
                         ("sync_id", filter.syncIdentifier),
-                    ], condition: "current", limit: filter.limit
+                    ], condition: "current", after: filter.after.map(Self.key), descending: filter.newestFirst,
+                    limit: filter.limit
                 ).map(Self.route)
             }
         }

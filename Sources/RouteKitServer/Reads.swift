@@ -86,15 +86,56 @@
             return JSONBody.response(Body(workout: WorkoutJSON(w, routes: routes), routes: routes.map(RouteJSON.init)))
         }
 
+        /// Current routes a page at a time, as ``workouts(_:context:)`` pages workouts: keyset queries of the store,
+        /// `next` the cursor of the following page, `anchor` the feed's anchor read before the list.
         func routes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let token = try context.require(.read)
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
-            let filter = RouteFilter(
+            let after = try WorkoutCursor(q.get("after"))
+            let order = q.get("order") ?? "oldest"
+            guard order == "oldest" || order == "newest" else {
+                throw Problem.badRequest("'order' must be oldest or newest, not '\(order)'")
+            }
+            var filter = RouteFilter(
                 workout: try Query.uuid(q.get("workout"), "workout"), source: try Query.source(q.get("source")),
-                syncIdentifier: q.get("syncIdentifier"))
-            let routes = try await store.routes(matching: filter).filter { token.mayRead($0.source) }.prefix(limit)
-            return JSONBody.response(["routes": routes.map(RouteJSON.init)])
+                syncIdentifier: q.get("syncIdentifier"), newestFirst: order == "newest")
+            let anchor = try await store.currentAnchor()
+            var (page, more) = try await readableRoutePage(after: after?.id, filter: filter, limit: limit, token: token)
+            let start = after?.position ?? 0
+            if let after, page.isEmpty, try await store.route(id: after.id) == nil {
+                // The cursor's route was deleted since: continue at the same position.
+                filter.after = nil
+                filter.limit = nil
+                let all = try await store.routes(matching: filter).filter { token.mayRead($0.source) }
+                let from = min(after.position, all.count)
+                page = Array(all[from..<min(all.count, from + limit)])
+                more = from + page.count < all.count
+            }
+            struct Body: Encodable {
+                var routes: [RouteJSON]
+                @ExplicitNull var next: String?
+                var anchor: String
+            }
+            let next = more ? page.last.map { WorkoutCursor(position: start + page.count, id: $0.id).text } : nil
+            return JSONBody.response(Body(routes: page.map(RouteJSON.init), next: next, anchor: anchor.text))
+        }
+
+        /// Up to `limit` routes of `filter` after `after` that `token` may read, and whether more follow.
+        func readableRoutePage(after: UUID?, filter: RouteFilter, limit: Int, token: APIToken)
+            async throws(RouteKitError) -> (page: [RouteSample], more: Bool)
+        {
+            var filter = filter
+            filter.limit = token.readableSources == nil ? limit + 1 : max(limit + 1, 1000)
+            filter.after = after
+            var out: [RouteSample] = []
+            while true {
+                let rows = try await store.routes(matching: filter)
+                out += rows.filter { token.mayRead($0.source) }
+                if out.count > limit { return (Array(out.prefix(limit)), true) }
+                guard rows.count == filter.limit, let last = rows.last else { return (out, false) }
+                filter.after = last.id
+            }
         }
 
         /// The route when it exists and the token may read it, else `404`.

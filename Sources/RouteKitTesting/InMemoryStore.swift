@@ -133,11 +133,17 @@ public final class InMemoryStore: RouteStore, TokenStore, @unchecked Sendable {
     /// Current routes in saving order.
     public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
         read { s in
-            let rows = s.routes.values.filter { row in
+            var rows = s.routes.values.filter { row in
                 row.current && (filter.workout.map { row.route.workoutID == $0 } ?? true)
                     && (filter.source.map { row.route.source == $0 } ?? true)
                     && (filter.syncIdentifier.map { row.route.sync.identifier == $0 } ?? true)
-            }.sorted { $0.row < $1.row }
+            }
+            if let after = filter.after {
+                // Keyset paging: nothing when the route named is gone.
+                guard let mark = s.routes[after]?.row else { return [] }
+                rows = rows.filter { filter.newestFirst ? $0.row < mark : $0.row > mark }
+            }
+            rows.sort { filter.newestFirst ? $0.row > $1.row : $0.row < $1.row }
             return (filter.limit.map { Array(rows.prefix(max(0, $0))) } ?? rows).map(\.route)
         }
     }

@@ -35,6 +35,8 @@ public enum StoreConformance {
             ConformanceCheck(name: "workouts without sync identity are always inserted", run: workoutWithoutSync),
             ConformanceCheck(name: "workout pages: newest first, after a workout, with a source", run: workoutPages),
             ConformanceCheck(
+                name: "route pages: current routes, newest first, after a route, with a source", run: routePages),
+            ConformanceCheck(
                 name: "deleting a workout needs its source and takes its routes and series", run: deleteWorkout),
             ConformanceCheck(
                 name: "builder orders out-of-order batches by time, losslessly", run: builderTimestampOrder),
@@ -202,6 +204,35 @@ public enum StoreConformance {
         try await store.deleteWorkout(id: ids[2], as: alice)
         let gone = try await store.workouts(matching: WorkoutFilter(after: ids[2]))
         try expect(gone.isEmpty, "nothing after a workout that is gone")
+    }
+
+    static func routePages(_ store: any RouteStore) async throws {
+        let wa = try await saved(store, alice)
+        let wb = try await saved(store, bob)
+        var ids: [UUID] = []
+        for (i, w) in [wa, wb, wa, wb, wa].enumerated() {
+            ids.append(try await FeedConformance.route(store, w, "page-\(i)", 1).route.id)
+        }
+        let all = try await store.routes(matching: RouteFilter()).map(\.id)
+        try expect(all == ids, "oldest saved first")
+        let newest = try await store.routes(matching: RouteFilter(newestFirst: true)).map(\.id)
+        try expect(newest == ids.reversed(), "newest saved first")
+        let page = try await store.routes(matching: RouteFilter(limit: 2, after: ids[1])).map(\.id)
+        try expect(page == [ids[2], ids[3]], "after a route, in order, limited: \(page)")
+        let back = try await store.routes(matching: RouteFilter(newestFirst: true, after: ids[2])).map(\.id)
+        try expect(back == [ids[1], ids[0]], "after a route, newest first: \(back)")
+        let alices = try await store.routes(matching: RouteFilter(source: alice, after: ids[1])).map(\.id)
+        try expect(alices == [ids[2], ids[4]], "after a route of another source, with a source: \(alices)")
+        // A replaced route leaves the listing; its replacement comes last; a cursor at the replaced one still pages
+        // on from where it was (the replaced version is kept as provenance only when it was raw).
+        let replacement = try await FeedConformance.route(store, wa, "page-0", 2).route.id
+        let afterReplace = try await store.routes(matching: RouteFilter()).map(\.id)
+        try expect(afterReplace == Array(ids[1...]) + [replacement], "the replacement last: \(afterReplace)")
+        let last = try await store.routes(matching: RouteFilter(after: replacement))
+        try expect(last.isEmpty, "nothing after the last")
+        try await store.deleteRoute(id: ids[3], as: bob)
+        let gone = try await store.routes(matching: RouteFilter(after: ids[3]))
+        try expect(gone.isEmpty, "nothing after a route that is gone")
     }
 
     static func deleteWorkout(_ store: any RouteStore) async throws {

@@ -78,6 +78,62 @@
             }
         }
 
+        @Test("/v1/routes pages like workouts: limit, after, next, order=newest, a deleted cursor, readable sources, 400s")
+        func routePaging() async throws {
+            let f = try Fixture()
+            let phone = try await f.token(source: "phone")
+            let watch = try await f.token(source: "watch")
+            let onlyPhone = try await f.token(source: "viewer", scopes: [.read], readable: ["phone"])
+            try await f.app().test(.router) { client in
+                for i in 0..<3 {
+                    try await upload(client, phone, "p\(i)", 1, hour: 6)
+                    try await upload(client, watch, "w\(i)", 1, hour: 7)
+                }
+                func routes(_ token: String, _ query: String) async throws -> (
+                    ids: [String], next: String?, anchor: String?, status: HTTPResponse.Status
+                ) {
+                    try await client.execute(uri: "/v1/routes?\(query)", method: .get, headers: auth(token)) { r in
+                        let body = json(r.body)
+                        #expect(r.status != .ok || body.keys.contains("next"), "next is always there")
+                        let ids = (body["routes"] as? [[String: Any]] ?? []).compactMap { $0["uuid"] as? String }
+                        return (ids, body["next"] as? String, body["anchor"] as? String, r.status)
+                    }
+                }
+                let all = try await routes(phone, "")
+                #expect(all.ids.count == 6 && all.next == nil && all.anchor != nil)
+                var pages: [[String]] = []
+                var query = "limit=4"
+                while pages.count < 5 {
+                    let p = try await routes(phone, query)
+                    pages.append(p.ids)
+                    guard let next = p.next else { break }
+                    query = "limit=4&after=\(next)"
+                }
+                #expect(pages.map(\.count) == [4, 2], "two pages: \(pages)")
+                #expect(pages.flatMap { $0 } == all.ids, "in saving order, none twice")
+                let newest = try await routes(phone, "order=newest")
+                #expect(newest.ids == all.ids.reversed())
+                let first = try await routes(phone, "limit=2")
+                let cursor = try #require(first.next)
+                // The cursor's route deleted meanwhile: the next page starts at the same position.
+                let gone = try #require(UUID(uuidString: all.ids[1]))
+                try await f.store.deleteRoute(id: gone, as: try Source(name: "watch"))
+                let afterGone = try await routes(phone, "limit=2&after=\(cursor)")
+                #expect(afterGone.ids == [all.ids[3], all.ids[4]], "\(afterGone.ids)")
+                var viewer: [String] = []
+                query = "limit=1"
+                while viewer.count < 10 {
+                    let p = try await routes(onlyPhone, query)
+                    viewer += p.ids
+                    guard let next = p.next else { break }
+                    query = "limit=1&after=\(next)"
+                }
+                #expect(viewer == [all.ids[0], all.ids[2], all.ids[4]], "only the phone's routes, on every page")
+                #expect(try await routes(phone, "after=1.2.3").status == .badRequest)
+                #expect(try await routes(phone, "order=sideways").status == .badRequest)
+            }
+        }
+
         @Test("paged workouts leave out sources the token may not read, on every page")
         func pagingReadableSources() async throws {
             let f = try Fixture()
