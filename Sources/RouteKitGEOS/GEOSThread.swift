@@ -8,12 +8,12 @@ public import RouteKit
 /// ``perform(_:)`` hands a closure to the thread and suspends the calling task until it has run; calls are run one
 /// at a time, in order. The context never leaves the thread, so it is never shared. ``close()`` (or releasing the
 /// last reference) ends the thread once the work already handed over is done; work handed over afterwards fails
-/// with ``RouteKitError/Code/geos``.
+/// with `RouteKitError.Code.geos`.
 public final class GEOSThread: Sendable {
     private let state: State
 
     /// Starts the thread and creates its context there.
-    /// - Throws: ``RouteKitError/Code/geos`` when GEOS cannot create a context.
+    /// - Throws: `RouteKitError.Code.geos` when GEOS cannot create a context.
     public init(name: String = "routekit-geos") throws(RouteKitError) {
         let state = State()
         self.state = state
@@ -32,7 +32,7 @@ public final class GEOSThread: Sendable {
     package var isCurrentThread: Bool { state.isServingThread }
 
     /// Runs `body` on the thread with its context and returns what it returns, or throws what it throws.
-    /// - Throws: what `body` throws; ``RouteKitError/Code/geos`` after ``close()``.
+    /// - Throws: what `body` throws; `RouteKitError.Code.geos` after ``close()``.
     public func perform<T: Sendable>(_ body: @escaping @Sendable (GEOSContext) throws(RouteKitError) -> T)
         async throws(RouteKitError) -> T
     {

@@ -5,7 +5,7 @@
     public struct ServerConfiguration: Sendable {
         /// The address to listen on (`127.0.0.1`: this machine only; `0.0.0.0`: every interface).
         public var host = "127.0.0.1"
-        /// The port (0: any free port, see ``RouteKitServer/RouteKitServer/makeApplication(onListening:)``).
+        /// The port (0: any free port, see ``RouteKitServer/RouteKitServer/makeApplication(services:onListening:)``).
         public var port = 8080
         /// The largest upload accepted, in bytes (`413` above it; decided from `Content-Length` when the client
         /// sends one, before the body is read).

@@ -29,7 +29,7 @@
         /// The OpenAPI 3.1 document of the API.
         public static let openAPIDocument: [UInt8] = PackageResources.openapi_yaml
 
-        /// The router and its services (the feed's commit watcher), for ``makeApplication(onListening:)`` and tests.
+        /// The router and its services (the feed's commit watcher), for ``makeApplication(services:onListening:)`` and tests.
         func makeRouter(hub: FeedHub) -> Router<RouteKitRequestContext> {
             let router = Router(context: RouteKitRequestContext.self)
             let metrics = hub.metrics
