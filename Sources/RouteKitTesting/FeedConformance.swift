@@ -326,21 +326,18 @@ public enum FeedConformance {
             for try await _ in counted.changeUpdates(since: nil) { sets += 1 }
             return sets
         }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(120)  // a hang guard (see below), not a speed check
         while counted.openCommitWaiters == 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         try expect(counted.openCommitWaiters == 1, "the follower holds a waiter while it waits")
         try await Task.sleep(for: .milliseconds(100))
-        let cancelled = ContinuousClock.now
         follower.cancel()
         let sets = try await follower.value
         try expect(sets == 1, "the follower saw the catch-up, then ended without an error (\(sets) sets)")
-        // A guard against a follower that never ends, not a speed check: on a loaded machine (the thread sanitizer,
-        // every suite at once on 2 cores) a task may wait over a second for a thread.
-        try expect(
-            ContinuousClock.now - cancelled < .seconds(10),
-            "it ended after its task was cancelled (\(ContinuousClock.now - cancelled))")
+        // No timing is asserted: under the thread sanitizer, with every suite at once on 2 cores, a follower whose read
+        // was queued behind others' took 13 s to see its cancellation (CI, 2026-11-24). A follower that never ended
+        // would hang this check until the suite's time limit.
         try expect(counted.openCommitWaiters == 0, "and closed its waiter")
         do {
             var iterator = counted.changeUpdates(since: nil).makeAsyncIterator()
