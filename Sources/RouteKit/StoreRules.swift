@@ -48,6 +48,15 @@ package enum StoreRules {
         try checkOwner(workoutSource, of: "workout \(route.workoutID)", is: route.source)
     }
 
+    // MARK: Work claims
+
+    /// Checks a work claim's length: a positive, finite number of seconds.
+    package static func checkClaimSeconds(_ seconds: Double) throws(RouteKitError) {
+        guard seconds.isFinite, seconds > 0 else {
+            throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds, not \(seconds)")
+        }
+    }
+
     // MARK: Chunks
 
     /// Checks the chunks of a route saved whole: locations, and extras beside them.

@@ -929,9 +929,7 @@
         @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
             async throws(RouteKitError) -> Set<String>
         {
-            guard seconds.isFinite, seconds > 0 else {
-                throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
-            }
+            try StoreRules.checkClaimSeconds(seconds)
             let sorted = Set(keys).sorted()
             if sorted.isEmpty { return [] }
             let me = Self.key(holder)

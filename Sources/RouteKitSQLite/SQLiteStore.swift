@@ -774,9 +774,7 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
         async throws(RouteKitError) -> Set<String>
     {
-        guard seconds.isFinite, seconds > 0 else {
-            throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
-        }
+        try StoreRules.checkClaimSeconds(seconds)
         if keys.isEmpty { return [] }
         let now = Date().timeIntervalSince1970
         return try await write("claiming \(keys.count == 1 ? "work \(keys[0])" : "\(keys.count) work keys")") { db in

@@ -400,9 +400,7 @@ public final class InMemoryStore: RouteStore, TokenStore, @unchecked Sendable {
     @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
         async throws(RouteKitError) -> Set<String>
     {
-        guard seconds.isFinite, seconds > 0 else {
-            throw RouteKitError(.invalidArgument, "a claim lasts a positive number of seconds")
-        }
+        try StoreRules.checkClaimSeconds(seconds)
         if keys.isEmpty { return [] }
         let now = Date().timeIntervalSince1970
         return try write { (s: inout State) throws(RouteKitError) -> Set<String> in
