@@ -152,11 +152,29 @@ public final class RouteBuilder {
         extras: [UInt8]? = nil
     ) async throws(RouteKitError) {
         try checkOpen()
+        let (chunks, sequence) = try Self.pack(
+            batch, related: related, extras: extras, order: order, from: nextSequence)
+        let newProgress = BuilderProgress(
+            locationCount: progress.locationCount + batch.count, checkpoint: checkpoint ?? progress.checkpoint)
+        guard !chunks.isEmpty else { return }
+        try await store.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: newProgress, metadata: metadata)
+        nextSequence = sequence
+        progress = newProgress
+    }
+
+    /// Checks a batch and packs it as ``insert(_:related:checkpoint:extras:)`` stores it: its locations in chunks of
+    /// ``chunkSize`` numbered from `sequence` (sorted by time within the batch in ``LocationOrder/timestamp``
+    /// order), its extras numbered like its first location chunk, then its samples by type; with the next free
+    /// sequence number.
+    package static func pack(
+        _ batch: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, order: LocationOrder,
+        from first: Int
+    ) throws(RouteKitError) -> (chunks: [StoredChunk], next: Int) {
         try batch.validateBatch()
-        if extras != nil && (order != .insertion || batch.count > Self.chunkSize || batch.isEmpty) {
+        if extras != nil && (order != .insertion || batch.count > chunkSize || batch.isEmpty) {
             throw RouteKitError(
                 .invalidArgument,
-                "extras go with a non-empty batch of at most \(Self.chunkSize) locations in insertion order")
+                "extras go with a non-empty batch of at most \(chunkSize) locations in insertion order")
         }
         var locations = batch
         if order == .timestamp {
@@ -174,10 +192,10 @@ public final class RouteBuilder {
             }
         }
         var chunks: [StoredChunk] = []
-        var sequence = nextSequence
+        var sequence = first
         var start = 0
         while start < locations.count {
-            let end = min(start + Self.chunkSize, locations.count)
+            let end = min(start + chunkSize, locations.count)
             chunks.append(.locations(Array(locations[start..<end]), sequence: sequence))
             sequence += 1
             start = end
@@ -185,7 +203,7 @@ public final class RouteBuilder {
         if let extras {
             chunks.append(
                 StoredChunk(
-                    kind: .extras, sequence: nextSequence, count: batch.count, minTime: nil, maxTime: nil, bytes: extras
+                    kind: .extras, sequence: first, count: batch.count, minTime: nil, maxTime: nil, bytes: extras
                 ))
         }
         for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
@@ -196,18 +214,13 @@ public final class RouteBuilder {
             let sorted = samples.sorted { $0.timestamp.instant < $1.timestamp.instant }
             var s = 0
             while s < sorted.count {
-                let e = min(s + Self.chunkSize, sorted.count)
+                let e = min(s + chunkSize, sorted.count)
                 chunks.append(.samples(Array(sorted[s..<e]), of: type, sequence: sequence))
                 sequence += 1
                 s = e
             }
         }
-        let newProgress = BuilderProgress(
-            locationCount: progress.locationCount + batch.count, checkpoint: checkpoint ?? progress.checkpoint)
-        guard !chunks.isEmpty else { return }
-        try await store.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: newProgress, metadata: metadata)
-        nextSequence = sequence
-        progress = newProgress
+        return (chunks, sequence)
     }
 
     private static func isSorted(_ batch: [Location]) -> Bool {
@@ -250,7 +263,31 @@ public final class RouteBuilder {
             throw RouteKitError(
                 .builderState, "route builder \(id) has no locations: insert at least one batch before finishing")
         }
-        var all = metadata.merging(more) { _, new in new }
+        let (sync, all) = try Self.syncIdentity(in: metadata.merging(more) { _, new in new })
+        guard try await store.workout(id: workout.id) != nil else {
+            throw RouteKitError(.notFound, "workout \(workout.id) is not saved (save it before finishing its route)")
+        }
+        guard workout.source == source else {
+            throw RouteKitError(
+                .notOwner, "workout \(workout.id) belongs to source '\(workout.source)', not '\(source)'")
+        }
+        let order = try await finalOrder()
+        let (start, end) = try await timeBounds()
+        let route = RouteSample(
+            workoutID: workout.id, source: source, sync: sync, start: start, end: end,
+            locationCount: progress.locationCount, metadata: all)
+        let outcome = try await store.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: order)
+        state = .finished
+        return RouteFinish(route: route, outcome: outcome)
+    }
+
+    /// A finished route's sync identity, taken out of its metadata (``MetadataKey/syncIdentifier`` and
+    /// ``MetadataKey/syncVersion``; a new unique identifier with version 1 when both are absent), and the metadata
+    /// left.
+    package static func syncIdentity(in metadata: [String: MetadataValue]) throws(RouteKitError)
+        -> (SyncIdentity, [String: MetadataValue])
+    {
+        var all = metadata
         let identifier: String?
         switch all[MetadataKey.syncIdentifier] {
         case .string(let s)?: identifier = s
@@ -266,22 +303,7 @@ public final class RouteBuilder {
         all[MetadataKey.syncIdentifier] = nil
         all[MetadataKey.syncVersion] = nil
         let sync = try SyncIdentity.from(identifier: identifier, version: version)
-        guard try await store.workout(id: workout.id) != nil else {
-            throw RouteKitError(.notFound, "workout \(workout.id) is not saved (save it before finishing its route)")
-        }
-        guard workout.source == source else {
-            throw RouteKitError(
-                .notOwner, "workout \(workout.id) belongs to source '\(workout.source)', not '\(source)'")
-        }
-        let order = try await finalOrder()
-        let (start, end) = try await timeBounds()
-        let route = RouteSample(
-            workoutID: workout.id, source: source,
-            sync: sync ?? SyncIdentity(identifier: UUID().uuidString.lowercased(), version: 1), start: start, end: end,
-            locationCount: progress.locationCount, metadata: all)
-        let outcome = try await store.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: order)
-        state = .finished
-        return RouteFinish(route: route, outcome: outcome)
+        return (sync ?? SyncIdentity(identifier: UUID().uuidString.lowercased(), version: 1), all)
     }
 
     /// Drops the builder and everything it collected.

@@ -457,9 +457,11 @@ public protocol RouteStore: AnyObject, Sendable {
     func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
     /// Saves a whole route at once, its locations already packed (sequence numbers in route order), with the
     /// sync semantics of `finishBuilder(id:claim:route:sequenceOrder:)`, in one transaction that also gives up
-    /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline): one
-    /// transaction instead of a builder's several. An interrupted save leaves nothing behind.
-    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner``.
+    /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline, the
+    /// importers' short tracks): one transaction instead of a builder's several. Sample chunks among `chunks` become
+    /// series of the route's workout, as a finished builder's do. An interrupted save leaves nothing behind.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner``,
+    ///   ``RouteKitError/Code/invalidArgument`` for a staging or attachment chunk.
     @_spi(RouteKitBackend)
     func saveRoute(_ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?)
         async throws(RouteKitError) -> SaveOutcome

@@ -61,9 +61,27 @@ package enum StoreRules {
 
     /// Checks the chunks of a route saved whole: locations, and extras beside them.
     package static func checkRouteChunks(_ chunks: [StoredChunk]) throws(RouteKitError) {
-        guard chunks.allSatisfy({ $0.kind == .locations || $0.kind == .extras }) else {
-            throw RouteKitError(.invalidArgument, "a saved route's chunks are locations (and extras)")
+        for chunk in chunks {
+            switch chunk.kind {
+            case .locations, .extras, .quantity: continue
+            case .staging, .attachment:
+                throw RouteKitError(
+                    .invalidArgument,
+                    "a saved route's chunks are locations, extras and samples, not \(chunk.kind) (chunk \(chunk.sequence))"
+                )
+            }
         }
+    }
+
+    /// The quantity types among a saved route's chunks, by stored name, sorted: each becomes a series of the route's
+    /// workout (as a finished builder's samples do).
+    package static func seriesKinds(_ chunks: [StoredChunk]) -> [String] {
+        Set(
+            chunks.compactMap { chunk -> String? in
+                if case .quantity = chunk.kind { return chunk.kind.description }
+                return nil
+            }
+        ).sorted()
     }
 
     // MARK: The change feed

@@ -150,24 +150,48 @@ public final class GPXImporter {
     /// Strava's `activities.csv`, names and types its activities).
     public var workoutOverrides: WorkoutOverrides?
 
+    /// The file to read ahead (`importFile(_:readingAhead:progress:)`), with its reader once started.
+    private var ahead: (path: String, reader: GPXReaderThread?)?
+
+    /// Starts the reader of the file to read ahead, if there is one and it has not started.
+    private func startReadingAhead() {
+        guard let (path, reader) = ahead, reader == nil else { return }
+        ahead = (path, GPXReaderThread(path: path, options: readOptions))
+    }
+
     /// Imports one file. Never throws: failures are in the result, naming file, line and column.
     /// - Parameters:
     ///   - path: the file (GPX, plain or gzip).
+    ///   - next: the GPX file the caller imports next, if it knows it. It is read on a thread of its own from the
+    ///     moment `path` is parsed (at the end of its first track, while that track is stored), so that going
+    ///     through many files keeps parsing and storing busy at once, with no two files parsed at once. Its reader
+    ///     waits with at most a few batches queued (``GPXReaderThread/capacity``): memory stays bounded whatever
+    ///     its size. The next call picks that reader up if it imports `next`, and stops it otherwise.
     ///   - progress: called now and then with the bytes of the file read so far.
-    public func importFile(_ path: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
-        await run(.path(path), progress: progress)
+    public func importFile(_ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil) async
+        -> GPXImportResult
+    {
+        let reader: GPXReaderThread?
+        if let ahead, ahead.path == path {
+            reader = ahead.reader
+        } else {
+            ahead?.reader?.cancel()
+            reader = nil
+        }
+        ahead = next.map { ($0, nil) }
+        return await run(.path(path), reader: reader, progress: progress)
     }
 
     /// Imports GPX held in memory (an archive's entry), reported and labelled as `name` (`export.zip!a/b.gpx`).
     /// An interrupted import of it resumes when the same bytes are imported again; `routekit recover` cannot
     /// re-read it.
     public func importBytes(_ bytes: [UInt8], name: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
-        await run(.bytes(bytes, name: name), progress: progress)
+        await run(.bytes(bytes, name: name), reader: nil, progress: progress)
     }
 
-    private func run(_ input: Input, progress: ((Int) -> Void)?) async -> GPXImportResult {
+    private func run(_ input: Input, reader: GPXReaderThread?, progress: ((Int) -> Void)?) async -> GPXImportResult {
         do {
-            return try await attempt(input, allowResume: true, progress: progress)
+            return try await attempt(input, reader: reader, allowResume: true, progress: progress)
         } catch {
             // A pending builder with the same head but different content: build anew, leaving it alone.
             do {
@@ -183,7 +207,11 @@ public final class GPXImporter {
         .malformedXML, .invalidGPX, .invalidValue, .unsupportedEncoding, .compression, .io,
     ]
 
-    private func attempt(_ input: Input, allowResume: Bool, progress: ((Int) -> Void)?) async throws(ResumeMismatch)
+    /// One pass over the input, with `started` as its reader when one was read ahead.
+    private func attempt(
+        _ input: Input, reader started: GPXReaderThread? = nil, allowResume: Bool,
+        progress: ((Int) -> Void)?
+    ) async throws(ResumeMismatch)
         -> GPXImportResult
     {
         let path = input.name
@@ -201,7 +229,7 @@ public final class GPXImporter {
         do {
             let reader: GPXReaderThread
             switch input {
-            case .path(let p): reader = GPXReaderThread(path: p, options: readOptions)
+            case .path(let p): reader = started ?? GPXReaderThread(path: p, options: readOptions)
             case .bytes(let b, let name): reader = GPXReaderThread(bytes: b, name: name, options: readOptions)
             }
             defer { reader.cancel() }
@@ -234,6 +262,7 @@ public final class GPXImporter {
                         result.warnings.append("segment extensions are not stored (\(ext.count) element(s))")
                     }
                 case .trackEnd(let info):
+                    startReadingAhead()
                     if let t = track {
                         let done = try await t.finish(info: info)
                         result.tracks.append(done.track)
@@ -653,6 +682,9 @@ package final class TrackImport {
         [(locations: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, checkpoint: String)] =
             []
     var deferredCount = 0
+    /// The batches held back, packed as they come (while the reader parses the next ones): what a short track
+    /// saves in one transaction at its end.
+    var held = HeldRoute()
 
     /// Creates the builder and writes the batches held back.
     func startDeferredBuilder() async throws {
@@ -666,6 +698,7 @@ package final class TrackImport {
         }
         deferred = []
         deferredCount = 0
+        held = HeldRoute()
     }
 
     /// Resumes a pending builder; if another process is still using it (or just finished it), the track is
@@ -706,6 +739,7 @@ package final class TrackImport {
             extrasBytes = Array(try encoder.encode(extras))
         }
         if deferring {
+            try held.insert(locations, related: related, extras: extrasBytes)
             deferred.append((locations, related, extrasBytes, checkpoint))
             deferredCount += locations.count
             if deferredCount >= Self.deferredLimit { try await startDeferredBuilder() }
@@ -740,6 +774,21 @@ package final class TrackImport {
             activityType: ActivityType(guessingFrom: info.type), start: scan.first, end: scan.last,
             source: importer.source,
             sync: sync, events: events, metadata: metadata)
+    }
+
+    /// The route's metadata: its sync identity, segments and the oddities counted while reading.
+    func finalMetadata(_ syncID: String, _ syncVersion: Int64) -> [String: MetadataValue] {
+        var metadata: [String: MetadataValue] = [
+            MetadataKey.syncIdentifier: .string(syncID), MetadataKey.syncVersion: .integer(syncVersion),
+        ]
+        if segmentStarts != [0] && !segmentStarts.isEmpty {
+            metadata["gpxSegmentStarts"] = .string(segmentStarts.map(String.init).joined(separator: ","))
+        }
+        if scan.backwards > 0 { metadata["timeWentBackwards"] = .integer(Int64(scan.backwards)) }
+        if scan.duplicates > 0 { metadata["duplicateTimes"] = .integer(Int64(scan.duplicates)) }
+        if scan.withoutTime > 0 { metadata["locationsWithoutTime"] = .integer(Int64(scan.withoutTime)) }
+        metadata.merge(routeMetadata) { $1 }
+        return metadata
     }
 
     package func finish(info: GPXPathInfo) async throws -> Done {
@@ -789,7 +838,18 @@ package final class TrackImport {
                 newWorkout = false
             }
         }
-        if deferring && count > 0 { try await startDeferredBuilder() }
+        if deferring && count > 0 {
+            // A short track, held whole: saved in one transaction, without a builder.
+            deferred = []
+            deferredCount = 0
+            deferring = false
+            let finished = try await held.save(
+                workout: workout, source: source, metadata: finalMetadata(syncID, syncVersion), in: store)
+            return Done(
+                track: .init(
+                    workout: workout.id, route: finished.outcome.savedID ?? finished.route.id, locations: count,
+                    unchanged: finished.outcome.savedID == nil, resumedFrom: nil), warnings: warnings)
+        }
         guard let builder, count > 0 else {
             if let builder { try await builder.discard() }
             if newWorkout && count == 0 {
@@ -811,17 +871,7 @@ package final class TrackImport {
                 track: .init(workout: workout.id, route: nil, locations: 0, unchanged: !newWorkout, resumedFrom: nil),
                 warnings: warnings)
         }
-        var metadata: [String: MetadataValue] = [
-            MetadataKey.syncIdentifier: .string(syncID), MetadataKey.syncVersion: .integer(syncVersion),
-        ]
-        if segmentStarts != [0] && !segmentStarts.isEmpty {
-            metadata["gpxSegmentStarts"] = .string(segmentStarts.map(String.init).joined(separator: ","))
-        }
-        if scan.backwards > 0 { metadata["timeWentBackwards"] = .integer(Int64(scan.backwards)) }
-        if scan.duplicates > 0 { metadata["duplicateTimes"] = .integer(Int64(scan.duplicates)) }
-        if scan.withoutTime > 0 { metadata["locationsWithoutTime"] = .integer(Int64(scan.withoutTime)) }
-        metadata.merge(routeMetadata) { $1 }
-        let finished = try await builder.finish(workout: workout, metadata: metadata)
+        let finished = try await builder.finish(workout: workout, metadata: finalMetadata(syncID, syncVersion))
         let route = finished.outcome.savedID ?? finished.route.id
         return Done(
             track: .init(

@@ -68,9 +68,16 @@ public final class RouteImporter {
     }
 
     /// Imports one file or export; `progress` gets the bytes read of a GPX file, now and then.
+    ///
+    /// - Parameter next: the path the caller imports next, if it knows it: a GPX file is then read ahead on a
+    ///   thread of its own while `path` is stored (``GPXImporter/importFile(_:readingAhead:progress:)``), so that
+    ///   going through a folder keeps two cores busy with one writer.
     public func importPath(
-        _ path: String, progress: ((Int) -> Void)? = nil, each: (GPXImportResult) -> Void
+        _ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil,
+        each: (GPXImportResult) -> Void
     ) async {
+        var gpxNext: String?
+        if let next, case .file(.gpx)? = Self.kind(of: next) { gpxNext = next }
         switch Self.kind(of: path) {
         case .archive?:
             do {
@@ -88,7 +95,7 @@ public final class RouteImporter {
         case .file(.tcx)?:
             each(await tcx.importFile(path))
         case .file(.gpx)?, nil:
-            each(await gpx.importFile(path, progress: progress))
+            each(await gpx.importFile(path, readingAhead: gpxNext, progress: progress))
         }
     }
 

@@ -855,6 +855,14 @@
                     let container = Self.key(route.id)
                     try await Self.insert(tx, chunks, container: container)
                     try await Self.insertRoute(tx, route, container: container, derived: derived, body: body)
+                    for kind in StoreRules.seriesKinds(chunks) {
+                        try await tx.run(
+                            """
+                            INSERT INTO series(workout_uuid, source, kind, container)
+                            VALUES (\(Self.key(route.workoutID)), \(route.source.name), \(kind), \(container))
+                            ON CONFLICT DO NOTHING
+                            """)
+                    }
                 }
                 if let claim {
                     try await tx.run(

@@ -24,31 +24,31 @@ extension SQLiteStore {
     /// Records that the route in `row` (a `route` row) stops being current; its `added` row goes.
     static func recordDeletion(_ db: Database, _ row: Row) throws {
         let uuid: String = row["uuid"]
-        try db.execute(sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ?", arguments: [uuid])
-        try db.execute(
+        try db.cachedStatement(sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ?").execute(arguments: [uuid])
+        try db.cachedStatement(
             sql: """
                 INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
                     sync_version, start_s, end_s, committed)
                 VALUES (0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                uuid, row["workout_uuid"], row["source"], row["sync_id"], row["sync_version"], row["start_s"],
-                row["end_s"], Date().timeIntervalSince1970,
-            ])
+                """
+        ).execute(arguments: [
+            uuid, row["workout_uuid"], row["source"], row["sync_id"], row["sync_version"], row["start_s"],
+            row["end_s"], Date().timeIntervalSince1970,
+        ])
     }
 
     /// Records that `route` became current.
     static func recordAddition(_ db: Database, _ route: RouteSample) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
                     sync_version, start_s, end_s, committed)
                 VALUES (0, 0, 0, 1, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
-                route.start?.instant.seconds, route.end?.instant.seconds, Date().timeIntervalSince1970,
-            ])
+                """
+        ).execute(arguments: [
+            key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
+            route.start?.instant.seconds, route.end?.instant.seconds, Date().timeIntervalSince1970,
+        ])
     }
 
     /// Gives the changes recorded in this transaction their transaction number and token, and records the
@@ -60,10 +60,9 @@ extension SQLiteStore {
                 db, sql: "SELECT MIN(position) AS lo, MAX(position) AS hi FROM change WHERE txn = 0"),
             let lo: Int64 = row["lo"], let hi: Int64 = row["hi"]
         else { return false }
-        try db.execute(
-            sql: "UPDATE change SET txn = ?, txn_end = ?, token = ? WHERE txn = 0", arguments: [lo, hi, token])
-        try db.execute(
-            sql: "INSERT INTO change_txn(txn_end, token, committed) VALUES (?, ?, ?)",
+        try db.cachedStatement(sql: "UPDATE change SET txn = ?, txn_end = ?, token = ? WHERE txn = 0").execute(
+            arguments: [lo, hi, token])
+        try db.cachedStatement(sql: "INSERT INTO change_txn(txn_end, token, committed) VALUES (?, ?, ?)").execute(
             arguments: [hi, token, Date().timeIntervalSince1970])
         return true
     }
@@ -85,7 +84,8 @@ extension SQLiteStore {
 
     /// The token of the transaction that ends at `position`, if one does.
     static func token(_ db: Database, endingAt position: Int64) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT token FROM change_txn WHERE txn_end = ?", arguments: [position])
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT token FROM change_txn WHERE txn_end = ?"), arguments: [position])
     }
 
     static func predicateSQL(_ p: ChangePredicate, _ args: inout [(any DatabaseValueConvertible)?]) -> String {
@@ -194,19 +194,23 @@ extension SQLiteStore {
             let cutoff = date.timeIntervalSince1970
             guard
                 let newest = try Int64.fetchOne(
-                    db, sql: "SELECT MAX(position) FROM change WHERE added = 0 AND committed < ?", arguments: [cutoff])
+                    db.cachedStatement(sql: "SELECT MAX(position) FROM change WHERE added = 0 AND committed < ?"),
+                    arguments: [cutoff])
             else { return 0 }
-            try db.execute(sql: "DELETE FROM change WHERE added = 0 AND position <= ?", arguments: [newest])
+            try db.cachedStatement(sql: "DELETE FROM change WHERE added = 0 AND position <= ?").execute(arguments: [
+                newest
+            ])
             let dropped = db.changesCount
             // Anchors before the newest dropped deletion would miss it: they expire. The anchor of the
             // transaction that held it stays valid (it had seen that deletion).
             let floor =
                 try Int64.fetchOne(
-                    db, sql: "SELECT MIN(txn_end) FROM change_txn WHERE txn_end >= ?", arguments: [newest]) ?? newest
-            try db.execute(
-                sql: "UPDATE store_info SET value = ? WHERE key = 'history_floor' AND CAST(value AS INTEGER) < ?",
-                arguments: [String(floor), floor])
-            try db.execute(sql: "DELETE FROM change_txn WHERE txn_end < ?", arguments: [floor])
+                    db.cachedStatement(sql: "SELECT MIN(txn_end) FROM change_txn WHERE txn_end >= ?"),
+                    arguments: [newest]) ?? newest
+            try db.cachedStatement(
+                sql: "UPDATE store_info SET value = ? WHERE key = 'history_floor' AND CAST(value AS INTEGER) < ?"
+            ).execute(arguments: [String(floor), floor])
+            try db.cachedStatement(sql: "DELETE FROM change_txn WHERE txn_end < ?").execute(arguments: [floor])
             return dropped
         }
     }

@@ -94,7 +94,8 @@ public final class SQLiteStore: RouteStore {
                     return existing
                 }
                 let fresh = UUID().uuidString.lowercased()
-                try db.execute(sql: "INSERT INTO store_info(key, value) VALUES ('store_id', ?)", arguments: [fresh])
+                try db.cachedStatement(sql: "INSERT INTO store_info(key, value) VALUES ('store_id', ?)").execute(
+                    arguments: [fresh])
                 return fresh
             }
             guard let uuid = UUID(uuidString: id) else {
@@ -209,7 +210,8 @@ public final class SQLiteStore: RouteStore {
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: workout)
         return try await write("saving workout \(workout.id)") { db in
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [Self.key(workout.id)])
+            if try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ?"), arguments: [Self.key(workout.id)])
                 != nil
             {
                 throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
@@ -217,7 +219,7 @@ public final class SQLiteStore: RouteStore {
             var outcome = SaveOutcome.inserted(workout.id)
             if let sync = workout.sync {
                 if let row = try Row.fetchOne(
-                    db, sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?",
+                    db.cachedStatement(sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?"),
                     arguments: [workout.source.name, sync.identifier])
                 {
                     let current = try Self.uuid(row["uuid"])
@@ -227,23 +229,24 @@ public final class SQLiteStore: RouteStore {
                     try Self.deleteWorkoutRows(db, Self.key(current))
                 }
             }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Self.key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
-                    workout.start?.instant.seconds, workout.end?.instant.seconds, body,
-                ])
+                    """
+            ).execute(arguments: [
+                Self.key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
+                workout.start?.instant.seconds, workout.end?.instant.seconds, body,
+            ])
             return outcome
         }
     }
 
     public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
         try await read("reading workout \(id)") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE uuid = ?", arguments: [Self.key(id)]).map(
-                Self.workout)
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ?"), arguments: [Self.key(id)])
+                .map(
+                    Self.workout)
         }
     }
 
@@ -260,7 +263,7 @@ public final class SQLiteStore: RouteStore {
         try await write("deleting workout \(id)") { db in
             guard
                 let owner = try String.fetchOne(
-                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(id)])
+                    db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no workout \(id)") }
             try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
             try Self.deleteWorkoutRows(db, Self.key(id))
@@ -270,17 +273,19 @@ public final class SQLiteStore: RouteStore {
     /// Deletes a workout, its routes (current and kept) and its series, with their chunks.
     static func deleteWorkoutRows(_ db: Database, _ workout: String) throws {
         for row in try Row.fetchAll(
-            db, sql: "SELECT * FROM route WHERE workout_uuid = ? AND current = 1", arguments: [workout])
+            db.cachedStatement(sql: "SELECT * FROM route WHERE workout_uuid = ? AND current = 1"), arguments: [workout])
         {
             try recordDeletion(db, row)
         }
         let containers =
-            try String.fetchAll(db, sql: "SELECT container FROM route WHERE workout_uuid = ?", arguments: [workout])
-            + String.fetchAll(db, sql: "SELECT container FROM series WHERE workout_uuid = ?", arguments: [workout])
-        try db.execute(sql: "DELETE FROM route WHERE workout_uuid = ?", arguments: [workout])
-        try db.execute(sql: "DELETE FROM series WHERE workout_uuid = ?", arguments: [workout])
-        try db.execute(sql: "DELETE FROM effort WHERE workout_uuid = ?", arguments: [workout])
-        try db.execute(sql: "DELETE FROM workout WHERE uuid = ?", arguments: [workout])
+            try String.fetchAll(
+                db.cachedStatement(sql: "SELECT container FROM route WHERE workout_uuid = ?"), arguments: [workout])
+            + String.fetchAll(
+                db.cachedStatement(sql: "SELECT container FROM series WHERE workout_uuid = ?"), arguments: [workout])
+        try db.cachedStatement(sql: "DELETE FROM route WHERE workout_uuid = ?").execute(arguments: [workout])
+        try db.cachedStatement(sql: "DELETE FROM series WHERE workout_uuid = ?").execute(arguments: [workout])
+        try db.cachedStatement(sql: "DELETE FROM effort WHERE workout_uuid = ?").execute(arguments: [workout])
+        try db.cachedStatement(sql: "DELETE FROM workout WHERE uuid = ?").execute(arguments: [workout])
         for c in Set(containers) { try dropContainerIfUnused(db, c) }
     }
 
@@ -288,32 +293,35 @@ public final class SQLiteStore: RouteStore {
     /// series use stay).
     static func dropContainerIfUnused(_ db: Database, _ container: String) throws {
         let used = try Bool.fetchOne(
-            db,
-            sql: """
-                SELECT EXISTS(SELECT 1 FROM route WHERE container = ?1)
-                    OR EXISTS(SELECT 1 FROM builder WHERE uuid = ?1)
-                """, arguments: [container])
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS(SELECT 1 FROM route WHERE container = ?1)
+                        OR EXISTS(SELECT 1 FROM builder WHERE uuid = ?1)
+                    """), arguments: [container])
         if used == true { return }
         // Series attached to a workout may live in the container of the builder that collected them: keep
         // those kinds, drop the rest (locations, extras).
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 DELETE FROM chunk WHERE container = ?1
                     AND kind NOT IN (SELECT kind FROM series WHERE container = ?1)
-                """, arguments: [container])
+                """
+        ).execute(arguments: [container])
     }
 
     // MARK: Routes
 
     public func route(id: UUID) async throws(RouteKitError) -> RouteSample? {
         try await read("reading route \(id)") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM route WHERE uuid = ?", arguments: [Self.key(id)]).map(Self.route)
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ?"), arguments: [Self.key(id)])
+                .map(Self.route)
         }
     }
 
     public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool {
         try await read("reading route \(id)") { db in
-            try Bool.fetchOne(db, sql: "SELECT current FROM route WHERE uuid = ?", arguments: [Self.key(id)]) ?? false
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT current FROM route WHERE uuid = ?"), arguments: [Self.key(id)]) ?? false
         }
     }
 
@@ -334,15 +342,19 @@ public final class SQLiteStore: RouteStore {
         try await write("deleting route \(id)") { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM route WHERE uuid = ? AND current = 1", arguments: [Self.key(id)])
+                    db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ? AND current = 1"),
+                    arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no current route \(id)") }
             let owner: String = row["source"]
             try StoreRules.checkOwner(owner, of: "route \(id)", is: source)
             try Self.recordDeletion(db, row)
             let syncID: String = row["sync_id"]
             let containers = try String.fetchAll(
-                db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ?", arguments: [owner, syncID])
-            try db.execute(sql: "DELETE FROM route WHERE source = ? AND sync_id = ?", arguments: [owner, syncID])
+                db.cachedStatement(sql: "SELECT container FROM route WHERE source = ? AND sync_id = ?"),
+                arguments: [owner, syncID])
+            try db.cachedStatement(sql: "DELETE FROM route WHERE source = ? AND sync_id = ?").execute(arguments: [
+                owner, syncID,
+            ])
             for c in Set(containers) { try Self.dropContainerIfUnused(db, c) }
         }
     }
@@ -357,7 +369,7 @@ public final class SQLiteStore: RouteStore {
         @Sendable func ids(_ db: Database) throws -> [Int64] {
             guard
                 let container = try String.fetchOne(
-                    db, sql: "SELECT container FROM route WHERE uuid = ?", arguments: [Self.key(id)])
+                    db.cachedStatement(sql: "SELECT container FROM route WHERE uuid = ?"), arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no route \(id)") }
             var sql = "SELECT id FROM chunk WHERE container = ? AND kind = ?"
             var args: [(any DatabaseValueConvertible)?] = [container, kind.description]
@@ -377,7 +389,9 @@ public final class SQLiteStore: RouteStore {
                 var chunks: [StoredChunk] = []
                 chunks.reserveCapacity(found.count)
                 for chunkID in found {
-                    guard let row = try Row.fetchOne(db, sql: "SELECT * FROM chunk WHERE id = ?", arguments: [chunkID])
+                    guard
+                        let row = try Row.fetchOne(
+                            db.cachedStatement(sql: "SELECT * FROM chunk WHERE id = ?"), arguments: [chunkID])
                     else { throw RouteKitError(.storage, "a chunk vanished inside a read transaction") }
                     chunks.append(try Self.chunk(row, withData: true))
                 }
@@ -404,19 +418,21 @@ public final class SQLiteStore: RouteStore {
         try await write("saving series of workout \(id)") { db in
             guard
                 let owner = try String.fetchOne(
-                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(id)])
+                    db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no workout \(id)") }
             try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
             var next =
-                try Int.fetchOne(db, sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?", arguments: [container])
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?"),
+                    arguments: [container])
                 ?? 0
             for var chunk in chunks {
                 chunk.sequence = next
                 next += 1
                 try Self.insert(db, chunk, container: container)
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)",
-                    arguments: [Self.key(id), source.name, chunk.kind.description, container])
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [Self.key(id), source.name, chunk.kind.description, container])
             }
         }
     }
@@ -424,7 +440,8 @@ public final class SQLiteStore: RouteStore {
     public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
         try await read("reading series of workout \(id)") { db in
             let kinds = try String.fetchAll(
-                db, sql: "SELECT DISTINCT kind FROM series WHERE workout_uuid = ?", arguments: [Self.key(id)])
+                db.cachedStatement(sql: "SELECT DISTINCT kind FROM series WHERE workout_uuid = ?"),
+                arguments: [Self.key(id)])
             let known = Set(kinds)
             return QuantityType.all.filter { known.contains($0.identifier) }
         }
@@ -437,12 +454,12 @@ public final class SQLiteStore: RouteStore {
             let snapshot = try pool.makeSnapshot()
             @Sendable func ids(_ db: Database) throws -> [Int64] {
                 try Int64.fetchAll(
-                    db,
-                    sql: """
-                        SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
-                        WHERE s.workout_uuid = ? AND s.kind = ?
-                        ORDER BY c.min_s, c.min_ns, s.id, c.seq
-                        """, arguments: [Self.key(id), kind.description])
+                    db.cachedStatement(
+                        sql: """
+                            SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
+                            WHERE s.workout_uuid = ? AND s.kind = ?
+                            ORDER BY c.min_s, c.min_ns, s.id, c.seq
+                            """), arguments: [Self.key(id), kind.description])
             }
             let found =
                 readsOnCallingThread ? try syncRead(snapshot) { db in try ids(db) } : try await snapshot.read(ids)
@@ -455,16 +472,16 @@ public final class SQLiteStore: RouteStore {
     // MARK: Chunks
 
     static func insert(_ db: Database, _ chunk: StoredChunk, container: String) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                container, chunk.kind.description, chunk.sequence, chunk.count, chunk.minTime?.seconds,
-                chunk.minTime.map { Int64($0.nanoseconds) }, chunk.maxTime?.seconds,
-                chunk.maxTime.map { Int64($0.nanoseconds) }, Data(chunk.bytes),
-            ])
+                """
+        ).execute(arguments: [
+            container, chunk.kind.description, chunk.sequence, chunk.count, chunk.minTime?.seconds,
+            chunk.minTime.map { Int64($0.nanoseconds) }, chunk.maxTime?.seconds,
+            chunk.maxTime.map { Int64($0.nanoseconds) }, Data(chunk.bytes),
+        ])
     }
 
     static func chunk(_ row: Row, withData: Bool) throws -> StoredChunk {
@@ -488,18 +505,18 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
         let metadata = try StoredRecord.encode(metadata: b.metadata)
         try await write("creating route builder \(b.id)") { db in
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO builder(uuid, source, location_order, origin_kind, origin_key, origin_label,
                         location_count, checkpoint, claim, metadata, created, updated)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Self.key(b.id), b.source.name, b.order.rawValue, b.origin?.kind, b.origin?.key, b.origin?.label,
-                    b.progress.locationCount, b.progress.checkpoint, Self.key(b.claim), metadata,
-                    b.created.timeIntervalSince1970,
-                    b.updated.timeIntervalSince1970,
-                ])
+                    """
+            ).execute(arguments: [
+                Self.key(b.id), b.source.name, b.order.rawValue, b.origin?.kind, b.origin?.key, b.origin?.label,
+                b.progress.locationCount, b.progress.checkpoint, Self.key(b.claim), metadata,
+                b.created.timeIntervalSince1970,
+                b.updated.timeIntervalSince1970,
+            ])
         }
     }
 
@@ -508,7 +525,8 @@ public final class SQLiteStore: RouteStore {
         let kind: String? = row["origin_kind"]
         let originKey: String? = row["origin_key"]
         let orderName: String = row["location_order"]
-        let next = try Int.fetchOne(db, sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?", arguments: [key])
+        let next = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?"), arguments: [key])
         return PendingBuilder(
             id: try uuid(key), source: try source(row["source"]),
             order: LocationOrder(rawValue: orderName) ?? .insertion,
@@ -521,9 +539,10 @@ public final class SQLiteStore: RouteStore {
 
     public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
         try await read("reading route builder \(id)") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM builder WHERE uuid = ?", arguments: [Self.key(id)]).map {
-                try Self.builder(db, $0)
-            }
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM builder WHERE uuid = ?"), arguments: [Self.key(id)])
+                .map {
+                    try Self.builder(db, $0)
+                }
         }
     }
 
@@ -535,7 +554,9 @@ public final class SQLiteStore: RouteStore {
 
     /// Checks that `claim` holds the pending builder `key`.
     static func checkClaim(_ db: Database, _ key: String, _ claim: UUID) throws {
-        guard let held = try String.fetchOne(db, sql: "SELECT claim FROM builder WHERE uuid = ?", arguments: [key])
+        guard
+            let held = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT claim FROM builder WHERE uuid = ?"), arguments: [key])
         else { throw RouteKitError(.notFound, "route builder \(key) is not pending (finished, discarded or unknown)") }
         guard held == Self.key(claim) else {
             throw RouteKitError(.builderState, "route builder \(key) was taken over by another process")
@@ -546,9 +567,9 @@ public final class SQLiteStore: RouteStore {
         async throws(RouteKitError) -> Bool
     {
         try await write("claiming route builder \(id)") { db in
-            try db.execute(
-                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND location_count = ? AND claim = ?",
-                arguments: [Self.key(claim), Self.key(id), expectedLocationCount, Self.key(previous)])
+            try db.cachedStatement(
+                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND location_count = ? AND claim = ?"
+            ).execute(arguments: [Self.key(claim), Self.key(id), expectedLocationCount, Self.key(previous)])
             return db.changesCount == 1
         }
     }
@@ -560,9 +581,9 @@ public final class SQLiteStore: RouteStore {
         let now = Date().timeIntervalSince1970
         try await write("storing a batch of route builder \(id)") { db in
             try Self.checkClaim(db, Self.key(id), claim)
-            try db.execute(
-                sql: "UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ? WHERE uuid = ?",
-                arguments: [progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id)])
+            try db.cachedStatement(
+                sql: "UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ? WHERE uuid = ?"
+            ).execute(arguments: [progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id)])
             for chunk in chunks { try Self.insert(db, chunk, container: Self.key(id)) }
         }
     }
@@ -572,7 +593,7 @@ public final class SQLiteStore: RouteStore {
     {
         try await read("reading route builder \(id)") { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM chunk WHERE container = ? AND kind = ? AND seq = ?",
+                db.cachedStatement(sql: "SELECT * FROM chunk WHERE container = ? AND kind = ? AND seq = ?"),
                 arguments: [Self.key(id), kind.description, sequence]
             ).map { try Self.chunk($0, withData: true) }
         }
@@ -583,11 +604,11 @@ public final class SQLiteStore: RouteStore {
     {
         try await read("reading route builder \(id)") { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT kind, seq, count, min_s, min_ns, max_s, max_ns FROM chunk
-                    WHERE container = ? AND kind = ? ORDER BY seq
-                    """, arguments: [Self.key(id), kind.description]
+                db.cachedStatement(
+                    sql: """
+                        SELECT kind, seq, count, min_s, min_ns, max_s, max_ns FROM chunk
+                        WHERE container = ? AND kind = ? ORDER BY seq
+                        """), arguments: [Self.key(id), kind.description]
             ).map { try Self.chunk($0, withData: false) }
         }
     }
@@ -598,27 +619,26 @@ public final class SQLiteStore: RouteStore {
         try await write("merging route builder \(id)") { db in
             try Self.checkClaim(db, Self.key(id), claim)
             for s in sequences {
-                try db.execute(
-                    sql: "DELETE FROM chunk WHERE container = ? AND kind = 'locations' AND seq = ?",
-                    arguments: [Self.key(id), s])
+                try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'locations' AND seq = ?")
+                    .execute(arguments: [Self.key(id), s])
             }
-            try db.execute(
-                sql: "UPDATE chunk SET kind = 'locations' WHERE container = ? AND kind = 'staging'",
-                arguments: [Self.key(id)])
+            try db.cachedStatement(sql: "UPDATE chunk SET kind = 'locations' WHERE container = ? AND kind = 'staging'")
+                .execute(arguments: [Self.key(id)])
         }
     }
 
     @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
         try await write("cleaning route builder \(id)") { db in
-            try db.execute(
-                sql: "DELETE FROM chunk WHERE container = ? AND kind = 'staging'", arguments: [Self.key(id)])
+            try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'staging'").execute(
+                arguments: [Self.key(id)])
         }
     }
 
     /// Checks that the workout exists and is the route's source's.
     static func checkWorkout(_ db: Database, _ route: RouteSample) throws {
         try StoreRules.checkWorkout(
-            String.fetchOne(db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [key(route.workoutID)]),
+            String.fetchOne(
+                db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [key(route.workoutID)]),
             for: route)
     }
 
@@ -627,7 +647,7 @@ public final class SQLiteStore: RouteStore {
     static func replaceCurrent(_ db: Database, _ route: RouteSample) throws -> SaveOutcome {
         guard
             let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1",
+                db.cachedStatement(sql: "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1"),
                 arguments: [route.source.name, route.sync.identifier])
         else { return .inserted(route.id) }
         let current = try uuid(row["uuid"])
@@ -636,18 +656,18 @@ public final class SQLiteStore: RouteStore {
         if case .stale = outcome { return outcome }
         try recordDeletion(db, row)
         if StoreRules.keepsReplaced(replacedWasRaw: row["raw"], replacement: route) {
-            try db.execute(sql: "UPDATE route SET current = 0 WHERE uuid = ?", arguments: [key(current)])
+            try db.cachedStatement(sql: "UPDATE route SET current = 0 WHERE uuid = ?").execute(arguments: [key(current)]
+            )
         } else {
-            try db.execute(sql: "DELETE FROM route WHERE uuid = ?", arguments: [key(current)])
+            try db.cachedStatement(sql: "DELETE FROM route WHERE uuid = ?").execute(arguments: [key(current)])
             try dropContainerIfUnused(db, row["container"])
         }
         if StoreRules.dropsKeptProvenance(replacement: route) {
             // A new raw version: older kept provenance of this identity is no longer the raw one.
             let old = try String.fetchAll(
-                db, sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0",
+                db.cachedStatement(sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0"),
                 arguments: [route.source.name, route.sync.identifier])
-            try db.execute(
-                sql: "DELETE FROM route WHERE source = ? AND sync_id = ? AND current = 0",
+            try db.cachedStatement(sql: "DELETE FROM route WHERE source = ? AND sync_id = ? AND current = 0").execute(
                 arguments: [route.source.name, route.sync.identifier])
             for c in old { try dropContainerIfUnused(db, c) }
         }
@@ -658,17 +678,17 @@ public final class SQLiteStore: RouteStore {
     static func insertRoute(_ db: Database, _ route: RouteSample, container: String, derived: Bool, body: String)
         throws
     {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
                     location_count, container, body)
                 VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
-                !derived, route.start?.instant.seconds, route.end?.instant.seconds, route.locationCount, container,
-                body,
-            ])
+                """
+        ).execute(arguments: [
+            key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
+            !derived, route.start?.instant.seconds, route.end?.instant.seconds, route.locationCount, container,
+            body,
+        ])
         try recordAddition(db, route)
     }
 
@@ -687,19 +707,24 @@ public final class SQLiteStore: RouteStore {
             } else if case .replaced = outcome {
             } else {
                 if let claim {
-                    try db.execute(
-                        sql: "DELETE FROM lease WHERE key = ? AND holder = ?",
-                        arguments: [claim.key, Self.key(claim.holder)])
+                    try db.cachedStatement(sql: "DELETE FROM lease WHERE key = ? AND holder = ?").execute(arguments: [
+                        claim.key, Self.key(claim.holder),
+                    ])
                 }
                 return outcome
             }
             let container = Self.key(route.id)
             for chunk in chunks { try Self.insert(db, chunk, container: container) }
             try Self.insertRoute(db, route, container: container, derived: derived, body: body)
+            for kind in StoreRules.seriesKinds(chunks) {
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [Self.key(route.workoutID), route.source.name, kind, container])
+            }
             if let claim {
-                try db.execute(
-                    sql: "DELETE FROM lease WHERE key = ? AND holder = ?",
-                    arguments: [claim.key, Self.key(claim.holder)])
+                try db.cachedStatement(sql: "DELETE FROM lease WHERE key = ? AND holder = ?").execute(arguments: [
+                    claim.key, Self.key(claim.holder),
+                ])
             }
             return outcome
         }
@@ -714,7 +739,7 @@ public final class SQLiteStore: RouteStore {
             let key = Self.key(id)
             guard
                 let builderSource = try String.fetchOne(
-                    db, sql: "SELECT source FROM builder WHERE uuid = ?", arguments: [key])
+                    db.cachedStatement(sql: "SELECT source FROM builder WHERE uuid = ?"), arguments: [key])
             else {
                 throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
             }
@@ -723,33 +748,33 @@ public final class SQLiteStore: RouteStore {
             try Self.checkWorkout(db, route)
             let outcome = try Self.replaceCurrent(db, route)
             if case .stale = outcome {
-                try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
-                try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
+                try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key])
+                try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ?").execute(arguments: [key])
                 return outcome
             }
             if let order = sequenceOrder, order != order.sorted() {
                 // Renumber in two steps so that no two chunks ever share a number.
                 for (position, s) in order.enumerated() {
-                    try db.execute(
-                        sql: "UPDATE chunk SET seq = ? WHERE container = ? AND kind = 'locations' AND seq = ?",
-                        arguments: [-1 - position, key, s])
+                    try db.cachedStatement(
+                        sql: "UPDATE chunk SET seq = ? WHERE container = ? AND kind = 'locations' AND seq = ?"
+                    ).execute(arguments: [-1 - position, key, s])
                 }
-                try db.execute(
-                    sql: "UPDATE chunk SET seq = -1 - seq WHERE container = ? AND kind = 'locations' AND seq < 0",
-                    arguments: [key])
+                try db.cachedStatement(
+                    sql: "UPDATE chunk SET seq = -1 - seq WHERE container = ? AND kind = 'locations' AND seq < 0"
+                ).execute(arguments: [key])
             }
             try Self.insertRoute(db, route, container: key, derived: derived, body: body)
             let kinds = try String.fetchAll(
-                db,
-                sql:
-                    "SELECT DISTINCT kind FROM chunk WHERE container = ? AND kind NOT IN ('locations', 'staging', 'extras')",
-                arguments: [key])
+                db.cachedStatement(
+                    sql:
+                        "SELECT DISTINCT kind FROM chunk WHERE container = ? AND kind NOT IN ('locations', 'staging', 'extras')"
+                ), arguments: [key])
             for kind in kinds {
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)",
-                    arguments: [Self.key(route.workoutID), route.source.name, kind, key])
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [Self.key(route.workoutID), route.source.name, kind, key])
             }
-            try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
+            try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key])
             return outcome
         }
     }
@@ -762,13 +787,15 @@ public final class SQLiteStore: RouteStore {
 
     /// Takes or renews `key` for `holder` unless another holder's claim is live; whether the holder now holds it.
     static func claim(_ db: Database, key: String, holder: String, now: Double, seconds: Double) throws -> Bool {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO lease(key, holder, expires) VALUES (?1, ?2, ?3)
                 ON CONFLICT(key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
                 WHERE lease.expires < ?4 OR lease.holder = excluded.holder
-                """, arguments: [key, holder, now + seconds, now])
-        return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [key]) == holder
+                """
+        ).execute(arguments: [key, holder, now + seconds, now])
+        return try String.fetchOne(db.cachedStatement(sql: "SELECT holder FROM lease WHERE key = ?"), arguments: [key])
+            == holder
     }
 
     @_spi(RouteKitBackend) public func claimWork(keys: [String], holder: UUID, seconds: Double)
@@ -785,7 +812,9 @@ public final class SQLiteStore: RouteStore {
 
     @_spi(RouteKitBackend) public func releaseWork(key: String, holder: UUID) async throws(RouteKitError) {
         try await write("releasing work \(key)") { db in
-            try db.execute(sql: "DELETE FROM lease WHERE key = ? AND holder = ?", arguments: [key, Self.key(holder)])
+            try db.cachedStatement(sql: "DELETE FROM lease WHERE key = ? AND holder = ?").execute(arguments: [
+                key, Self.key(holder),
+            ])
         }
     }
 
@@ -794,11 +823,11 @@ public final class SQLiteStore: RouteStore {
     {
         try await read("reading the raw version of \(syncIdentifier)") { db in
             try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT * FROM route WHERE source = ? AND sync_id = ? AND raw = 1
-                    ORDER BY sync_version DESC LIMIT 1
-                    """, arguments: [source.name, syncIdentifier]
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM route WHERE source = ? AND sync_id = ? AND raw = 1
+                        ORDER BY sync_version DESC LIMIT 1
+                        """), arguments: [source.name, syncIdentifier]
             ).map(Self.route)
         }
     }
@@ -806,7 +835,8 @@ public final class SQLiteStore: RouteStore {
     public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
         let rows = try await read("reading the privacy zones of \(source)") { db in
             try Row.fetchAll(
-                db, sql: "SELECT latitude, longitude, radius FROM privacy_zone WHERE source = ? ORDER BY id",
+                db.cachedStatement(
+                    sql: "SELECT latitude, longitude, radius FROM privacy_zone WHERE source = ? ORDER BY id"),
                 arguments: [source.name]
             ).map { row -> (Double, Double, Double) in (row["latitude"], row["longitude"], row["radius"]) }
         }
@@ -823,11 +853,11 @@ public final class SQLiteStore: RouteStore {
 
     public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
         try await write("setting the privacy zones of \(source)") { db in
-            try db.execute(sql: "DELETE FROM privacy_zone WHERE source = ?", arguments: [source.name])
+            try db.cachedStatement(sql: "DELETE FROM privacy_zone WHERE source = ?").execute(arguments: [source.name])
             for z in zones {
-                try db.execute(
-                    sql: "INSERT INTO privacy_zone(source, latitude, longitude, radius) VALUES (?, ?, ?, ?)",
-                    arguments: [source.name, z.latitude, z.longitude, z.radiusMetres])
+                try db.cachedStatement(
+                    sql: "INSERT INTO privacy_zone(source, latitude, longitude, radius) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [source.name, z.latitude, z.longitude, z.radiusMetres])
             }
         }
     }
@@ -836,14 +866,15 @@ public final class SQLiteStore: RouteStore {
         try await write("relating an effort score to workout \(score.workoutID)") { db in
             guard
                 try String.fetchOne(
-                    db, sql: "SELECT source FROM workout WHERE uuid = ?", arguments: [Self.key(score.workoutID)]) != nil
+                    db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"),
+                    arguments: [Self.key(score.workoutID)]) != nil
             else { throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved") }
-            try db.execute(
-                sql: "INSERT INTO effort(uuid, workout_uuid, source, score, manual, created) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [
-                    Self.key(score.id), Self.key(score.workoutID), score.source.name, score.score, score.isManual,
-                    score.created.timeIntervalSince1970,
-                ])
+            try db.cachedStatement(
+                sql: "INSERT INTO effort(uuid, workout_uuid, source, score, manual, created) VALUES (?, ?, ?, ?, ?, ?)"
+            ).execute(arguments: [
+                Self.key(score.id), Self.key(score.workoutID), score.source.name, score.score, score.isManual,
+                score.created.timeIntervalSince1970,
+            ])
         }
     }
 
@@ -851,17 +882,18 @@ public final class SQLiteStore: RouteStore {
         try await write("unrelating effort score \(id)") { db in
             guard
                 let owner = try String.fetchOne(
-                    db, sql: "SELECT source FROM effort WHERE uuid = ?", arguments: [Self.key(id)])
+                    db.cachedStatement(sql: "SELECT source FROM effort WHERE uuid = ?"), arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no effort score \(id)") }
             try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
-            try db.execute(sql: "DELETE FROM effort WHERE uuid = ?", arguments: [Self.key(id)])
+            try db.cachedStatement(sql: "DELETE FROM effort WHERE uuid = ?").execute(arguments: [Self.key(id)])
         }
     }
 
     public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
         try await read("reading effort scores of workout \(id)") { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM effort WHERE workout_uuid = ? ORDER BY created, id", arguments: [Self.key(id)]
+                db.cachedStatement(sql: "SELECT * FROM effort WHERE workout_uuid = ? ORDER BY created, id"),
+                arguments: [Self.key(id)]
             ).map { row in
                 try EffortScore(
                     id: try Self.uuid(row["uuid"]), workoutID: try Self.uuid(row["workout_uuid"]),
@@ -875,13 +907,14 @@ public final class SQLiteStore: RouteStore {
         try await write("discarding route builder \(id)") { db in
             let key = Self.key(id)
             guard
-                let owner = try String.fetchOne(db, sql: "SELECT source FROM builder WHERE uuid = ?", arguments: [key])
+                let owner = try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT source FROM builder WHERE uuid = ?"), arguments: [key])
             else {
                 throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
             }
             try StoreRules.checkOwner(owner, of: "route builder \(id)", is: source)
-            try db.execute(sql: "DELETE FROM builder WHERE uuid = ?", arguments: [key])
-            try db.execute(sql: "DELETE FROM chunk WHERE container = ?", arguments: [key])
+            try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key])
+            try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ?").execute(arguments: [key])
         }
     }
 }

@@ -13,7 +13,8 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     private var finishFailures: Int
 
     /// Fails the `failAt`-th call of `appendToBuilder(id:claim:chunks:progress:metadata:)`, and every later
-    /// one; and the first `finishFailures` calls of `finishBuilder(id:claim:route:sequenceOrder:)`.
+    /// one; and the first `finishFailures` calls that finish a route (`finishBuilder(id:claim:route:sequenceOrder:)`
+    /// or `saveRoute(_:chunks:releasing:)`).
     public init(_ base: any RouteStore, failingAppend failAt: Int = .max, failingFinishes finishFailures: Int = 0) {
         self.base = base
         self.failAt = failAt
@@ -125,7 +126,13 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     )
         async throws(RouteKitError) -> SaveOutcome
     {
-        try await base.saveRoute(route, chunks: chunks, releasing: claim)
+        let fail = lock.withLock { () -> Bool in
+            guard finishFailures > 0 else { return false }
+            finishFailures -= 1
+            return true
+        }
+        if fail { throw RouteKitError(.storage, "injected fault in saveRoute") }
+        return try await base.saveRoute(route, chunks: chunks, releasing: claim)
     }
     public func relateEffort(_ score: EffortScore) async throws(RouteKitError) { try await base.relateEffort(score) }
     public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {

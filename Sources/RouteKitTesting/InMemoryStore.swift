@@ -428,6 +428,9 @@ public final class InMemoryStore: RouteStore, TokenStore, @unchecked Sendable {
                 let container = route.id.lowercaseText
                 for chunk in chunks { try s.insert(chunk, container: container) }
                 s.insertRoute(route, container: container)
+                for kind in StoreRules.seriesKinds(chunks) {
+                    s.addSeries(workout: route.workoutID, source: route.source, kind: kind, container: container)
+                }
             }
             if let claim, s.leases[claim.key]?.holder == claim.holder { s.leases[claim.key] = nil }
             return outcome

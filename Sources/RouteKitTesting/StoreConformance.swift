@@ -61,6 +61,8 @@ public enum StoreConformance {
             ConformanceCheck(name: "privacy zones: per source, in order, replaced whole", run: privacyZones),
             ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
             ConformanceCheck(name: "a whole route saved at once: sync semantics, claim given up", run: saveWholeRoute),
+            ConformanceCheck(
+                name: "a route held in memory saves what a builder stores, in one write", run: heldRouteMatchesBuilder),
             ConformanceCheck(name: "effort scores: manual over estimated, newest wins, owner unrelates", run: effort),
         ] + FeedConformance.checks
 
@@ -623,6 +625,83 @@ public enum StoreConformance {
         foreign.id = UUID()
         foreign.sync.version = 3
         _ = try await expectError(.notOwner) { try await store.saveRoute(foreign, chunks: chunks, releasing: nil) }
+    }
+
+    static func chunks(_ store: any RouteStore, _ route: UUID, _ kind: ChunkKind) async throws -> [StoredChunk] {
+        let cursor = try await store.routeChunks(ofRoute: route, kind: kind, interval: nil)
+        defer { cursor.close() }
+        var all: [StoredChunk] = []
+        while let chunk = try await cursor.next() { all.append(chunk) }
+        return all
+    }
+
+    static func heldRouteMatchesBuilder(_ store: any RouteStore) async throws {
+        let built = try await saved(store, alice)
+        let held = try await saved(store, alice)
+        let all = locations(count: 2600, seed: 3)
+        // Batches of uneven sizes (one longer than a chunk), extras on two, heart rate on every one, one batch
+        // of samples only.
+        let cuts = [0..<700, 700..<1800, 1800..<1800, 1800..<2600]
+        let builder = try await RouteBuilder(store: store, source: alice, order: .insertion)
+        var memory = HeldRoute()
+        for (n, range) in cuts.enumerated() {
+            let batch = Array(all[range])
+            let hr = (0..<(range.isEmpty ? 5 : range.count)).map { i in
+                QuantitySample(timestamp: Timestamp(Instant(seconds: 1_700_000_000 + Int64(n * 10_000 + i))), value: 90)
+            }
+            let extras: [UInt8]? = n == 1 || range.isEmpty ? nil : Array("batch \(n)".utf8)
+            try await builder.insert(batch, related: [.heartRate: hr], extras: extras)
+            try memory.insert(batch, related: [.heartRate: hr], extras: extras)
+        }
+        try expect(memory.locationCount == all.count, "every location is held: \(memory.locationCount)")
+        var metadata = sync("held", 1)
+        metadata["note"] = .string("same")
+        let a = try await builder.finish(workout: built, metadata: metadata)
+        metadata = sync("held-too", 1)
+        metadata["note"] = .string("same")
+        let b = try await memory.save(workout: held, source: alice, metadata: metadata, in: store)
+        try expect(b.outcome == .inserted(b.route.id), "a new route is inserted: \(b.outcome)")
+        try expect(
+            a.route.start == b.route.start && a.route.end == b.route.end
+                && a.route.start?.utcOffsetSeconds == b.route.start?.utcOffsetSeconds
+                && a.route.end?.utcOffsetSeconds == b.route.end?.utcOffsetSeconds,
+            "the same time bounds: \(String(describing: b.route.start))…\(String(describing: b.route.end))")
+        try expect(a.route.metadata == b.route.metadata && b.route.locationCount == 2600, "the same metadata, count")
+        try expect(b.route.sync == SyncIdentity(identifier: "held-too", version: 1), "the sync identity from metadata")
+        for kind in [ChunkKind.locations, .extras, .quantity(.heartRate)] {
+            let x = try await chunks(store, a.route.id, kind)
+            let y = try await chunks(store, b.route.id, kind)
+            try expect(
+                x.map(\.sequence) == y.map(\.sequence) && x.map(\.bytes) == y.map(\.bytes) && !x.isEmpty,
+                "the same \(kind) chunks: \(x.map(\.sequence)) and \(y.map(\.sequence))")
+        }
+        try expect(same(try await readAll(store, b.route.id), all), "every location reads back, in order")
+        try expect(try await store.seriesTypes(ofWorkout: held.id) == [.heartRate], "the samples are a series")
+        var samples = 0
+        for try await batch in store.samples(of: .heartRate, workout: held.id) { samples += batch.samples.count }
+        try expect(samples == 700 + 1100 + 5 + 800, "every sample: \(samples)")
+        let again = try await memory.save(workout: held, source: alice, metadata: metadata, in: store)
+        try expect(again.outcome == .stale(current: b.route.id, currentVersion: 1), "saved twice: stale")
+        _ = try await expectError(.builderState) {
+            try await HeldRoute().save(workout: held, source: alice, metadata: [:], in: store)
+        }
+        _ = try await expectError(.notOwner) {
+            try await memory.save(workout: held, source: bob, metadata: [:], in: store)
+        }
+        _ = try await expectError(.notFound) {
+            try await memory.save(workout: workout(alice), source: alice, metadata: [:], in: store)
+        }
+        _ = try await expectError(.invalidLocation) {
+            var bad = HeldRoute()
+            try bad.insert([Location(latitude: 91, longitude: 0)])
+        }
+        let staging = StoredChunk(kind: .staging, sequence: 0, count: 0, minTime: nil, maxTime: nil, bytes: [])
+        _ = try await expectError(.invalidArgument) {
+            try await store.saveRoute(
+                RouteSample(
+                    workoutID: held.id, source: alice, sync: SyncIdentity(identifier: "x", version: 1), start: nil,
+                    end: nil, locationCount: 0), chunks: [staging], releasing: nil)
+        }
     }
 
     static func effort(_ store: any RouteStore) async throws {

@@ -163,7 +163,8 @@ struct Import: AsyncParsableCommand {
         let (source, store) = try await runReportingErrors {
             (
                 try sourceOption.resolved(),
-                try await storeOptions.open(durability: durability, connections: max(4, jobs + 1))
+                try await storeOptions.open(
+                    durability: durability, onCallingThread: true, connections: max(4, jobs + 1))
             )
         }
         let sizes = files.map { f -> Int in
@@ -216,8 +217,10 @@ struct Import: AsyncParsableCommand {
             for (n, file) in files.enumerated() {
                 let base = doneBytes
                 let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
-                await importer.importPath(file, progress: { read in progress.update(base + read, label: label) }) {
-                    result in
+                let next = n + 1 < files.count ? files[n + 1] : nil
+                await importer.importPath(
+                    file, readingAhead: next, progress: { read in progress.update(base + read, label: label) }
+                ) { result in
                     report(result)
                     progress.update(base, label: label)
                 }

@@ -14,16 +14,43 @@ struct BuilderResumeAndDeletionTests {
     func finalBatchResume() async throws {
         let dir = try temporaryDirectory()
         let path = dir + "/t.gpx"
+        // Longer than what is held in memory, so that a builder writes it.
+        let count = TrackImport.deferredLimit + 1500
+        try syntheticGPX(count: count).write(toFile: path, atomically: true, encoding: .utf8)
+        let store = try makeTemporaryStore()
+        let first = await GPXImporter(store: FaultInjectingStore(store, failingFinishes: 1)).importFile(path)
+        #expect(first.status == .failed)
+        #expect(try await store.pendingBuilders().map(\.progress.locationCount) == [count])
+        let second = await GPXImporter(store: store).importFile(path)
+        #expect(second.status == .imported)
+        #expect(second.tracks.first?.resumedFrom == count)
+        #expect(try await store.pendingBuilders().isEmpty)
+        #expect(try await store.routes(matching: RouteFilter()).map(\.locationCount) == [count])
+    }
+
+    @Test("a short track whose save fails leaves no builder and no route; the next import stores it whole")
+    func heldTrackSaveFails() async throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/t.gpx"
         try syntheticGPX(count: 1500).write(toFile: path, atomically: true, encoding: .utf8)
         let store = try makeTemporaryStore()
         let first = await GPXImporter(store: FaultInjectingStore(store, failingFinishes: 1)).importFile(path)
         #expect(first.status == .failed)
-        #expect(try await store.pendingBuilders().map(\.progress.locationCount) == [1500])
+        #expect(first.error?.code == .storage)
+        #expect(try await store.pendingBuilders().isEmpty, "a held track writes no builder")
+        #expect(try await store.routes(matching: RouteFilter()).isEmpty)
         let second = await GPXImporter(store: store).importFile(path)
         #expect(second.status == .imported)
-        #expect(second.tracks.first?.resumedFrom == 1500)
-        #expect(try await store.pendingBuilders().isEmpty)
-        #expect(try await store.routes(matching: RouteFilter()).map(\.locationCount) == [1500])
+        #expect(second.tracks.first?.resumedFrom == nil)
+        let routes = try await store.routes(matching: RouteFilter())
+        #expect(routes.map(\.locationCount) == [1500])
+        // The workout the failed import saved is the one the route joins: one workout, not two.
+        #expect(try await store.workouts(matching: WorkoutFilter()).map(\.id) == routes.map(\.workoutID))
+        let expected = try trackPoints(path)[0]
+        #expect(try await readRoute(store, routes[0].id) == expected.map(\.location))
+        var hr: [QuantitySample] = []
+        for try await b in store.samples(of: .heartRate, workout: routes[0].workoutID) { hr += b.samples }
+        #expect(hr.map(\.value) == expected.compactMap { $0.values[.heartRate] }, "with its heart-rate series")
     }
 
     @Test("waypoints are stored even when the import that stored the first track stopped before them")
@@ -36,11 +63,12 @@ struct BuilderResumeAndDeletionTests {
             <trkpt lat="47.2" lon="8.2"><time>2020-01-01T00:00:01Z</time></trkpt></trkseg></trk>
             <trk><name>second</name>
             """
-        let text = syntheticGPX(count: 3000, name: "second").replacingOccurrences(
+        let text = syntheticGPX(count: TrackImport.deferredLimit + 3000, name: "second").replacingOccurrences(
             of: "<trk><name>second</name>", with: small)
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let store = try makeTemporaryStore()
-        // Append 1: the first track; append 2: the second track's first batch; append 3 fails.
+        // The first track is short: held and saved whole. Appends 1 and 2: the second track's first batches, once
+        // it is longer than what is held; append 3 fails.
         let first = await GPXImporter(store: FaultInjectingStore(store, failingAppend: 3)).importFile(path)
         #expect(first.status == .partial)
         let second = await GPXImporter(store: store).importFile(path)
@@ -53,7 +81,7 @@ struct BuilderResumeAndDeletionTests {
     func absoluteOrigin() async throws {
         let dir = try temporaryDirectory()
         let path = dir + "/../" + (dir as NSString).lastPathComponent + "/t.gpx"
-        try syntheticGPX(count: 2000).write(toFile: path, atomically: true, encoding: .utf8)
+        try syntheticGPX(count: TrackImport.deferredLimit + 2000).write(toFile: path, atomically: true, encoding: .utf8)
         let store = try makeTemporaryStore()
         _ = await GPXImporter(store: FaultInjectingStore(store, failingAppend: 2)).importFile(path)
         let label = try #require(try await store.pendingBuilders().first?.origin?.label)
