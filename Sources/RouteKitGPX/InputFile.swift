@@ -139,7 +139,9 @@ public enum InputFile {
         if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
             throw RouteKitError(.io, "is a directory, not a file", file: path)
         }
-        let chunk = 256 * 1024
+        // A head (format detection) needs a few KiB: reading 256 KiB for it cost a folder import more than parsing
+        // some of its files.
+        let chunk = stopAtLimit ? min(256 * 1024, max(limit, 16 * 1024)) : 256 * 1024
         let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 1)
         defer { raw.deallocate() }
         var out: [UInt8] = []

@@ -60,11 +60,28 @@ public final class RouteImporter {
             if FileManager.default.fileExists(atPath: path + "/activities.csv") { return .stravaFolder }
             return HealthImporter.isExport(path) ? .healthFolder : nil
         }
-        if let fd = FileHandle(forReadingAtPath: path) {
-            defer { try? fd.close() }
-            if let head = try? fd.read(upToCount: 4), ZipArchive.isZip(Array(head)) { return .archive }
-        }
+        if ZipArchive.isZip(head(of: path)) { return .archive }
         return .file((try? InputFile.format(of: path)) ?? .gpx)
+    }
+
+    /// A file's first four bytes, as stored (fewer when it is shorter or unreadable).
+    private static func head(of path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 4)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4) }
+        return Array(bytes.prefix(max(0, n)))
+    }
+
+    /// The kind of the path named as the next one by the last ``importPath(_:readingAhead:progress:each:)``, told
+    /// once.
+    private var nextKind: (path: String, kind: Kind?)?
+
+    /// ``kind(of:)``, reusing what the last call learnt of the next path.
+    private func kind(of path: String) -> Kind? {
+        if let known = nextKind, known.path == path { return known.kind }
+        return Self.kind(of: path)
     }
 
     /// Imports one file or export; `progress` gets the bytes read of a GPX file, now and then.
@@ -76,9 +93,14 @@ public final class RouteImporter {
         _ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil,
         each: (GPXImportResult) -> Void
     ) async {
+        let kind = kind(of: path)
         var gpxNext: String?
-        if let next, case .file(.gpx)? = Self.kind(of: next) { gpxNext = next }
-        switch Self.kind(of: path) {
+        if let next {
+            let nextKind = Self.kind(of: next)
+            self.nextKind = (next, nextKind)
+            if case .file(.gpx)? = nextKind { gpxNext = next }
+        }
+        switch kind {
         case .archive?:
             do {
                 let archive = try ZipArchive(path: path, limits: archiveLimits)
