@@ -39,6 +39,10 @@ struct ImportJobsCLITests {
         #expect(a.count > 50)
         #expect(a == b)
         #expect(try Self.syncIdentities(dir.path + "/one.sqlite") == Self.syncIdentities(dir.path + "/two.sqlite"))
+        // More workers than cores: the same again.
+        let three = try CLI.run(["import", "--store", dir.path + "/three.sqlite", "--json", "--jobs", "3"] + inputs)
+        #expect(three.status == one.status)
+        #expect(try Self.outcomes(three.stdout) == a)
         // Again with two jobs: every file that imported is now unchanged.
         let again = try CLI.run(["import", "--store", dir.path + "/two.sqlite", "--json", "--jobs", "2"] + inputs)
         #expect(try !Self.outcomes(again.stdout).contains { $0.hasPrefix("imported ") })
