@@ -33,7 +33,7 @@ package enum StoredRecord {
 
     /// One decoder for every stored body (it holds no state between calls; making one per row was a third of the
     /// time of reading a page of 5,000 routes).
-    private static let decoder = JSONDecoder()
+    static let decoder = JSONDecoder()
 
     static func unjson<T: Decodable>(_ type: T.Type, _ text: String, _ what: String) throws(RouteKitError) -> T {
         do { return try decoder.decode(type, from: Data(text.utf8)) } catch {
@@ -105,7 +105,12 @@ package enum StoredRecord {
         uuid: String, workout: String, source: String, syncID: String, syncVersion: Int64, locationCount: Int,
         body: String
     ) throws(RouteKitError) -> RouteSample {
-        let b = try unjson(RouteBody.self, body, "route")
+        let b: RouteBody
+        if let scanned = scanRouteBody(body) {
+            b = RouteBody(start: scanned.start, end: scanned.end, metadata: scanned.metadata)
+        } else {
+            b = try unjson(RouteBody.self, body, "route")
+        }
         return RouteSample(
             id: try self.uuid(uuid), workoutID: try self.uuid(workout), source: try self.source(source),
             sync: SyncIdentity(identifier: syncID, version: syncVersion), start: b.start, end: b.end,
