@@ -24,10 +24,10 @@ private let SQ = UInt8(ascii: "'")
 private let NL: UInt8 = 0x0A
 
 /// Known namespaces. GPX 1.0 and 1.1 are one for element matching; TrackPointExtension v1 and v2 too.
-enum NS: UInt8 {
+enum KnownNamespace: UInt8 {
     case none, gpx, tpx, power, gpxdata, routekit, xml, other
 
-    static func classify(_ uri: String) -> NS {
+    static func classify(_ uri: String) -> KnownNamespace {
         switch uri {
         case "http://www.topografix.com/GPX/1/1", "http://www.topografix.com/GPX/1/0": return .gpx
         case GPXNamespaces.routeKit: return .routekit
@@ -62,14 +62,14 @@ public enum GPXNamespaces {
 }
 
 /// Element kinds on the parser's stack.
-enum K: UInt8 {
+enum GPXElementKind: UInt8 {
     case root, metadata, wpt, rte, rtept, trk, trkseg, trkpt
     case extensions, tpx, person, email, link, copyright, bounds
     case leaf, capture, ignore, document
 }
 
 /// Leaf fields (elements whose text is a value).
-enum F: UInt8 {
+enum GPXLeafField: UInt8 {
     case none
     case ele, time, magvar, geoidheight, name, cmt, desc, src, sym, type, fix, sat, hdop, vdop, pdop
     case ageofdgpsdata, dgpsid, number, speed, course, url, urlname, email, keywords, linkText, linkType
@@ -78,13 +78,13 @@ enum F: UInt8 {
 }
 
 struct Frame {
-    var kind: K
-    var field: F
+    var kind: GPXElementKind
+    var field: GPXLeafField
     var nameStart: Int32
     var nameCount: Int32
     var bindingCount: Int32
     /// For `.extensions`, `.capture`, `.ignore`: the owner whose extension list receives captures.
-    var owner: K
+    var owner: GPXElementKind
 
     /// Whether text inside this element is kept (values, captured fragments).
     var collectsText: Bool {
@@ -94,15 +94,15 @@ struct Frame {
 
 /// What an element resolved to the last time it appeared under the same kind of parent, so that the usual
 /// stream of identical `<trkpt>`, `<ele>`, `<time>`… skips prefix resolution and classification. Valid while
-/// the namespace bindings are unchanged (``GPXParserCore/bindingsGeneration``).
+/// the namespace bindings are unchanged (``GPXStreamParser/bindingsGeneration``).
 struct ElementCacheEntry {
     var generation = 0
     var length = 0
     var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    var parentKind = K.document
-    var parentOwner = K.document
-    var kind = K.ignore
-    var field = F.none
+    var parentKind = GPXElementKind.document
+    var parentOwner = GPXElementKind.document
+    var kind = GPXElementKind.ignore
+    var field = GPXLeafField.none
 }
 
 /// The open elements, on manually managed memory of fixed capacity (the nesting limit), so pushing and
@@ -164,7 +164,7 @@ struct Binding {
     var prefixCount: Int32
     var uriStart: Int32
     var uriCount: Int32
-    var ns: NS
+    var ns: KnownNamespace
 }
 
 struct Attribute {
@@ -230,7 +230,7 @@ func makeNameByteTable() -> UnsafeMutablePointer<Bool> {
     return t
 }
 
-struct GPXParserCore {
+struct GPXStreamParser {
     let options: GPXReadOptions
     let nameBytes = makeNameByteTable()
     /// Limits that keep hostile input linear: attributes on one element, namespace declarations in scope.
@@ -431,7 +431,7 @@ struct GPXParserCore {
                 }
             } else {
                 // Fast path: whitespace between tags, counted as it is skipped.
-                let (q, newlines, lastNL) = GPXParserCore.scanSpaces(b, p, end)
+                let (q, newlines, lastNL) = GPXStreamParser.scanSpaces(b, p, end)
                 if q < end && b[q] == LT && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
                     line += newlines
                     if lastNL >= 0 { lineStart = base + lastNL + 1 }
@@ -529,7 +529,7 @@ struct GPXParserCore {
     @inline(__always)
     mutating func skipToNextTag(_ q: Int, _ end: Int) -> Int {
         if stack.count > 0 && stack.base[stack.count - 1].collectsText { return q }
-        let (r, newlines, lastNL) = GPXParserCore.scanSpaces(buf.base, q, end)
+        let (r, newlines, lastNL) = GPXStreamParser.scanSpaces(buf.base, q, end)
         guard r < end && buf.base[r] == LT else { return q }
         line &+= newlines
         if lastNL >= 0 { lineStart = base + lastNL + 1 }
@@ -667,7 +667,7 @@ struct GPXParserCore {
         let b = buf.base
         var i = from
         while i < to {
-            if GPXParserCore.isForbiddenControl(b[i]) {
+            if GPXStreamParser.isForbiddenControl(b[i]) {
                 let hex = String(b[i], radix: 16, uppercase: true)
                 throw error(
                     .malformedXML, "control character U+\(hex.count < 2 ? "000" : "00")\(hex) is not allowed in XML",
@@ -937,11 +937,11 @@ struct GPXParserCore {
     @inline(__always)
     mutating func checkQName(_ s: Int, _ e: Int, colon: Int, colons: Int) throws(RouteKitError) -> Int {
         let b = buf.base
-        guard GPXParserCore.isNameStart(b[s]), b[s] != COLON else {
+        guard GPXStreamParser.isNameStart(b[s]), b[s] != COLON else {
             throw error(.malformedXML, "invalid name: a name must start with a letter or '_'", at: s)
         }
         if colons == 0 { return -1 }
-        guard colons == 1, colon < e - 1, GPXParserCore.isNameStart(b[colon + 1]), b[colon + 1] != COLON else {
+        guard colons == 1, colon < e - 1, GPXStreamParser.isNameStart(b[colon + 1]), b[colon + 1] != COLON else {
             throw error(
                 .malformedXML,
                 "invalid qualified name '\(string(s, e))' (namespaces allow one ':' between prefix and local name)",
@@ -981,9 +981,10 @@ struct GPXParserCore {
         }
         if q >= end { return nil }
         let nameEnd = q
-        if nameEnd - nameStart > GPXParserCore.maxNameLength {
+        if nameEnd - nameStart > GPXStreamParser.maxNameLength {
             throw error(
-                .malformedXML, "an element name is longer than \(GPXParserCore.maxNameLength) bytes (RouteKit's limit)")
+                .malformedXML,
+                "an element name is longer than \(GPXStreamParser.maxNameLength) bytes (RouteKit's limit)")
         }
         if nameEnd == nameStart {
             throw error(.malformedXML, "'<' is not followed by an element name")
@@ -1066,7 +1067,7 @@ struct GPXParserCore {
                 let c = b[close]
                 if c == quote { break }
                 if c == AMP { valueHasAmp = true }
-                if GPXParserCore.isForbiddenControl(c) {
+                if GPXStreamParser.isForbiddenControl(c) {
                     throw error(
                         .malformedXML, "a control character is not allowed in the value of an attribute", at: close)
                 }
@@ -1082,10 +1083,10 @@ struct GPXParserCore {
             }
             if close >= end { return nil }
             let colon = try checkQName(an, ae, colon: attrColon, colons: attrColons)
-            if attrs.count >= GPXParserCore.maxAttributes {
+            if attrs.count >= GPXStreamParser.maxAttributes {
                 throw error(
                     .malformedXML,
-                    "an element has more than \(GPXParserCore.maxAttributes) attributes (RouteKit's limit)")
+                    "an element has more than \(GPXStreamParser.maxAttributes) attributes (RouteKit's limit)")
             }
             attrs.append(
                 Attribute(
@@ -1133,7 +1134,7 @@ struct GPXParserCore {
         let top = stack.base[stack.count - 1]
         let n = Int(top.nameCount)
         guard r + 2 + n < end, b[r + 1] == SLASH, b[r + 2 + n] == GT,
-            GPXParserCore.sameBytes(b + r + 2, names.base + Int(top.nameStart), n)
+            GPXStreamParser.sameBytes(b + r + 2, names.base + Int(top.nameStart), n)
         else { return nil }
         text.count = 0
         text.append(b + q, r - q)
@@ -1141,7 +1142,7 @@ struct GPXParserCore {
         tokStart = r
         tokLine = line
         tokLineStart = lineStart
-        let parentKind = stack.count > 1 ? stack.base[stack.count - 2].kind : K.root
+        let parentKind = stack.count > 1 ? stack.base[stack.count - 2].kind : GPXElementKind.root
         if top.bindingCount == 0
             && (parentKind == .trkpt || parentKind == .rtept || parentKind == .wpt || parentKind == .tpx
                 || parentKind == .extensions)
@@ -1162,7 +1163,7 @@ struct GPXParserCore {
         if let top = stack.last {
             let n = Int(top.nameCount)
             if p + 2 + n < end && b[p + 2 + n] == GT
-                && GPXParserCore.sameBytes(b + p + 2, names.base + Int(top.nameStart), n)
+                && GPXStreamParser.sameBytes(b + p + 2, names.base + Int(top.nameStart), n)
             {
                 try closeElement(tagEnd: p + 3 + n)
                 return skipToNextTag(p + 3 + n, end)
@@ -1170,7 +1171,7 @@ struct GPXParserCore {
         }
         guard let gt = memchrOffset(b, p + 2, end, GT) else { return nil }
         var ne = p + 2
-        while ne < gt && GPXParserCore.isNameByte(b[ne]) { ne += 1 }
+        while ne < gt && GPXStreamParser.isNameByte(b[ne]) { ne += 1 }
         var i = ne
         while i < gt && isXMLSpace(b[i]) { i += 1 }
         guard i == gt else { throw error(.malformedXML, "unexpected character in an end tag", at: i) }
@@ -1274,15 +1275,15 @@ struct GPXParserCore {
             if prefixCount == 5 && memcmp(b + prefixStart, "xmlns", 5) == 0 {
                 throw error(.malformedXML, "the prefix 'xmlns' cannot be declared")
             }
-            if prefixCount + uriBytes.count > GPXParserCore.maxNameLength {
+            if prefixCount + uriBytes.count > GPXStreamParser.maxNameLength {
                 throw error(
                     .malformedXML,
-                    "a namespace declaration is longer than \(GPXParserCore.maxNameLength) bytes (RouteKit's limit)")
+                    "a namespace declaration is longer than \(GPXStreamParser.maxNameLength) bytes (RouteKit's limit)")
             }
-            if bindings.count >= GPXParserCore.maxBindings {
+            if bindings.count >= GPXStreamParser.maxBindings {
                 throw error(
                     .malformedXML,
-                    "more than \(GPXParserCore.maxBindings) namespace declarations in scope (RouteKit's limit)")
+                    "more than \(GPXStreamParser.maxBindings) namespace declarations in scope (RouteKit's limit)")
             }
             let ps = Int32(nsArena.count)
             nsArena.append(b + prefixStart, prefixCount)
@@ -1292,14 +1293,14 @@ struct GPXParserCore {
             bindings.append(
                 Binding(
                     prefixStart: ps, prefixCount: Int32(prefixCount), uriStart: us, uriCount: Int32(uriBytes.count),
-                    ns: uri.isEmpty ? .none : NS.classify(uri)))
+                    ns: uri.isEmpty ? .none : KnownNamespace.classify(uri)))
             declared += 1
         }
         return declared
     }
 
     /// Resolves a prefix to its namespace, or throws for an undeclared prefix.
-    mutating func resolve(_ s: Int, _ colon: Int, isAttribute: Bool) throws(RouteKitError) -> NS {
+    mutating func resolve(_ s: Int, _ colon: Int, isAttribute: Bool) throws(RouteKitError) -> KnownNamespace {
         if colon < 0 {
             if isAttribute { return .none }
             guard let i = lookup(s, 0) else { return .none }
@@ -1389,10 +1390,10 @@ struct GPXParserCore {
         guard depth > 0 && depth < FrameStack.capacity - 1 else { return false }
         let parent = stack.base[depth - 1]
         guard parent.kind != .capture && parent.kind != .ignore,
-            let w = GPXParserCore.nameWords(buf.base, nameStart, nameEnd, limit: buf.count)
+            let w = GPXStreamParser.nameWords(buf.base, nameStart, nameEnd, limit: buf.count)
         else { return false }
         let n = nameEnd - nameStart
-        let entry = elementCache[GPXParserCore.cacheSlot(w, n, parent)]
+        let entry = elementCache[GPXStreamParser.cacheSlot(w, n, parent)]
         guard
             entry.generation == bindingsGeneration && entry.length == n && entry.parentKind == parent.kind
                 && entry.parentOwner == parent.owner && entry.words == w
@@ -1430,7 +1431,9 @@ struct GPXParserCore {
                         seen?.insert(Array(UnsafeBufferPointer(start: b + a.nameStart, count: n))).inserted == false
                 } else {
                     for j in 0..<i where attrs.base[j].nameEnd - attrs.base[j].nameStart == n {
-                        if GPXParserCore.sameBytes(b + attrs.base[j].nameStart, b + a.nameStart, n) { duplicate = true }
+                        if GPXStreamParser.sameBytes(b + attrs.base[j].nameStart, b + a.nameStart, n) {
+                            duplicate = true
+                        }
                     }
                 }
                 if duplicate {
@@ -1447,9 +1450,9 @@ struct GPXParserCore {
         // Fast path: the same name under the same kind of parent, with the same namespace bindings.
         var words: (UInt64, UInt64, UInt64, UInt64)? = nil
         if declared == 0, let parent, parent.kind != .capture && parent.kind != .ignore {
-            words = GPXParserCore.nameWords(buf.base, nameStart, nameEnd, limit: buf.count)
+            words = GPXStreamParser.nameWords(buf.base, nameStart, nameEnd, limit: buf.count)
             if let w = words {
-                let entry = elementCache[GPXParserCore.cacheSlot(w, nameEnd - nameStart, parent)]
+                let entry = elementCache[GPXStreamParser.cacheSlot(w, nameEnd - nameStart, parent)]
                 if entry.generation == bindingsGeneration && entry.length == nameEnd - nameStart
                     && entry.parentKind == parent.kind && entry.parentOwner == parent.owner && entry.words == w
                 {
@@ -1528,7 +1531,7 @@ struct GPXParserCore {
             break
         }
         if let w = words {
-            elementCache[GPXParserCore.cacheSlot(w, nameEnd - nameStart, parent)] = ElementCacheEntry(
+            elementCache[GPXStreamParser.cacheSlot(w, nameEnd - nameStart, parent)] = ElementCacheEntry(
                 generation: bindingsGeneration, length: nameEnd - nameStart, words: w, parentKind: parent.kind,
                 parentOwner: parent.owner, kind: kind, field: field)
         }
@@ -1536,7 +1539,7 @@ struct GPXParserCore {
         try startSemantics(kind: kind, field: field, parent: parent.kind)
     }
 
-    mutating func openRoot(ns: NS, localStart: Int, nameEnd: Int) throws(RouteKitError) {
+    mutating func openRoot(ns: KnownNamespace, localStart: Int, nameEnd: Int) throws(RouteKitError) {
         if rootSeen {
             throw error(.malformedXML, "a second root element: a document has exactly one")
         }
@@ -1605,12 +1608,14 @@ struct GPXParserCore {
         return nil
     }
 
-    @inline(__always) mutating func isGPX(_ ns: NS) -> Bool {
+    @inline(__always) mutating func isGPX(_ ns: KnownNamespace) -> Bool {
         ns == .gpx || (ns == .none && !rootHasNamespace)
     }
 
     /// Which kind an element is, given its parent.
-    mutating func classify(parent: Frame, ns: NS, localStart: Int, localEnd: Int) throws(RouteKitError) -> (K, F) {
+    mutating func classify(parent: Frame, ns: KnownNamespace, localStart: Int, localEnd: Int) throws(RouteKitError) -> (
+        GPXElementKind, GPXLeafField
+    ) {
         let b = buf.base
         let n = localEnd - localStart
         let s = b + localStart
@@ -1629,7 +1634,7 @@ struct GPXParserCore {
             eq("gpx") || eq("metadata") || eq("wpt") || eq("rte") || eq("rtept") || eq("trk") || eq("trkseg")
                 || eq("trkpt")
         }
-        func pointLeaf() -> F? {
+        func pointLeaf() -> GPXLeafField? {
             switch n {
             case 3:
                 if eq("ele") { return .ele }
@@ -1795,7 +1800,7 @@ struct GPXParserCore {
     }
 
     /// The nearest element whose extension list receives a captured fragment.
-    mutating func captureOwner() -> K {
+    mutating func captureOwner() -> GPXElementKind {
         for f in stack.reversed() {
             switch f.kind {
             case .trkpt, .rtept, .wpt, .trk, .rte, .trkseg, .metadata, .root: return f.kind
@@ -1805,7 +1810,9 @@ struct GPXParserCore {
         return .root
     }
 
-    mutating func startSemantics(kind: K, field: F, parent: K) throws(RouteKitError) {
+    mutating func startSemantics(kind: GPXElementKind, field: GPXLeafField, parent: GPXElementKind)
+        throws(RouteKitError)
+    {
         switch kind {
         case .leaf:
             text.count = 0
@@ -1884,7 +1891,7 @@ struct GPXParserCore {
         }
     }
 
-    mutating func beginPoint(_ kind: K) throws(RouteKitError) {
+    mutating func beginPoint(_ kind: GPXElementKind) throws(RouteKitError) {
         if kind == .wpt { flushMetadata() }
         if kind == .rtept && !pathStarted {
             events.append(.routeStart(path))
@@ -1940,7 +1947,7 @@ struct GPXParserCore {
     }
 
     /// Marks the open point as skipped and counts it (reported by ``reportSkippedPoints()``).
-    mutating func skip(_ kind: K, _ reason: SkipReason) {
+    mutating func skip(_ kind: GPXElementKind, _ reason: SkipReason) {
         skipPoint = true
         location = Location(latitude: 0, longitude: 0)
         let slot = reason.rawValue * 3 + (kind == .trkpt ? 0 : kind == .rtept ? 1 : 2)
@@ -1951,7 +1958,7 @@ struct GPXParserCore {
     /// One warning per element kind and reason for the points skipped since the last report, counting them; it
     /// names the line of the first, never coordinates. `<trkpt>`s are reported at the end of their `<trk>`,
     /// `<rtept>`s at the end of their `<rte>` (`only`), `<wpt>`s at the end of the document.
-    mutating func reportSkippedPoints(only: K? = nil) {
+    mutating func reportSkippedPoints(only: GPXElementKind? = nil) {
         for slot in 0..<6 where skippedCounts[slot] > 0 {
             if let only, only != (slot % 3 == 0 ? .trkpt : slot % 3 == 1 ? .rtept : .wpt) { continue }
             let n = skippedCounts[slot]
@@ -1992,7 +1999,7 @@ struct GPXParserCore {
     /// warning) so that one huge unknown extension cannot grow memory without bound.
     mutating func captureAppend(_ p: UnsafePointer<UInt8>, _ n: Int) {
         if captureTooLarge { return }
-        if capture.count + n > GPXParserCore.maxCaptureSize {
+        if capture.count + n > GPXStreamParser.maxCaptureSize {
             captureTooLarge = true
             capture.count = 0
             return
@@ -2014,7 +2021,7 @@ struct GPXParserCore {
     }
 
     /// Closes the captured fragment: declares, on its root, every namespace it uses from outside.
-    mutating func endCapture(owner: K) {
+    mutating func endCapture(owner: GPXElementKind) {
         if captureTooLarge {
             captureDepth = 0
             warn("largeExtension", "an unknown extension element larger than 1 MiB was skipped")
@@ -2102,7 +2109,7 @@ struct GPXParserCore {
 
     /// Speed, course and accuracies: Core Location writes -1 for "unknown"; RouteKit keeps no value in disguise,
     /// so a negative value is read as missing, with a warning.
-    mutating func nonNegative(_ field: F) throws(RouteKitError) -> Double? {
+    mutating func nonNegative(_ field: GPXLeafField) throws(RouteKitError) -> Double? {
         guard let v = try number(field) else { return nil }
         if v < 0 {
             warn(
@@ -2113,7 +2120,7 @@ struct GPXParserCore {
         return v
     }
 
-    mutating func number(_ field: F) throws(RouteKitError) -> Double? {
+    mutating func number(_ field: GPXLeafField) throws(RouteKitError) -> Double? {
         if let v = parseDecimal(text.base, text.count) { return v }
         if textIsBlank() { return nil }  // <ele></ele> or <ele> </ele>: no value
         throw error(.invalidValue, "<\(field)> is not a number")
@@ -2221,7 +2228,7 @@ struct GPXParserCore {
         batch.removeAll(keepingCapacity: true)
     }
 
-    mutating func setLeaf(_ field: F, parent: K) throws(RouteKitError) {
+    mutating func setLeaf(_ field: GPXLeafField, parent: GPXElementKind) throws(RouteKitError) {
         switch parent {
         case .trkpt, .rtept, .wpt, .tpx, .extensions:
             try setPointField(field)
@@ -2276,7 +2283,7 @@ struct GPXParserCore {
         throw error(.invalidValue, "<time> is not an ISO 8601 time", detail: "<time>\(textString().prefix(60))</time>")
     }
 
-    mutating func setPointField(_ field: F) throws(RouteKitError) {
+    mutating func setPointField(_ field: GPXLeafField) throws(RouteKitError) {
         switch field {
         case .ele: location.altitude = try number(field)
         case .time: location.timestamp = try timestamp()
@@ -2319,7 +2326,7 @@ struct GPXParserCore {
         }
     }
 
-    mutating func integer(_ field: F) throws(RouteKitError) -> Int? {
+    mutating func integer(_ field: GPXLeafField) throws(RouteKitError) -> Int? {
         if textIsBlank() { return nil }
         guard let v = parseInteger(text.base, text.count) else {
             throw error(.invalidValue, "<\(field)> is not an integer")

@@ -24,7 +24,7 @@ public import RouteKit
 ///
 /// A reader is used by one task at a time (it is not `Sendable`). Errors name the file, line and column.
 public final class GPXReader {
-    private var core: GPXParserCore
+    private var core: GPXStreamParser
     private var input: Input
     private var eventIndex = 0
     private var finished = false
@@ -59,7 +59,7 @@ public final class GPXReader {
         self.fileName = path
         self.input = .file(fd)
         self.chunkSize = options.chunkSize
-        self.core = GPXParserCore(options: options, fileName: path)
+        self.core = GPXStreamParser(options: options, fileName: path)
         // At least 2 bytes: sniffing gathers the gzip magic even with 1-byte chunks.
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
     }
@@ -75,7 +75,7 @@ public final class GPXReader {
         self.fileName = name
         self.input = .bytes(bytes, offset: 0)
         self.chunkSize = options.chunkSize
-        self.core = GPXParserCore(options: options, fileName: name)
+        self.core = GPXStreamParser(options: options, fileName: name)
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
     }
 
