@@ -105,18 +105,36 @@ struct ElementCacheEntry {
     var field = GPXLeafField.none
 }
 
+/// The element cache: 64 slots of ``ElementCacheEntry``, indexed by a hash of the name and the parent
+/// (``GPXStreamParser/cacheSlot(_:_:_:)``). Not copyable: it owns its memory and frees it when it ends.
+struct ElementCache: ~Copyable {
+    static let slotCount = 64
+    let slots: UnsafeMutablePointer<ElementCacheEntry>
+
+    init() {
+        slots = .allocate(capacity: ElementCache.slotCount)
+        slots.initialize(repeating: ElementCacheEntry(), count: ElementCache.slotCount)
+    }
+
+    deinit { slots.deallocate() }
+
+    @inline(__always) subscript(slot: Int) -> ElementCacheEntry {
+        get { slots[slot] }
+        nonmutating set { slots[slot] = newValue }
+    }
+}
+
 /// The open elements, on manually managed memory of fixed capacity (the nesting limit), so pushing and
-/// popping needs no uniqueness or capacity checks.
-struct FrameStack: RandomAccessCollection {
+/// popping needs no uniqueness or capacity checks. Not copyable: it owns that memory and frees it when it ends.
+struct FrameStack: ~Copyable {
     static let capacity = 513
     let base: UnsafeMutablePointer<Frame> = .allocate(capacity: FrameStack.capacity)
     var count = 0
 
-    func free() { base.deallocate() }
+    deinit { base.deallocate() }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { count }
-    subscript(i: Int) -> Frame { base[i] }
+    @inline(__always) var isEmpty: Bool { count == 0 }
+    @inline(__always) subscript(i: Int) -> Frame { base[i] }
 
     @inline(__always) var last: Frame? { count > 0 ? base[count - 1] : nil }
 
@@ -133,18 +151,18 @@ struct FrameStack: RandomAccessCollection {
     }
 }
 
-/// The attributes of the current tag, on manually managed memory (reused for every tag).
-struct AttributeList: RandomAccessCollection {
+/// The attributes of the current tag, on manually managed memory (reused for every tag). Not copyable: it owns
+/// that memory and frees it when it ends.
+struct AttributeList: ~Copyable {
     var base: UnsafeMutablePointer<Attribute>
     var count = 0
     var capacity = 16
 
     init() { base = .allocate(capacity: 16) }
-    func free() { base.deallocate() }
+    deinit { base.deallocate() }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { count }
-    subscript(i: Int) -> Attribute { base[i] }
+    @inline(__always) var isEmpty: Bool { count == 0 }
+    @inline(__always) subscript(i: Int) -> Attribute { base[i] }
 
     @inline(__always) mutating func append(_ a: Attribute) {
         if count == capacity {
@@ -218,21 +236,31 @@ public struct GPXReadOptions: Sendable {
     (x &- 0x0101_0101_0101_0101 &* UInt64(n)) & ~x & 0x8080_8080_8080_8080
 }
 
-/// A table of XML name bytes (anything but whitespace and the delimiters), one per parser.
-func makeNameByteTable() -> UnsafeMutablePointer<Bool> {
-    let t = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
-    for c in 0..<256 {
-        let b = UInt8(c)
-        t[c] =
-            !(b <= 0x20 || b == UInt8(ascii: ">") || b == UInt8(ascii: "/") || b == UInt8(ascii: "=")
-            || b == UInt8(ascii: "<") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "'") || b == UInt8(ascii: "&"))
+/// A table of XML name bytes (anything but whitespace and the delimiters), one per parser. Not copyable: it owns
+/// its memory and frees it when it ends.
+struct NameByteTable: ~Copyable {
+    let table: UnsafeMutablePointer<Bool>
+
+    init() {
+        let t = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
+        for c in 0..<256 {
+            let b = UInt8(c)
+            t[c] =
+                !(b <= 0x20 || b == UInt8(ascii: ">") || b == UInt8(ascii: "/") || b == UInt8(ascii: "=")
+                || b == UInt8(ascii: "<") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "'")
+                || b == UInt8(ascii: "&"))
+        }
+        table = t
     }
-    return t
+
+    deinit { table.deallocate() }
+
+    @inline(__always) subscript(c: UInt8) -> Bool { table[Int(c)] }
 }
 
-struct GPXStreamParser {
+struct GPXStreamParser: ~Copyable {
     let options: GPXReadOptions
-    let nameBytes = makeNameByteTable()
+    let nameBytes = NameByteTable()
     /// Limits that keep hostile input linear: attributes on one element, namespace declarations in scope.
     static let maxAttributes = 10_000
     static let maxBindings = 1_000
@@ -263,11 +291,7 @@ struct GPXStreamParser {
 
     // Structure.
     var stack = FrameStack()
-    let elementCache: UnsafeMutablePointer<ElementCacheEntry> = {
-        let p = UnsafeMutablePointer<ElementCacheEntry>.allocate(capacity: 64)
-        p.initialize(repeating: ElementCacheEntry(), count: 64)
-        return p
-    }()
+    let elementCache = ElementCache()
     var bindingsGeneration = 1
     var dayCache = Timestamp.DayCache()
     var names: RawBytes
@@ -324,18 +348,6 @@ struct GPXStreamParser {
         self.text = RawBytes(capacity: 256)
         self.capture = RawBytes(capacity: 256)
         batch.reserveCapacity(options.batchSize)
-    }
-
-    mutating func free() {
-        elementCache.deallocate()
-        stack.free()
-        nameBytes.deallocate()
-        attrs.free()
-        buf.free()
-        names.free()
-        nsArena.free()
-        text.free()
-        capture.free()
     }
 
     // MARK: - Errors and positions
@@ -653,7 +665,9 @@ struct GPXStreamParser {
                 return
             }
             text.append(b + i, amp - i)
-            i = try decodeEntity(amp, to, into: &text)
+            let reference = try decodeReference(amp, to)
+            text.append(reference.scalar)
+            i = reference.next
         }
     }
 
@@ -681,15 +695,13 @@ struct GPXStreamParser {
     mutating func checkEntities(_ from: Int, _ to: Int) throws(RouteKitError) {
         try checkChars(from, to)
         var i = from
-        var scratch = RawBytes(capacity: 8)
-        defer { scratch.free() }
         while let amp = memchrOffset(buf.base, i, to, AMP) {
-            i = try decodeEntity(amp, to, into: &scratch)
+            i = try decodeReference(amp, to).next
         }
     }
 
-    /// Decodes the reference at `b[amp]` into `out`; returns the offset after its `;`.
-    func decodeEntity(_ amp: Int, _ to: Int, into out: inout RawBytes) throws(RouteKitError) -> Int {
+    /// Decodes the reference at `b[amp]`: the character it stands for, and the offset after its `;`.
+    func decodeReference(_ amp: Int, _ to: Int) throws(RouteKitError) -> (scalar: Unicode.Scalar, next: Int) {
         let b = buf.base
         guard let semi = memchrOffset(b, amp + 1, min(to, amp + 64), SEMI) else {
             throw error(.malformedXML, "'&' does not start an entity or character reference (write &amp;)", at: amp)
@@ -699,16 +711,17 @@ struct GPXStreamParser {
         func eq(_ lit: StaticString) -> Bool {
             n == lit.utf8CodeUnitCount && memcmp(s, lit.utf8Start, n) == 0
         }
+        let scalar: Unicode.Scalar
         if eq("lt") {
-            out.append(LT)
+            scalar = "<"
         } else if eq("gt") {
-            out.append(GT)
+            scalar = ">"
         } else if eq("amp") {
-            out.append(AMP)
+            scalar = "&"
         } else if eq("quot") {
-            out.append(DQ)
+            scalar = "\""
         } else if eq("apos") {
-            out.append(SQ)
+            scalar = "'"
         } else if n >= 2 && s[0] == UInt8(ascii: "#") {
             var value: UInt32 = 0
             var ok = true
@@ -738,18 +751,19 @@ struct GPXStreamParser {
                     value = min(value, 0x11_0000) * 10 + UInt32(d)
                 }
             }
-            guard ok, let scalar = Unicode.Scalar(value), value == 0x9 || value == 0xA || value == 0xD || value >= 0x20,
+            guard ok, let decoded = Unicode.Scalar(value),
+                value == 0x9 || value == 0xA || value == 0xD || value >= 0x20,
                 value != 0xFFFE && value != 0xFFFF
             else {
                 throw error(.malformedXML, "invalid character reference", at: amp)
             }
-            for u in String(Character(scalar)).utf8 { out.append(u) }
+            scalar = decoded
         } else {
             throw error(
                 .malformedXML,
                 "unknown entity reference (only &lt; &gt; &amp; &quot; &apos; and &#…; exist without a DTD)", at: amp)
         }
-        return semi + 1
+        return (scalar, semi + 1)
     }
 
     /// `<?…?>`: the XML declaration (encoding) or another processing instruction (skipped).
@@ -958,7 +972,7 @@ struct GPXStreamParser {
         let b = buf.base
         var q = p + 1
         let nameStart = q
-        let table = nameBytes
+        let table = nameBytes.table
         // The name ends at whitespace, '>' or '/': found eight bytes at a time. Its characters are checked in
         // openElement, only when the element cache has not seen exactly this name before.
         var found = false
@@ -1212,7 +1226,8 @@ struct GPXStreamParser {
     mutating func checkExpandedNames() throws(RouteKitError) {
         var seen = Set<[UInt8]>()
         let b = buf.base
-        for a in attrs where a.colon >= 0 {
+        for ai in 0..<attrs.count where attrs[ai].colon >= 0 {
+            let a = attrs[ai]
             let n = a.colon - a.nameStart
             if isXMLPrefix(a.nameStart, n) || (n == 5 && memcmp(b + a.nameStart, "xmlns", 5) == 0) { continue }
             guard let i = lookup(a.nameStart, n) else { continue }
@@ -1256,7 +1271,6 @@ struct GPXStreamParser {
                 continue
             }
             var uriBytes = RawBytes(capacity: a.valueEnd - a.valueStart + 1)
-            defer { uriBytes.free() }
             var i = a.valueStart
             while i < a.valueEnd {
                 guard let amp = memchrOffset(b, i, a.valueEnd, AMP) else {
@@ -1264,7 +1278,9 @@ struct GPXStreamParser {
                     break
                 }
                 uriBytes.append(b + i, amp - i)
-                i = try decodeEntity(amp, a.valueEnd, into: &uriBytes)
+                let reference = try decodeReference(amp, a.valueEnd)
+                uriBytes.append(reference.scalar)
+                i = reference.next
             }
             let uri = uriBytes.string
             if prefixCount > 0 && uri.isEmpty {
@@ -1472,7 +1488,7 @@ struct GPXStreamParser {
         var colons = 0
         for i in nameStart..<nameEnd {
             let c = buf.base[i]
-            if !nameBytes[Int(c)] {
+            if !nameBytes[c] {
                 throw error(
                     .malformedXML, "invalid character in the element name <\(string(nameStart, nameEnd))>", at: i)
             }
@@ -1555,7 +1571,8 @@ struct GPXStreamParser {
         rootSeen = true
         rootHasNamespace = ns == .gpx
         var info = GPXDocumentInfo()
-        for a in attrs {
+        for ai in 0..<attrs.count {
+            let a = attrs[ai]
             let name = string(a.nameStart, a.nameEnd)
             let value = attributeValue(a)
             switch name {
@@ -1581,7 +1598,6 @@ struct GPXStreamParser {
             return string(a.valueStart, a.valueEnd)
         }
         var out = RawBytes(capacity: a.valueEnd - a.valueStart)
-        defer { out.free() }
         var i = a.valueStart
         while i < a.valueEnd {
             guard let amp = memchrOffset(b, i, a.valueEnd, AMP) else {
@@ -1589,7 +1605,9 @@ struct GPXStreamParser {
                 break
             }
             out.append(b + i, amp - i)
-            i = (try? decodeEntity(amp, a.valueEnd, into: &out)) ?? a.valueEnd
+            guard let reference = try? decodeReference(amp, a.valueEnd) else { break }
+            out.append(reference.scalar)
+            i = reference.next
         }
         return out.string
     }
@@ -1801,7 +1819,8 @@ struct GPXStreamParser {
 
     /// The nearest element whose extension list receives a captured fragment.
     mutating func captureOwner() -> GPXElementKind {
-        for f in stack.reversed() {
+        for i in stride(from: stack.count - 1, through: 0, by: -1) {
+            let f = stack[i]
             switch f.kind {
             case .trkpt, .rtept, .wpt, .trk, .rte, .trkseg, .metadata, .root: return f.kind
             default: continue
@@ -2014,9 +2033,11 @@ struct GPXStreamParser {
             captureUsed.insert(prefix)
         }
         if colon >= 0 { use(nameStart, colon) } else { captureUsesDefault = true }
-        for a in attrs
-        where a.colon >= 0 && !(a.colon - a.nameStart == 5 && memcmp(buf.base + a.nameStart, "xmlns", 5) == 0) {
-            use(a.nameStart, a.colon)
+        for ai in 0..<attrs.count {
+            let a = attrs[ai]
+            if a.colon >= 0 && !(a.colon - a.nameStart == 5 && memcmp(buf.base + a.nameStart, "xmlns", 5) == 0) {
+                use(a.nameStart, a.colon)
+            }
         }
     }
 

@@ -80,7 +80,6 @@ public final class GPXReader {
     }
 
     deinit {
-        core.free()
         scratch.deallocate()
         if case .file(let fd) = input { close(fd) }
         inflater?.end()
