@@ -129,7 +129,7 @@ public final class GPXReader {
             do {
                 try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
                     (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-                    core.append(p, count)
+                    core.input.append(p, count)
                     try core.parse(final: false)
                     try core.checkTokenLimit()
                 }
@@ -142,14 +142,14 @@ public final class GPXReader {
         }
         // Plain input: read straight into the parser's buffer unless bytes must be transcoded.
         let n: Int
-        if core.latin1 {
+        if core.input.isTranscoding {
             n = try readRaw(into: scratch, capacity: chunkSize)
-            if n > 0 { core.append(scratch, n) }
+            if n > 0 { core.input.append(scratch, n) }
         } else {
-            core.compact()
-            core.buf.reserve(chunkSize)
-            n = try readRaw(into: core.buf.base + core.buf.count, capacity: chunkSize)
-            core.buf.count += n
+            core.input.compact()
+            core.input.bytes.reserve(chunkSize)
+            n = try readRaw(into: core.input.bytes.base + core.input.bytes.count, capacity: chunkSize)
+            core.input.bytes.count += n
         }
         if n == 0 {
             try core.parse(final: true)
@@ -180,7 +180,7 @@ public final class GPXReader {
             do {
                 try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
                     (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-                    core.append(p, count)
+                    core.input.append(p, count)
                     try core.parse(final: false)
                 }
             } catch  where error.code == .compression {
@@ -191,7 +191,7 @@ public final class GPXReader {
             try core.parse(final: true)
             finished = true
         } else {
-            core.append(scratch, n)
+            core.input.append(scratch, n)
             try core.parse(final: false)
         }
     }
