@@ -15,6 +15,11 @@ internal import RouteKit
 // The layers share one value, ``GPXStreamParser``, and its extensions: the token loop, element stack and semantics
 // read each other's state at every tag, and going through separate objects would cost speed. State that separates
 // cleanly is its own type: ``XMLInput``, ``NamespaceScope``, ``FrameStack``, ``AttributeList``, ``ElementCache``.
+//
+// Speed: methods of the parser that only read it are still `mutating`. A nonmutating method receives the (large)
+// parser as a borrowed value, and the release build copied it on each call (memmove was a fifth of the profile):
+// with `number`, `attribute`, `coordinate` and a few others nonmutating, reading a 1M-point file took about 30%
+// longer.
 
 /// Options for reading GPX.
 public struct GPXReadOptions: Sendable {
