@@ -24,7 +24,7 @@ public import RouteKit
 ///
 /// A reader is used by one task at a time (it is not `Sendable`). Errors name the file, line and column.
 public final class GPXReader {
-    private var core: GPXParserCore
+    private var core: GPXStreamParser
     private var input: Input
     private var eventIndex = 0
     private var finished = false
@@ -59,7 +59,7 @@ public final class GPXReader {
         self.fileName = path
         self.input = .file(fd)
         self.chunkSize = options.chunkSize
-        self.core = GPXParserCore(options: options, fileName: path)
+        self.core = GPXStreamParser(options: options, fileName: path)
         // At least 2 bytes: sniffing gathers the gzip magic even with 1-byte chunks.
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
     }
@@ -75,12 +75,11 @@ public final class GPXReader {
         self.fileName = name
         self.input = .bytes(bytes, offset: 0)
         self.chunkSize = options.chunkSize
-        self.core = GPXParserCore(options: options, fileName: name)
+        self.core = GPXStreamParser(options: options, fileName: name)
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
     }
 
     deinit {
-        core.free()
         scratch.deallocate()
         if case .file(let fd) = input { close(fd) }
         inflater?.end()
@@ -130,7 +129,7 @@ public final class GPXReader {
             do {
                 try inflater.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
                     (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-                    core.append(p, count)
+                    core.input.append(p, count)
                     try core.parse(final: false)
                     try core.checkTokenLimit()
                 }
@@ -143,14 +142,14 @@ public final class GPXReader {
         }
         // Plain input: read straight into the parser's buffer unless bytes must be transcoded.
         let n: Int
-        if core.latin1 {
+        if core.input.isTranscoding {
             n = try readRaw(into: scratch, capacity: chunkSize)
-            if n > 0 { core.append(scratch, n) }
+            if n > 0 { core.input.append(scratch, n) }
         } else {
-            core.compact()
-            core.buf.reserve(chunkSize)
-            n = try readRaw(into: core.buf.base + core.buf.count, capacity: chunkSize)
-            core.buf.count += n
+            core.input.compact()
+            core.input.bytes.reserve(chunkSize)
+            n = try readRaw(into: core.input.bytes.base + core.input.bytes.count, capacity: chunkSize)
+            core.input.bytes.count += n
         }
         if n == 0 {
             try core.parse(final: true)
@@ -181,7 +180,7 @@ public final class GPXReader {
             do {
                 try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
                     (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-                    core.append(p, count)
+                    core.input.append(p, count)
                     try core.parse(final: false)
                 }
             } catch  where error.code == .compression {
@@ -192,7 +191,7 @@ public final class GPXReader {
             try core.parse(final: true)
             finished = true
         } else {
-            core.append(scratch, n)
+            core.input.append(scratch, n)
             try core.parse(final: false)
         }
     }

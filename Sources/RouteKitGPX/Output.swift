@@ -47,7 +47,6 @@ public final class OutputSink {
     }
 
     deinit {
-        buffer.free()
         if ownsFD && fd >= 0 { _ = Glibc_close(fd) }
     }
 

@@ -7,8 +7,8 @@
 #endif
 
 /// A growable byte buffer on manually managed memory: no uniqueness checks, no bounds checks in the
-/// hot path. Owned by exactly one parser or writer; `free()` must be called once.
-struct RawBytes {
+/// hot path. Not copyable: exactly one owner (a parser, a writer, a local), which frees the memory when it ends.
+struct RawBytes: ~Copyable {
     var base: UnsafeMutablePointer<UInt8>
     var count: Int = 0
     var capacity: Int
@@ -18,7 +18,7 @@ struct RawBytes {
         self.base = .allocate(capacity: self.capacity)
     }
 
-    func free() { base.deallocate() }
+    deinit { base.deallocate() }
 
     @inline(__always) mutating func reserve(_ extra: Int) {
         if count + extra > capacity { grow(count + extra) }
@@ -44,6 +44,11 @@ struct RawBytes {
         reserve(n)
         (base + count).update(from: p, count: n)
         count += n
+    }
+
+    /// Appends a character as UTF-8.
+    mutating func append(_ scalar: Unicode.Scalar) {
+        for u in scalar.utf8 { append(u) }
     }
 
     mutating func append(_ s: String) {
