@@ -18,6 +18,7 @@ struct ReaderThreadTests {
     @Test("every event arrives, in order, then nil")
     func allEvents() async throws {
         let path = try Self.bigFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let reader = GPXReaderThread(path: path, capacity: 2)
         var points = 0
         while let (event, _) = try await reader.next() {
@@ -30,6 +31,7 @@ struct ReaderThreadTests {
     @Test("releasing a reader without cancel() stops its thread and frees it")
     func releaseStops() async throws {
         let path = try Self.bigFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
         weak var weakReader: GPXReaderThread?
         var threadRunning: @Sendable () -> Bool = { true }
         do {
@@ -54,6 +56,7 @@ struct ReaderThreadTests {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-thread-\(UUID().uuidString).fifo")
             .path
         try #require(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
         let writer = open(fifo, O_RDWR)  // keeps the pipe open without data: the reading thread blocks
         let reader = GPXReaderThread(path: fifo)
         let consumer = Task { try await reader.next() == nil }
