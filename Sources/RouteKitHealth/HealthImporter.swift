@@ -172,7 +172,12 @@ public final class HealthImporter {
     /// The name of the first element of the XML file at `path` (past its DTD), `nil` if it has none or is not XML.
     public static func rootElement(of path: String) -> String? {
         guard let stream = try? FileByteStream(path: path) else { return nil }
-        let scanner = HealthXMLScanner(stream: stream, fileName: path, chunkSize: 64 << 10, maxMarkup: 1 << 20)
+        return rootElement(of: stream, name: path)
+    }
+
+    /// The name of the first element read from `stream` (past its DTD), `nil` if it has none or is not XML.
+    public static func rootElement(of stream: any HealthByteStream, name: String) -> String? {
+        let scanner = HealthXMLScanner(stream: stream, fileName: name, chunkSize: 64 << 10, maxMarkup: 1 << 20)
         guard (try? scanner.next()) == .start else { return nil }
         return scanner.name
     }

@@ -84,6 +84,9 @@ public final class ZipArchive {
         }
     }
 
+    /// An entry's size decompressed, as the archive states it; `nil` for a path it does not hold.
+    func size(of path: String) -> Int? { entries[path].map { Int(clamping: $0.uncompressedSize) } }
+
     /// Whether the archive has a file entry at `path`.
     public func contains(_ path: String) -> Bool { entries[path] != nil }
 

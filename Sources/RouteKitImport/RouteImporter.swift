@@ -104,7 +104,14 @@ public final class RouteImporter {
         case .archive?:
             do {
                 let archive = try ZipArchive(path: path, limits: archiveLimits)
-                await importArchive(archive, depth: 0, each: each)
+                if let export = ZipHealthExport.find(in: archive, path: path) {
+                    // An Apple Health export.zip: progress over its export.xml, in bytes of the archive.
+                    let size = Double(InputFile.status(of: path)?.size ?? 0)
+                    let fraction = progress.map { progress in { (f: Double) in progress(Int(f * size)) } }
+                    _ = await health.importExport(export, progress: fraction, each: each)
+                } else {
+                    await importArchive(archive, depth: 0, each: each)
+                }
             } catch {
                 each(GPXImportResult(file: path, status: .failed, error: error))
             }
@@ -159,7 +166,8 @@ public final class RouteImporter {
                 file: name, status: .failed,
                 error: RouteKitError(
                     .invalidArgument,
-                    "an Apple Health export.xml inside an archive is not read yet: unpack it and import the folder",
+                    "an Apple Health export.xml is read from the export.zip that holds it at its root (or one folder "
+                        + "down), not from inside another archive: import that export.zip, or its folder",
                     file: name))
         }
         result.warnings = warnings + result.warnings

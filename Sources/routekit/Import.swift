@@ -44,13 +44,14 @@ struct Import: AsyncParsableCommand {
             a manual activity becomes a workout without a route (sync identifier strava-<Activity ID>); \
             routes/*.gpx become planned routes.
 
-            Apple Health: an export folder (apple_health_export/, with export.xml and workout-routes/) or its \
-            export.xml, told by the root element HealthData; read by a streaming scanner (the DTD skipped, no \
+            Apple Health: export.zip as the Health app shares it (read as it is, export.xml inflated as a stream, \
+            never unpacked to disk), an export folder (apple_health_export/, with export.xml and workout-routes/) \
+            or its export.xml, told by the root element HealthData; read by a streaming scanner (the DTD skipped, no \
             entity expanded). Each Workout becomes a workout (activity type, times with their offsets, source, \
             device, metadata with units, statistics, pause/resume and segment events); each WorkoutRoute its \
             route through FileReference (HealthKit's sync identifier and version kept); heart-rate, cadence and \
             power records of the workout's source within its time become series; effort scores are related by \
-            time overlap. Other records are counted, not imported. export.zip is not read: unpack it.
+            time overlap. Other records are counted, not imported.
 
             Folders are searched recursively for .gpx, .fit, .tcx and .zip files (and .gz of them); a folder \
             with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
