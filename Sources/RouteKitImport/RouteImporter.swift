@@ -84,11 +84,16 @@ public final class RouteImporter {
         return Self.kind(of: path)
     }
 
-    /// Imports one file or export; `progress` gets the bytes read of a GPX file, now and then.
+    /// Imports one file or export.
     ///
-    /// - Parameter next: the path the caller imports next, if it knows it: a GPX file is then read ahead on a
-    ///   thread of its own while `path` is stored (``GPXImporter/importFile(_:readingAhead:progress:)``), so that
-    ///   going through a folder keeps two cores busy with one writer.
+    /// - Parameters:
+    ///   - path: a GPX, FIT or TCX file (plain or gzip), a zip archive (a Strava or Apple Health export among them),
+    ///     or an export folder.
+    ///   - next: the path the caller imports next, if it knows it: a GPX file is then read ahead on a thread of its
+    ///     own while `path` is stored (`GPXImporter.importFile(_:readingAhead:progress:)`), so that going through a
+    ///     folder keeps two cores busy with one writer.
+    ///   - progress: called now and then with the bytes read (of a GPX file, or of an Apple Health export).
+    ///   - each: called with each result (one per file, per archive entry or per workout of an export).
     public func importPath(
         _ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil,
         each: (GPXImportResult) -> Void
