@@ -76,8 +76,9 @@ struct BodyScanner {
             position += 1
         }
         guard digits > 0 else { return nil }
-        if position < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[position]) {
-            return nil
+        if position < bytes.count {
+            let next = bytes[position]
+            if next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") { return nil }
         }
         return value
     }

@@ -681,7 +681,6 @@ package final class TrackImport {
     var deferred:
         [(locations: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, checkpoint: String)] =
             []
-    var deferredCount = 0
     /// The batches held back, packed as they come (while the reader parses the next ones): what a short track
     /// saves in one transaction at its end.
     var held = HeldRoute()
@@ -697,7 +696,6 @@ package final class TrackImport {
             try await builder.insert(d.locations, related: d.related, checkpoint: d.checkpoint, extras: d.extras)
         }
         deferred = []
-        deferredCount = 0
         held = HeldRoute()
     }
 
@@ -741,8 +739,7 @@ package final class TrackImport {
         if deferring {
             try held.insert(locations, related: related, extras: extrasBytes)
             deferred.append((locations, related, extrasBytes, checkpoint))
-            deferredCount += locations.count
-            if deferredCount >= Self.deferredLimit { try await startDeferredBuilder() }
+            if held.locationCount >= Self.deferredLimit { try await startDeferredBuilder() }
             return
         }
         try await builder?.insert(locations, related: related, checkpoint: checkpoint, extras: extrasBytes)
@@ -841,7 +838,6 @@ package final class TrackImport {
         if deferring && count > 0 {
             // A short track, held whole: saved in one transaction, without a builder.
             deferred = []
-            deferredCount = 0
             deferring = false
             let finished = try await held.save(
                 workout: workout, source: source, metadata: finalMetadata(syncID, syncVersion), in: store)

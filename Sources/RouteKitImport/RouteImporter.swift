@@ -66,12 +66,11 @@ public final class RouteImporter {
 
     /// A file's first four bytes, as stored (fewer when it is shorter or unreadable).
     private static func head(of path: String) -> [UInt8] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
+        guard let stream = try? FileByteStream(path: path) else { return [] }
         var bytes = [UInt8](repeating: 0, count: 4)
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4) }
-        return Array(bytes.prefix(max(0, n)))
+        let n =
+            (try? bytes.withUnsafeMutableBytes { buffer throws(RouteKitError) in try stream.read(into: buffer) }) ?? 0
+        return Array(bytes.prefix(n))
     }
 
     /// The kind of the path named as the next one by the last ``importPath(_:readingAhead:progress:each:)``, told
@@ -79,7 +78,7 @@ public final class RouteImporter {
     private var nextKind: (path: String, kind: Kind?)?
 
     /// ``kind(of:)``, reusing what the last call learnt of the next path.
-    private func kind(of path: String) -> Kind? {
+    private func rememberedKind(of path: String) -> Kind? {
         if let known = nextKind, known.path == path { return known.kind }
         return Self.kind(of: path)
     }
@@ -98,7 +97,7 @@ public final class RouteImporter {
         _ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil,
         each: (GPXImportResult) -> Void
     ) async {
-        let kind = kind(of: path)
+        let kind = rememberedKind(of: path)
         var gpxNext: String?
         if let next {
             let nextKind = Self.kind(of: next)

@@ -23,6 +23,15 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
 
     public var storeID: UUID { base.storeID }
 
+    /// Whether this call that finishes a route fails (one of the first `finishFailures`).
+    private func takeFinishFailure() -> Bool {
+        lock.withLock { () -> Bool in
+            guard finishFailures > 0 else { return false }
+            finishFailures -= 1
+            return true
+        }
+    }
+
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
         try await base.saveWorkout(workout)
     }
@@ -103,11 +112,7 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
-        let fail = lock.withLock { () -> Bool in
-            guard finishFailures > 0 else { return false }
-            finishFailures -= 1
-            return true
-        }
+        let fail = takeFinishFailure()
         if fail { throw RouteKitError(.storage, "injected fault in finishBuilder") }
         return try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
     }
@@ -126,11 +131,7 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     )
         async throws(RouteKitError) -> SaveOutcome
     {
-        let fail = lock.withLock { () -> Bool in
-            guard finishFailures > 0 else { return false }
-            finishFailures -= 1
-            return true
-        }
+        let fail = takeFinishFailure()
         if fail { throw RouteKitError(.storage, "injected fault in saveRoute") }
         return try await base.saveRoute(route, chunks: chunks, releasing: claim)
     }
