@@ -8,7 +8,6 @@
     import RouteKitGPX
     import RouteKitProcessing
     import ServiceLifecycle
-    import Synchronization
 
     /// One watcher of the store's commits for the whole server: it waits on the store's `CommitWaiter` and wakes
     /// every long-poll and event stream of this process (through one `CommitSignal`) when the store's newest
@@ -17,7 +16,7 @@
         let store: any RouteStore
         let signal = CommitSignal()
         /// Open event streams, by token.
-        let streams = Mutex<[UUID: Int]>([:])
+        let streams = Locked<[UUID: Int]>([:])
         let logger: Logger
         let metrics: ServerMetrics
 
@@ -59,7 +58,7 @@
         /// Change sets being read or read since the last commit, by what was asked: when a commit wakes 500
         /// followers at the same anchor, one of them reads the store and the others wait for its answer. Cleared at
         /// every commit; large sets are dropped once read.
-        private let reads = Mutex<(generation: UInt64, tasks: [ReadKey: Task<ChangeSet, any Error>])>((0, [:]))
+        private let reads = Locked<(generation: UInt64, tasks: [ReadKey: Task<ChangeSet, any Error>])>((0, [:]))
 
         struct ReadKey: Hashable {
             var anchor: String?
@@ -115,7 +114,7 @@
         }
 
         /// Whether every stream has closed since the last call that said so (with some open in between).
-        private let hadStreams = Mutex(false)
+        private let hadStreams = Locked(false)
 
         func streamsDrained() -> Bool {
             let open = openStreamCount

@@ -7,7 +7,6 @@
     import RouteKit
     import RouteKitGEOS
     import RouteKitProcessing
-    import Synchronization
 
     /// Smoothing jobs over HTTP (`admin` scope): `POST /v1/jobs` starts the batch job of `routekit smooth` for given
     /// routes or every current one and answers `202` with the job; `GET /v1/jobs/ID` reports progress and each
@@ -29,7 +28,7 @@
             var task: Task<Void, Never>?
         }
 
-        let jobs = Mutex<[UUID: Job]>([:])
+        let jobs = Locked<[UUID: Job]>([:])
 
         func update(_ id: UUID, _ body: (inout Job) -> Void) {
             jobs.withLock { all in
@@ -45,7 +44,7 @@
 
     /// The next route a job's workers take.
     final class Cursor: Sendable {
-        let next = Mutex(0)
+        let next = Locked(0)
     }
 
     /// One route's outcome in a job.

@@ -6,10 +6,9 @@
     import NIOCore
     import RouteKit
     import RouteKitRender
-    import Synchronization
 
     /// Pictures being drawn, process-wide.
-    let picturesInFlight = Mutex(0)
+    let picturesInFlight = Locked(0)
 
     extension ReadRoutes {
         /// A picture of a route (`routekit render`'s map and profiles): `?format=svg|png`, `?size=WxH` (at most

@@ -4,7 +4,6 @@
     import HTTPTypes
     import Hummingbird
     public import RouteKit
-    import Synchronization
 
     /// API tokens' text: `rk_` + the token's id (32 hex digits) + `_` + a secret of 32 random bytes (base64url).
     /// The store keeps the id and a SHA-256 hash of the secret; the text is shown once, when the token is made.
@@ -101,9 +100,9 @@
 
     /// When each token was last recorded as used.
     final class TouchLog: Sendable {
-        let seen = Mutex<[UUID: Date]>([:])
+        let seen = Locked<[UUID: Date]>([:])
         /// Tickets used, until they expire (a ticket is good once).
-        let usedTickets = Mutex<[String: Int64]>([:])
+        let usedTickets = Locked<[String: Int64]>([:])
     }
 
     /// Authenticates requests that carry `Authorization: Bearer TOKEN`: a token that is unknown, revoked or

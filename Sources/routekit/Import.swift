@@ -5,7 +5,6 @@ import RouteKitGPX
 import RouteKitImport
 import RouteKitProcessing
 import RouteKitSQLite
-import Synchronization
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -236,7 +235,7 @@ struct Import: AsyncParsableCommand {
             // imports and the one it reads ahead meanwhile. Results wait for their turn so that the output is in
             // input order.
             let options = readingOptions.readOptions
-            let taken = Mutex(0)
+            let taken = Locked(0)
             let take: @Sendable () -> Int? = {
                 taken.withLock { next in
                     guard next < files.count else { return nil }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RouteKit
 
 /// A one-line progress bar on standard error (only on a terminal), with the rate and the time remaining:
 /// `[#########---------------------]  31% 12.4 MB/s, 0:41 left  120/388 ride.gpx`.
@@ -22,7 +22,7 @@ final class ProgressBar: Sendable {
         var lastDraw = Date.distantPast
         var shown = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(enabled: Bool, total: Int, unit: Unit = .bytes) {
         self.enabled = enabled
