@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -136,6 +137,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Server"])),
                 .product(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),

@@ -30,6 +30,11 @@
         public var maxConcurrentPictures = max(1, ProcessInfo.processInfo.activeProcessorCount)
         /// How long a connection may stay idle before the server closes it, in seconds.
         public var idleTimeoutSeconds = 75.0
+        /// How long a request's head (its request line and headers) may take to arrive, in seconds, counted from the
+        /// connection's start or, on a kept-alive connection, from the idle timeout's end after the last response. A
+        /// client still sending headers then is disconnected (otherwise only the idle timeout would cut a client
+        /// sending its headers a byte at a time). Bodies and responses are not limited by it.
+        public var headerTimeoutSeconds = 30.0
 
         /// The defaults.
         public init() {}

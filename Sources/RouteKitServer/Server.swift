@@ -95,7 +95,7 @@
             return router
         }
 
-        /// The application: the router on HTTP/1.1 with the configured address and idle timeout, and the feed's
+        /// The application: the router on HTTP/1.1 with the configured address, idle and header timeouts, and the feed's
         /// commit watcher as a service, beside `services` (a store that runs as one, such as PostgreSQL's pool, which
         /// then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0).
         public func makeApplication(
@@ -104,9 +104,16 @@
             -> some ApplicationProtocol
         {
             let hub = FeedHub(store: store, logger: logger, metrics: ServerMetrics())
+            let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
+            let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
             return Application(
                 router: makeRouter(hub: hub),
-                server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [
+                            HeaderTimeoutHandler(headerTimeout: headerTimeout, keepAlive: idleTimeout)
+                        ],
+                        idleTimeout: idleTimeout)),
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "RouteKit"),
                 services: [hub] + services,

@@ -53,6 +53,15 @@ struct Serve: AsyncParsableCommand {
             "The most route pictures drawn at once (default: the number of cores); more get 503 with Retry-After.",
             valueName: "N"))
     var maxPictures: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a connection may wait between requests before it is closed.", valueName: "seconds"))
+    var idleTimeout = 75.0
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a request's headers may take to arrive; a client still sending them is disconnected.",
+            valueName: "seconds"))
+    var headerTimeout = 30.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -60,6 +69,12 @@ struct Serve: AsyncParsableCommand {
         if maxUploadMb < 1 { throw ValidationError("--max-upload-mb must be at least 1.") }
         if maxStreamsPerToken < 1 { throw ValidationError("--max-streams-per-token must be at least 1.") }
         if let maxPictures, maxPictures < 1 { throw ValidationError("--max-pictures must be at least 1.") }
+        if !(idleTimeout > 0 && idleTimeout <= 86_400) {
+            throw ValidationError("--idle-timeout must be more than 0 and at most 86400 seconds.")
+        }
+        if !(headerTimeout > 0 && headerTimeout <= 3_600) {
+            throw ValidationError("--header-timeout must be more than 0 and at most 3600 seconds.")
+        }
     }
 
     func run() async throws {
@@ -87,6 +102,8 @@ struct Serve: AsyncParsableCommand {
             configuration.maxUploadBytes = maxUploadMb << 20
             configuration.maxStreamsPerToken = maxStreamsPerToken
             if let maxPictures { configuration.maxConcurrentPictures = maxPictures }
+            configuration.idleTimeoutSeconds = idleTimeout
+            configuration.headerTimeoutSeconds = headerTimeout
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host
