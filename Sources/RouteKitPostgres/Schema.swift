@@ -154,6 +154,19 @@
                     last_used DOUBLE PRECISION);
                 """
             ),
+            (
+                "v3-jobs",
+                """
+                -- Processing jobs of `routekit serve`: their state and the document served for them.
+                CREATE TABLE job(
+                    id TEXT PRIMARY KEY,
+                    state TEXT NOT NULL,
+                    document TEXT NOT NULL,
+                    created DOUBLE PRECISION NOT NULL,
+                    updated DOUBLE PRECISION NOT NULL,
+                    cancel_requested BOOLEAN NOT NULL DEFAULT FALSE);
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

@@ -183,6 +183,19 @@ enum Schema {
                         last_used REAL);
                     """)
         }
+        m.registerMigration("v8-jobs") { db in
+            try db.execute(
+                sql: """
+                    -- Processing jobs of `routekit serve`: their state and the document served for them.
+                    CREATE TABLE job(
+                        id TEXT PRIMARY KEY,
+                        state TEXT NOT NULL,
+                        document TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        updated REAL NOT NULL,
+                        cancel_requested INTEGER NOT NULL DEFAULT 0);
+                    """)
+        }
         return m
     }
 }

@@ -35,6 +35,9 @@
         /// client still sending headers then is disconnected (otherwise only the idle timeout would cut a client
         /// sending its headers a byte at a time). Bodies and responses are not limited by it.
         public var headerTimeoutSeconds = 30.0
+        /// How often a running job's progress is saved to a store that keeps jobs, in seconds (and how soon it sees
+        /// a request to stop it made through another server).
+        public var jobSaveSeconds = 1.0
 
         /// The defaults.
         public init() {}

@@ -12,7 +12,10 @@
     /// routes or every current one and answers `202` with the job; `GET /v1/jobs/ID` reports progress and each
     /// route's outcome; `DELETE /v1/jobs/ID` cancels it. Workers claim routes through the store's leases, so several
     /// servers and `routekit smooth` processes share the work, and a second run with the same parameters saves
-    /// nothing. Jobs live in the server's memory (a restart forgets them; the routes they saved stay).
+    /// nothing. A store that keeps jobs (`JobStore`, both backends) gets each job's document every
+    /// `ServerConfiguration.jobSaveSeconds` and at its end: any server of the store reports it, a restart does not forget it,
+    /// and a job whose server stopped is reported `interrupted`. Ended jobs leave this server's memory once saved and
+    /// leave the store after ``JobRegistry/keptFor``.
     final class JobRegistry: Sendable {
         struct Job: Sendable {
             var id: UUID
@@ -28,6 +31,13 @@
             var task: Task<Void, Never>?
         }
 
+        /// A running job not saved for this long was left by a server that stopped: it is reported `interrupted`.
+        static let interruptedAfter: TimeInterval = 30
+        /// How long ended jobs stay in the store.
+        static let keptFor: TimeInterval = 7 * 86_400
+        /// Ended jobs kept in memory when the store does not keep jobs.
+        static let keptInMemory = 100
+
         let jobs = Locked<[UUID: Job]>([:])
 
         func update(_ id: UUID, _ body: (inout Job) -> Void) {
@@ -40,6 +50,14 @@
         }
 
         func job(_ id: UUID) -> Job? { jobs.withLock { $0[id] } }
+
+        /// Forgets ended jobs beyond the newest `keep`.
+        func trim(keep: Int) {
+            jobs.withLock { all in
+                let ended = all.values.filter { $0.task == nil }.sorted { $0.created > $1.created }
+                for job in ended.dropFirst(keep) { all[job.id] = nil }
+            }
+        }
     }
 
     /// The next route a job's workers take.
@@ -48,7 +66,7 @@
     }
 
     /// One route's outcome in a job.
-    struct JobOutcome: Sendable, Encodable {
+    struct JobOutcome: Sendable, Codable {
         var route: String
         var newRoute: String?
         var syncVersion: Int64?
@@ -62,6 +80,10 @@
         let store: any RouteStore
         let registry: JobRegistry
         let logger: Logger
+        /// How often a running job's progress is saved.
+        var saveInterval: Duration = .seconds(1)
+        /// Where jobs are saved, when the store keeps them.
+        var jobStore: (any JobStore)? { store as? any JobStore }
 
         struct StartBody: Decodable {
             var routes: [String]?
@@ -70,7 +92,7 @@
             var configuration: PipelineConfiguration?
         }
 
-        struct JobJSON: Encodable {
+        struct JobJSON: Codable {
             var id: String
             var state: String
             var total: Int
@@ -124,19 +146,53 @@
             let pipeline = RoutePipeline(configuration: body.configuration ?? PipelineConfiguration())
             let id = UUID()
             let job = JobRegistry.Job(id: id, state: "running", total: ids.count, created: Date())
+            if let jobStore {
+                // Saved before it is answered: any server of the store can report it from the first request on.
+                _ = try await jobStore.saveJob(Self.stored(job))
+                _ = try? await jobStore.deleteJobs(endedBefore: Date().addingTimeInterval(-JobRegistry.keptFor))
+            } else {
+                registry.trim(keep: JobRegistry.keptInMemory)
+            }
             registry.jobs.withLock { $0[id] = job }
-            let task = Task { [store, registry, logger] in
-                await Self.run(id, ids, pipeline, workers: workers, store: store, registry: registry, logger: logger)
+            let task = Task { [store, jobStore, registry, logger, saveInterval] in
+                await Self.run(
+                    id, ids, pipeline, workers: workers, store: store, jobStore: jobStore, registry: registry,
+                    saveInterval: saveInterval, logger: logger)
             }
             registry.update(id) { $0.task = task }
             return JSONBody.response(
                 JobJSON(job), status: .accepted, headers: [.location: "/v1/jobs/\(id.uuidString.lowercased())"])
         }
 
+        /// The job as the store keeps it.
+        static func stored(_ job: JobRegistry.Job, updated: Date = Date()) -> StoredJob {
+            let document = String(decoding: JSONBody.bytes(JobJSON(job)), as: UTF8.self)
+            let state = StoredJob.State(rawValue: job.state) ?? .running
+            return StoredJob(id: job.id, state: state, document: document, created: job.created, updated: updated)
+        }
+
+        /// Saves the job's progress; cancels it when someone asked the store to stop it (from any server).
+        static func save(_ id: UUID, jobStore: any JobStore, registry: JobRegistry, logger: Logger) async {
+            guard let job = registry.job(id) else { return }
+            do {
+                if try await jobStore.saveJob(stored(job)) { job.task?.cancel() }
+            } catch {
+                logger.warning("saving a job's progress failed", metadata: ["job": "\(id)", "code": "\(error.code)"])
+            }
+        }
+
         static func run(
             _ id: UUID, _ ids: [UUID], _ pipeline: RoutePipeline, workers: Int, store: any RouteStore,
-            registry: JobRegistry, logger: Logger
+            jobStore: (any JobStore)?, registry: JobRegistry, saveInterval: Duration, logger: Logger
         ) async {
+            let saver = Task {
+                guard let jobStore else { return }
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: saveInterval)
+                    if Task.isCancelled { return }
+                    await save(id, jobStore: jobStore, registry: registry, logger: logger)
+                }
+            }
             let cursor = Cursor()
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(workers, max(1, ids.count)) {
@@ -182,26 +238,64 @@
                     }
                 }
             }
+            let cancelled = Task.isCancelled
+            saver.cancel()
+            await saver.value
             registry.update(id) { job in
-                job.state = Task.isCancelled ? "cancelled" : "finished"
+                job.state = cancelled ? "cancelled" : "finished"
                 job.finished = Date()
                 job.task = nil
             }
+            guard let jobStore, let job = registry.job(id) else { return }
+            // Saved outside this (perhaps cancelled) task, so that a cancelled job's end is saved too.
+            await Task {
+                do throws(RouteKitError) {
+                    _ = try await jobStore.saveJob(stored(job))
+                    // The store answers for it from now on.
+                    registry.jobs.withLock { $0[id] = nil }
+                } catch {
+                    logger.warning(
+                        "saving a finished job failed", metadata: ["job": "\(id)", "code": "\(error.code)"])
+                }
+            }.value
+        }
+
+        /// The job from this server's memory, else from the store (`interrupted` when it is still running there but
+        /// was not saved for ``JobRegistry/interruptedAfter``: the server running it stopped).
+        func find(_ id: UUID) async throws -> (json: JobJSON, running: Task<Void, Never>?, stored: StoredJob?) {
+            if let job = registry.job(id) { return (JobJSON(job), job.task, nil) }
+            guard let jobStore, let stored = try await jobStore.job(id: id) else {
+                throw Problem.notFound("job \(id) is not known")
+            }
+            var json: JobJSON
+            do {
+                json = try JSONDecoder().decode(JobJSON.self, from: Data(stored.document.utf8))
+            } catch {
+                throw RouteKitError(.storage, "stored job \(id) is not a job document")
+            }
+            if stored.state == .running && stored.updated < Date().addingTimeInterval(-JobRegistry.interruptedAfter) {
+                json.state = "interrupted"
+            }
+            return (json, nil, stored)
         }
 
         func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             _ = try context.require(.admin)
             let id = try ReadRoutes.id(context)
-            guard let job = registry.job(id) else { throw Problem.notFound("job \(id) is not known to this server") }
-            return JSONBody.response(JobJSON(job))
+            return JSONBody.response(try await find(id).json)
         }
 
         func cancel(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             _ = try context.require(.admin)
             let id = try ReadRoutes.id(context)
-            guard let job = registry.job(id) else { throw Problem.notFound("job \(id) is not known to this server") }
-            job.task?.cancel()
-            return JSONBody.response(JobJSON(job), status: .accepted)
+            let (json, running, stored) = try await find(id)
+            if let running {
+                running.cancel()
+            } else if let jobStore, stored?.state == .running, json.state == "running" {
+                // Running on another server of the store: it sees the request at its next save.
+                _ = try await jobStore.requestJobCancellation(id: id)
+            }
+            return JSONBody.response(json, status: .accepted)
         }
     }
 #endif

@@ -18,8 +18,8 @@ public import Foundation
 ///   current route and one row per deletion, each transaction with its token; a first read owes deletions only
 ///   after its horizon, and compaction raises the floor below which anchors expire. Followers in the same process
 ///   are woken at once after each commit that recorded changes.
-/// - It is also a ``TokenStore``.
-public final class InMemoryStore: RouteStore, TokenStore, @unchecked Sendable {
+/// - It is also a ``TokenStore`` and a ``JobStore``.
+public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked Sendable {
     /// The store's own identity (anchors name it).
     public let storeID: UUID
     private let lock = NSLock()
@@ -610,6 +610,42 @@ public final class InMemoryStore: RouteStore, TokenStore, @unchecked Sendable {
     public func touchToken(id: UUID, at date: Date) async throws(RouteKitError) {
         write { s in s.tokens[id]?.lastUsed = date }
     }
+
+    // MARK: Jobs
+
+    /// Saves a job (a request to cancel it is kept); returns whether its cancellation was requested.
+    public func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
+        write { s in
+            var saved = job
+            saved.cancelRequested = job.cancelRequested || (s.jobs[job.id]?.cancelRequested ?? false)
+            if let old = s.jobs[job.id] { saved.created = old.created }
+            s.jobs[job.id] = saved
+            return saved.cancelRequested
+        }
+    }
+
+    /// The job with `id`, or `nil`.
+    public func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
+        read { s in s.jobs[id] }
+    }
+
+    /// Asks for a job to stop; `false` when there is none with `id`.
+    public func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
+        write { s in
+            guard s.jobs[id] != nil else { return false }
+            s.jobs[id]?.cancelRequested = true
+            return true
+        }
+    }
+
+    /// Deletes the jobs no longer running that were last saved before `date`.
+    public func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
+        write { s in
+            let old = s.jobs.values.filter { $0.state != .running && $0.updated < date }.map(\.id)
+            for id in old { s.jobs[id] = nil }
+            return old.count
+        }
+    }
 }
 
 // MARK: - State
@@ -692,6 +728,7 @@ extension InMemoryStore {
         var efforts: [UUID: EffortRow] = [:]
         var zones: [String: [PrivacyZone]] = [:]
         var tokens: [UUID: APIToken] = [:]
+        var jobs: [UUID: StoredJob] = [:]
         /// The change log, by position.
         var log: [Change] = []
         /// The change log's transactions, by position.

@@ -48,6 +48,13 @@ import Testing
             defer { fixture.done() }
             try await TokenStoreConformance.run(fixture.store)
         }
+
+        @Test("jobs save, update, keep a request to stop, and old ended ones are deleted")
+        func jobs() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            try await JobStoreConformance.run(fixture.store)
+        }
     }
 
     @Suite("PostgreSQL store", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))

@@ -33,4 +33,9 @@ struct SQLiteTokenStoreTests {
     func tokens() async throws {
         try await TokenStoreConformance.run(try makeTemporaryStore())
     }
+
+    @Test("jobs save, update, keep a request to stop, and old ended ones are deleted")
+    func jobs() async throws {
+        try await JobStoreConformance.run(try makeTemporaryStore())
+    }
 }

@@ -51,6 +51,27 @@
             let route = try #require(answer.split(separator: "\"route\":\"").dropFirst().first?.prefix(36))
             #expect(event.data.contains(String(route)))
             #expect(delay < .seconds(5), "the event took \(delay) across servers")
+
+            // A smoothing job started on the first server is reported by the second, to its end.
+            let admin = try runChildProcess(
+                binary, ["tokens", "create", "--store", database, "--source", "ops", "--scope", "read,admin"])
+            let adminToken = admin.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            var start = HTTPClientRequest(url: "http://127.0.0.1:\(portA)/v1/jobs")
+            start.method = .POST
+            start.headers.add(name: "Authorization", value: "Bearer \(adminToken)")
+            let started = try await HTTPClient.shared.execute(start, timeout: .seconds(30))
+            #expect(started.status == .accepted)
+            let location = try #require(started.headers["Location"].first)
+            var state = ""
+            for _ in 0..<200 where state != "finished" {
+                let r = try await HTTPClient.shared.execute(
+                    request(portB, location, token: adminToken, stream: false), timeout: .seconds(30))
+                let body = String(buffer: try await r.body.collect(upTo: 1 << 20))
+                #expect(r.status == .ok, "\(body)")
+                state = body.contains(#""state":"finished""#) ? "finished" : "running"
+                if state != "finished" { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(state == "finished", "the second server never saw the first server's job finish")
         }
     }
 #endif

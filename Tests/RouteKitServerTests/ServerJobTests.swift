@@ -55,6 +55,72 @@
             let routes = try await f.store.routes(matching: RouteFilter())
             #expect(routes.map(\.sync.version) == [2, 2])
         }
+
+        @Test("a job is kept in the store: another server reports and cancels it; a job left running is interrupted")
+        func jobsOutliveTheirServer() async throws {
+            var fixture = try Fixture()
+            fixture.configuration.jobSaveSeconds = 0.05
+            let f = fixture
+            let writer = try await f.token(source: "phone")
+            let admin = try await f.token(source: "ops", scopes: [.read, .admin])
+            // Two servers of one store, each with a registry of its own (as two processes, or one restarted).
+            let other = Fixture(sharing: f)
+            try await f.app().test(.router) { a in
+                try await other.app().test(.router) { b in
+                    for i in 0..<60 {
+                        try await a.execute(
+                            uri: "/v1/uploads?name=r\(i).gpx", method: .post, headers: auth(writer),
+                            body: ByteBuffer(string: gpx(name: "r\(i)", points: 1_500, hour: 1 + i % 9, lat: 20 + Double(i))))
+                    }
+                    let location = try await a.execute(
+                        uri: "/v1/jobs", method: .post, headers: auth(admin), body: ByteBuffer(string: #"{"workers": 1}"#)
+                    ) { r in
+                        #expect(r.status == .accepted)
+                        return r.headers[.location] ?? ""
+                    }
+                    // Saved before it was answered: the other server knows it at once.
+                    try await b.execute(uri: location, method: .get, headers: auth(admin)) { r in
+                        #expect(r.status == .ok)
+                        #expect(json(r.body)["state"] as? String == "running")
+                        #expect(json(r.body)["total"] as? Int == 60)
+                    }
+                    // Cancelled through the other server: the one running it stops at its next save.
+                    try await b.execute(uri: location, method: .delete, headers: auth(admin)) { #expect($0.status == .accepted) }
+                    var job: [String: Any] = [:]
+                    for _ in 0..<500 {
+                        job = try await a.execute(uri: location, method: .get, headers: auth(admin)) { json($0.body) }
+                        if job["state"] as? String != "running" { break }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    #expect(job["state"] as? String == "cancelled")
+                    #expect((job["done"] as? Int ?? 60) < 60, "the job ran to its end before it was stopped")
+                    // Its end is saved: the other server reports the same.
+                    var seen: [String: Any] = [:]
+                    for _ in 0..<100 {
+                        seen = try await b.execute(uri: location, method: .get, headers: auth(admin)) { json($0.body) }
+                        if seen["state"] as? String == "cancelled" { break }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    #expect(seen["state"] as? String == "cancelled")
+                    #expect(seen["done"] as? Int == job["done"] as? Int)
+                    #expect(seen["finished"] is String)
+
+                    // A job a stopped server left running (not saved for a minute) is reported interrupted.
+                    let id = UUID()
+                    let document =
+                        #"{"id":"\#(id.uuidString.lowercased())","state":"running","total":3,"done":1,"saved":1,"skipped":0,"failed":0,"created":"2026-01-01T00:00:00Z","outcomes":[]}"#
+                    _ = try await f.store.saveJob(
+                        StoredJob(
+                            id: id, state: .running, document: document, created: Date().addingTimeInterval(-120),
+                            updated: Date().addingTimeInterval(-60)))
+                    try await b.execute(uri: "/v1/jobs/\(id)", method: .get, headers: auth(admin)) { r in
+                        #expect(r.status == .ok)
+                        #expect(json(r.body)["state"] as? String == "interrupted")
+                        #expect(json(r.body)["done"] as? Int == 1)
+                    }
+                }
+            }
+        }
     }
 #endif
 

@@ -27,6 +27,13 @@
             configuration.heartbeatSeconds = 0.5
         }
 
+        /// A second server's fixture on the same store (and folder), as another process or a restart would be.
+        init(sharing other: Fixture) {
+            store = other.store
+            folder = other.folder
+            configuration = other.configuration
+        }
+
         /// Makes a token and returns its text.
         func token(
             source: String = "phone", scopes: Set<APIScope> = [.read, .write], readable: Set<String>? = nil,

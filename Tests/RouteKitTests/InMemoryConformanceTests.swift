@@ -15,4 +15,9 @@ struct InMemoryConformanceTests {
     func tokens() async throws {
         try await TokenStoreConformance.run(InMemoryStore())
     }
+
+    @Test("InMemory job store: jobs save, update, keep a request to stop, and old ended ones are deleted")
+    func jobs() async throws {
+        try await JobStoreConformance.run(InMemoryStore())
+    }
 }
