@@ -20,10 +20,11 @@
         let logger: Logger
         let metrics: ServerMetrics
 
-        init(store: any RouteStore, logger: Logger, metrics: ServerMetrics) {
+        init(store: any RouteStore, logger: Logger, metrics: ServerMetrics, heartbeatSeconds: Double = 15) {
             self.store = store
             self.logger = logger
             self.metrics = metrics
+            trimming = Locked(TrimSchedule(heartbeat: .milliseconds(Int64(heartbeatSeconds * 1000))))
         }
 
         func run() async throws {
@@ -43,7 +44,11 @@
                 while !Task.isCancelled {
                     await waiter.wait(timeout: 1)
                     // Once a burst of followers has gone, give the memory their connections used back.
-                    if self.streamsDrained() { BatchAllocator.returnFreeMemory() }
+                    if self.shouldTrim() {
+                        BatchAllocator.returnFreeMemory()
+                        logger.debug(
+                            "returned free memory to the system", metadata: ["openStreams": "\(self.openStreamCount)"])
+                    }
                     let now = try? await store.currentAnchor()
                     if now != last {
                         last = now
@@ -113,29 +118,27 @@
             }
         }
 
-        /// Whether every stream has closed since the last call that said so (with some open in between).
-        private let hadStreams = Locked(false)
+        /// When to give the memory of closed streams back to the system.
+        private let trimming: Locked<TrimSchedule>
 
-        func streamsDrained() -> Bool {
+        /// Whether to return free memory now (called once a second by the watcher).
+        func shouldTrim(now: ContinuousClock.Instant = .now) -> Bool {
             let open = openStreamCount
-            return hadStreams.withLock { had in
-                if open > 0 {
-                    had = true
-                    return false
-                }
-                defer { had = false }
-                return had
-            }
+            return trimming.withLock { $0.tick(open: open, now: now) }
         }
 
         /// Counts a new stream of `token`; `false` when it already holds `limit`.
         func openStream(_ token: UUID, limit: Int) -> Bool {
-            streams.withLock { s in
-                guard s[token, default: 0] < limit else { return false }
+            let open = streams.withLock { s -> Int? in
+                guard s[token, default: 0] < limit else { return nil }
                 s[token, default: 0] += 1
                 metrics.streamOpened()
-                return true
+                return s.values.reduce(0, +)
             }
+            guard let open else { return false }
+            // Seen here, not only at the watcher's next tick: a burst may come and go between two ticks.
+            trimming.withLock { $0.highWater = max($0.highWater, open) }
+            return true
         }
 
         func closeStream(_ token: UUID) {
@@ -362,6 +365,38 @@
             return ChangePredicate(
                 workout: try uuid(q.get("workout"), "workout"), source: try source(q.get("source")),
                 syncIdentifier: q.get("syncIdentifier"), interval: interval)
+        }
+    }
+
+    /// When to give freed memory back to the system (`malloc_trim`) after event streams close. glibc keeps what a
+    /// burst of connections freed (1,000 followers: about 60 MiB) and returns it only when asked; asked at once, it
+    /// returns little, since the closed connections' memory is still being released, and each closed stream's
+    /// heartbeat timer lives on until its deadline (15 s), pinning pages. So: once the open streams fall to half of
+    /// their high-water mark (at least 16 streams gone), trim after each of `delays` (the last one past the
+    /// heartbeat); a few streams coming and going never trigger it.
+    struct TrimSchedule {
+        /// The most streams open since the last drop.
+        var highWater = 0
+        /// When the next trims are due, soonest first.
+        var due: [ContinuousClock.Instant] = []
+        /// How long after a drop to trim.
+        var delays: [Duration]
+
+        /// A schedule for streams whose heartbeat comes every `heartbeat`.
+        init(heartbeat: Duration = .seconds(15)) {
+            delays = [.seconds(3), heartbeat + .seconds(2)]
+        }
+
+        /// Called with the open streams; `true` when it is time to trim.
+        mutating func tick(open: Int, now: ContinuousClock.Instant) -> Bool {
+            highWater = max(highWater, open)
+            if highWater - open >= 16 && open <= highWater / 2 {
+                due = delays.map { now + $0 }
+                highWater = open
+            }
+            guard let first = due.first, now >= first else { return false }
+            due.removeAll { $0 <= now }
+            return true
         }
     }
 #endif

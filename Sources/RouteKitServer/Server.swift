@@ -104,7 +104,9 @@
         )
             -> some ApplicationProtocol
         {
-            let hub = FeedHub(store: store, logger: logger, metrics: ServerMetrics())
+            let hub = FeedHub(
+                store: store, logger: logger, metrics: ServerMetrics(),
+                heartbeatSeconds: configuration.heartbeatSeconds)
             let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
             let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
             return Application(
