@@ -7,6 +7,7 @@ import RouteKitProcessing
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Read GPX and FIT files and report what they hold, without storing anything.",
         discussion: """
             For each file: its format (told by content); GPX version and creator; tracks, segments, track points, routes, route points and \
