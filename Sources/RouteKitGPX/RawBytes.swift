@@ -81,6 +81,55 @@ struct RawBytes: ~Copyable {
         count -= n
     }
 
+    /// Appends `value` in decimal digits, without an intermediate string.
+    @inline(__always) mutating func appendInteger(_ value: Int64) {
+        reserve(20)
+        if value < 0 {
+            base[count] = UInt8(ascii: "-")
+            count += 1
+        }
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        count += digits
+        var i = count
+        repeat {
+            i -= 1
+            base[i] = UInt8(truncatingIfNeeded: 48 + magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+    }
+
+    /// Appends a `Double` in the shortest decimal text that reads back as the same `Double`, never in
+    /// exponent notation (integers without a fraction, `-0.0` as `-0`).
+    mutating func appendDecimal(_ value: Double) {
+        if value == value.rounded() && abs(value) < 1e15 {
+            if value == 0 && value.sign == .minus {
+                append(UInt8(ascii: "-"))
+                append(UInt8(ascii: "0"))
+            } else {
+                appendInteger(Int64(value))
+            }
+            return
+        }
+        // Swift's description is the shortest round-trip text; it is copied unless it has an exponent.
+        var text = value.description
+        let plain = text.withUTF8 { u -> Bool in
+            guard let b = u.baseAddress, !u.contains(UInt8(ascii: "e")) else { return false }
+            append(b, u.count)
+            return true
+        }
+        if !plain {
+            var digits = [UInt8]()
+            RouteKitGPX.appendDecimal(value, to: &digits)
+            append(digits)
+        }
+    }
+
     var string: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 }
 
