@@ -256,6 +256,11 @@ public enum FITFile {
     /// Reads everything but the records' values.
     /// - Throws: `RouteKitError.Code.invalidFIT` naming the byte offset when there is no FIT file to read.
     public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
+        try summary(bytes) { _ in }
+    }
+
+    /// Reads everything but the records' values, handing each `record` message to `onRecord` on the way.
+    static func summary(_ bytes: [UInt8], onRecord: (FITMessage) -> Void) throws(RouteKitError) -> FITSummary {
         var s = FITSummary()
         var decoder = FITDecoder()
         var activityTimestamp: UInt32?
@@ -263,7 +268,7 @@ public enum FITFile {
         // Most messages have numbers below 256 (an array); the rest go to the dictionary directly.
         var counts = [Int](repeating: 0, count: 256)
         do {
-            let body: (FITDecoder.Event) throws -> Void = { event in
+            func body(_ event: FITDecoder.Event) {
                 guard case .message(let m) = event else { return }
                 s.messages += 1
                 if m.globalNumber < 256 {
@@ -279,6 +284,7 @@ public enum FITFile {
                     s.records += 1
                     if m.integer(field: 0) != nil && m.integer(field: 1) != nil { s.recordsWithPosition += 1 }
                     if m.integer(field: 3) != nil { s.recordsWithHeartRate += 1 }
+                    onRecord(m)
                 case FITProfile.Message.fileID:
                     if s.fileType == nil, let t = m.integer(field: 0) {
                         s.fileType = UInt8(truncatingIfNeeded: t)
@@ -386,6 +392,22 @@ extension FITSummary {
     /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
     /// (``relativeToLocal``), else `nil`.
     public func timestamp(_ fit: UInt32?) -> Timestamp? {
+        FITClock(self).timestamp(fit)
+    }
+}
+
+/// What turns a file's FIT times into timestamps (``FITSummary/timestamp(_:)``), apart from the summary: a
+/// per-record call then copies two numbers, not the summary.
+struct FITClock {
+    let utcOffsetSeconds: Int32?
+    let relativeToLocal: Int64?
+
+    init(_ summary: FITSummary) {
+        utcOffsetSeconds = summary.utcOffsetSeconds
+        relativeToLocal = summary.relativeToLocal
+    }
+
+    @inline(__always) func timestamp(_ fit: UInt32?) -> Timestamp? {
         guard let fit else { return nil }
         if fit >= FITDecoder.minimumAbsoluteTime {
             return Timestamp(

@@ -22,14 +22,28 @@ extension FITFile {
     ) throws(RouteKitError) {
         let summary: FITSummary
         if let known { summary = known } else { summary = try FITFile.summary(bytes) }
-        try emit(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit (from FIT)")))
-        for w in summary.warnings { try emit(.warning(GPXWarning(kind: "fit.\(w.kind.rawValue)", message: "\(w)"))) }
+        for e in preamble(summary) { try emit(e) }
         do {
             switch summary.fileType {
             case 6?:
                 try course(bytes, summary, emit)
             case 4?, nil:
-                try activity(bytes, summary, emit)
+                var reader = FITRecordReader(bytes)
+                var records: [FITRecord] = []
+                var next = 0
+                let clock = FITClock(summary)
+                try activity(
+                    summary, emit, points: { (p: [GPXPoint]) throws(RouteKitError) in try emit(.trackPoints(p)) }
+                ) {
+                    while next == records.count {
+                        guard let more = try reader.next() else { return nil }
+                        records = more
+                        next = 0
+                    }
+                    let r = records[next]
+                    next += 1
+                    return (r.timestamp, point(r, clock), r.hasPosition)
+                }
             default:
                 throw RouteKitError(
                     .invalidFIT,
@@ -43,10 +57,16 @@ extension FITFile {
         }
     }
 
-    private static func point(_ r: FITRecord, _ summary: FITSummary) -> GPXPoint? {
+    /// The events before a file's content: the document, then the decoder's warnings.
+    static func preamble(_ summary: FITSummary) -> [GPXEvent] {
+        [.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit (from FIT)"))]
+            + summary.warnings.map { w in .warning(GPXWarning(kind: "fit.\(w.kind.rawValue)", message: "\(w)")) }
+    }
+
+    private static func point(_ r: FITRecord, _ clock: FITClock) -> GPXPoint? {
         guard let lat = r.latitude, let lon = r.longitude else { return nil }
         let location = Location(
-            latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp), altitude: r.altitude,
+            latitude: lat, longitude: lon, timestamp: clock.timestamp(r.timestamp), altitude: r.altitude,
             speed: r.speed)
         guard (try? location.validate()) != nil else { return nil }
         let values = GPXPointValues(
@@ -54,8 +74,17 @@ extension FITFile {
         return GPXPoint(location: location, values: values)
     }
 
-    private static func activity(
-        _ bytes: [UInt8], _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
+    /// An activity's records as tracks (one per session), segments (a timer stop ends one) and points.
+    /// - Parameters:
+    ///   - emit: called with each event but the points.
+    ///   - points: called with each batch of a segment's points (up to 1,024), where `emit` would have
+    ///     ``GPXEvent/trackPoints(_:)``.
+    ///   - next: the next record's time, its point (`nil` when it cannot be one) and whether it has a position;
+    ///     `nil` at the end.
+    static func activity<Point>(
+        _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void,
+        points: ([Point]) throws(RouteKitError) -> Void,
+        next: () throws -> (timestamp: UInt32?, point: Point?, hasPosition: Bool)?
     )
         throws
     {
@@ -67,7 +96,7 @@ extension FITFile {
         var current = -1
         var nextStop = 0
         var inSegment = false
-        var batch: [GPXPoint] = []
+        var batch: [Point] = []
         var withoutPosition = 0
         func info(_ s: FITSession) -> GPXPathInfo {
             var i = GPXPathInfo()
@@ -76,7 +105,7 @@ extension FITFile {
             return i
         }
         func flush() throws(RouteKitError) {
-            if !batch.isEmpty { try emit(.trackPoints(batch)) }
+            if !batch.isEmpty { try points(batch) }
             batch.removeAll(keepingCapacity: true)
         }
         func close() throws(RouteKitError) {
@@ -84,41 +113,38 @@ extension FITFile {
             if inSegment { try emit(.segmentEnd(extensions: [])) }
             inSegment = false
         }
-        var reader = FITRecordReader(bytes)
-        while let records = try reader.next() {
-            for r in records {
-                var session = max(current, 0)
-                if let t = r.timestamp {
-                    while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
-                }
-                if session != current {
-                    if current >= 0 {
-                        try close()
-                        try emit(.trackEnd(info(sessions[current])))
-                    }
-                    current = session
-                    try emit(.trackStart(info(sessions[current])))
-                }
-                guard let p = point(r, summary) else {
-                    if !r.hasPosition { withoutPosition += 1 }
-                    continue
-                }
-                // A timer stop since the last point ends the segment.
-                var stopped = false
-                if let t = r.timestamp {
-                    while nextStop < stops.count && stops[nextStop] < t {
-                        stopped = true
-                        nextStop += 1
-                    }
-                }
-                if stopped && inSegment { try close() }
-                if !inSegment {
-                    try emit(.segmentStart)
-                    inSegment = true
-                }
-                batch.append(p)
-                if batch.count == 1024 { try flush() }
+        while let r = try next() {
+            var session = max(current, 0)
+            if let t = r.timestamp {
+                while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
             }
+            if session != current {
+                if current >= 0 {
+                    try close()
+                    try emit(.trackEnd(info(sessions[current])))
+                }
+                current = session
+                try emit(.trackStart(info(sessions[current])))
+            }
+            guard let p = r.point else {
+                if !r.hasPosition { withoutPosition += 1 }
+                continue
+            }
+            // A timer stop since the last point ends the segment.
+            var stopped = false
+            if let t = r.timestamp {
+                while nextStop < stops.count && stops[nextStop] < t {
+                    stopped = true
+                    nextStop += 1
+                }
+            }
+            if stopped && inSegment { try close() }
+            if !inSegment {
+                try emit(.segmentStart)
+                inSegment = true
+            }
+            batch.append(p)
+            if batch.count == 1024 { try flush() }
         }
         if current >= 0 {
             try close()
@@ -151,9 +177,10 @@ extension FITFile {
         info.name = summary.courseName
         info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
         try emit(.routeStart(info))
+        let clock = FITClock(summary)
         var reader = FITRecordReader(bytes)
         while let records = try reader.next() {
-            let points = records.compactMap { point($0, summary) }
+            let points = records.compactMap { point($0, clock) }
             if !points.isEmpty { try emit(.routePoints(points)) }
         }
         try emit(.routeEnd(info))

@@ -147,9 +147,7 @@ struct Inspect: ParsableCommand {
     static func readFIT(_ path: String) throws(RouteKitError) -> (GPXSummary, FITReport) {
         do {
             let bytes = try InputFile.contents(of: path).bytes
-            let fit = try FITFile.summary(bytes)
-            var s = GPXSummary(file: path)
-            try FITFile.gpxEvents(bytes, summary: fit) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+            let (fit, s) = try FITFile.inspect(bytes, file: path)
             let report = FITReport(
                 fileType: fit.fileTypeName, sessions: fit.sessions.map { $0.sportName ?? "unknown sport" },
                 records: fit.records, recordsWithPosition: fit.recordsWithPosition,
