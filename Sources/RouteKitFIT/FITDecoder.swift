@@ -541,45 +541,58 @@ public struct FITMessage {
     }
 
     /// The first value of an integer of `baseType` at `p`, `nil` when too small or invalid.
+    ///
+    /// A switch on the base type's number (no `FITBaseType` made, no second switch for its size): this runs for
+    /// every field of every record.
+    @inline(__always)
     static func integer(_ p: UnsafeRawPointer, size: Int, baseType: UInt8, bigEndian: Bool) -> Int64? {
-        guard let type = FITBaseType(rawValue: baseType & 0x1F), size >= type.size else { return nil }
-        switch type {
-        case .enumeration, .uint8, .byte:
+        switch baseType & 0x1F {
+        case 0x00, 0x02, 0x0D:  // enum, uint8, byte
+            guard size >= 1 else { return nil }
             let v = p.load(as: UInt8.self)
             return v == 0xFF ? nil : Int64(v)
-        case .uint8z:
+        case 0x0A:  // uint8z
+            guard size >= 1 else { return nil }
             let v = p.load(as: UInt8.self)
             return v == 0 ? nil : Int64(v)
-        case .sint8:
+        case 0x01:  // sint8
+            guard size >= 1 else { return nil }
             let v = p.load(as: Int8.self)
             return v == .max ? nil : Int64(v)
-        case .uint16:
+        case 0x04:  // uint16
+            guard size >= 2 else { return nil }
             let v = FITDecoder.u16(p, bigEndian: bigEndian)
             return v == .max ? nil : Int64(v)
-        case .uint16z:
+        case 0x0B:  // uint16z
+            guard size >= 2 else { return nil }
             let v = FITDecoder.u16(p, bigEndian: bigEndian)
             return v == 0 ? nil : Int64(v)
-        case .sint16:
+        case 0x03:  // sint16
+            guard size >= 2 else { return nil }
             let v = Int16(bitPattern: FITDecoder.u16(p, bigEndian: bigEndian))
             return v == .max ? nil : Int64(v)
-        case .uint32:
+        case 0x06:  // uint32
+            guard size >= 4 else { return nil }
             let v = FITDecoder.u32(p, bigEndian: bigEndian)
             return v == .max ? nil : Int64(v)
-        case .uint32z:
+        case 0x0C:  // uint32z
+            guard size >= 4 else { return nil }
             let v = FITDecoder.u32(p, bigEndian: bigEndian)
             return v == 0 ? nil : Int64(v)
-        case .sint32:
+        case 0x05:  // sint32
+            guard size >= 4 else { return nil }
             let v = Int32(bitPattern: FITDecoder.u32(p, bigEndian: bigEndian))
             return v == .max ? nil : Int64(v)
-        case .sint64, .uint64, .uint64z:
+        case 0x0E, 0x0F, 0x10:  // sint64, uint64, uint64z
+            guard size >= 8 else { return nil }
             var bits = p.loadUnaligned(as: UInt64.self)
             bits = bigEndian ? UInt64(bigEndian: bits) : UInt64(littleEndian: bits)
-            switch type {
-            case .sint64: return Int64(bitPattern: bits) == .max ? nil : Int64(bitPattern: bits)
-            case .uint64: return bits == .max || bits > UInt64(Int64.max) ? nil : Int64(bits)
+            switch baseType & 0x1F {
+            case 0x0E: return Int64(bitPattern: bits) == .max ? nil : Int64(bitPattern: bits)
+            case 0x0F: return bits == .max || bits > UInt64(Int64.max) ? nil : Int64(bits)
             default: return bits == 0 || bits > UInt64(Int64.max) ? nil : Int64(bits)
             }
-        case .string, .float32, .float64:
+        default:  // string, float32, float64, and numbers that are no base type
             return nil
         }
     }
