@@ -28,22 +28,13 @@ extension FITFile {
             case 6?:
                 try course(bytes, summary, emit)
             case 4?, nil:
-                var reader = FITRecordReader(bytes)
-                var records: [FITRecord] = []
-                var next = 0
                 let clock = FITClock(summary)
-                try activity(
-                    summary, emit, points: { (p: [GPXPoint]) throws(RouteKitError) in try emit(.trackPoints(p)) }
-                ) {
-                    while next == records.count {
-                        guard let more = try reader.next() else { return nil }
-                        records = more
-                        next = 0
-                    }
-                    let r = records[next]
-                    next += 1
-                    return (r.timestamp, point(r, clock), r.hasPosition)
+                var layout = FITActivityLayout<GPXPoint>(summary)
+                func points(_ p: [GPXPoint]) throws(RouteKitError) { try emit(.trackPoints(p)) }
+                try FITFile.records(bytes) { r in
+                    try layout.add(r.timestamp, point(r, clock), hasPosition: r.hasPosition, emit, points)
                 }
+                try layout.finish(emit, points)
             default:
                 throw RouteKitError(
                     .invalidFIT,
@@ -74,92 +65,6 @@ extension FITFile {
         return GPXPoint(location: location, values: values)
     }
 
-    /// An activity's records as tracks (one per session), segments (a timer stop ends one) and points.
-    /// - Parameters:
-    ///   - emit: called with each event but the points.
-    ///   - points: called with each batch of a segment's points (up to 1,024), where `emit` would have
-    ///     ``GPXEvent/trackPoints(_:)``.
-    ///   - next: the next record's time, its point (`nil` when it cannot be one) and whether it has a position;
-    ///     `nil` at the end.
-    static func activity<Point>(
-        _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void,
-        points: ([Point]) throws(RouteKitError) -> Void,
-        next: () throws -> (timestamp: UInt32?, point: Point?, hasPosition: Bool)?
-    )
-        throws
-    {
-        let sessions =
-            summary.sessions.isEmpty
-            ? [FITSession()] : summary.sessions.sorted { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
-        let starts = sessions.map { $0.startTime ?? 0 }
-        let stops = summary.timerEvents.filter { !$0.isStart }.map(\.timestamp).sorted()
-        var current = -1
-        var nextStop = 0
-        var inSegment = false
-        var batch: [Point] = []
-        var withoutPosition = 0
-        func info(_ s: FITSession) -> GPXPathInfo {
-            var i = GPXPathInfo()
-            i.name = s.sportName
-            i.type = s.sportName
-            return i
-        }
-        func flush() throws(RouteKitError) {
-            if !batch.isEmpty { try points(batch) }
-            batch.removeAll(keepingCapacity: true)
-        }
-        func close() throws(RouteKitError) {
-            try flush()
-            if inSegment { try emit(.segmentEnd(extensions: [])) }
-            inSegment = false
-        }
-        while let r = try next() {
-            var session = max(current, 0)
-            if let t = r.timestamp {
-                while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
-            }
-            if session != current {
-                if current >= 0 {
-                    try close()
-                    try emit(.trackEnd(info(sessions[current])))
-                }
-                current = session
-                try emit(.trackStart(info(sessions[current])))
-            }
-            guard let p = r.point else {
-                if !r.hasPosition { withoutPosition += 1 }
-                continue
-            }
-            // A timer stop since the last point ends the segment.
-            var stopped = false
-            if let t = r.timestamp {
-                while nextStop < stops.count && stops[nextStop] < t {
-                    stopped = true
-                    nextStop += 1
-                }
-            }
-            if stopped && inSegment { try close() }
-            if !inSegment {
-                try emit(.segmentStart)
-                inSegment = true
-            }
-            batch.append(p)
-            if batch.count == 1024 { try flush() }
-        }
-        if current >= 0 {
-            try close()
-            try emit(.trackEnd(info(sessions[current])))
-        }
-        if withoutPosition > 0 {
-            try emit(
-                .warning(
-                    GPXWarning(
-                        kind: "fit.recordsWithoutPosition",
-                        message:
-                            "\(withoutPosition) record(s) without a position cannot be GPX points and were left out")))
-        }
-    }
-
     private static func course(
         _ bytes: [UInt8], _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
     )
@@ -184,5 +89,110 @@ extension FITFile {
             if !points.isEmpty { try emit(.routePoints(points)) }
         }
         try emit(.routeEnd(info))
+    }
+}
+
+/// An activity's records as GPX: one track per session (sessions by start time; a record before the first
+/// session's start goes to the first), a new segment after a timer stop, points in batches of up to 1,024.
+/// Records are handed over one at a time (``add(_:_:hasPosition:_:_:)``), then ``finish(_:_:)``. Shared by
+/// ``FITFile/gpxEvents(_:summary:_:)`` (`Point` a `GPXPoint`) and ``FITFile/inspect(_:file:)`` (the record's
+/// index in its log), so that both place records alike.
+struct FITActivityLayout<Point> {
+    private let sessions: [FITSession]
+    private let starts: [UInt32]
+    private let stops: [UInt32]
+    private var current = -1
+    private var nextStop = 0
+    private var inSegment = false
+    private var batch: [Point] = []
+    private var withoutPosition = 0
+
+    init(_ summary: FITSummary) {
+        sessions =
+            summary.sessions.isEmpty
+            ? [FITSession()] : summary.sessions.sorted { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
+        starts = sessions.map { $0.startTime ?? 0 }
+        stops = summary.timerEvents.filter { !$0.isStart }.map(\.timestamp).sorted()
+        batch.reserveCapacity(1024)
+    }
+
+    private func info(_ session: Int) -> GPXPathInfo {
+        var i = GPXPathInfo()
+        i.name = sessions[session].sportName
+        i.type = sessions[session].sportName
+        return i
+    }
+
+    private mutating func flush(_ points: ([Point]) throws(RouteKitError) -> Void) throws(RouteKitError) {
+        if !batch.isEmpty { try points(batch) }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func close(
+        _ emit: (GPXEvent) throws(RouteKitError) -> Void, _ points: ([Point]) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        try flush(points)
+        if inSegment { try emit(.segmentEnd(extensions: [])) }
+        inSegment = false
+    }
+
+    /// One record: its time, its point (`nil` when it cannot be one) and whether it has a position.
+    /// - Parameters:
+    ///   - emit: called with each event but the points.
+    ///   - points: called with each batch of a segment's points, where `emit` would have
+    ///     ``GPXEvent/trackPoints(_:)``.
+    mutating func add(
+        _ timestamp: UInt32?, _ point: Point?, hasPosition: Bool, _ emit: (GPXEvent) throws(RouteKitError) -> Void,
+        _ points: ([Point]) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        var session = max(current, 0)
+        if let t = timestamp {
+            while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
+        }
+        if session != current {
+            if current >= 0 {
+                try close(emit, points)
+                try emit(.trackEnd(info(current)))
+            }
+            current = session
+            try emit(.trackStart(info(current)))
+        }
+        guard let point else {
+            if !hasPosition { withoutPosition += 1 }
+            return
+        }
+        // A timer stop since the last point ends the segment.
+        var stopped = false
+        if let t = timestamp {
+            while nextStop < stops.count && stops[nextStop] < t {
+                stopped = true
+                nextStop += 1
+            }
+        }
+        if stopped && inSegment { try close(emit, points) }
+        if !inSegment {
+            try emit(.segmentStart)
+            inSegment = true
+        }
+        batch.append(point)
+        if batch.count == 1024 { try flush(points) }
+    }
+
+    /// Ends the last track; a warning counts the records without a position.
+    mutating func finish(
+        _ emit: (GPXEvent) throws(RouteKitError) -> Void, _ points: ([Point]) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        if current >= 0 {
+            try close(emit, points)
+            try emit(.trackEnd(info(current)))
+        }
+        if withoutPosition > 0 {
+            try emit(
+                .warning(
+                    GPXWarning(
+                        kind: "fit.recordsWithoutPosition",
+                        message:
+                            "\(withoutPosition) record(s) without a position cannot be GPX points and were left out")))
+        }
     }
 }

@@ -27,37 +27,36 @@ extension FITFile {
             // A batch of points (records by their index in the log) counted as `GPXSummary.add(_:)` counts
             // `.trackPoints`.
             func count(_ points: [Int]) {
-                s.trackPoints += points.count
+                // Copies for the loop: each access to a variable a closure captures is checked at run time.
+                var g = s
+                var previous = previousTime
+                let times = log.times
+                let flags = log.flags
+                g.trackPoints += points.count
                 for i in points {
-                    let f = log.flags[i]
-                    if let t = clock.timestamp(f & RecordLog.hasTime != 0 ? log.times[i] : nil) {
-                        if s.firstTime == nil { s.firstTime = t }
-                        s.lastTime = t
-                        if let previous = previousTime, t.instant < previous { s.timeReversals += 1 }
-                        previousTime = t.instant
+                    let f = flags[i]
+                    if let t = clock.timestamp(f & RecordLog.hasTime != 0 ? times[i] : nil) {
+                        if g.firstTime == nil { g.firstTime = t }
+                        g.lastTime = t
+                        if let p = previous, t.instant < p { g.timeReversals += 1 }
+                        previous = t.instant
                     }
-                    if f & RecordLog.heartRate != 0 { s.pointsWithHeartRate += 1 }
-                    if f & RecordLog.cadence != 0 { s.pointsWithCadence += 1 }
-                    if f & RecordLog.temperature != 0 { s.pointsWithTemperature += 1 }
-                    if f & RecordLog.power != 0 { s.pointsWithPower += 1 }
+                    if f & RecordLog.heartRate != 0 { g.pointsWithHeartRate += 1 }
+                    if f & RecordLog.cadence != 0 { g.pointsWithCadence += 1 }
+                    if f & RecordLog.temperature != 0 { g.pointsWithTemperature += 1 }
+                    if f & RecordLog.power != 0 { g.pointsWithPower += 1 }
                 }
+                s = g
+                previousTime = previous
             }
-            var i = 0
-            do {
-                try activity(summary, add, points: count) {
-                    guard i < log.flags.count else { return nil }
-                    let f = log.flags[i]
-                    defer { i += 1 }
-                    return (
-                        f & RecordLog.hasTime != 0 ? log.times[i] : nil, f & RecordLog.isPoint != 0 ? i : nil,
-                        f & RecordLog.hasPosition != 0
-                    )
-                }
-            } catch let e as RouteKitError {
-                throw e
-            } catch {
-                throw RouteKitError(.invalidFIT, "\(error)")
+            var layout = FITActivityLayout<Int>(summary)
+            for i in log.flags.indices {
+                let f = log.flags[i]
+                try layout.add(
+                    f & RecordLog.hasTime != 0 ? log.times[i] : nil, f & RecordLog.isPoint != 0 ? i : nil,
+                    hasPosition: f & RecordLog.hasPosition != 0, add, count)
             }
+            try layout.finish(add, count)
         default:
             try gpxEvents(bytes, summary: summary) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
         }
