@@ -9,7 +9,7 @@
 #
 # Tools (each a whole process, runs interleaved round-robin; wall time from bash's clock, peak RSS from
 # /usr/bin/time %M):
-#   routekit-inspect   routekit inspect FILE: decodes every message twice (summary, then records to GPX events)
+#   routekit-inspect   routekit inspect FILE: decodes every message once (the summary and the GPX summary in one pass)
 #   routekit-csv       routekit convert FILE --format csv -o /dev/null: every positioned record written as CSV
 #   fitdecode          python3: for frame in fitdecode.FitReader(FILE) (every message decoded, strict CRC)
 #   garmin-sdk         python3: garmin_fit_sdk Decoder(Stream.from_file(FILE)).read()

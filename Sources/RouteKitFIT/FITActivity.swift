@@ -256,75 +256,19 @@ public enum FITFile {
     /// Reads everything but the records' values.
     /// - Throws: `RouteKitError.Code.invalidFIT` naming the byte offset when there is no FIT file to read.
     public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
-        var s = FITSummary()
+        try summary(bytes) { _ in }
+    }
+
+    /// Reads everything but the records' values, handing each `record` message to `onRecord` on the way.
+    static func summary(_ bytes: [UInt8], onRecord: (FITMessage) -> Void) throws(RouteKitError) -> FITSummary {
+        var pass = SummaryPass()
         var decoder = FITDecoder()
-        var activityTimestamp: UInt32?
-        var localTimestamp: UInt32?
-        // Most messages have numbers below 256 (an array); the rest go to the dictionary directly.
-        var counts = [Int](repeating: 0, count: 256)
         do {
-            let body: (FITDecoder.Event) throws -> Void = { event in
+            // One access to `pass` a message: the captured variables of a closure are checked for exclusive
+            // access at run time, each time.
+            func body(_ event: FITDecoder.Event) {
                 guard case .message(let m) = event else { return }
-                s.messages += 1
-                if m.globalNumber < 256 {
-                    counts[Int(m.globalNumber)] += 1
-                } else {
-                    s.messageCounts[m.globalNumber, default: 0] += 1
-                }
-                if !m.definition.developerFields.isEmpty {
-                    s.developerFieldValues += m.definition.developerFields.count
-                }
-                switch m.globalNumber {
-                case FITProfile.Message.record:
-                    s.records += 1
-                    if m.integer(field: 0) != nil && m.integer(field: 1) != nil { s.recordsWithPosition += 1 }
-                    if m.integer(field: 3) != nil { s.recordsWithHeartRate += 1 }
-                case FITProfile.Message.fileID:
-                    if s.fileType == nil, let t = m.integer(field: 0) {
-                        s.fileType = UInt8(truncatingIfNeeded: t)
-                        s.manufacturer = m.integer(field: 1).map { UInt16(truncatingIfNeeded: $0) }
-                        s.product = m.integer(field: 2).map { UInt16(truncatingIfNeeded: $0) }
-                        s.serialNumber = m.uint32(field: 3)
-                        s.timeCreated = m.uint32(field: 4)
-                    }
-                case FITProfile.Message.session:
-                    s.sessions.append(
-                        FITSession(
-                            startTime: m.uint32(field: 2), timestamp: m.timestamp,
-                            totalElapsedTime: m.double(field: 7, scale: 1000),
-                            totalTimerTime: m.double(field: 8, scale: 1000),
-                            totalDistance: m.double(field: 9, scale: 100),
-                            sport: m.integer(field: 5).map { UInt8(truncatingIfNeeded: $0) },
-                            subSport: m.integer(field: 6).map { UInt8(truncatingIfNeeded: $0) },
-                            totalCalories: m.double(field: 11)))
-                case FITProfile.Message.lap:
-                    s.laps.append(FITLap(startTime: m.uint32(field: 2), timestamp: m.timestamp))
-                case FITProfile.Message.event:
-                    // event 0 is the timer; event_type 0 start, 1 stop, 4 stop_all.
-                    if m.integer(field: 0) == 0, let type = m.integer(field: 1), let t = m.timestamp {
-                        if type == 0 {
-                            s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: true))
-                        } else if type == 1 || type == 4 {
-                            s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: false))
-                        }
-                    }
-                case FITProfile.Message.activity:
-                    activityTimestamp = m.timestamp
-                    localTimestamp = m.uint32(field: 5)
-                case FITProfile.Message.course:
-                    s.courseName = m.string(field: 5)
-                    s.courseSport = m.integer(field: 4).map { UInt8(truncatingIfNeeded: $0) }
-                case FITProfile.Message.fieldDescription:
-                    if let index = m.integer(field: 0), let number = m.integer(field: 1) {
-                        s.developerFields.append(
-                            FITDeveloperField(
-                                developerIndex: UInt8(truncatingIfNeeded: index),
-                                number: UInt8(truncatingIfNeeded: number), name: m.string(field: 3),
-                                units: m.string(field: 8)))
-                    }
-                default:
-                    break
-                }
+                if pass.add(m) { onRecord(m) }
             }
             try decoder.feed(bytes, body)
             try decoder.finish(body)
@@ -333,22 +277,102 @@ public enum FITFile {
         } catch {
             throw RouteKitError(.invalidFIT, "\(error)")
         }
-        for (n, c) in counts.enumerated() where c > 0 { s.messageCounts[UInt16(n)] = c }
-        s.files = decoder.files
-        s.compressedTimestampMessages = decoder.compressedTimestampMessages
-        s.warnings = decoder.warnings
-        s.recovered = decoder.recovered
-        if let u = activityTimestamp, let l = localTimestamp, u < FITDecoder.minimumAbsoluteTime,
-            l >= FITDecoder.minimumAbsoluteTime
-        {
-            s.relativeToLocal = Int64(l) - Int64(u)
-        } else if let u = activityTimestamp, let l = localTimestamp {
-            let offset = Int64(l) - Int64(u)
-            // Time zones are whole quarters of an hour; the two times were taken a moment apart.
-            let quarter = (Double(offset) / 900).rounded() * 900
-            if abs(quarter) <= 14 * 3600 { s.utcOffsetSeconds = Int32(quarter) }
+        return pass.finish(decoder)
+    }
+
+    /// The summary as the messages go by.
+    private struct SummaryPass {
+        var s = FITSummary()
+        var activityTimestamp: UInt32?
+        var localTimestamp: UInt32?
+        // Most messages have numbers below 256 (an array); the rest go to the dictionary directly.
+        var counts = [Int](repeating: 0, count: 256)
+
+        /// Counts a message; returns whether it is a `record`.
+        mutating func add(_ m: FITMessage) -> Bool {
+            var isRecord = false
+            s.messages += 1
+            if m.globalNumber < 256 {
+                counts[Int(m.globalNumber)] += 1
+            } else {
+                s.messageCounts[m.globalNumber, default: 0] += 1
+            }
+            if !m.definition.developerFields.isEmpty {
+                s.developerFieldValues += m.definition.developerFields.count
+            }
+            switch m.globalNumber {
+            case FITProfile.Message.record:
+                s.records += 1
+                if m.integer(field: 0) != nil && m.integer(field: 1) != nil { s.recordsWithPosition += 1 }
+                if m.integer(field: 3) != nil { s.recordsWithHeartRate += 1 }
+                isRecord = true
+            case FITProfile.Message.fileID:
+                if s.fileType == nil, let t = m.integer(field: 0) {
+                    s.fileType = UInt8(truncatingIfNeeded: t)
+                    s.manufacturer = m.integer(field: 1).map { UInt16(truncatingIfNeeded: $0) }
+                    s.product = m.integer(field: 2).map { UInt16(truncatingIfNeeded: $0) }
+                    s.serialNumber = m.uint32(field: 3)
+                    s.timeCreated = m.uint32(field: 4)
+                }
+            case FITProfile.Message.session:
+                s.sessions.append(
+                    FITSession(
+                        startTime: m.uint32(field: 2), timestamp: m.timestamp,
+                        totalElapsedTime: m.double(field: 7, scale: 1000),
+                        totalTimerTime: m.double(field: 8, scale: 1000),
+                        totalDistance: m.double(field: 9, scale: 100),
+                        sport: m.integer(field: 5).map { UInt8(truncatingIfNeeded: $0) },
+                        subSport: m.integer(field: 6).map { UInt8(truncatingIfNeeded: $0) },
+                        totalCalories: m.double(field: 11)))
+            case FITProfile.Message.lap:
+                s.laps.append(FITLap(startTime: m.uint32(field: 2), timestamp: m.timestamp))
+            case FITProfile.Message.event:
+                // event 0 is the timer; event_type 0 start, 1 stop, 4 stop_all.
+                if m.integer(field: 0) == 0, let type = m.integer(field: 1), let t = m.timestamp {
+                    if type == 0 {
+                        s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: true))
+                    } else if type == 1 || type == 4 {
+                        s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: false))
+                    }
+                }
+            case FITProfile.Message.activity:
+                activityTimestamp = m.timestamp
+                localTimestamp = m.uint32(field: 5)
+            case FITProfile.Message.course:
+                s.courseName = m.string(field: 5)
+                s.courseSport = m.integer(field: 4).map { UInt8(truncatingIfNeeded: $0) }
+            case FITProfile.Message.fieldDescription:
+                if let index = m.integer(field: 0), let number = m.integer(field: 1) {
+                    s.developerFields.append(
+                        FITDeveloperField(
+                            developerIndex: UInt8(truncatingIfNeeded: index),
+                            number: UInt8(truncatingIfNeeded: number), name: m.string(field: 3),
+                            units: m.string(field: 8)))
+                }
+            default:
+                break
+            }
+            return isRecord
         }
-        return s
+
+        mutating func finish(_ decoder: FITDecoder) -> FITSummary {
+            for (n, c) in counts.enumerated() where c > 0 { s.messageCounts[UInt16(n)] = c }
+            s.files = decoder.files
+            s.compressedTimestampMessages = decoder.compressedTimestampMessages
+            s.warnings = decoder.warnings
+            s.recovered = decoder.recovered
+            if let u = activityTimestamp, let l = localTimestamp, u < FITDecoder.minimumAbsoluteTime,
+                l >= FITDecoder.minimumAbsoluteTime
+            {
+                s.relativeToLocal = Int64(l) - Int64(u)
+            } else if let u = activityTimestamp, let l = localTimestamp {
+                let offset = Int64(l) - Int64(u)
+                // Time zones are whole quarters of an hour; the two times were taken a moment apart.
+                let quarter = (Double(offset) / 900).rounded() * 900
+                if abs(quarter) <= 14 * 3600 { s.utcOffsetSeconds = Int32(quarter) }
+            }
+            return s
+        }
     }
 
     /// Hands every `record` message to `body`, in file order.
@@ -386,6 +410,22 @@ extension FITSummary {
     /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
     /// (``relativeToLocal``), else `nil`.
     public func timestamp(_ fit: UInt32?) -> Timestamp? {
+        FITClock(self).timestamp(fit)
+    }
+}
+
+/// What turns a file's FIT times into timestamps (``FITSummary/timestamp(_:)``), apart from the summary: a
+/// per-record call then copies two numbers, not the summary.
+struct FITClock {
+    let utcOffsetSeconds: Int32?
+    let relativeToLocal: Int64?
+
+    init(_ summary: FITSummary) {
+        utcOffsetSeconds = summary.utcOffsetSeconds
+        relativeToLocal = summary.relativeToLocal
+    }
+
+    @inline(__always) func timestamp(_ fit: UInt32?) -> Timestamp? {
         guard let fit else { return nil }
         if fit >= FITDecoder.minimumAbsoluteTime {
             return Timestamp(

@@ -22,14 +22,19 @@ extension FITFile {
     ) throws(RouteKitError) {
         let summary: FITSummary
         if let known { summary = known } else { summary = try FITFile.summary(bytes) }
-        try emit(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit (from FIT)")))
-        for w in summary.warnings { try emit(.warning(GPXWarning(kind: "fit.\(w.kind.rawValue)", message: "\(w)"))) }
+        for e in preamble(summary) { try emit(e) }
         do {
             switch summary.fileType {
             case 6?:
                 try course(bytes, summary, emit)
             case 4?, nil:
-                try activity(bytes, summary, emit)
+                let clock = FITClock(summary)
+                var layout = FITActivityLayout<GPXPoint>(summary)
+                func points(_ p: [GPXPoint]) throws(RouteKitError) { try emit(.trackPoints(p)) }
+                try FITFile.records(bytes) { r in
+                    try layout.add(r.timestamp, point(r, clock), hasPosition: r.hasPosition, emit, points)
+                }
+                try layout.finish(emit, points)
             default:
                 throw RouteKitError(
                     .invalidFIT,
@@ -43,95 +48,21 @@ extension FITFile {
         }
     }
 
-    private static func point(_ r: FITRecord, _ summary: FITSummary) -> GPXPoint? {
+    /// The events before a file's content: the document, then the decoder's warnings.
+    static func preamble(_ summary: FITSummary) -> [GPXEvent] {
+        [.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit (from FIT)"))]
+            + summary.warnings.map { w in .warning(GPXWarning(kind: "fit.\(w.kind.rawValue)", message: "\(w)")) }
+    }
+
+    private static func point(_ r: FITRecord, _ clock: FITClock) -> GPXPoint? {
         guard let lat = r.latitude, let lon = r.longitude else { return nil }
         let location = Location(
-            latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp), altitude: r.altitude,
+            latitude: lat, longitude: lon, timestamp: clock.timestamp(r.timestamp), altitude: r.altitude,
             speed: r.speed)
         guard (try? location.validate()) != nil else { return nil }
         let values = GPXPointValues(
             heartRate: r.heartRate, cadence: r.cadence, temperature: r.temperature, power: r.power)
         return GPXPoint(location: location, values: values)
-    }
-
-    private static func activity(
-        _ bytes: [UInt8], _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
-    )
-        throws
-    {
-        let sessions =
-            summary.sessions.isEmpty
-            ? [FITSession()] : summary.sessions.sorted { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
-        let starts = sessions.map { $0.startTime ?? 0 }
-        let stops = summary.timerEvents.filter { !$0.isStart }.map(\.timestamp).sorted()
-        var current = -1
-        var nextStop = 0
-        var inSegment = false
-        var batch: [GPXPoint] = []
-        var withoutPosition = 0
-        func info(_ s: FITSession) -> GPXPathInfo {
-            var i = GPXPathInfo()
-            i.name = s.sportName
-            i.type = s.sportName
-            return i
-        }
-        func flush() throws(RouteKitError) {
-            if !batch.isEmpty { try emit(.trackPoints(batch)) }
-            batch.removeAll(keepingCapacity: true)
-        }
-        func close() throws(RouteKitError) {
-            try flush()
-            if inSegment { try emit(.segmentEnd(extensions: [])) }
-            inSegment = false
-        }
-        var reader = FITRecordReader(bytes)
-        while let records = try reader.next() {
-            for r in records {
-                var session = max(current, 0)
-                if let t = r.timestamp {
-                    while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
-                }
-                if session != current {
-                    if current >= 0 {
-                        try close()
-                        try emit(.trackEnd(info(sessions[current])))
-                    }
-                    current = session
-                    try emit(.trackStart(info(sessions[current])))
-                }
-                guard let p = point(r, summary) else {
-                    if !r.hasPosition { withoutPosition += 1 }
-                    continue
-                }
-                // A timer stop since the last point ends the segment.
-                var stopped = false
-                if let t = r.timestamp {
-                    while nextStop < stops.count && stops[nextStop] < t {
-                        stopped = true
-                        nextStop += 1
-                    }
-                }
-                if stopped && inSegment { try close() }
-                if !inSegment {
-                    try emit(.segmentStart)
-                    inSegment = true
-                }
-                batch.append(p)
-                if batch.count == 1024 { try flush() }
-            }
-        }
-        if current >= 0 {
-            try close()
-            try emit(.trackEnd(info(sessions[current])))
-        }
-        if withoutPosition > 0 {
-            try emit(
-                .warning(
-                    GPXWarning(
-                        kind: "fit.recordsWithoutPosition",
-                        message:
-                            "\(withoutPosition) record(s) without a position cannot be GPX points and were left out")))
-        }
     }
 
     private static func course(
@@ -151,11 +82,117 @@ extension FITFile {
         info.name = summary.courseName
         info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
         try emit(.routeStart(info))
+        let clock = FITClock(summary)
         var reader = FITRecordReader(bytes)
         while let records = try reader.next() {
-            let points = records.compactMap { point($0, summary) }
+            let points = records.compactMap { point($0, clock) }
             if !points.isEmpty { try emit(.routePoints(points)) }
         }
         try emit(.routeEnd(info))
+    }
+}
+
+/// An activity's records as GPX: one track per session (sessions by start time; a record before the first
+/// session's start goes to the first), a new segment after a timer stop, points in batches of up to 1,024.
+/// Records are handed over one at a time (``add(_:_:hasPosition:_:_:)``), then ``finish(_:_:)``. Shared by
+/// ``FITFile/gpxEvents(_:summary:_:)`` (`Point` a `GPXPoint`) and ``FITFile/inspect(_:file:)`` (the record's
+/// index in its log), so that both place records alike.
+struct FITActivityLayout<Point> {
+    private let sessions: [FITSession]
+    private let starts: [UInt32]
+    private let stops: [UInt32]
+    private var current = -1
+    private var nextStop = 0
+    private var inSegment = false
+    private var batch: [Point] = []
+    private var withoutPosition = 0
+
+    init(_ summary: FITSummary) {
+        sessions =
+            summary.sessions.isEmpty
+            ? [FITSession()] : summary.sessions.sorted { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
+        starts = sessions.map { $0.startTime ?? 0 }
+        stops = summary.timerEvents.filter { !$0.isStart }.map(\.timestamp).sorted()
+        batch.reserveCapacity(1024)
+    }
+
+    private func info(_ session: Int) -> GPXPathInfo {
+        var i = GPXPathInfo()
+        i.name = sessions[session].sportName
+        i.type = sessions[session].sportName
+        return i
+    }
+
+    private mutating func flush(_ points: ([Point]) throws(RouteKitError) -> Void) throws(RouteKitError) {
+        if !batch.isEmpty { try points(batch) }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func close(
+        _ emit: (GPXEvent) throws(RouteKitError) -> Void, _ points: ([Point]) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        try flush(points)
+        if inSegment { try emit(.segmentEnd(extensions: [])) }
+        inSegment = false
+    }
+
+    /// One record: its time, its point (`nil` when it cannot be one) and whether it has a position.
+    /// - Parameters:
+    ///   - emit: called with each event but the points.
+    ///   - points: called with each batch of a segment's points, where `emit` would have
+    ///     ``GPXEvent/trackPoints(_:)``.
+    mutating func add(
+        _ timestamp: UInt32?, _ point: Point?, hasPosition: Bool, _ emit: (GPXEvent) throws(RouteKitError) -> Void,
+        _ points: ([Point]) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        var session = max(current, 0)
+        if let t = timestamp {
+            while session + 1 < starts.count && starts[session + 1] <= t { session += 1 }
+        }
+        if session != current {
+            if current >= 0 {
+                try close(emit, points)
+                try emit(.trackEnd(info(current)))
+            }
+            current = session
+            try emit(.trackStart(info(current)))
+        }
+        guard let point else {
+            if !hasPosition { withoutPosition += 1 }
+            return
+        }
+        // A timer stop since the last point ends the segment.
+        var stopped = false
+        if let t = timestamp {
+            while nextStop < stops.count && stops[nextStop] < t {
+                stopped = true
+                nextStop += 1
+            }
+        }
+        if stopped && inSegment { try close(emit, points) }
+        if !inSegment {
+            try emit(.segmentStart)
+            inSegment = true
+        }
+        batch.append(point)
+        if batch.count == 1024 { try flush(points) }
+    }
+
+    /// Ends the last track; a warning counts the records without a position.
+    mutating func finish(
+        _ emit: (GPXEvent) throws(RouteKitError) -> Void, _ points: ([Point]) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
+        if current >= 0 {
+            try close(emit, points)
+            try emit(.trackEnd(info(current)))
+        }
+        if withoutPosition > 0 {
+            try emit(
+                .warning(
+                    GPXWarning(
+                        kind: "fit.recordsWithoutPosition",
+                        message:
+                            "\(withoutPosition) record(s) without a position cannot be GPX points and were left out")))
+        }
     }
 }

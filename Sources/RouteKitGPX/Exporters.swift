@@ -213,54 +213,84 @@ public struct CSVWriter: GPXEventWriter {
         out.write("\n")
     }
 
-    private func cell(_ v: Double?) {
-        out.writeByte(0x2C)
-        if let v { out.writeDecimal(v) }
-    }
-
-    private func row(_ kind: StaticString, _ p: GPXPoint, group: Int, segment: Int?, index: Int) {
-        out.write(kind)
-        out.write(",\(group),\(segment.map(String.init) ?? ""),\(index),")
-        if let t = p.location.timestamp {
-            var b = [UInt8]()
-            t.appendISO8601(to: &b)
-            out.write(b)
+    /// One row, formatted straight into the output's buffer (no string per row or per value).
+    private static func row(
+        _ b: inout RawBytes, _ kind: StaticString, _ p: GPXPoint, group: Int, segment: Int?, index: Int
+    ) {
+        /// A quantity value: NaN is a missing one.
+        @inline(__always) func value(_ v: Double, _ b: inout RawBytes) {
+            b.append(0x2C)
+            if !v.isNaN { b.appendDecimal(v) }
         }
+        @inline(__always) func cell(_ v: Double?, _ b: inout RawBytes) {
+            b.append(0x2C)
+            if let v { b.appendDecimal(v) }
+        }
+        b.append(kind.utf8Start, kind.utf8CodeUnitCount)
+        b.append(0x2C)
+        b.appendInteger(Int64(group))
+        b.append(0x2C)
+        if let segment { b.appendInteger(Int64(segment)) }
+        b.append(0x2C)
+        b.appendInteger(Int64(index))
+        b.append(0x2C)
         let l = p.location
-        cell(l.latitude)
-        cell(l.longitude)
-        cell(l.altitude)
-        cell(l.horizontalAccuracy)
-        cell(l.verticalAccuracy)
-        cell(l.speed)
-        cell(l.speedAccuracy)
-        cell(l.course)
-        cell(l.courseAccuracy)
-        for type in QuantityType.all { cell(p.values[type]) }
-        out.writeByte(0x2C)
+        if let t = l.timestamp {
+            b.reserve(40)
+            t.writeISO8601 { byte in b.append(byte) }
+        }
+        b.append(0x2C)
+        b.appendDecimal(l.latitude)
+        b.append(0x2C)
+        b.appendDecimal(l.longitude)
+        cell(l.altitude, &b)
+        cell(l.horizontalAccuracy, &b)
+        cell(l.verticalAccuracy, &b)
+        cell(l.speed, &b)
+        cell(l.speedAccuracy, &b)
+        cell(l.course, &b)
+        cell(l.courseAccuracy, &b)
+        // The quantity values in `QuantityType.all`'s order (heart rate, cadence, temperature, water
+        // temperature, depth, power), a missing one stored as NaN.
+        let v = p.values.storage
+        value(v.0, &b)
+        value(v.1, &b)
+        value(v.2, &b)
+        value(v.3, &b)
+        value(v.4, &b)
+        value(v.5, &b)
+        b.append(0x2C)
         if let name = p.extras?.name {
             if name.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-                out.write("\"" + name.replacingAll("\"", with: "\"\"") + "\"")
+                b.append("\"" + name.replacingAll("\"", with: "\"\"") + "\"")
             } else {
-                out.write(name)
+                b.append(name)
             }
         }
-        out.writeByte(0x0A)
+        b.append(0x0A)
+    }
+
+    /// Rows for a batch of points, numbered from `index`; returns the next index.
+    private func rows(_ kind: StaticString, _ batch: [GPXPoint], group: Int, segment: Int?, from index: Int) -> Int {
+        out.withBuffer { b in
+            var i = index
+            for p in batch {
+                Self.row(&b, kind, p, group: group, segment: segment, index: i)
+                i += 1
+            }
+            return i
+        }
     }
 
     public mutating func write(_ event: GPXEvent) throws(RouteKitError) {
         switch event {
         case .waypoint(let p):
-            row("wpt", p, group: 0, segment: nil, index: waypoint)
-            waypoint += 1
+            waypoint = rows("wpt", [p], group: 0, segment: nil, from: waypoint)
         case .routeStart:
             route += 1
             index = 0
         case .routePoints(let batch):
-            for p in batch {
-                row("rtept", p, group: route, segment: nil, index: index)
-                index += 1
-            }
+            index = rows("rtept", batch, group: route, segment: nil, from: index)
             try out.maybeFlush()
         case .trackStart:
             track += 1
@@ -269,10 +299,7 @@ public struct CSVWriter: GPXEventWriter {
         case .segmentStart, .resume:
             segment += 1
         case .trackPoints(let batch):
-            for p in batch {
-                row("trkpt", p, group: track, segment: max(segment, 0), index: index)
-                index += 1
-            }
+            index = rows("trkpt", batch, group: track, segment: max(segment, 0), from: index)
             try out.maybeFlush()
         default:
             break

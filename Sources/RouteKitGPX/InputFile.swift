@@ -145,6 +145,10 @@ public enum InputFile {
         let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 1)
         defer { raw.deallocate() }
         var out: [UInt8] = []
+        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size > 0 {
+            // Read into place, without growing (and copying) the array on the way.
+            out.reserveCapacity(min(Int(st.st_size), limit))
+        }
         var inflater: Inflater?
         var first = true
         var full = false

@@ -109,20 +109,13 @@ public final class OutputSink {
     /// Writes a `Double` in the shortest decimal text that reads back as the same `Double`, never in
     /// exponent notation (XML Schema's `xsd:decimal` has none).
     func writeDecimal(_ value: Double) {
-        // Common cases without an intermediate array: integers, and plain shortest digits (Swift's
-        // description is the shortest round-trip text; up to 15 bytes it is a small string, no allocation).
-        if value == value.rounded() && abs(value) < 1e15 {
-            write(value == 0 && value.sign == .minus ? "-0" : String(Int64(value)))
-            return
-        }
-        let text = value.description
-        if !text.utf8.contains(UInt8(ascii: "e")) {
-            write(text)
-            return
-        }
-        var digits = [UInt8]()
-        appendDecimal(value, to: &digits)
-        write(digits)
+        buffer.appendDecimal(value)
+    }
+
+    /// Hands the buffer to `body` for many appends at once: one access to it instead of one per value (each
+    /// access to a class's stored property is checked for exclusivity at run time).
+    @inline(__always) func withBuffer<R>(_ body: (inout RawBytes) -> R) -> R {
+        body(&buffer)
     }
 
     /// Writes a timestamp as ISO 8601 without allocating.

@@ -9,6 +9,7 @@ import RouteKitTCX
 
 struct Builders: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "builders",
         abstract: "List pending route builders: routes that were being built when a process stopped.",
         discussion: """
             A builder's batches are durable as they are acknowledged. After a crash the builder stays pending: \
@@ -65,6 +66,7 @@ struct Builders: AsyncParsableCommand {
 
 struct Recover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "recover",
         abstract: "Finish pending route builders after a crash.",
         discussion: """
             For each pending builder of --source (all of them, or the uuids given): if it came from a GPX, FIT \
@@ -154,6 +156,7 @@ struct Recover: AsyncParsableCommand {
 
 struct Discard: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "discard",
         abstract: "Drop pending route builders and what they collected.",
         discussion: "Give builder uuids, or --all for every pending builder of --source.")
 

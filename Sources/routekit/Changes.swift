@@ -9,6 +9,7 @@ let exitAnchorUnusable = ExitCode(3)
 
 struct Changes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "changes",
         abstract: "Print the routes added and deleted since an anchor, and the new anchor; --follow keeps tailing.",
         discussion: """
             Without --anchor, the first change set lists every current route (and no deletions). Each change \
@@ -104,6 +105,7 @@ struct Changes: AsyncParsableCommand {
 
 struct Compact: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "compact",
         abstract: "Drop change-feed deletion history older than a number of days.",
         discussion: """
             The change feed keeps every deletion so that a consumer holding an old anchor learns what was \

@@ -6,6 +6,7 @@ import RouteKitGPX
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "convert",
         abstract: "Convert a GPX or FIT file to GPX 1.1, GeoJSON or CSV, streaming.",
         discussion: """
             GPX output is GPX 1.1 that validates against the official schema, whatever the input's version: \

@@ -7,6 +7,7 @@ import RouteKitProcessing
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Read GPX and FIT files and report what they hold, without storing anything.",
         discussion: """
             For each file: its format (told by content); GPX version and creator; tracks, segments, track points, routes, route points and \
@@ -146,9 +147,7 @@ struct Inspect: ParsableCommand {
     static func readFIT(_ path: String) throws(RouteKitError) -> (GPXSummary, FITReport) {
         do {
             let bytes = try InputFile.contents(of: path).bytes
-            let fit = try FITFile.summary(bytes)
-            var s = GPXSummary(file: path)
-            try FITFile.gpxEvents(bytes, summary: fit) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+            let (fit, s) = try FITFile.inspect(bytes, file: path)
             let report = FITReport(
                 fileType: fit.fileTypeName, sessions: fit.sessions.map { $0.sportName ?? "unknown sport" },
                 records: fit.records, recordsWithPosition: fit.recordsWithPosition,

@@ -7,6 +7,7 @@ import RouteKitRender
 
 struct Render: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "render",
         abstract: "Draw a route as a map with its profiles (SVG or PNG), or every route of the store as a heatmap.",
         discussion: """
             For a route, a workout (its current route) or a GPX file: a map in a local projection with a scale \

@@ -17,6 +17,7 @@ let withoutServer = RouteKitError(
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Serve the store over HTTP: uploads, workouts and routes, and the change feed (SSE, long-poll).",
         discussion: """
             Every request but /healthz and /readyz needs an API token (`routekit tokens create`), sent as \
@@ -132,11 +133,13 @@ struct Serve: AsyncParsableCommand {
 
 struct Tokens: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "tokens",
         abstract: "Create, list and revoke the API tokens of `routekit serve`.",
         subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Make an API token and print it (once: the store keeps only a hash of it).",
             discussion: """
                 A token writes as one source (--source) and has scopes: read (workouts, routes, the change \
@@ -184,7 +187,8 @@ struct Tokens: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List API tokens (never their secrets).")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List API tokens (never their secrets).")
         @OptionGroup var storeOptions: StoreOptions
         @Flag(help: "One JSON object per token, one per line.") var json = false
 
@@ -228,6 +232,7 @@ struct Tokens: AsyncParsableCommand {
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "revoke",
             abstract: "Revoke API tokens by id: requests with them get 401 from then on.")
         @OptionGroup var storeOptions: StoreOptions
         @Argument(help: "Token ids (from `tokens list`).") var ids: [String]

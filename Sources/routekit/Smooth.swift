@@ -8,6 +8,7 @@ import RouteKitSQLite
 
 struct Smooth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "smooth",
         abstract: "Run the processing pipeline (outliers, smoothing, simplification) on a GPX file.",
         discussion: """
             Stages, in this order, each optional (--stages): outlier removal (a speed gate for the activity \

@@ -7,6 +7,7 @@ import RouteKitSQLite
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stats",
         abstract: "Distance, durations, moving time, elevation, speeds, heart rate and time in zones.",
         discussion: """
             For a route version, or a workout: its current route's raw version (the recording as imported), so \
@@ -129,6 +130,7 @@ struct Stats: AsyncParsableCommand {
 
 struct Series: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "series",
         abstract: "Stream a workout's quantity series (heart rate, cadence, temperature, power…) in batches.",
         discussion: """
             Text output is CSV (time, value). With --json, one object per batch: \\
@@ -182,6 +184,7 @@ struct Series: AsyncParsableCommand {
 
 struct Effort: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "effort",
         abstract: "Relate an effort score (1–10) to a workout, unrelate one, or list them.",
         discussion: """
             A manual score (the default for --set) wins over any estimated one (--estimated); among several, \\

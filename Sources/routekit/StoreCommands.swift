@@ -6,6 +6,7 @@ import RouteKitSQLite
 
 struct Routes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "routes",
         abstract: "List current routes (replaced versions and deleted routes are not listed).",
         discussion: """
             JSON (--json), one object per route:
@@ -49,6 +50,7 @@ struct Routes: AsyncParsableCommand {
 
 struct Workouts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "workouts",
         abstract: "List workouts.",
         discussion: """
             JSON (--json), one object per workout:
@@ -90,6 +92,7 @@ struct Workouts: AsyncParsableCommand {
 
 struct Locations: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "locations",
         abstract: "Stream a route's locations in batches (the route query).",
         discussion: """
             Text output is CSV (time, latitude, longitude, elevation, accuracies, speed, course). With --json, \
@@ -172,6 +175,7 @@ struct Locations: AsyncParsableCommand {
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Write a route, or a workout (its routes, waypoints and planned routes), as GPX 1.1, GeoJSON or CSV.",
         discussion: """
             GPX output validates against the GPX 1.1 schema; the workout's heart rate, cadence, temperature and \
@@ -253,6 +257,7 @@ struct Export: AsyncParsableCommand {
 
 struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "delete",
         abstract: "Delete routes or workouts (a workout goes with its routes and series).",
         discussion: """
             Only the source that wrote an object may delete it: give it with --source (default \

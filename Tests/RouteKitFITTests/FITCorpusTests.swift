@@ -92,6 +92,18 @@ struct FITCorpusTests {
         #expect(recovered >= 5)
     }
 
+    @Test("inspect's one pass gives what the summary and the GPX events give, for every file, damaged or not")
+    func inspectInOnePass() throws {
+        var checked = 0
+        for e in FormatCorpus.fit {
+            let bytes = try InputFile.contents(of: e.file).bytes
+            let name = (e.file as NSString).lastPathComponent
+            if let difference = inspectDisagreement(bytes) { Issue.record("\(name): \(difference)") }
+            checked += 1
+        }
+        #expect(checked >= 60)
+    }
+
     @Test("activity files import with fitdecode's positioned records and heart-rate samples; again, unchanged")
     func importMatchesFitdecode() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-\(UUID().uuidString)")

@@ -63,6 +63,7 @@ struct FITMutationTests {
         let whole = DecodeTrace.of(bytes, chunk: max(bytes.count, 1))
         let parts = DecodeTrace.of(bytes, chunk: chunk)
         #expect(whole == parts, "whole and \(chunk)-byte chunks differ")
+        #expect(inspectDisagreement(bytes) == nil)
         if let e = whole.error {
             #expect(e.code == .invalidFIT)
             #expect(e.byteOffset != nil)
@@ -115,4 +116,55 @@ struct FITMutationTests {
             for chunk in [1, 3, 64] { Self.check(bytes, chunk: chunk) }
         }
     }
+}
+
+/// The first difference between `FITFile.inspect`'s one pass and the two passes it replaces (the summary, then
+/// the GPX events counted by `GPXSummary.add`), `nil` when they agree: same error, or the same summaries.
+func inspectDisagreement(_ bytes: [UInt8]) -> String? {
+    func twoPasses() throws(RouteKitError) -> (FITSummary, GPXSummary) {
+        let fit = try FITFile.summary(bytes)
+        var s = GPXSummary(file: "f")
+        try FITFile.gpxEvents(bytes, summary: fit) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+        return (fit, s)
+    }
+    let expected: (FITSummary, GPXSummary)
+    do {
+        expected = try twoPasses()
+    } catch {
+        do {
+            _ = try FITFile.inspect(bytes, file: "f")
+            return "two passes fail (\(error)), one pass does not"
+        } catch let e {
+            return e == error ? nil : "errors differ: \(e) against \(error)"
+        }
+    }
+    let got: (FITSummary, GPXSummary)
+    do {
+        got = try FITFile.inspect(bytes, file: "f")
+    } catch {
+        return "one pass fails (\(error)), two passes do not"
+    }
+    let (f1, g1) = got
+    let (f2, g2) = expected
+    let fit: [(String, AnyHashable, AnyHashable)] = [
+        ("fileType", f1.fileType, f2.fileType), ("sessions", f1.sessions, f2.sessions),
+        ("records", f1.records, f2.records), ("messages", f1.messages, f2.messages),
+        ("messageCounts", f1.messageCounts, f2.messageCounts), ("warnings", f1.warnings, f2.warnings),
+        ("timerEvents", f1.timerEvents, f2.timerEvents), ("utcOffsetSeconds", f1.utcOffsetSeconds, f2.utcOffsetSeconds),
+    ]
+    let gpx: [(String, AnyHashable, AnyHashable)] = [
+        ("version", g1.version, g2.version), ("creator", g1.creator, g2.creator), ("tracks", g1.tracks, g2.tracks),
+        ("segments", g1.segments, g2.segments), ("trackPoints", g1.trackPoints, g2.trackPoints),
+        ("routes", g1.routes, g2.routes), ("routePoints", g1.routePoints, g2.routePoints),
+        ("waypoints", g1.waypoints, g2.waypoints), ("pauses", g1.pauses, g2.pauses),
+        ("firstTime", g1.firstTime, g2.firstTime), ("lastTime", g1.lastTime, g2.lastTime),
+        ("timeReversals", g1.timeReversals, g2.timeReversals),
+        ("pointsWithHeartRate", g1.pointsWithHeartRate, g2.pointsWithHeartRate),
+        ("pointsWithCadence", g1.pointsWithCadence, g2.pointsWithCadence),
+        ("pointsWithPower", g1.pointsWithPower, g2.pointsWithPower),
+        ("pointsWithTemperature", g1.pointsWithTemperature, g2.pointsWithTemperature),
+        ("gpx warnings", g1.warnings, g2.warnings),
+    ]
+    for (name, a, b) in fit + gpx where a != b { return "\(name): \(a) against \(b)" }
+    return nil
 }

@@ -61,6 +61,34 @@ struct ValueParsingTests {
         #expect(decimalText(110) == "110")
     }
 
+    @Test("the output buffer writes numbers as decimalText does (short decimals formatted without Swift's)", arguments: 0..<50)
+    func bufferDecimalsMatchDecimalText(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        var values: [Double] = [
+            0, -0.0, 0.1, -0.05, 0.0001, -0.0001, 0.00015, 0.1 + 0.2, 1.005, 2.675, 999_999_999.9999, 1e9, 1e-7, 1.5e20, .infinity,
+            -.infinity, .nan,
+        ]
+        for _ in 0..<2000 {
+            let raw = Int64(truncatingIfNeeded: rng.next()) >> 32
+            values += [
+                Double(raw) / 5 - 500, Double(raw) / 1000, Double(raw) / 100, Double(raw) / 10000, Double(raw) / 128,
+                Double(Int32(truncatingIfNeeded: raw)) * (180.0 / 2_147_483_648.0), Double(raw % 100_000) * 0.001,
+                Double(bitPattern: rng.next()),
+            ]
+        }
+        var buffer = RawBytes(capacity: 64)
+        for v in values {
+            buffer.count = 0
+            buffer.appendDecimal(v)
+            #expect(buffer.string == decimalText(v), "\(v)")
+        }
+        for v: Int64 in [0, 7, -7, 10, -10, 1_234_567_890_123, .max, .min + 1] {
+            buffer.count = 0
+            buffer.appendInteger(v)
+            #expect(buffer.string == String(v))
+        }
+    }
+
     @Test("times keep every digit and the offset as written")
     func times() throws {
         let t = try #require(time("2021-01-07T21:51:59.179+01:15"))
