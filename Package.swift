@@ -149,11 +149,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // cairo (libcairo2-dev), the rasteriser behind PNG output.
-        .systemLibrary(
+        // cairo (libcairo2-dev: its headers here, the library opened with dlopen when a PNG is first drawn or read,
+        // so that no other command loads it and the 16 libraries it needs), the rasteriser behind PNG output.
+        .target(
             name: "CCairo",
-            pkgConfig: "cairo",
-            providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]
+            cSettings: [.unsafeFlags(["-I/opt/homebrew/include", "-I/usr/local/include"], .when(platforms: [.macOS]))],
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
         // Pictures: route maps and profiles as SVG (written directly) and PNG (cairo), heatmaps.
         .target(

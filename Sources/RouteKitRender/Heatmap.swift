@@ -225,8 +225,9 @@ public struct DecodedPNG: Sendable {
             var offset = 0
             init(_ bytes: [UInt8]) { self.bytes = bytes }
         }
+        try requireCairo()
         let source = Source(bytes)
-        let surface = cairo_image_surface_create_from_png_stream(
+        let surface = rk_cairo_image_surface_create_from_png_stream(
             { closure, data, length in
                 guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
                 let source = Unmanaged<Source>.fromOpaque(closure).takeUnretainedValue()
@@ -241,14 +242,15 @@ public struct DecodedPNG: Sendable {
             }, Unmanaged.passUnretained(source).toOpaque())
         withExtendedLifetime(source) {}
         guard let surface else { throw RouteKitError(.invalidValue, "not a PNG") }
-        defer { cairo_surface_destroy(surface) }
-        guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS, let data = cairo_image_surface_get_data(surface)
+        defer { rk_cairo_surface_destroy(surface) }
+        guard rk_cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS,
+            let data = rk_cairo_image_surface_get_data(surface)
         else {
             throw RouteKitError(.invalidValue, "not a PNG cairo can read")
         }
-        let w = Int(cairo_image_surface_get_width(surface))
-        let h = Int(cairo_image_surface_get_height(surface))
-        let stride = Int(cairo_image_surface_get_stride(surface)) / 4
+        let w = Int(rk_cairo_image_surface_get_width(surface))
+        let h = Int(rk_cairo_image_surface_get_height(surface))
+        let stride = Int(rk_cairo_image_surface_get_stride(surface)) / 4
         var pixels: [UInt32] = []
         pixels.reserveCapacity(w * h)
         data.withMemoryRebound(to: UInt32.self, capacity: stride * h) { p in

@@ -6,62 +6,63 @@ public import RouteKit
 public enum PNGRasteriser {
     /// The PNG file's bytes.
     public static func png(_ scene: Scene) throws(RouteKitError) -> [UInt8] {
+        try requireCairo()
         let surface = try ImageSurface(width: scene.width, height: scene.height)
-        guard let cr = cairo_create(surface.handle) else {
+        guard let cr = rk_cairo_create(surface.handle) else {
             throw RouteKitError(.io, "cairo could not create a drawing context")
         }
-        defer { cairo_destroy(cr) }
+        defer { rk_cairo_destroy(cr) }
         setColor(cr, scene.background)
-        cairo_paint(cr)
+        rk_cairo_paint(cr)
         for element in scene.elements { draw(element, cr) }
-        let status = cairo_status(cr)
+        let status = rk_cairo_status(cr)
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw RouteKitError(.io, "cairo could not draw: \(String(cString: cairo_status_to_string(status)))")
+            throw RouteKitError(.io, "cairo could not draw: \(String(cString: rk_cairo_status_to_string(status)))")
         }
         return try surface.png()
     }
 
     static func setColor(_ cr: OpaquePointer, _ c: RGBA) {
-        cairo_set_source_rgba(cr, Double(c.red) / 255, Double(c.green) / 255, Double(c.blue) / 255, c.alpha)
+        rk_cairo_set_source_rgba(cr, Double(c.red) / 255, Double(c.green) / 255, Double(c.blue) / 255, c.alpha)
     }
 
     static func paint(_ cr: OpaquePointer, _ style: Style) {
         if let fill = style.fill {
             setColor(cr, fill)
-            if style.stroke != nil { cairo_fill_preserve(cr) } else { cairo_fill(cr) }
+            if style.stroke != nil { rk_cairo_fill_preserve(cr) } else { rk_cairo_fill(cr) }
         }
         if let stroke = style.stroke {
             setColor(cr, stroke)
-            cairo_set_line_width(cr, style.lineWidth)
-            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
-            cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
-            style.dash.withUnsafeBufferPointer { cairo_set_dash(cr, $0.baseAddress, Int32($0.count), 0) }
-            cairo_stroke(cr)
+            rk_cairo_set_line_width(cr, style.lineWidth)
+            rk_cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+            rk_cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
+            style.dash.withUnsafeBufferPointer { rk_cairo_set_dash(cr, $0.baseAddress, Int32($0.count), 0) }
+            rk_cairo_stroke(cr)
         }
-        cairo_new_path(cr)
+        rk_cairo_new_path(cr)
     }
 
     static func draw(_ element: SceneElement, _ cr: OpaquePointer) {
         switch element {
         case .path(let points, let closed, let style):
             guard let first = points.first else { return }
-            cairo_move_to(cr, first.x, first.y)
-            for p in points.dropFirst() { cairo_line_to(cr, p.x, p.y) }
-            if closed { cairo_close_path(cr) }
+            rk_cairo_move_to(cr, first.x, first.y)
+            for p in points.dropFirst() { rk_cairo_line_to(cr, p.x, p.y) }
+            if closed { rk_cairo_close_path(cr) }
             paint(cr, style)
         case .circle(let c, let r, let style):
-            cairo_new_sub_path(cr)
-            cairo_arc(cr, c.x, c.y, r, 0, 2 * Double.pi)
+            rk_cairo_new_sub_path(cr)
+            rk_cairo_arc(cr, c.x, c.y, r, 0, 2 * Double.pi)
             paint(cr, style)
         case .rect(let x, let y, let w, let h, let style):
-            cairo_rectangle(cr, x, y, w, h)
+            rk_cairo_rectangle(cr, x, y, w, h)
             paint(cr, style)
         case .text(let string, let at, let size, let anchor, let color, let bold):
-            cairo_select_font_face(
+            rk_cairo_select_font_face(
                 cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
-            cairo_set_font_size(cr, size)
+            rk_cairo_set_font_size(cr, size)
             var extents = cairo_text_extents_t()
-            cairo_text_extents(cr, string, &extents)
+            rk_cairo_text_extents(cr, string, &extents)
             let dx: Double
             switch anchor {
             case .start: dx = 0
@@ -69,9 +70,9 @@ public enum PNGRasteriser {
             case .end: dx = -extents.x_advance
             }
             setColor(cr, color)
-            cairo_move_to(cr, at.x + dx, at.y)
-            cairo_show_text(cr, string)
-            cairo_new_path(cr)
+            rk_cairo_move_to(cr, at.x + dx, at.y)
+            rk_cairo_show_text(cr, string)
+            rk_cairo_new_path(cr)
         }
     }
 }
@@ -83,8 +84,9 @@ final class ImageSurface {
     let height: Int
 
     init(width: Int, height: Int) throws(RouteKitError) {
-        guard let s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height)),
-            cairo_surface_status(s) == CAIRO_STATUS_SUCCESS
+        try requireCairo()
+        guard let s = rk_cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height)),
+            rk_cairo_surface_status(s) == CAIRO_STATUS_SUCCESS
         else {
             throw RouteKitError(.io, "cairo could not create a \(width)x\(height) image (out of memory?)")
         }
@@ -93,22 +95,22 @@ final class ImageSurface {
         self.height = height
     }
 
-    deinit { cairo_surface_destroy(handle) }
+    deinit { rk_cairo_surface_destroy(handle) }
 
     /// Writes rows of 0xAARRGGBB pixels (premultiplied, as cairo keeps them) into the surface.
     func withPixels(_ body: (UnsafeMutablePointer<UInt32>, _ rowStride: Int) -> Void) {
-        cairo_surface_flush(handle)
-        guard let data = cairo_image_surface_get_data(handle) else { return }
-        let stride = Int(cairo_image_surface_get_stride(handle)) / 4
+        rk_cairo_surface_flush(handle)
+        guard let data = rk_cairo_image_surface_get_data(handle) else { return }
+        let stride = Int(rk_cairo_image_surface_get_stride(handle)) / 4
         data.withMemoryRebound(to: UInt32.self, capacity: stride * height) { body($0, stride) }
-        cairo_surface_mark_dirty(handle)
+        rk_cairo_surface_mark_dirty(handle)
     }
 
     /// The surface as PNG bytes.
     func png() throws(RouteKitError) -> [UInt8] {
         final class Sink { var bytes: [UInt8] = [] }
         let sink = Sink()
-        let status = cairo_surface_write_to_png_stream(
+        let status = rk_cairo_surface_write_to_png_stream(
             handle,
             { closure, data, length in
                 guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
@@ -118,8 +120,18 @@ final class ImageSurface {
             }, Unmanaged.passUnretained(sink).toOpaque())
         withExtendedLifetime(sink) {}
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw RouteKitError(.io, "cairo could not encode PNG: \(String(cString: cairo_status_to_string(status)))")
+            throw RouteKitError(
+                .io, "cairo could not encode PNG: \(String(cString: rk_cairo_status_to_string(status)))")
         }
         return sink.bytes
     }
+}
+
+/// Opens cairo on first use (it is not linked: see the `CCairo` target); throws, saying what to install, where it
+/// cannot be opened.
+func requireCairo() throws(RouteKitError) {
+    guard rk_cairo_load() == 0 else { return }
+    let reason = rk_cairo_load_error().map { String(cString: $0) } ?? "unknown"
+    throw RouteKitError(
+        .io, "PNG needs the cairo library (Debian: apt-get install libcairo2), which could not be opened: \(reason)")
 }

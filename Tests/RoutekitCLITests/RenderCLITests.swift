@@ -11,6 +11,31 @@ struct RenderCLITests {
 
     func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
+    @Test(
+        "cairo is opened only when a PNG is drawn: --version and an SVG start without it",
+        .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/env"), "no /usr/bin/env"))
+    func cairoOnDemand() throws {
+        let executable = try #require(CLI.executable)
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-cairo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The dynamic loader names every library it loads (glibc's LD_DEBUG=libs, on standard error).
+        func loaded(_ arguments: [String]) throws -> String {
+            let r = try runChildProcess(env, ["LD_DEBUG=libs", executable.path] + arguments)
+            #expect(r.status == 0, "\(arguments)")
+            return r.errorOutput
+        }
+        let version = try loaded(["--version"])
+        #expect(version.contains("libswiftCore"), "LD_DEBUG=libs printed nothing: the check below would pass blindly")
+        #expect(!version.contains("libcairo"))
+        let svg = try loaded(["render", Self.samples + "/lunch-ride.gpx", "-o", directory.path + "/ride.svg"])
+        #expect(!svg.contains("libcairo"))
+        let png = try loaded(["render", Self.samples + "/lunch-ride.gpx", "-o", directory.path + "/ride.png"])
+        #expect(png.contains("libcairo.so"))
+        #expect(try bytes(directory.path + "/ride.png").starts(with: [0x89, 0x50, 0x4E, 0x47]))
+    }
+
     @Test("a smoothed route from the store: SVG (valid XML, raw under current, the processing's caption) and PNG")
     func storeRoute() throws {
         let fixture = try StoreFixture()
