@@ -24,7 +24,7 @@
             self.store = store
             self.logger = logger
             self.metrics = metrics
-            trimming = Locked(TrimSchedule(heartbeat: .milliseconds(Int64(heartbeatSeconds * 1000))))
+            trimming = Locked(TrimSchedule(heartbeat: .seconds(heartbeatSeconds)))
         }
 
         func run() async throws {

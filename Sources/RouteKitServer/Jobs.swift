@@ -165,10 +165,10 @@
         }
 
         /// The job as the store keeps it.
-        static func stored(_ job: JobRegistry.Job, updated: Date = Date()) -> StoredJob {
+        static func stored(_ job: JobRegistry.Job) -> StoredJob {
             let document = String(decoding: JSONBody.bytes(JobJSON(job)), as: UTF8.self)
             let state = StoredJob.State(rawValue: job.state) ?? .running
-            return StoredJob(id: job.id, state: state, document: document, created: job.created, updated: updated)
+            return StoredJob(id: job.id, state: state, document: document, created: job.created, updated: Date())
         }
 
         /// Saves the job's progress; cancels it when someone asked the store to stop it (from any server).

@@ -89,7 +89,7 @@
             router.post("/v1/builders/:id/finish", use: builders.finish)
             router.delete("/v1/builders/:id", use: builders.discard)
             var jobs = JobRoutes(store: store, registry: JobRegistry(), logger: logger)
-            jobs.saveInterval = .milliseconds(Int64(configuration.jobSaveSeconds * 1000))
+            jobs.saveInterval = .seconds(configuration.jobSaveSeconds)
             router.post("/v1/jobs", use: jobs.start)
             router.get("/v1/jobs/:id", use: jobs.get)
             router.delete("/v1/jobs/:id", use: jobs.cancel)
