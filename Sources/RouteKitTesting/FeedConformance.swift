@@ -321,11 +321,22 @@ public enum FeedConformance {
         let counted = FaultInjectingStore(store)
         let w = try await StoreConformance.saved(store, alice)
         _ = try await route(store, w, "cancel", 1)
+        // The follower reports each set it sees, so that it is cancelled only after the catch-up arrived: under the
+        // thread sanitizer, with every suite at once on 2 cores, the catch-up read can take longer than any fixed pause
+        // (CI, 2026-11-24: a 100 ms pause saw 0 sets).
+        let (seenSets, seenSet) = AsyncStream.makeStream(of: Int.self)
         let follower = Task { () throws(RouteKitError) -> Int in
             var sets = 0
-            for try await _ in counted.changeUpdates(since: nil) { sets += 1 }
+            for try await _ in counted.changeUpdates(since: nil) {
+                sets += 1
+                seenSet.yield(sets)
+            }
+            seenSet.finish()
             return sets
         }
+        var reported = seenSets.makeAsyncIterator()
+        let firstSet = await reported.next()
+        try expect(firstSet == 1, "the follower sees the catch-up")
         let deadline = ContinuousClock.now + .seconds(120)  // a hang guard (see below), not a speed check
         while counted.openCommitWaiters == 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
