@@ -287,6 +287,9 @@
                     if Task.isCancelled || Task.isShuttingDownGracefully { return }
                     if hub.signal.current == seen {
                         try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                        // What `set` held was sent: the loop must not send it again after the heartbeat.
+                        set.added = []
+                        set.deleted = []
                         continue
                     }
                 }

@@ -154,6 +154,33 @@
             }
         }
 
+        @Test("after a change set, an idle stream sends heartbeats, never the same change set again")
+        func heartbeatsDoNotRepeat() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            _ = try await saveRoute(f.store, "once")
+            let store = f.store
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let response = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token), timeout: .seconds(60))
+                var reader = EventReader(response.body)
+                var events: [String] = []
+                // The catch-up, then a live change; after each, three heartbeats (0.5 s apart here) and nothing else.
+                for step in 0..<2 {
+                    if step == 1 { _ = try await saveRoute(store, "later") }
+                    var heartbeats = 0
+                    while heartbeats < 3, let e = try await reader.next(comments: true) {
+                        if e.event == ":" { heartbeats += 1 } else { events.append("\(e.event) \(e.addedNames)") }
+                    }
+                }
+                #expect(
+                    events == [
+                        "changes [\"test-once\"]", "up-to-date []", "changes [\"test-later\"]", "up-to-date []",
+                    ])
+            }
+        }
+
         @Test("a token holds at most its streams (429 beyond); a disconnect frees its stream")
         func streamLimit() async throws {
             var f = try Fixture()
