@@ -106,7 +106,7 @@ let package = Package(
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
             name: "RouteKitSQLite",
-            dependencies: ["RouteKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["RouteKit", "CMalloc", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 

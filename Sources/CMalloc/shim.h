@@ -1,8 +1,15 @@
 #ifndef ROUTEKIT_CMALLOC_SHIM_H
 #define ROUTEKIT_CMALLOC_SHIM_H
-// glibc's allocator tuning (mallopt); absent elsewhere.
+// glibc's allocator tuning (mallopt, malloc_trim) and naming the calling thread; absent elsewhere.
 #if defined(__linux__) && __has_include(<malloc.h>)
 #include <malloc.h>
 #define ROUTEKIT_HAS_MALLOPT 1
+#endif
+#if defined(__linux__) && __has_include(<sys/prctl.h>)
+#include <sys/prctl.h>
+/// Names the calling thread as `ps -L`, `top -H` and /proc/PID/task/TID/comm show it (at most 15 characters kept).
+static inline void rk_name_this_thread(const char *name) { (void)prctl(PR_SET_NAME, name, 0, 0, 0); }
+#else
+static inline void rk_name_this_thread(const char *name) { (void)name; }
 #endif
 #endif

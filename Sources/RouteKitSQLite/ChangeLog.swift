@@ -1,3 +1,4 @@
+import CMalloc
 public import Foundation
 import GRDB
 @_spi(RouteKitBackend) public import RouteKit
@@ -216,62 +217,123 @@ extension SQLiteStore {
     }
 
     @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
+        try commitPoller.retain()
+        return SQLiteCommitWaiter(poller: commitPoller, signal: commitSignal)
+    }
+}
+
+/// Notices commits by other processes (and other store handles) on the same file, for every waiter of one store
+/// handle: one thread of its own reads SQLite's `PRAGMA data_version` on a read-only connection of its own every 50
+/// ms, and fires the store's ``CommitSignal`` when it changes. It runs only while a waiter is open.
+///
+/// One thread, not a read through GRDB per waiter: reads scheduled on dispatch queues 20 times a second kept every
+/// dispatch worker thread a burst had started alive (each woken in turn before its idle timeout), with its stack and
+/// allocator arena, and woke an idle server 40 times a second.
+final class CrossProcessCommitPoller: @unchecked Sendable {
+    static let pollMilliseconds = 50
+    private let path: String
+    private let signal: CommitSignal
+    private let condition = NSCondition()
+    /// Open waiters, and whether a thread polls (both under `condition`).
+    private var users = 0
+    private var polling = false
+    private var started = 0
+
+    /// Whether a thread polls, and how many were started so far (for tests).
+    var state: (polling: Bool, threadsStarted: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (polling, started)
+    }
+
+    init(path: String, signal: CommitSignal) {
+        self.path = path
+        self.signal = signal
+    }
+
+    /// Counts a waiter; the first starts the thread (opening its connection here, so that a failure is thrown).
+    func retain() throws(RouteKitError) {
+        condition.lock()
+        defer { condition.unlock() }
+        users += 1
+        guard !polling else { return }
+        let queue: DatabaseQueue
         do {
             var config = Configuration()
             config.readonly = true
             config.busyMode = .timeout(5)
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            return SQLiteCommitWaiter(queue: queue, signal: commitSignal)
+            queue = try DatabaseQueue(path: path, configuration: config)
         } catch {
-            throw RouteKitError(.storage, "cannot watch the store for changes: \(Self.describe(error))")
+            users -= 1
+            throw RouteKitError(.storage, "cannot watch the store for changes: \(SQLiteStore.describe(error))")
         }
+        polling = true
+        started += 1
+        let seen = Self.dataVersion(queue)  // before the first waiter reads: a commit after this is noticed
+        let thread = Thread { [self] in poll(queue, seen: seen) }
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    /// Uncounts a waiter; after the last, the thread ends within one interval.
+    func release() {
+        condition.lock()
+        users -= 1
+        if users == 0 { condition.signal() }
+        condition.unlock()
+    }
+
+    private func poll(_ queue: DatabaseQueue, seen: Int64?) {
+        rk_name_this_thread("rk-commit-poll")
+        var seen = seen
+        while true {
+            condition.lock()
+            if users > 0 { _ = condition.wait(until: Date().addingTimeInterval(Double(Self.pollMilliseconds) / 1000)) }
+            if users == 0 {
+                polling = false
+                condition.unlock()
+                return
+            }
+            condition.unlock()
+            let version = Self.dataVersion(queue)
+            if version != seen {
+                seen = version
+                signal.fire()
+            }
+        }
+    }
+
+    /// On the calling thread: `inDatabase` runs its block there when the queue is free, and only this thread uses
+    /// the queue.
+    private static func dataVersion(_ queue: DatabaseQueue) -> Int64? {
+        try? queue.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }
     }
 }
 
-/// Wakes a follower: at once for commits in this process, within 50 ms for commits by other processes
-/// (SQLite's `PRAGMA data_version` on a connection of its own, which changes when another connection
-/// commits; 20 cheap queries a second while idle).
+/// Wakes a follower: at once for commits in this process, within 50 ms for commits by other processes (through the
+/// store's ``CrossProcessCommitPoller``, which fires the same signal).
 final class SQLiteCommitWaiter: CommitWaiter {
-    private var queue: DatabaseQueue?
+    private var poller: CrossProcessCommitPoller?
     private let signal: CommitSignal
     private var seenGeneration: UInt64
-    private var seenVersion: Int64?
-    static let pollMilliseconds = 50
 
-    init(queue: DatabaseQueue, signal: CommitSignal) {
-        self.queue = queue
+    init(poller: CrossProcessCommitPoller, signal: CommitSignal) {
+        self.poller = poller
         self.signal = signal
         self.seenGeneration = signal.current
-        self.seenVersion = Self.dataVersion(queue)
-    }
-
-    static func dataVersion(_ queue: DatabaseQueue?) -> Int64? {
-        try? queue?.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }
-    }
-
-    /// The same, on the queue's own thread (the follower's task suspended meanwhile).
-    static func dataVersion(_ queue: DatabaseQueue?) async -> Int64? {
-        guard let queue else { return nil }
-        return try? await queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }
     }
 
     func wait(timeout: Double) async {
         let milliseconds = timeout.isFinite ? Int(min(max(timeout, 0), 86_400) * 1000) : 1000
-        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
-        while ContinuousClock.now < deadline && !Task.isCancelled {
-            let g = signal.current
-            if g != seenGeneration {
-                seenGeneration = g
-                return
-            }
-            let v = await Self.dataVersion(queue)
-            if v != seenVersion {
-                seenVersion = v
-                return
-            }
-            await signal.wait(seen: g, milliseconds: Self.pollMilliseconds)
-        }
+        let g = signal.current
+        if g == seenGeneration { await signal.wait(seen: g, milliseconds: milliseconds) }
+        seenGeneration = signal.current
     }
 
-    func close() { queue = nil }
+    func close() {
+        poller?.release()
+        poller = nil
+    }
+
+    deinit { poller?.release() }
 }

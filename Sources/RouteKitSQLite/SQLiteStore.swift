@@ -56,7 +56,8 @@ public final class SQLiteStore: RouteStore {
     public let path: String
     public let storeID: UUID
     let pool: DatabasePool
-    let commitSignal = CommitSignal()
+    let commitSignal: CommitSignal
+    let commitPoller: CrossProcessCommitPoller
     let writesOnCallingThread: Bool
     let readsOnCallingThread: Bool
 
@@ -65,6 +66,9 @@ public final class SQLiteStore: RouteStore {
     ///   `RouteKitError.Code.incompatibleStore` when a newer RouteKit wrote it.
     public init(path: String, options: Options = Options()) throws(RouteKitError) {
         self.path = path
+        let signal = CommitSignal()
+        self.commitSignal = signal
+        self.commitPoller = CrossProcessCommitPoller(path: path, signal: signal)
         self.writesOnCallingThread = options.writesOnCallingThread
         self.readsOnCallingThread = options.readsOnCallingThread
         var config = Configuration()

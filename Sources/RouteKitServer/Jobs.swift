@@ -201,7 +201,7 @@
                         // that serve requests.
                         let thread: GEOSThread
                         do {
-                            thread = try GEOSThread(name: "routekit-job-geos")
+                            thread = try GEOSThread(name: "rk-job-geos")  // Linux keeps 15 characters of a name
                         } catch {
                             logger.error("a job worker could not start GEOS", metadata: ["job": "\(id)"])
                             return

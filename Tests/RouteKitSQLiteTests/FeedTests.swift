@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 import RouteKitTesting
 import Testing
 
@@ -24,6 +24,43 @@ struct SQLiteFeedTests {
         let b = try await RouteBuilder(store: store, source: source)
         try await b.insert(StoreConformance.locations(count: 3))
         return try await b.finish(workout: w, metadata: StoreConformance.sync(id, version)).route
+    }
+
+    @Test(
+        "waiters share one thread that notices another handle's commits; it ends when the last waiter closes",
+        .timeLimit(.minutes(2)))  // a hang guard, not a speed check
+    func commitPollerThread() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-poll-\(UUID().uuidString).sqlite")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try SQLiteStore(path: path)
+        let other = try SQLiteStore(path: path)  // another handle: its commits do not fire `store`'s signal directly
+        #expect(store.commitPoller.state == (false, 0), "no thread before a follower")
+        let waiters = [
+            try await store.makeCommitWaiter(), try await store.makeCommitWaiter(), try await store.makeCommitWaiter(),
+        ]
+        #expect(store.commitPoller.state == (true, 1), "three waiters, one thread")
+        // A commit through the other handle wakes a waiter long before its 60 s timeout.
+        let writer = Task { _ = try await Self.addRoute(other, "poll", 1) }
+        let start = ContinuousClock.now
+        await waiters[0].wait(timeout: 60)
+        let waited = ContinuousClock.now - start
+        try await writer.value
+        #expect(waited < .seconds(30), "woken by the other handle's commit (\(waited))")
+        waiters[0].close()
+        waiters[1].close()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(store.commitPoller.state == (true, 1), "polling while a waiter is open")
+        waiters[2].close()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while store.commitPoller.state.polling && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(store.commitPoller.state == (false, 1), "the thread ended with the last waiter")
+        // A new waiter starts another.
+        let again = try await store.makeCommitWaiter()
+        #expect(store.commitPoller.state == (true, 2))
+        again.close()
     }
 
     @Test("a store restored from an older copy refuses newer anchors as ahead, even once it has moved past them")

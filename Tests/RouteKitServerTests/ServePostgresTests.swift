@@ -1,4 +1,4 @@
-#if Server
+#if Server && Postgres
     import AsyncHTTPClient
     import Foundation
     import NIOCore
