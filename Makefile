@@ -35,7 +35,8 @@ test-postgres: deps
 test-server: deps
 	SWIFT=$(SWIFT) scripts/test-server.sh
 
-## The store, feed, pipeline, import and CLI suites under the thread sanitizer (a separate build in .build-tsan).
+## The store, feed, pipeline, import, CLI and HTTP service suites under the thread sanitizer (a separate build with
+## --traits Server in .build-tsan).
 test-tsan: deps
 	SWIFT=$(SWIFT) scripts/test-tsan.sh
 
