@@ -90,7 +90,7 @@ struct Serve: AsyncParsableCommand {
                 var driverLogger = logger
                 driverLogger[metadataKey: "component"] = "postgres"
                 guard
-                    let s = try await storeOptions.open(driverLog: Self.driverLog(driverLogger))
+                    let s = try await storeOptions.open(driverLog: Self.driverLog(driverLogger), longRunning: true)
                         as? any RouteStore & TokenStore
                 else {
                     throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")

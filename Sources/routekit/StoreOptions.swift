@@ -41,15 +41,19 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens the store. `durability` is SQLite's, and `onCallingThread` its reads and writes on the calling thread, for
     /// batch jobs (see ``SQLiteStore/Options``);
-    /// `connections` is the PostgreSQL pool's size, and `driverLog` where its driver logs (quiet when `nil`).
+    /// `connections` is the PostgreSQL pool's size, `driverLog` where its driver logs (quiet when `nil`), and
+    /// `longRunning` keeps the pool's connections open (a server: see `PostgresStore.Options.longRunning`).
     func open(
         durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false, connections: Int = 4,
-        driverLog: DriverLog? = nil
+        driverLog: DriverLog? = nil, longRunning: Bool = false
     ) async throws(RouteKitError) -> any RouteStore {
         let path = resolvedPath
         if isPostgres {
             #if Postgres
-                var options = PostgresStore.Options(maximumConnections: max(2, connections))
+                var options =
+                    longRunning
+                    ? PostgresStore.Options.longRunning(maximumConnections: max(2, connections))
+                    : PostgresStore.Options(maximumConnections: max(2, connections))
                 if let driverLog { options.logger = driverLog.logger }
                 return try await PostgresStore(url: path, options: options)
             #else
