@@ -21,7 +21,7 @@ test: deps
 	@if grep -E "^$(CURDIR)/(Sources|Tests)/.*warning:" .build-warnings.log; then \
 	    echo "error: the build has warnings (see above)"; rm -f .build-warnings.log; exit 1; fi
 	@rm -f .build-warnings.log
-	$(SWIFT) test
+	scripts/with-test-tmpdir.sh $(SWIFT) test
 	@if [ -n "$$ROUTEKIT_TEST_POSTGRES" ]; then SWIFT=$(SWIFT) scripts/test-postgres.sh && \
 	    SWIFT=$(SWIFT) ROUTEKIT_SERVER_SKIP_BUILD=1 scripts/test-server.sh; else \
 	    echo "PostgreSQL suites skipped: no server given (set ROUTEKIT_TEST_POSTGRES=postgres://…, or run" \

@@ -21,10 +21,10 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
 fi
 rm -f .build-full-warnings.log
 # Everything that touches PostgreSQL, except the test that restarts the server under the others.
-ROUTEKIT_TEST_POSTGRES_DIR= $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH \
+ROUTEKIT_TEST_POSTGRES_DIR= scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH \
     --filter Postgres --skip PostgresRestartTests
 if [ -n "${ROUTEKIT_TEST_POSTGRES_DIR:-}" ]; then
-    $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter PostgresRestartTests
+    scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter PostgresRestartTests
 else
     echo "PostgresRestartTests skipped: ROUTEKIT_TEST_POSTGRES_DIR (a cluster the test may restart) is not set"
 fi

@@ -18,4 +18,4 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
 fi
 rm -f .build-full-warnings.log
 fi
-$SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter RouteKitServerTests
+scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter RouteKitServerTests
