@@ -220,7 +220,7 @@
             let tag = Self.etag(route, format)
             if Self.matches(request, tag) { return Self.notModified(tag) }
             let path = (configuration.uploadDirectory as NSString).appendingPathComponent(
-                "routekit-export-" + UUID().uuidString.lowercased() + "." + format)
+                Spool.name(Spool.exportPrefix, suffix: "." + format))
             do {
                 let sink = try OutputSink(path: path)
                 switch format {

@@ -98,12 +98,20 @@
 
         /// The application: the router on HTTP/1.1 with the configured address, idle and header timeouts, and the feed's
         /// commit watcher as a service, beside `services` (a store that runs as one, such as PostgreSQL's pool, which
-        /// then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0).
+        /// then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0). Upload
+        /// spool folders and export files that a stopped server left in the upload folder (a kill skips their removal)
+        /// are removed first; another running server's are left alone.
         public func makeApplication(
             services: [any Service] = [], onListening: @escaping @Sendable (Int) async -> Void = { _ in }
         )
             -> some ApplicationProtocol
         {
+            let removed = Spool.sweep(configuration.uploadDirectory)
+            if !removed.isEmpty {
+                logger.info(
+                    "removed the temporary files of stopped servers",
+                    metadata: ["count": "\(removed.count)", "folder": "\(configuration.uploadDirectory)"])
+            }
             let hub = FeedHub(
                 store: store, logger: logger, metrics: ServerMetrics(),
                 heartbeatSeconds: configuration.heartbeatSeconds)

@@ -28,7 +28,7 @@
             }
             let name = Self.fileName(request.uri.queryParameters.get("name"))
             let folder = (configuration.uploadDirectory as NSString).appendingPathComponent(
-                "routekit-upload-" + UUID().uuidString.lowercased())
+                Spool.name(Spool.uploadPrefix))
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
