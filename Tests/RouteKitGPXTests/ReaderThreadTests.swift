@@ -5,14 +5,24 @@ import Testing
 
 @Suite("GPX reader thread")
 struct ReaderThreadTests {
-    static func bigFile() throws -> String {
+    static func bigFile(points: Int = 40_000) throws -> String {
         var s = "<gpx version=\"1.1\" creator=\"t\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
-        for i in 0..<40_000 { s += "<trkpt lat=\"47.\(i)\" lon=\"8.\(i)\"></trkpt>\n" }
+        for i in 0..<points { s += "<trkpt lat=\"47.\(i)\" lon=\"8.\(i)\"></trkpt>\n" }
         s += "</trkseg></trk></gpx>\n"
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-thread-\(UUID().uuidString).gpx")
             .path
         try s.write(toFile: path, atomically: true, encoding: .utf8)
         return path
+    }
+
+    /// Waits (up to 5 minutes: under the thread sanitizer, beside every other suite on 2 cores, a test may get
+    /// little time) until `condition` holds.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(300)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "the condition never held")
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     @Test("every event arrives, in order, then nil")
@@ -50,8 +60,67 @@ struct ReaderThreadTests {
     }
 
     @Test(
+        "a reader started after another parses nothing until the other has read its whole file, or was cancelled",
+        .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check
+    func readsAfterPrevious() async throws {
+        // 5,000 points: 5 batches, more than the queue of 2 holds (CI runs this under TSan beside every suite).
+        let path = try Self.bigFile(points: 5_000)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The first reader's thread blocks on its full queue of 2 after its first events.
+        let first = GPXReaderThread(path: path, capacity: 2)
+        let second = GPXReaderThread(path: path, capacity: 64, after: first)
+        try await Self.waitUntil { first.queuedEvents == 2 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(second.queuedEvents == 0, "the second file waits while the first is being read")
+        var firstPoints = 0
+        while let (event, _) = try await first.next() {
+            if case .trackPoints(let p) = event { firstPoints += p.count }
+        }
+        #expect(firstPoints == 5_000)
+        var secondPoints = 0
+        while let (event, _) = try await second.next() {
+            if case .trackPoints(let p) = event { secondPoints += p.count }
+        }
+        #expect(secondPoints == 5_000, "then it reads its whole file")
+
+        let third = GPXReaderThread(path: path, capacity: 2)
+        let fourth = GPXReaderThread(path: path, capacity: 2, after: third)
+        _ = try await third.next()
+        try await Self.waitUntil { third.queuedEvents == 2 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fourth.queuedEvents == 0)
+        third.cancel()
+        let event = try await fourth.next()
+        if case .document? = event?.0 {} else { Issue.record("the reader after a cancelled one starts: \(String(describing: event?.0))") }
+    }
+
+    @Test(
+        "a reader cancelled while it waits for the one before ends without reading, though that one is never read",
+        .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check
+    func cancelWhileWaiting() async throws {
+        // 5,000 points: 5 batches, more than the queue of 2 holds (CI runs this under TSan beside every suite).
+        let path = try Self.bigFile(points: 5_000)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let first = GPXReaderThread(path: path, capacity: 2)
+        let loads = Locked(0)
+        let second = GPXReaderThread(name: "entry", capacity: 2, after: first, loadFirst: false) {
+            loads.withLock { $0 += 1 }
+            return Array("<gpx/>".utf8)
+        }
+        let fileReader = GPXReaderThread(path: path, capacity: 2, after: first)
+        let running = [second.threadRunningProbe, fileReader.threadRunningProbe]
+        try await Self.waitUntil { first.queuedEvents == 2 }
+        second.cancel()
+        fileReader.cancel()
+        try await Self.waitUntil { !running[0]() && !running[1]() }
+        #expect(loads.withLock { $0 } == 0, "nothing loaded")
+        #expect(try await second.next() == nil && fileReader.queuedEvents == 0)
+        #expect(first.queuedEvents == 2, "the first reader is untouched")
+    }
+
+    @Test(
         "a consumer waiting in next() returns when another task cancels the reader",
-        .timeLimit(.minutes(1)))  // a guard against a hang, not a speed check
+        .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check (CI runs this under TSan)
     func cancelWakesConsumer() async throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-thread-\(UUID().uuidString).fifo")
             .path
