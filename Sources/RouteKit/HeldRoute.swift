@@ -8,11 +8,18 @@ import Foundation
 /// is in the store until ``save(workout:metadata:in:)``, so an interrupted import leaves nothing to resume and
 /// reads the track again.
 package struct HeldRoute: Sendable {
-    /// The packed batches, in the order a builder appends them.
-    package private(set) var chunks: [StoredChunk] = []
+    /// A batch as it was inserted, checked.
+    private struct Batch: Sendable {
+        var locations: [Location]
+        var related: [QuantityType: [QuantitySample]]
+        var extras: [UInt8]?
+        var checkpoint: String?
+    }
+
+    /// The batches, checked and not packed yet: a track found already stored at its end is never packed.
+    private var batches: [Batch] = []
     /// Locations held.
     package private(set) var locationCount = 0
-    private var nextSequence = 0
     /// The earliest and the latest time held (the first of equal instants), as ``RouteBuilder/timeBounds()`` reads
     /// them.
     private var earliest: Timestamp?
@@ -21,16 +28,17 @@ package struct HeldRoute: Sendable {
     /// An empty route.
     package init() {}
 
-    /// Checks and packs a batch as ``RouteBuilder/insert(_:related:checkpoint:extras:)`` does.
+    /// Checks a batch as ``RouteBuilder/insert(_:related:checkpoint:extras:)`` does, and holds it with its
+    /// `checkpoint` (for ``insert(into:)``).
     /// - Throws: what that method throws for the batch (nothing is held then).
     package mutating func insert(
-        _ batch: [Location], related: [QuantityType: [QuantitySample]] = [:], extras: [UInt8]? = nil
+        _ batch: [Location], related: [QuantityType: [QuantitySample]] = [:], checkpoint: String? = nil,
+        extras: [UInt8]? = nil
     ) throws(RouteKitError) {
-        let (packed, next) = try RouteBuilder.pack(
-            batch, related: related, extras: extras, order: .insertion, from: nextSequence)
-        guard !packed.isEmpty else { return }
-        chunks += packed
-        nextSequence = next
+        try RouteBuilder.check(batch, related: related, extras: extras, order: .insertion)
+        // A builder stores nothing for such a batch either, checkpoint included.
+        guard !batch.isEmpty || related.values.contains(where: { !$0.isEmpty }) else { return }
+        batches.append(Batch(locations: batch, related: related, extras: extras, checkpoint: checkpoint))
         locationCount += batch.count
         for location in batch {
             guard let t = location.timestamp else { continue }
@@ -43,6 +51,28 @@ package struct HeldRoute: Sendable {
                 latest = t
             }
         }
+    }
+
+    /// Appends the held batches to `builder`, in order, each with its checkpoint: for a route that outgrew what a
+    /// writer holds in memory and goes on through a builder.
+    package func insert(into builder: RouteBuilder) async throws(RouteKitError) {
+        for b in batches {
+            try await builder.insert(b.locations, related: b.related, checkpoint: b.checkpoint, extras: b.extras)
+        }
+    }
+
+    /// The batches packed as a builder in insertion order appends them.
+    package func chunks() throws(RouteKitError) -> [StoredChunk] {
+        var chunks: [StoredChunk] = []
+        var next = 0
+        for batch in batches {
+            let (packed, after) = try RouteBuilder.pack(
+                batch.locations, related: batch.related, extras: batch.extras, order: .insertion, from: next,
+                checked: true)
+            chunks += packed
+            next = after
+        }
+        return chunks
     }
 
     /// Saves the route for `workout` (already saved, of `source`) with the store's sync semantics, as
@@ -62,7 +92,7 @@ package struct HeldRoute: Sendable {
         let route = RouteSample(
             workoutID: workout.id, source: source, sync: sync, start: earliest, end: latest,
             locationCount: locationCount, metadata: rest)
-        let outcome = try await store.saveRoute(route, chunks: chunks, releasing: nil)
+        let outcome = try await store.saveRoute(route, chunks: try chunks(), releasing: nil)
         return RouteFinish(route: route, outcome: outcome)
     }
 }

@@ -162,34 +162,49 @@ public final class RouteBuilder {
         progress = newProgress
     }
 
-    /// Checks a batch and packs it as ``insert(_:related:checkpoint:extras:)`` stores it: its locations in chunks of
-    /// ``chunkSize`` numbered from `sequence` (sorted by time within the batch in ``LocationOrder/timestamp``
-    /// order), its extras numbered like its first location chunk, then its samples by type; with the next free
-    /// sequence number.
-    package static func pack(
-        _ batch: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, order: LocationOrder,
-        from first: Int
-    ) throws(RouteKitError) -> (chunks: [StoredChunk], next: Int) {
+    /// The checks ``insert(_:related:checkpoint:extras:)`` makes on a batch before packing it: valid locations, extras
+    /// only with a non-empty batch of at most one chunk in insertion order, a time on every location in
+    /// ``LocationOrder/timestamp`` order, finite sample values.
+    package static func check(
+        _ batch: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, order: LocationOrder
+    ) throws(RouteKitError) {
         try batch.validateBatch()
         if extras != nil && (order != .insertion || batch.count > chunkSize || batch.isEmpty) {
             throw RouteKitError(
                 .invalidArgument,
                 "extras go with a non-empty batch of at most \(chunkSize) locations in insertion order")
         }
-        var locations = batch
         if order == .timestamp {
             for (i, l) in batch.enumerated() where l.timestamp == nil {
                 throw RouteKitError(
                     .invalidLocation, "location \(i) has no time (a builder ordering by timestamp needs one)",
                     index: i)
             }
-            if !Self.isSorted(batch) {
-                locations = batch.enumerated().sorted { a, b in
-                    let ta = a.element.timestamp?.instant ?? Instant(seconds: .min)
-                    let tb = b.element.timestamp?.instant ?? Instant(seconds: .min)
-                    return ta < tb || (ta == tb && a.offset < b.offset)
-                }.map(\.element)
+        }
+        for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
+            guard let samples = related[type] else { continue }
+            for (i, s) in samples.enumerated() where !s.value.isFinite {
+                throw RouteKitError(.invalidValue, "sample \(i) of \(type) is not a finite number", index: i)
             }
+        }
+    }
+
+    /// Checks a batch (unless `checked`: ``check(_:related:extras:order:)`` passed already) and packs it as
+    /// ``insert(_:related:checkpoint:extras:)`` stores it: its locations in chunks of ``chunkSize`` numbered from
+    /// `sequence` (sorted by time within the batch in ``LocationOrder/timestamp`` order), its extras numbered like its
+    /// first location chunk, then its samples by type; with the next free sequence number.
+    package static func pack(
+        _ batch: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, order: LocationOrder,
+        from first: Int, checked: Bool = false
+    ) throws(RouteKitError) -> (chunks: [StoredChunk], next: Int) {
+        if !checked { try check(batch, related: related, extras: extras, order: order) }
+        var locations = batch
+        if order == .timestamp && !Self.isSorted(batch) {
+            locations = batch.enumerated().sorted { a, b in
+                let ta = a.element.timestamp?.instant ?? Instant(seconds: .min)
+                let tb = b.element.timestamp?.instant ?? Instant(seconds: .min)
+                return ta < tb || (ta == tb && a.offset < b.offset)
+            }.map(\.element)
         }
         var chunks: [StoredChunk] = []
         var sequence = first
@@ -208,9 +223,6 @@ public final class RouteBuilder {
         }
         for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
             guard let samples = related[type], !samples.isEmpty else { continue }
-            for (i, s) in samples.enumerated() where !s.value.isFinite {
-                throw RouteKitError(.invalidValue, "sample \(i) of \(type) is not a finite number", index: i)
-            }
             let sorted = samples.sorted { $0.timestamp.instant < $1.timestamp.instant }
             var s = 0
             while s < sorted.count {

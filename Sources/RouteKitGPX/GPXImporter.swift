@@ -137,49 +137,88 @@ public final class GPXImporter {
     enum Input {
         case path(String)
         case bytes([UInt8], name: String)
+        /// Bytes made on the reading thread (an archive's entry decompressed there).
+        case loaded(Entry)
 
         var name: String {
             switch self {
             case .path(let p): p
             case .bytes(_, let name): name
+            case .loaded(let entry): entry.name
             }
         }
+    }
+
+    /// An archive's entry whose GPX bytes are made (decompressed) on the thread that reads them.
+    package struct Entry: Sendable {
+        /// The name results and errors carry (`export.zip!activities/1.gpx.gz`).
+        package var name: String
+        /// Makes the GPX bytes; its error is the import's.
+        package var load: @Sendable () throws(RouteKitError) -> [UInt8]
+        /// Whether the bytes may be made while the entry before is still read (two entries' bytes held at once:
+        /// for entries small once decompressed).
+        package var loadFirst: Bool
+
+        /// An entry.
+        package init(name: String, loadFirst: Bool, load: @escaping @Sendable () throws(RouteKitError) -> [UInt8]) {
+            self.name = name
+            self.load = load
+            self.loadFirst = loadFirst
+        }
+
+        /// A reader of the entry, parsing once `previous` (if any) is read.
+        func reader(_ options: GPXReadOptions, after previous: GPXReaderThread? = nil) -> GPXReaderThread {
+            GPXReaderThread(
+                name: name, options: options, after: previous, loadFirst: previous == nil || loadFirst, load: load)
+        }
+    }
+
+    /// What a reader read ahead reads: a file, or an archive's entry by its name.
+    private enum AheadKey: Equatable {
+        case path(String)
+        case entry(String)
     }
 
     /// Values that win over the file's own for the workouts this importer creates (a bulk export's index, such as
     /// Strava's `activities.csv`, names and types its activities).
     public var workoutOverrides: WorkoutOverrides?
 
-    /// The file to read ahead (`importFile(_:readingAhead:progress:)`), with its reader once started.
-    private var ahead: (path: String, reader: GPXReaderThread?)?
+    /// The file or entry read ahead (`importFile(_:readingAhead:progress:)`, `importEntry(_:readingAhead:)`)
+    /// and its reader.
+    private var ahead: (key: AheadKey, reader: GPXReaderThread)?
 
-    /// Starts the reader of the file to read ahead, if there is one and it has not started.
-    private func startReadingAhead() {
-        guard let (path, reader) = ahead, reader == nil else { return }
-        ahead = (path, GPXReaderThread(path: path, options: readOptions))
+    /// The reader read ahead for `key`, if that is what was read ahead; any other is stopped.
+    private func takeAhead(_ key: AheadKey) -> GPXReaderThread? {
+        defer { ahead = nil }
+        if let ahead, ahead.key == key { return ahead.reader }
+        ahead?.reader.cancel()
+        return nil
     }
 
     /// Imports one file. Never throws: failures are in the result, naming file, line and column.
     /// - Parameters:
     ///   - path: the file (GPX, plain or gzip).
     ///   - next: the GPX file the caller imports next, if it knows it. It is read on a thread of its own from the
-    ///     moment `path` is parsed (at the end of its first track, while that track is stored), so that going
-    ///     through many files keeps parsing and storing busy at once, with no two files parsed at once. Its reader
+    ///     moment `path` has been read to its end (while `path`'s last events are stored), so that going through
+    ///     many files keeps parsing and storing busy at once, with no two files parsed at once. Its reader
     ///     waits with at most a few batches queued (``GPXReaderThread/capacity``): memory stays bounded whatever
     ///     its size. The next call picks that reader up if it imports `next`, and stops it otherwise.
     ///   - progress: called now and then with the bytes of the file read so far.
     public func importFile(_ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil) async
         -> GPXImportResult
     {
-        let reader: GPXReaderThread?
-        if let ahead, ahead.path == path {
-            reader = ahead.reader
-        } else {
-            ahead?.reader?.cancel()
-            reader = nil
-        }
-        ahead = next.map { ($0, nil) }
+        let reader = takeAhead(.path(path)) ?? GPXReaderThread(path: path, options: readOptions)
+        ahead = next.map { (.path($0), GPXReaderThread(path: $0, options: readOptions, after: reader)) }
         return await run(.path(path), reader: reader, progress: progress)
+    }
+
+    /// Imports an archive's entry whose GPX its `load` makes (decompressing it) on the reading thread, reported as its
+    /// `name`; `next`, the entry imported next, is read on a thread of its own once this one is read to its end (as
+    /// `importFile(_:readingAhead:progress:)` does for files). An error `load` throws is the result's error.
+    package func importEntry(_ entry: Entry, readingAhead next: Entry?) async -> GPXImportResult {
+        let reader = takeAhead(.entry(entry.name)) ?? entry.reader(readOptions)
+        ahead = next.map { (.entry($0.name), $0.reader(readOptions, after: reader)) }
+        return await run(.loaded(entry), reader: reader, progress: nil)
     }
 
     /// Imports GPX held in memory (an archive's entry), reported and labelled as `name` (`export.zip!a/b.gpx`).
@@ -223,6 +262,7 @@ public final class GPXImporter {
         switch input {
         case .path(let p): absolutePath = URL(fileURLWithPath: p).standardizedFileURL.path
         case .bytes(_, let name): absolutePath = name
+        case .loaded(let entry): absolutePath = entry.name
         }
         var creator: String?
         var trackIndex = 0
@@ -231,6 +271,7 @@ public final class GPXImporter {
             switch input {
             case .path(let p): reader = started ?? GPXReaderThread(path: p, options: readOptions)
             case .bytes(let b, let name): reader = GPXReaderThread(bytes: b, name: name, options: readOptions)
+            case .loaded(let entry): reader = started ?? entry.reader(readOptions)
             }
             defer { reader.cancel() }
             var events = 0
@@ -262,7 +303,6 @@ public final class GPXImporter {
                         result.warnings.append("segment extensions are not stored (\(ext.count) element(s))")
                     }
                 case .trackEnd(let info):
-                    startReadingAhead()
                     if let t = track {
                         let done = try await t.finish(info: info)
                         result.tracks.append(done.track)
@@ -677,12 +717,9 @@ package final class TrackImport {
     var headKey = ""
     /// Whether batches are being held back (no builder yet).
     var deferring = false
-    /// The batches held back, with their checkpoints.
-    var deferred:
-        [(locations: [Location], related: [QuantityType: [QuantitySample]], extras: [UInt8]?, checkpoint: String)] =
-            []
-    /// The batches held back, packed as they come (while the reader parses the next ones): what a short track
-    /// saves in one transaction at its end.
+    /// The batches held back, checked, with their checkpoints: what a short track saves in one transaction at its end
+    /// (packed only then, when it proves new: a track found already stored is never packed), or what a long one hands
+    /// to its builder.
     var held = HeldRoute()
 
     /// Creates the builder and writes the batches held back.
@@ -692,10 +729,7 @@ package final class TrackImport {
             origin: BuilderOrigin(kind: originKind, key: headKey, label: label))
         self.builder = builder
         deferring = false
-        for d in deferred {
-            try await builder.insert(d.locations, related: d.related, checkpoint: d.checkpoint, extras: d.extras)
-        }
-        deferred = []
+        try await held.insert(into: builder)
         held = HeldRoute()
     }
 
@@ -737,8 +771,7 @@ package final class TrackImport {
             extrasBytes = Array(try encoder.encode(extras))
         }
         if deferring {
-            try held.insert(locations, related: related, extras: extrasBytes)
-            deferred.append((locations, related, extrasBytes, checkpoint))
+            try held.insert(locations, related: related, checkpoint: checkpoint, extras: extrasBytes)
             if held.locationCount >= Self.deferredLimit { try await startDeferredBuilder() }
             return
         }
@@ -837,7 +870,6 @@ package final class TrackImport {
         }
         if deferring && count > 0 {
             // A short track, held whole: saved in one transaction, without a builder.
-            deferred = []
             deferring = false
             let finished = try await held.save(
                 workout: workout, source: source, metadata: finalMetadata(syncID, syncVersion), in: store)

@@ -154,7 +154,7 @@ public enum InputFile {
         var full = false
         func tooLarge() -> RouteKitError {
             RouteKitError(
-                .io, "the \(inflater == nil ? "file" : "decompressed data") is larger than \(limit >> 20) MiB",
+                .io, "the \(inflater == nil ? "file" : "decompressed data") is larger than \(sizeText(limit))",
                 file: path)
         }
         while !full {
@@ -205,22 +205,80 @@ public enum InputFile {
     public static func gunzip(_ bytes: [UInt8], name: String, limit: Int = defaultLimit) throws(RouteKitError)
         -> [UInt8]
     {
+        try inflate(bytes, name: name, limit: limit, stopAtLimit: false)
+    }
+
+    /// Decompresses gzip held in memory, as ``contents(of:limit:stopAtLimit:)`` does a file: past `limit` bytes out it
+    /// fails, or with `stopAtLimit` returns the first `limit` bytes (and then decompresses no further). The output is
+    /// reserved from the gzip trailer's size; the input is fed 64 KiB at a time (1 KiB when it may stop early).
+    private static func inflate(_ bytes: [UInt8], name: String, limit: Int, stopAtLimit: Bool) throws(RouteKitError)
+        -> [UInt8]
+    {
         let inflater = try Inflater(fileName: name)
         var out: [UInt8] = []
-        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        defer { input.deallocate() }
-        input.copyBytes(from: bytes)
-        try inflater.inflate(UnsafeRawBufferPointer(rebasing: input[0..<bytes.count])) {
-            (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
-            if out.count + count > limit {
-                throw RouteKitError(.compression, "the decompressed data is larger than \(limit >> 20) MiB", file: name)
+        out.reserveCapacity(gzipSizeHint(bytes, limit: limit))
+        var full = false
+        let step = stopAtLimit ? 1024 : 64 * 1024
+        let failure = bytes.withUnsafeBytes { (input: UnsafeRawBufferPointer) -> RouteKitError? in
+            var offset = 0
+            // Past the end of a member too: the next member of concatenated gzip data (the inflater resets for it).
+            while offset < input.count && !full {
+                let end = min(offset + step, input.count)
+                do throws(RouteKitError) {
+                    try inflater.inflate(UnsafeRawBufferPointer(rebasing: input[offset..<end])) {
+                        (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
+                        if out.count + count > limit {
+                            guard stopAtLimit else {
+                                throw RouteKitError(
+                                    .compression, "the decompressed data is larger than \(sizeText(limit))", file: name)
+                            }
+                            out.append(contentsOf: UnsafeBufferPointer(start: p, count: limit - out.count))
+                            full = true
+                            return
+                        }
+                        out.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
+                    }
+                } catch {
+                    return error
+                }
+                offset = end
             }
-            out.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
+            return nil
         }
-        if !inflater.ended {
+        if let failure { throw failure }
+        if !inflater.ended && !full {
             throw RouteKitError(.compression, "the gzip data ends early (truncated file)", file: name)
         }
         return out
+    }
+
+    /// A limit as people read it: whole MiB when it is one, else bytes with thousands separators.
+    package static func sizeText(_ bytes: Int) -> String {
+        if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        var digits = Array(String(bytes))
+        var i = digits.count - 3
+        while i > 0 {
+            digits.insert(",", at: i)
+            i -= 3
+        }
+        return String(digits) + " bytes"
+    }
+
+    /// The first `count` bytes gzip data decompresses to (fewer when it is shorter), to tell its format without
+    /// decompressing all of it; `nil` when the data is not gzip or is corrupt before then.
+    package static func gunzipHead(_ bytes: [UInt8], count: Int = headSize) -> [UInt8]? {
+        guard isGzip(bytes) else { return nil }
+        return try? inflate(bytes, name: "", limit: count, stopAtLimit: true)
+    }
+
+    /// The decompressed size gzip data announces in its trailer (the last member's size modulo 2³², so only a hint),
+    /// bounded by `limit` and by deflate's largest possible ratio (1,032:1), so that a forged trailer reserves nothing
+    /// the data could not fill; 0 when there is no trailer.
+    package static func gzipSizeHint(_ bytes: [UInt8], limit: Int) -> Int {
+        guard bytes.count >= 18 else { return 0 }
+        let n = bytes.count
+        let size = Int(bytes[n - 4]) | Int(bytes[n - 3]) << 8 | Int(bytes[n - 2]) << 16 | Int(bytes[n - 1]) << 24
+        return min(size, limit, n &* 1032)
     }
 
     /// What `stat` says of a path (following links).

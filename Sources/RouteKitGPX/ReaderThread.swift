@@ -15,28 +15,54 @@ public final class GPXReaderThread: Sendable {
     /// Starts reading `path` at once.
     public init(path: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
         self.capacity = max(1, capacity)
-        let state = State(capacity: max(1, capacity))
-        self.state = state
-        // The thread holds only the shared state, so releasing the reader runs `deinit`, which stops it.
-        let thread = Thread {
-            state.produce(path: path, options: options)
-            state.threadEnded()
+        state = Self.start(capacity: capacity, after: nil) { $0.produce(path: path, options: options) }
+    }
+
+    /// Starts reading `path` as soon as `previous` has read its whole input (or was cancelled), so that a folder's
+    /// next file is parsed while the current one's last events are stored, and never two files at once.
+    package init(
+        path: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions(), after previous: GPXReaderThread?
+    ) {
+        self.capacity = max(1, capacity)
+        state = Self.start(capacity: capacity, after: previous?.state) { state in
+            if state.waitForPrevious() { state.produce(path: path, options: options) }
         }
-        thread.name = "routekit-gpx-reader"
-        thread.start()
     }
 
     /// Starts reading GPX held in memory (an archive's entry) at once.
     public init(bytes: [UInt8], name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
         self.capacity = max(1, capacity)
-        let state = State(capacity: max(1, capacity))
-        self.state = state
+        state = Self.start(capacity: capacity, after: nil) { $0.produce(bytes: bytes, name: name, options: options) }
+    }
+
+    /// Starts reading GPX that `load` makes on the reading thread (an archive's entry decompressed there), parsing
+    /// it as soon as `previous` has read its whole input (or was cancelled), so that never two inputs are parsed at
+    /// once. With `loadFirst`, `load` runs at once, while `previous` is still read (for an entry whose decompressed
+    /// size is small: two are then held at once); else after that. An error `load` throws is the reader's error.
+    /// Cancelled while it waits, the reader neither loads nor parses.
+    package init(
+        name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions(), after previous: GPXReaderThread?,
+        loadFirst: Bool, load: @escaping @Sendable () throws(RouteKitError) -> [UInt8]
+    ) {
+        self.capacity = max(1, capacity)
+        state = Self.start(capacity: capacity, after: previous?.state) {
+            $0.produce(loading: load, name: name, options: options, loadFirst: loadFirst)
+        }
+    }
+
+    /// Starts the reading thread, which runs `produce` (which waits for `before`, if any, as it needs to). The thread
+    /// holds only the shared state, so releasing the reader runs `deinit`, which stops it.
+    private static func start(capacity: Int, after before: State?, produce: @escaping @Sendable (State) -> Void)
+        -> State
+    {
+        let state = State(capacity: max(1, capacity), previous: before)
         let thread = Thread {
-            state.produce(bytes: bytes, name: name, options: options)
+            produce(state)
             state.threadEnded()
         }
         thread.name = "routekit-gpx-reader"
         thread.start()
+        return state
     }
 
     deinit { state.cancel() }
@@ -47,6 +73,9 @@ public final class GPXReaderThread: Sendable {
         let state = state
         return { state.isThreadRunning }
     }
+
+    /// How many events are queued and not yet taken (tests watch a reader started `after:` another stay idle).
+    package var queuedEvents: Int { state.queued }
 
     /// Stops the reading thread; events not yet taken are dropped and ``next()`` returns `nil`.
     public func cancel() { state.cancel() }
@@ -70,13 +99,50 @@ public final class GPXReaderThread: Sendable {
         private var waiting: CheckedContinuation<Void, Never>?
         private var threadRunning = true
 
-        init(capacity: Int) { self.capacity = capacity }
+        /// The reader this one waits for (until it has read its whole input), dropped once waited for: a chain of
+        /// readers over a folder never keeps the earlier ones alive.
+        private var previous: State?
+
+        init(capacity: Int, previous: State? = nil) {
+            self.capacity = capacity
+            self.previous = previous
+        }
+
+        var isCancelled: Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return cancelled
+        }
+
+        /// Waits until the reader before this one has queued its last event (or met an error, or was cancelled);
+        /// `false` when this one is cancelled first. Locks are taken the previous reader's first, then this one's,
+        /// and ``cancel()`` never holds both: no deadlock.
+        func waitForPrevious() -> Bool {
+            condition.lock()
+            let before = previous
+            condition.unlock()
+            if let before {
+                before.condition.lock()
+                while !before.finished && !isCancelled { before.condition.wait() }
+                before.condition.unlock()
+                condition.lock()
+                previous = nil
+                condition.unlock()
+            }
+            return !isCancelled
+        }
 
         /// Called by the reading thread as its last act.
         func threadEnded() {
             condition.lock()
             threadRunning = false
             condition.unlock()
+        }
+
+        var queued: Int {
+            condition.lock()
+            defer { condition.unlock() }
+            return queue.count - head
         }
 
         var isThreadRunning: Bool {
@@ -95,6 +161,17 @@ public final class GPXReaderThread: Sendable {
 
         func produce(bytes: [UInt8], name: String, options: GPXReadOptions) {
             run(GPXReader(bytes: bytes, name: name, options: options))
+        }
+
+        func produce(
+            loading load: () throws(RouteKitError) -> [UInt8], name: String, options: GPXReadOptions, loadFirst: Bool
+        ) {
+            let early = loadFirst ? Result(catching: load) : nil
+            guard waitForPrevious() else { return }
+            switch early ?? Result(catching: load) {
+            case .success(let bytes): run(GPXReader(bytes: bytes, name: name, options: options))
+            case .failure(let error): end(error)
+            }
         }
 
         private func run(_ reader: GPXReader) {
@@ -129,6 +206,7 @@ public final class GPXReaderThread: Sendable {
             if failure == nil { failure = error }
             let w = waiting
             waiting = nil
+            condition.broadcast()
             condition.unlock()
             w?.resume()
         }
@@ -141,9 +219,16 @@ public final class GPXReaderThread: Sendable {
             head = 0
             let w = waiting
             waiting = nil
+            let before = previous
             condition.broadcast()
             condition.unlock()
             w?.resume()
+            // Wakes this reader's thread if it waits for the previous reader (it then ends without reading).
+            if let before {
+                before.condition.lock()
+                before.condition.broadcast()
+                before.condition.unlock()
+            }
         }
 
         private enum Take {
@@ -164,7 +249,9 @@ public final class GPXReaderThread: Sendable {
                     queue.removeFirst(head)
                     head = 0
                 }
-                condition.signal()
+                // Broadcast, not signal: the reader of the next file may wait on this condition too (for the end of
+                // this one), and a signal that woke it instead of this reading thread would leave both waiting.
+                condition.broadcast()
                 return .item(item.0, item.1)
             }
             return finished ? .end(failure) : .empty

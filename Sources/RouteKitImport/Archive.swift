@@ -1,5 +1,6 @@
 import Foundation
 public import RouteKit
+import RouteKitGPX
 import ZIPFoundation
 
 /// Limits that keep a hostile archive (a zip bomb) from filling memory: every entry is read into memory, never
@@ -109,7 +110,8 @@ public final class ZipArchive {
                 out.append(contentsOf: data)
                 if out.count > limits.maxEntryBytes {
                     refusal = RouteKitError(
-                        .compression, "the entry is larger than \(limits.maxEntryBytes >> 20) MiB decompressed",
+                        .compression,
+                        "the entry is larger than \(InputFile.sizeText(limits.maxEntryBytes)) decompressed",
                         file: label)
                 } else if out.count > budget {
                     refusal = RouteKitError(

@@ -142,6 +142,59 @@ public final class RouteImporter {
 
     /// Imports bytes held in memory (an archive's entry): gzip decompressed, the format told by content.
     public func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides? = nil) async -> GPXImportResult {
+        await importBytes(raw, name: name, overrides: overrides, readingAhead: nil)
+    }
+
+    /// An entry's GPX made on its reading thread, when the entry is GPX (plain or gzip, told from its first bytes);
+    /// `nil` for any other format. A failure to decompress it is recorded in `failed`.
+    private func gpxEntry(_ raw: [UInt8], name: String, failed: Locked<Bool>) -> GPXImporter.Entry? {
+        if InputFile.isGzip(raw) {
+            guard let head = InputFile.gunzipHead(raw), InputFile.format(ofHead: head) == .gpx else { return nil }
+            let limit = archiveLimits.maxEntryBytes
+            // Decompressed while the entry before is read only when small (the trailer's size, a hint): two entries
+            // decompressed at once must not double what an archive's limits let into memory.
+            let small = InputFile.gzipSizeHint(raw, limit: limit) <= Self.readAheadBytes
+            return GPXImporter.Entry(name: name, loadFirst: small) { () throws(RouteKitError) in
+                do throws(RouteKitError) {
+                    return try InputFile.gunzip(raw, name: name, limit: limit)
+                } catch {
+                    failed.withLock { $0 = true }
+                    throw error
+                }
+            }
+        }
+        guard InputFile.format(ofHead: Array(raw.prefix(InputFile.headSize))) == .gpx else { return nil }
+        return GPXImporter.Entry(name: name, loadFirst: true) { raw }
+    }
+
+    /// The entry read ahead by the last ``importBytes(_:name:overrides:readingAhead:)``, with its failure flag.
+    private var aheadEntry: (entry: GPXImporter.Entry, failed: Locked<Bool>)?
+
+    /// The largest decompressed entry made while the one before is still read.
+    static let readAheadBytes = 64 << 20
+
+    /// ``importBytes(_:name:overrides:)``, with the entry imported next (`next`) decompressed and parsed on a thread
+    /// of its own while this one is stored, when both are GPX.
+    func importBytes(
+        _ raw: [UInt8], name: String, overrides: WorkoutOverrides?, readingAhead next: (bytes: [UInt8], name: String)?
+    ) async -> GPXImportResult {
+        // The entry as the last call made it to read it ahead (its reader is then the one that runs), else anew.
+        let known = aheadEntry.flatMap { $0.entry.name == name ? $0 : nil }
+        aheadEntry = nil
+        let failed = known?.failed ?? Locked(false)
+        if let entry = known?.entry ?? gpxEntry(raw, name: name, failed: failed) {
+            gpx.workoutOverrides = overrides
+            defer { gpx.workoutOverrides = nil }
+            let nextFailed = Locked(false)
+            let nextEntry = next.flatMap { gpxEntry($0.bytes, name: $0.name, failed: nextFailed) }
+            aheadEntry = nextEntry.map { ($0, nextFailed) }
+            var result = await gpx.importEntry(entry, readingAhead: nextEntry)
+            // Reported alone when the entry could not be decompressed, as when it was decompressed before it was read.
+            if InputFile.isGzip(raw) && !failed.withLock({ $0 }) {
+                result.warnings.insert("the entry is gzip-compressed; it was decompressed in memory", at: 0)
+            }
+            return result
+        }
         gpx.workoutOverrides = overrides
         fit.workoutOverrides = overrides
         tcx.workoutOverrides = overrides
@@ -217,7 +270,11 @@ public final class RouteImporter {
             var results: [GPXImportResult] = []
             do throws(RouteKitError) {
                 let inner = try ZipArchive(bytes: bytes, name: name, limits: archiveLimits)
-                await importArchive(inner, depth: depth + 1) { results.append($0) }
+                // An importer of its own: this one may be reading the outer archive's next entry ahead.
+                let nested = RouteImporter(store: store, source: source, readOptions: readOptions)
+                nested.archiveLimits = archiveLimits
+                nested.jobs = jobs
+                await nested.importArchive(inner, depth: depth + 1) { results.append($0) }
             } catch {
                 results.append(GPXImportResult(file: name, status: .failed, error: error))
             }
@@ -251,7 +308,16 @@ extension RouteImporter {
     /// order, whatever order they finish in.
     func inOrder(_ count: Int, each: (GPXImportResult) -> Void, prepare: (Int) async -> Work) async {
         if jobs <= 1 {
-            for n in 0..<count { await run(await prepare(n)).forEach(each) }
+            // One at a time, each item prepared before the one before it is imported: a GPX entry is then
+            // decompressed and parsed on a thread of its own while the one before it is stored.
+            var current = count > 0 ? await prepare(0) : nil
+            var n = 0
+            while let work = current {
+                n += 1
+                let next = n < count ? await prepare(n) : nil
+                await run(work, readingAhead: next).forEach(each)
+                current = next
+            }
             return
         }
         let store = self.store
@@ -292,11 +358,13 @@ extension RouteImporter {
         }
     }
 
-    /// Does one unit of work.
-    func run(_ work: Work) async -> [GPXImportResult] {
+    /// Does one unit of work; `next` is the one done after it, read ahead when both are GPX entries.
+    func run(_ work: Work, readingAhead next: Work? = nil) async -> [GPXImportResult] {
         switch work {
         case .entry(let bytes, let name, let overrides, let note):
-            var result = await importBytes(bytes, name: name, overrides: overrides)
+            var ahead: (bytes: [UInt8], name: String)?
+            if case .entry(let b, let n, _, _)? = next { ahead = (b, n) }
+            var result = await importBytes(bytes, name: name, overrides: overrides, readingAhead: ahead)
             if let note { result.warnings.append(note) }
             return [result]
         case .plannedRoute(let bytes, let name): return [await importPlannedRoute(bytes, name: name)]

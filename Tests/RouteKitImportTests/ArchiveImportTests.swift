@@ -3,6 +3,7 @@ import RouteKit
 import RouteKitGPX
 import RouteKitImport
 import RouteKitSQLite
+import RouteKitTCX
 import Testing
 import ZIPFoundation
 
@@ -165,6 +166,74 @@ struct ArchiveImportTests {
         #expect(summary(one) == summary(many))
         let again = await run(parallel, zip)
         #expect(again.allSatisfy { $0.status == .unchanged })
+    }
+
+    /// GPX entries read ahead (gzip or plain), a TCX, a truncated gzip, malformed GPX and an entry past the limit.
+    @Test("entries read ahead give the results each gives alone, in order")
+    func readAhead() async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/mixed.zip"
+        let good = try Zip.gzip(gpxText(name: "g1", points: 30))
+        let truncated = Array(try Zip.gzip(gpxText(name: "g2", points: 300, hour: 9)).dropLast(40))
+        let malformed = gpxText(name: "bad", hour: 5).replacingOccurrences(of: "</trkpt>", with: "</trkpx>")
+        let large = try Zip.gzip(gpxText(name: "large", points: 2000, hour: 4))
+        let names = ["a.gpx.gz", "b.gpx", "c.tcx", "d.gpx.gz", "e.gpx.gz", "f.gpx", "g.gpx.gz", "h.gpx.gz", "i.gpx"]
+        try Zip.make(
+            zip,
+            [
+                (names[0], good), (names[1], Array(gpxText(name: "plain", hour: 7).utf8)), (names[2], Array(tcxText.utf8)),
+                (names[3], truncated), (names[4], try Zip.gzip(gpxText(name: "g3", hour: 3))),
+                (names[5], Array(malformed.utf8)), (names[6], large),
+                (names[7], try Zip.gzip(gpxText(name: "g4", hour: 2))),
+                (names[8], Array(gpxText(name: "last plain", hour: 1).utf8)),
+            ])
+        var limits = ArchiveLimits()
+        limits.maxEntryBytes = 100_000  // the large entry decompresses to about 200 KB
+        func importer() throws -> RouteImporter {
+            let importer = RouteImporter(store: try store())
+            importer.archiveLimits = limits
+            return importer
+        }
+        let results = await run(try importer(), zip)
+        #expect(results.map(\.file) == names.map { "\(zip)!\($0)" })
+        // Each entry alone, as it was read before entries were read ahead: decompressed first (with the limit), then
+        // read by the importer of its format.
+        var alone: [GPXImportResult] = []
+        let archive = try ZipArchive(path: zip, limits: limits)
+        for name in names {
+            let label = "\(zip)!\(name)"
+            var bytes = try archive.contents(of: name)
+            var warnings: [String] = []
+            if InputFile.isGzip(bytes) {
+                do {
+                    bytes = try InputFile.gunzip(bytes, name: label, limit: limits.maxEntryBytes)
+                } catch {
+                    alone.append(GPXImportResult(file: label, status: .failed, error: error))
+                    continue
+                }
+                warnings = ["the entry is gzip-compressed; it was decompressed in memory"]
+            }
+            let store = try store()
+            var result =
+                name.hasSuffix(".tcx")
+                ? await TCXImporter(store: store).importBytes(bytes, name: label)
+                : await GPXImporter(store: store).importBytes(bytes, name: label)
+            result.warnings = warnings + result.warnings
+            alone.append(result)
+        }
+        func summary(_ r: GPXImportResult) -> String {
+            "\(r.status) \(r.tracks.map(\.locations)) \(r.warnings) \(r.error.map { "\($0.code) \($0)" } ?? "-")"
+        }
+        #expect(results.map(summary) == alone.map(summary))
+        #expect(
+            results.map(\.status) == [
+                .imported, .imported, .imported, .failed, .imported, .failed, .failed, .imported, .imported,
+            ])
+        #expect(results[0].warnings.first == "the entry is gzip-compressed; it was decompressed in memory")
+        #expect(results[3].error?.code == .compression && results[3].warnings.isEmpty)
+        #expect(results[5].error?.code == .malformedXML && results[5].error?.line != nil)
+        #expect(results[6].error?.message == "the decompressed data is larger than 100,000 bytes")
+        #expect(results[6].error?.file == "\(zip)!\(names[6])")
     }
 
     @Test("the same export unpacked into a folder imports the same way")

@@ -157,6 +157,27 @@ struct ImportTests {
         #expect(try await store.workouts(matching: WorkoutFilter()).isEmpty)
     }
 
+    @Test(
+        "files longer than the reader's queue, each read ahead while the one before is stored, all import",
+        .timeLimit(.minutes(10)))  // a guard against a hang (the reader's wake-up went to the wrong thread), not speed
+    func readAheadOfLongFiles() async throws {
+        let store = try makeTemporaryStore()
+        let importer = GPXImporter(store: store)
+        let dir = try temporaryDirectory()
+        // 12,000 points: 12 batches of 1,024, more than the 8 events a reader queues, so that each reader waits on
+        // its full queue while the next one waits for it to end.
+        let paths = try (0..<4).map { n in
+            let path = dir + "/\(n).gpx"
+            try syntheticGPX(count: 12_000, name: "long \(n)").write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        for (n, path) in paths.enumerated() {
+            let result = await importer.importFile(path, readingAhead: n + 1 < paths.count ? paths[n + 1] : nil)
+            #expect(result.status == .imported && result.tracks.map(\.locations) == [12_000], "\(path): \(result)")
+        }
+        #expect(try await store.routes(matching: RouteFilter()).count == 4)
+    }
+
     @Test("a fault mid-import keeps what was acknowledged; importing again resumes and completes exactly one route")
     func resumeAfterFault() async throws {
         let dir = try temporaryDirectory()
