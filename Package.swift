@@ -79,8 +79,16 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // libdeflate: whole gzip entries held in memory (an archive's `.gpx.gz`), several times faster than zlib.
+        .systemLibrary(
+            name: "CLibdeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
+        ),
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
-        .target(name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib"], swiftSettings: swiftSettings),
+        .target(
+            name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate"],
+            swiftSettings: swiftSettings),
 
         // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).
         .target(name: "RouteKitFIT", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the C libraries and tools RouteKit needs when they are missing:
-#   GEOS (libgeos-dev, geos.pc), pkg-config, zlib (gzip-compressed GPX), SQLite (the embedded store, through
+#   GEOS (libgeos-dev, geos.pc), pkg-config, zlib (gzip-compressed GPX), libdeflate (gzip entries of archives), SQLite (the embedded store, through
 #   GRDB), cairo (PNG output of `routekit render`) with a font (DejaVu), and the xmllint and sqlite3 tools (used by
 #   tests).
 # Debian/Ubuntu via apt-get (with sudo when not root), macOS via Homebrew. Does nothing when all are present.
@@ -12,6 +12,7 @@ missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 have_pc geos || missing+=(geos)
 have_pc zlib || missing+=(zlib)
+have_pc libdeflate || missing+=(libdeflate)
 command -v xmllint >/dev/null 2>&1 || missing+=(xmllint)
 have_pc sqlite3 || missing+=(sqlite3)
 have_pc cairo || missing+=(cairo)
@@ -19,7 +20,7 @@ have_pc cairo || missing+=(cairo)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3-cli)
 
 if [ ${#missing[@]} -eq 0 ]; then
-    echo "install-deps: GEOS $(pkg-config --modversion geos), zlib $(pkg-config --modversion zlib), SQLite $(pkg-config --modversion sqlite3), cairo $(pkg-config --modversion cairo), pkg-config, xmllint and sqlite3 are present."
+    echo "install-deps: GEOS $(pkg-config --modversion geos), zlib $(pkg-config --modversion zlib), libdeflate $(pkg-config --modversion libdeflate), SQLite $(pkg-config --modversion sqlite3), cairo $(pkg-config --modversion cairo), pkg-config, xmllint and sqlite3 are present."
     exit 0
 fi
 echo "install-deps: missing: ${missing[*]}"
@@ -29,12 +30,12 @@ if command -v apt-get >/dev/null 2>&1; then
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq libgeos-dev pkg-config zlib1g-dev libxml2-utils libsqlite3-dev sqlite3 \
+    $SUDO apt-get install -y -qq libgeos-dev pkg-config zlib1g-dev libdeflate-dev libxml2-utils libsqlite3-dev sqlite3 \
         libcairo2-dev fonts-dejavu-core
 elif command -v brew >/dev/null 2>&1; then
-    brew install geos pkg-config zlib libxml2 sqlite cairo
+    brew install geos pkg-config zlib libdeflate libxml2 sqlite cairo
 else
-    echo "install-deps: install GEOS (>= 3.10, with geos.pc), pkg-config, zlib, SQLite 3 (with sqlite3.pc), cairo (with cairo.pc), xmllint and sqlite3 with your package manager." >&2
+    echo "install-deps: install GEOS (>= 3.10, with geos.pc), pkg-config, zlib, libdeflate (with libdeflate.pc), SQLite 3 (with sqlite3.pc), cairo (with cairo.pc), xmllint and sqlite3 with your package manager." >&2
     exit 1
 fi
 have_pc geos || { echo "install-deps: GEOS is still not visible to pkg-config (geos.pc)." >&2; exit 1; }
