@@ -15,12 +15,12 @@ enum Zip {
         return dir.path
     }
 
-    static func make(_ path: String, _ entries: [(String, [UInt8])]) throws {
+    static func make(_ path: String, _ entries: [(String, [UInt8])], compression: CompressionMethod = .deflate) throws {
         let archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .create)
         for (name, bytes) in entries {
             let data = Data(bytes)
             try archive.addEntry(
-                with: name, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate
+                with: name, type: .file, uncompressedSize: Int64(data.count), compressionMethod: compression
             ) { position, size in
                 data.subdata(in: Int(position)..<Int(position) + size)
             }
@@ -309,5 +309,32 @@ struct ArchiveImportTests {
         #expect(results.count == 1)
         #expect(results.first?.status == .failed)
         #expect(results.first?.error?.code == .compression)
+    }
+}
+
+@Suite("zip entries' checksums")
+struct ZipChecksumTests {
+    @Test("an entry whose data does not match its CRC-32 is refused, naming the archive and entry; the others read")
+    func corruptEntry() throws {
+        let dir = try Zip.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/export.zip"
+        let good = Array(gpxText(name: "good").utf8)
+        let bad = Array(gpxText(name: "bad-entry-marker", points: 30).utf8)
+        try Zip.make(path, [("good.gpx", good), ("bad.gpx", bad)], compression: .none)
+        // Stored entries: flip one byte of the second entry's data in place.
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let marker = Array("bad-entry-marker".utf8)
+        let at = try #require(
+            (0...(bytes.count - marker.count)).first { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
+        bytes[at] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let archive = try ZipArchive(path: path)
+        #expect(try archive.contents(of: "good.gpx") == good)
+        let e = #expect(throws: RouteKitError.self) { try archive.contents(of: "bad.gpx") }
+        #expect(e?.code == .compression)
+        #expect(e?.file == "\(path)!bad.gpx")
+        #expect(e?.message.contains("CRC-32") == true)
     }
 }
