@@ -7,8 +7,10 @@
 #   RUNS      runs per tool, default 5; the median is reported
 #   ROUTEKIT  the routekit binary, default .build/release/routekit (build it with `make release`)
 #
-# Tools (each a whole process, runs interleaved round-robin; wall time from bash's clock, peak RSS from
-# /usr/bin/time %M):
+# Tools (each a whole process; peak RSS from /usr/bin/time %M). Wall time: with hyperfine installed (apt-get install
+# hyperfine), `hyperfine -N` runs each command RUNS times after 3 warm-up runs, without a shell, and the table gives
+# its median; without it, runs are interleaved round-robin and timed by bash's clock around `bash -c` and
+# /usr/bin/time, which adds the same few milliseconds of their own to every tool (so ratios come out lower).
 #   routekit-inspect   routekit inspect FILE: decodes every message once (the summary and the GPX summary in one pass)
 #   routekit-csv       routekit convert FILE --format csv -o /dev/null: every positioned record written as CSV
 #   fitdecode          python3: for frame in fitdecode.FitReader(FILE) (every message decoded, strict CRC)
@@ -45,6 +47,28 @@ m,e=Decoder(Stream.from_file(sys.argv[1])).read()
 }
 
 declare -A times rss
+if command -v hyperfine >/dev/null; then
+    # The Python peers as scripts, so that hyperfine runs every command without a shell.
+    scripts=$(mktemp -d)
+    printf 'import fitdecode,sys\nn=0\nwith fitdecode.FitReader(sys.argv[1]) as f:\n    for frame in f: n+=1\n' \
+        >"$scripts/peer_fitdecode.py"
+    printf 'import sys\nfrom garmin_fit_sdk import Decoder, Stream\nm,e=Decoder(Stream.from_file(sys.argv[1])).read()\n' \
+        >"$scripts/peer_garmin.py"
+    for t in "${tools[@]}"; do
+        case "$t" in
+        fitdecode) cmd="python3 $scripts/peer_fitdecode.py $FILE" ;;
+        garmin-sdk) cmd="python3 $scripts/peer_garmin.py $FILE" ;;
+        *) cmd=$(command_for "$t") ;;
+        esac
+        hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$scripts/$t.json" "$cmd" >&2
+        times[$t]=$(python3 -c "import json,statistics,sys; r=json.load(open(sys.argv[1]))['results'][0]
+print(' '.join(str(round(x*1000,1)) for x in r['times']))" "$scripts/$t.json")
+        /usr/bin/time -f '%M' -o "$scripts/rss" $cmd >/dev/null 2>&1 || true
+        rss[$t]=$(tail -1 "$scripts/rss")
+    done
+    rm -rf "$scripts"
+    RUNS=0
+fi
 for run in $(seq "$RUNS"); do
     for t in "${tools[@]}"; do
         cmd=$(command_for "$t")
