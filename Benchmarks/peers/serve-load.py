@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load tests of `routekit serve`'s change feed, with the standard library only (asyncio sockets).
 
-    serve-load.py follow     URL TOKEN [--followers 500] [--uploaders 4] [--uploads 25]
+    serve-load.py follow     URL TOKEN [--followers 500] [--uploaders 4] [--uploads 25] [--also URL2]
     serve-load.py disconnect URL TOKEN [--followers 1000]
     serve-load.py slow       URL TOKEN [--changes 10000] [--rate 1024]
     serve-load.py catchup    URL TOKEN [--limit 5000]
@@ -9,7 +9,9 @@
 follow      N followers tail the feed as Server-Sent Events while U clients upload small GPX files. Every follower
             must end with exactly the store's current routes (no gap, no repeat). Commit-to-delivery latency is
             measured per (follower, route) from the upload's answer (after its commit: a lower bound) and from the
-            upload's request (an upper bound).
+            upload's request (an upper bound). With --also, a second server on the same store (PostgreSQL): the
+            followers and the uploaders alternate between the two, so half of what each follower sees was uploaded
+            to the other server.
 disconnect  N followers connect, catch up, and drop their connections abruptly (TCP reset); prints how long the
             server takes to count 0 open streams (routekit_open_event_streams in /metrics, an admin token).
 slow        one follower reads at RATE bytes/s while C changes are made through the route builder; prints the
@@ -153,8 +155,9 @@ async def current_routes(host, port, token):
 
 async def follow(args):
     host, port = parse_url(args.url)
+    servers = [(host, port)] + ([parse_url(args.also)] if args.also else [])
     followers = [Follower(i) for i in range(args.followers)]
-    tasks = [asyncio.create_task(f.run(host, port, args.token)) for f in followers]
+    tasks = [asyncio.create_task(f.run(*servers[i % len(servers)], args.token)) for i, f in enumerate(followers)]
     await asyncio.wait_for(asyncio.gather(*(f.up_to_date.wait() for f in followers)), 120)
     print(f"{len(followers)} followers caught up")
     sent = {}
@@ -164,7 +167,8 @@ async def follow(args):
         for k in range(args.uploads):
             i = base + u * 10_000 + k
             t0 = time.monotonic()
-            status, _, body = await request(host, port, "POST", f"/v1/uploads?name=l{i}.gpx", args.token, gpx(i))
+            to = servers[(u + k) % len(servers)]
+            status, _, body = await request(*to, "POST", f"/v1/uploads?name=l{i}.gpx", args.token, gpx(i))
             t1 = time.monotonic()
             assert status in (200, 201), (status, body[:200])
             for r in json.loads(body)["results"][0]["routes"]:
@@ -189,7 +193,8 @@ async def follow(args):
                 low.append(max(0.0, f.received[uuid] - t1))
                 high.append(f.received[uuid] - t0)
     q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] * 1000 if xs else float("nan")
-    print(f"{len(sent)} uploads by {args.uploaders} clients in {upload_time:.2f} s; store has {len(store)} routes")
+    print(f"{len(sent)} uploads by {args.uploaders} clients to {len(servers)} server(s) in {upload_time:.2f} s; "
+          f"store has {len(store)} routes")
     print(f"followers: {missing} missing, {extra} extra, {repeats} repeated (over {len(followers)} followers)")
     print(f"commit-to-delivery ms over {len(low)} deliveries: from the upload's answer p50 {q(low, .5):.1f} "
           f"p99 {q(low, .99):.1f} max {q(low, 1):.1f}; from its request p50 {q(high, .5):.1f} "
@@ -272,6 +277,7 @@ def main():
     p.add_argument("--changes", type=int, default=10000)
     p.add_argument("--rate", type=int, default=1024)
     p.add_argument("--limit", type=int, default=5000)
+    p.add_argument("--also", help="follow: a second server on the same store; followers and uploads alternate")
     args = p.parse_args()
     sys.exit(asyncio.run({"follow": follow, "disconnect": disconnect, "slow": slow, "catchup": catchup}[args.mode](args)))
 
