@@ -30,6 +30,11 @@ public final class GPXReader {
     private var finished = false
     private var inflater: Inflater?
     private var sniffed = false
+    /// Whether reading from memory counts toward ``bytesRead`` (not when the memory is a gzip input decompressed
+    /// whole: ``bytesRead`` counts compressed bytes, all read by then).
+    private var countsReads = true
+    /// Whether a gzip input was decompressed in one call (``wholeGzip(head:)``) rather than streamed.
+    private(set) var decompressedWhole = false
     private var scratch: UnsafeMutablePointer<UInt8>
     private let chunkSize: Int
 
@@ -172,11 +177,18 @@ public final class GPXReader {
             n += k
         }
         if n >= 2 && scratch[0] == 0x1F && scratch[1] == 0x8B {
+            let warning = GPXWarning(
+                kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading")
+            if let whole = wholeGzip(head: n) {
+                // Read from memory from here on, as plain input is.
+                core.events.append(.warning(warning))
+                input = .bytes(whole, offset: 0)
+                countsReads = false
+                decompressedWhole = true
+                return
+            }
             inflater = try Inflater(fileName: fileName)
-            core.events.append(
-                .warning(
-                    GPXWarning(kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading"))
-            )
+            core.events.append(.warning(warning))
             do {
                 try inflater?.inflate(UnsafeRawBufferPointer(start: scratch, count: n)) {
                     (p: UnsafePointer<UInt8>, count: Int) throws(RouteKitError) in
@@ -193,6 +205,55 @@ public final class GPXReader {
         } else {
             core.input.append(scratch, n)
             try core.parse(final: false)
+        }
+    }
+
+    /// The largest gzip input decompressed whole (compressed, and as its trailer announces it decompressed).
+    static let wholeGzipLimit = 64 << 20
+
+    /// The whole gzip input decompressed in one call (`InputFile.wholeMember`, libdeflate: several times faster than
+    /// zlib's streaming inflate) when it is one member of at most ``wholeGzipLimit`` bytes either way, held in memory or
+    /// a regular file; `n` bytes of it are in `scratch`. `nil` otherwise, with nothing moved: the file's offset is
+    /// where it was (the rest is read with `pread`), and the streaming path reads on as before, errors and all.
+    private func wholeGzip(head n: Int) -> [UInt8]? {
+        switch input {
+        case .bytes(let bytes, _):
+            guard bytes.count <= Self.wholeGzipLimit,
+                let whole = InputFile.wholeMember(bytes, limit: Self.wholeGzipLimit)
+            else { return nil }
+            bytesRead = bytes.count
+            return whole
+        case .file(let fd):
+            var st = stat()
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size >= 18,
+                st.st_size <= Self.wholeGzipLimit
+            else { return nil }
+            let size = Int(st.st_size)
+            // The trailer's size first: a file that decompresses past the limit is streamed without reading it twice.
+            var trailer: [UInt8] = [0, 0, 0, 0]
+            guard pread(fd, &trailer, 4, off_t(size - 4)) == 4 else { return nil }
+            let announced = Int(trailer[0]) | Int(trailer[1]) << 8 | Int(trailer[2]) << 16 | Int(trailer[3]) << 24
+            guard announced > 0, announced <= Self.wholeGzipLimit else { return nil }
+            var complete = false
+            let compressed = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                base.update(from: scratch, count: min(n, size))
+                var offset = min(n, size)
+                while offset < size {
+                    let k = pread(fd, base + offset, size - offset, off_t(offset))
+                    if k < 0 && errno == EINTR { continue }
+                    if k <= 0 { break }
+                    offset += k
+                }
+                initialized = offset
+                complete = offset == size
+            }
+            guard complete, let whole = InputFile.wholeMember(compressed, limit: Self.wholeGzipLimit) else {
+                return nil
+            }
+            close(fd)
+            bytesRead = size
+            return whole
         }
     }
 
@@ -218,7 +279,7 @@ public final class GPXReader {
                 if let base = b.baseAddress { p.update(from: base + offset, count: n) }
             }
             input = .bytes(bytes, offset: offset + n)
-            bytesRead += n
+            if countsReads { bytesRead += n }
             return n
         }
     }
