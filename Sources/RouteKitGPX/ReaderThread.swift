@@ -1,3 +1,4 @@
+private import CMalloc
 import Foundation
 public import RouteKit
 
@@ -57,6 +58,9 @@ public final class GPXReaderThread: Sendable {
     {
         let state = State(capacity: max(1, capacity), previous: before)
         let thread = Thread {
+            // `Thread.name` does not reach the kernel on Linux: named here, the thread shows in top, perf and gdb
+            // (15 bytes at most).
+            rk_name_this_thread("rk-gpx-reader")
             produce(state)
             state.threadEnded()
         }
