@@ -1,4 +1,3 @@
-private import CMalloc
 import Foundation
 public import RouteKit
 
@@ -58,9 +57,6 @@ public final class GPXReaderThread: Sendable {
     {
         let state = State(capacity: max(1, capacity), previous: before)
         let thread = Thread {
-            // `Thread.name` does not reach the kernel on Linux: named here, the thread shows in top, perf and gdb
-            // (15 bytes at most).
-            rk_name_this_thread("rk-gpx-reader")
             produce(state)
             state.threadEnded()
         }

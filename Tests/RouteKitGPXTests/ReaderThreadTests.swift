@@ -136,28 +136,4 @@ struct ReaderThreadTests {
         _ = write(writer, "x", 1)
         close(writer)
     }
-
-    @Test(
-        "the reading thread is named rk-gpx-reader where the kernel shows it (/proc/self/task/*/comm)",
-        .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check (CI runs this under TSan)
-    func threadName() async throws {
-        guard FileManager.default.fileExists(atPath: "/proc/self/task") else { return }  // not Linux: nothing to see
-        func named() -> Int {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-            return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-                .filter { $0.trimmingCharacters(in: .whitespacesAndNewlines) == "rk-gpx-reader" }.count
-        }
-        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-name-\(UUID().uuidString).fifo")
-            .path
-        try #require(mkfifo(fifo, 0o600) == 0)
-        defer { unlink(fifo) }
-        let writer = open(fifo, O_RDWR)  // keeps the pipe open without data: the reading thread blocks in read
-        let before = named()
-        let reader = GPXReaderThread(path: fifo)
-        let running = reader.threadRunningProbe
-        try await Self.waitUntil { named() == before + 1 }
-        reader.cancel()
-        close(writer)  // the blocked read sees the end of the pipe, so the cancelled thread ends
-        try await Self.waitUntil { !running() }
-    }
 }
