@@ -232,7 +232,7 @@ public final class GPXReader {
             // The trailer's size first: a file that decompresses past the limit is streamed without reading it twice.
             var trailer: [UInt8] = [0, 0, 0, 0]
             guard pread(fd, &trailer, 4, off_t(size - 4)) == 4 else { return nil }
-            let announced = Int(trailer[0]) | Int(trailer[1]) << 8 | Int(trailer[2]) << 16 | Int(trailer[3]) << 24
+            let announced = InputFile.littleEndian32(trailer)
             guard announced > 0, announced <= Self.wholeGzipLimit else { return nil }
             var complete = false
             let compressed = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in

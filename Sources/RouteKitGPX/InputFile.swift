@@ -283,8 +283,13 @@ public enum InputFile {
     /// The size field of the gzip trailer (the last 4 bytes, little-endian); 0 when the data is too short for one.
     private static func trailerSize(_ bytes: [UInt8]) -> Int {
         guard bytes.count >= 18 else { return 0 }
-        let n = bytes.count
-        return Int(bytes[n - 4]) | Int(bytes[n - 3]) << 8 | Int(bytes[n - 2]) << 16 | Int(bytes[n - 1]) << 24
+        return littleEndian32(bytes[(bytes.count - 4)...])
+    }
+
+    /// Four bytes as a little-endian unsigned 32-bit number (a gzip trailer's size field); 0 unless there are four.
+    package static func littleEndian32(_ bytes: some Collection<UInt8>) -> Int {
+        guard bytes.count == 4 else { return 0 }
+        return bytes.reversed().reduce(0) { $0 << 8 | Int($1) }
     }
 
     /// The CRC-32 of `bytes` (zlib's, as zip and gzip use it).
