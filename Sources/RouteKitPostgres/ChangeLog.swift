@@ -38,16 +38,16 @@
 
         // MARK: Recording (inside write transactions)
 
-        /// Records that the route in `row` (a `route` row) stops being current; its `added` row goes.
-        static func recordDeletion(_ tx: Transaction, _ row: Row) async throws {
-            let uuid: String = try row.get("uuid")
+        /// Records that a route stops being current; its `added` row goes.
+        static func recordDeletion(_ tx: Transaction, _ route: StoredRouteRow) async throws {
+            let uuid = key(route.id)
             try await tx.run("DELETE FROM change WHERE added AND route_uuid = \(uuid)")
             tx.changes.removeAll { $0.added && $0.route == uuid }
             tx.changes.append(
                 Change(
-                    added: false, route: uuid, workout: try row.get("workout_uuid"), source: try row.get("source"),
-                    syncID: try row.get("sync_id"), version: try row.get("sync_version"), start: try row.get("start_s"),
-                    end: try row.get("end_s")))
+                    added: false, route: uuid, workout: key(route.workoutID), source: route.source,
+                    syncID: route.syncIdentifier, version: route.version, start: route.startSeconds,
+                    end: route.endSeconds))
         }
 
         /// Records that `route` became current.

@@ -274,29 +274,23 @@
             let body = try StoredRecord.body(of: workout)
             let id = Self.key(workout.id)
             return try await write("saving workout \(workout.id)") { tx in
-                if try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil {
-                    throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
-                }
-                var outcome = SaveOutcome.inserted(workout.id)
-                if let sync = workout.sync {
+                let taken = try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil
+                var current: (id: UUID, version: Int64)?
+                var currentRoutes: [StoredRouteRow] = []
+                if !taken, let sync = workout.sync {
                     try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
                     if let row = try await tx.first(
                         "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier) FOR UPDATE"
                     ) {
-                        let current = try StoredRecord.uuid(row.get("uuid"))
-                        outcome = StoreRules.saveOutcome(
-                            saving: workout.id, version: sync.version, current: (current, try row.get("sync_version")))
-                        if case .stale = outcome { return outcome }
-                        try await Self.deleteWorkoutRows(tx, Self.key(current))
+                        let currentID = try StoredRecord.uuid(row.get("uuid"))
+                        current = (currentID, try row.get("sync_version"))
+                        currentRoutes = try await Self.currentRoutes(tx, ofWorkout: currentID)
                     }
                 }
-                try await tx.run(
-                    """
-                    INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
-                    VALUES (\(id), \(workout.source.name), \(workout.sync?.identifier), \(workout.sync?.version),
-                        \(workout.start?.instant.seconds), \(workout.end?.instant.seconds), \(body))
-                    """)
-                return outcome
+                let plan = try StoreRules.saveWorkout(
+                    workout, body: body, uuidTaken: taken, current: current, currentRoutes: currentRoutes)
+                try await Self.apply(plan.writes, tx)
+                return plan.outcome
             }
         }
 
@@ -317,50 +311,10 @@
 
         public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
             try await write("deleting workout \(id)") { tx in
-                guard
-                    let owner = try await tx.value(
-                        "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR UPDATE", as: String.self)
-                else { throw RouteKitError(.notFound, "no workout \(id)") }
-                try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
-                try await Self.deleteWorkoutRows(tx, Self.key(id))
+                let owner = try await Self.workoutSource(tx, id, forUpdate: true)
+                let routes = owner == nil ? [] : try await Self.currentRoutes(tx, ofWorkout: id)
+                try await Self.apply(StoreRules.deleteWorkout(id, as: source, owner: owner, currentRoutes: routes), tx)
             }
-        }
-
-        /// Deletes a workout, its routes (current and kept), series and effort scores, with their chunks.
-        static func deleteWorkoutRows(_ tx: Transaction, _ workout: String) async throws {
-            for row in try await tx.rows(
-                "SELECT * FROM route WHERE workout_uuid = \(workout) AND current ORDER BY id FOR UPDATE")
-            {
-                try await recordDeletion(tx, row)
-            }
-            let containers =
-                try await tx.rows("SELECT container FROM route WHERE workout_uuid = \(workout)").map {
-                    try $0.get("container") as String
-                }
-                + tx.rows("SELECT container FROM series WHERE workout_uuid = \(workout)").map {
-                    try $0.get("container") as String
-                }
-            try await tx.run("DELETE FROM route WHERE workout_uuid = \(workout)")
-            try await tx.run("DELETE FROM series WHERE workout_uuid = \(workout)")
-            try await tx.run("DELETE FROM effort WHERE workout_uuid = \(workout)")
-            try await tx.run("DELETE FROM workout WHERE uuid = \(workout)")
-            for c in Set(containers).sorted() { try await dropContainerIfUnused(tx, c) }
-        }
-
-        /// Deletes a container's chunks unless a route or a pending builder still uses it (the kinds a workout's
-        /// series use stay).
-        static func dropContainerIfUnused(_ tx: Transaction, _ container: String) async throws {
-            let used = try await tx.value(
-                """
-                SELECT EXISTS(SELECT 1 FROM route WHERE container = \(container))
-                    OR EXISTS(SELECT 1 FROM builder WHERE uuid = \(container))
-                """, as: Bool.self)
-            if used == true { return }
-            try await tx.run(
-                """
-                DELETE FROM chunk WHERE container = \(container)
-                    AND kind NOT IN (SELECT kind FROM series WHERE container = \(container))
-                """)
         }
 
         /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
@@ -413,25 +367,18 @@
 
         public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
             try await write("deleting route \(id)") { tx in
-                guard
-                    let first = try await tx.first(
-                        "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND current")
-                else { throw RouteKitError(.notFound, "no current route \(id)") }
-                let owner: String = try first.get("source")
-                let syncID: String = try first.get("sync_id")
-                try StoreRules.checkOwner(owner, of: "route \(id)", is: source)
-                try await Self.lock(tx, "route\n\(owner)\n\(syncID)")
-                // Read again under the identity's lock: a concurrent writer may have replaced it meanwhile.
-                guard
-                    let row = try await tx.first(
-                        "SELECT * FROM route WHERE uuid = \(Self.key(id)) AND current FOR UPDATE")
-                else { throw RouteKitError(.notFound, "no current route \(id)") }
-                try await Self.recordDeletion(tx, row)
-                let containers = try await tx.rows(
-                    "SELECT container FROM route WHERE source = \(owner) AND sync_id = \(syncID)"
-                ).map { try $0.get("container") as String }
-                try await tx.run("DELETE FROM route WHERE source = \(owner) AND sync_id = \(syncID)")
-                for c in Set(containers).sorted() { try await Self.dropContainerIfUnused(tx, c) }
+                var current: StoredRouteRow?
+                if let first = try await tx.first(
+                    "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND current")
+                {
+                    try await Self.lock(
+                        tx, "route\n\(try first.get("source") as String)\n\(try first.get("sync_id") as String)")
+                    // Read again under the identity's lock: a concurrent writer may have replaced it meanwhile.
+                    current = try await tx.first(
+                        "SELECT * FROM route WHERE uuid = \(Self.key(id)) AND current FOR UPDATE"
+                    ).map(Self.routeRow)
+                }
+                try await Self.apply(StoreRules.deleteRoute(id, as: source, current: current), tx)
             }
         }
 
@@ -466,7 +413,7 @@
         {
             let small = try await read(what, snapshot: true) { tx -> [StoredChunk]? in
                 let found = try await ids(tx)
-                guard found.count <= SnapshotCursor.wholeReadChunks else { return nil }
+                guard found.count <= StoreRules.wholeReadChunks else { return nil }
                 return try await Self.chunks(tx, found)
             }
             if let small { return ArrayChunkCursor(small) }
@@ -493,31 +440,15 @@
         @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
             async throws(RouteKitError)
         {
-            let container = "series-" + Self.key(id)
             try await write("saving series of workout \(id)") { tx in
                 // The workout's row lock orders concurrent appends (each numbers its chunks after the others').
-                guard
-                    let owner = try await tx.value(
-                        "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR UPDATE", as: String.self)
-                else { throw RouteKitError(.notFound, "no workout \(id)") }
-                try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
-                var next = Int(
-                    try await tx.value("SELECT MAX(seq) + 1 FROM chunk WHERE container = \(container)", as: Int64.self)
-                        ?? 0)
-                var numbered: [StoredChunk] = []
-                for var chunk in chunks {
-                    chunk.sequence = next
-                    next += 1
-                    numbered.append(chunk)
-                }
-                try await Self.insert(tx, numbered, container: container)
-                for kind in Set(chunks.map(\.kind.description)).sorted() {
-                    try await tx.run(
-                        """
-                        INSERT INTO series(workout_uuid, source, kind, container)
-                        VALUES (\(Self.key(id)), \(source.name), \(kind), \(container)) ON CONFLICT DO NOTHING
-                        """)
-                }
+                let owner = try await Self.workoutSource(tx, id, forUpdate: true)
+                let next = try await tx.value(
+                    "SELECT MAX(seq) + 1 FROM chunk WHERE container = \(StoreRules.seriesContainer(of: id))",
+                    as: Int64.self)
+                try await Self.apply(
+                    StoreRules.appendSeries(
+                        chunks, toWorkout: id, as: source, owner: owner, nextSequence: Int(next ?? 0)), tx)
             }
         }
 
@@ -701,17 +632,9 @@
             }
         }
 
-        /// Checks that `claim` holds the pending builder `key`, and locks its row until the transaction ends.
-        static func checkClaim(_ tx: Transaction, _ key: String, _ claim: UUID) async throws {
-            guard
-                let held = try await tx.value(
-                    "SELECT claim FROM builder WHERE uuid = \(key) FOR UPDATE", as: String.self)
-            else {
-                throw RouteKitError(.notFound, "route builder \(key) is not pending (finished, discarded or unknown)")
-            }
-            guard held == Self.key(claim) else {
-                throw RouteKitError(.builderState, "route builder \(key) was taken over by another process")
-            }
+        /// Checks that `claim` holds the pending builder `id`, and locks its row until the transaction ends.
+        static func checkClaim(_ tx: Transaction, _ id: UUID, _ claim: UUID) async throws {
+            try StoreRules.checkClaim(id, held: try await builderRow(tx, id)?.claim, by: claim)
         }
 
         @_spi(RouteKitBackend) public func claimBuilder(
@@ -749,7 +672,7 @@
             }
             if updated == 1 { return }
             // Why not: gone, or taken over.
-            try await read("storing a batch of route builder \(id)") { tx in try await Self.checkClaim(tx, key, claim) }
+            try await read("storing a batch of route builder \(id)") { tx in try await Self.checkClaim(tx, id, claim) }
             throw RouteKitError(.storage, "route builder \(id): a batch was not stored")
         }
 
@@ -784,7 +707,7 @@
         {
             let key = Self.key(id)
             try await write("merging route builder \(id)") { tx in
-                try await Self.checkClaim(tx, key, claim)
+                try await Self.checkClaim(tx, id, claim)
                 try await tx.run(
                     "DELETE FROM chunk WHERE container = \(key) AND kind = 'locations' AND seq = ANY(\(sequences.map { Int64($0) }))"
                 )
@@ -799,78 +722,13 @@
         }
 
         public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
-            let key = Self.key(id)
             try await write("discarding route builder \(id)") { tx in
-                guard
-                    let owner = try await tx.value(
-                        "SELECT source FROM builder WHERE uuid = \(key) FOR UPDATE", as: String.self)
-                else {
-                    throw RouteKitError(
-                        .notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-                }
-                try StoreRules.checkOwner(owner, of: "route builder \(id)", is: source)
-                try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
-                try await tx.run("DELETE FROM chunk WHERE container = \(key)")
+                let owner = try await Self.builderRow(tx, id)?.source
+                try await Self.apply(StoreRules.discardBuilder(id, as: source, owner: owner), tx)
             }
         }
 
         // MARK: Saving routes
-
-        /// Checks that the workout exists and is the route's source's, and keeps it from being deleted until the
-        /// transaction ends.
-        static func checkWorkout(_ tx: Transaction, _ route: RouteSample) async throws {
-            try StoreRules.checkWorkout(
-                await tx.value(
-                    "SELECT source FROM workout WHERE uuid = \(key(route.workoutID)) FOR SHARE", as: String.self),
-                for: route)
-        }
-
-        /// The sync semantics for a route about to be inserted (under the identity's lock): `.stale` (nothing
-        /// changed), or the current version deleted (kept as provenance when it was raw and the new one is derived)
-        /// and `.replaced`, or `.inserted`.
-        static func replaceCurrent(_ tx: Transaction, _ route: RouteSample) async throws -> SaveOutcome {
-            let source = route.source.name
-            let syncID = route.sync.identifier
-            try await lock(tx, "route\n\(source)\n\(syncID)")
-            guard
-                let row = try await tx.first(
-                    "SELECT * FROM route WHERE source = \(source) AND sync_id = \(syncID) AND current FOR UPDATE")
-            else { return .inserted(route.id) }
-            let current = try StoredRecord.uuid(row.get("uuid"))
-            let outcome = StoreRules.saveOutcome(
-                saving: route.id, version: route.sync.version, current: (current, try row.get("sync_version")))
-            if case .stale = outcome { return outcome }
-            try await recordDeletion(tx, row)
-            if StoreRules.keepsReplaced(replacedWasRaw: try row.get("raw"), replacement: route) {
-                try await tx.run("UPDATE route SET current = FALSE WHERE uuid = \(key(current))")
-            } else {
-                try await tx.run("DELETE FROM route WHERE uuid = \(key(current))")
-                try await dropContainerIfUnused(tx, row.get("container"))
-            }
-            if StoreRules.dropsKeptProvenance(replacement: route) {
-                // A new raw version: older kept provenance of this identity is no longer the raw one.
-                let old = try await tx.rows(
-                    "DELETE FROM route WHERE source = \(source) AND sync_id = \(syncID) AND NOT current RETURNING container"
-                ).map { try $0.get("container") as String }
-                for c in old { try await dropContainerIfUnused(tx, c) }
-            }
-            return outcome
-        }
-
-        /// Inserts the route row and records its addition in the change log.
-        static func insertRoute(_ tx: Transaction, _ route: RouteSample, container: String, derived: Bool, body: String)
-            async throws
-        {
-            try await tx.run(
-                """
-                INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
-                    location_count, container, body)
-                VALUES (\(key(route.id)), \(key(route.workoutID)), \(route.source.name), \(route.sync.identifier),
-                    \(route.sync.version), TRUE, \(!derived), \(route.start?.instant.seconds), \(route.end?.instant.seconds),
-                    \(Int64(route.locationCount)), \(container), \(body))
-                """)
-            recordAddition(tx, route)
-        }
 
         @_spi(RouteKitBackend) public func saveRoute(
             _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
@@ -879,29 +737,13 @@
         {
             let body = try StoredRecord.body(of: route)
             try StoreRules.checkRouteChunks(chunks)
-            let derived = StoreRules.isDerived(route)
             return try await write("saving route \(route.id)") { tx in
-                try await Self.checkWorkout(tx, route)
-                let outcome = try await Self.replaceCurrent(tx, route)
-                if case .stale = outcome {
-                } else {
-                    let container = Self.key(route.id)
-                    try await Self.insert(tx, chunks, container: container)
-                    try await Self.insertRoute(tx, route, container: container, derived: derived, body: body)
-                    for kind in StoreRules.seriesKinds(chunks) {
-                        try await tx.run(
-                            """
-                            INSERT INTO series(workout_uuid, source, kind, container)
-                            VALUES (\(Self.key(route.workoutID)), \(route.source.name), \(kind), \(container))
-                            ON CONFLICT DO NOTHING
-                            """)
-                    }
-                }
-                if let claim {
-                    try await tx.run(
-                        "DELETE FROM lease WHERE key = \(claim.key) AND holder = \(Self.key(claim.holder))")
-                }
-                return outcome
+                let workoutSource = try await Self.workoutSource(tx, route.workoutID)
+                let current = try await Self.currentVersion(tx, of: route)
+                let plan = try StoreRules.saveRoute(
+                    route, chunks: chunks, body: body, releasing: claim, workoutSource: workoutSource, current: current)
+                try await Self.apply(plan.writes, tx)
+                return plan.outcome
             }
         }
 
@@ -911,47 +753,16 @@
             async throws(RouteKitError) -> SaveOutcome
         {
             let body = try StoredRecord.body(of: route)
-            let derived = StoreRules.isDerived(route)
-            let key = Self.key(id)
             return try await write("finishing route builder \(id)") { tx in
-                guard
-                    let builderSource = try await tx.value(
-                        "SELECT source FROM builder WHERE uuid = \(key)", as: String.self)
-                else {
-                    throw RouteKitError(
-                        .notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-                }
-                try StoreRules.checkOwner(builderSource, of: "route builder \(id)", is: route.source)
-                try await Self.checkClaim(tx, key, claim)
-                try await Self.checkWorkout(tx, route)
-                let outcome = try await Self.replaceCurrent(tx, route)
-                if case .stale = outcome {
-                    try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
-                    try await tx.run("DELETE FROM chunk WHERE container = \(key)")
-                    return outcome
-                }
-                if let order = sequenceOrder, order != order.sorted() {
-                    // Renumber in two steps so that no two chunks ever share a number.
-                    for (position, s) in order.enumerated() {
-                        try await tx.run(
-                            """
-                            UPDATE chunk SET seq = \(Int64(-1 - position))
-                            WHERE container = \(key) AND kind = 'locations' AND seq = \(Int64(s))
-                            """)
-                    }
-                    try await tx.run(
-                        "UPDATE chunk SET seq = -1 - seq WHERE container = \(key) AND kind = 'locations' AND seq < 0")
-                }
-                try await Self.insertRoute(tx, route, container: key, derived: derived, body: body)
-                try await tx.run(
-                    """
-                    INSERT INTO series(workout_uuid, source, kind, container)
-                    SELECT DISTINCT \(Self.key(route.workoutID)), \(route.source.name), kind, container FROM chunk
-                    WHERE container = \(key) AND kind NOT IN ('locations', 'staging', 'extras')
-                    ON CONFLICT DO NOTHING
-                    """)
-                try await tx.run("DELETE FROM builder WHERE uuid = \(key)")
-                return outcome
+                // Locks in this order: the builder's row, the workout's, the identity's.
+                let builder = try await Self.builderRow(tx, id)
+                let workoutSource = try await Self.workoutSource(tx, route.workoutID)
+                let current = try await Self.currentVersion(tx, of: route)
+                let plan = try StoreRules.finishBuilder(
+                    id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder, builder: builder,
+                    workoutSource: workoutSource, current: current)
+                try await Self.apply(plan.writes, tx)
+                return plan.outcome
             }
         }
 
@@ -1157,8 +968,6 @@
     /// Reads a long route's chunks a few at a time through a connection of its own, inside a read-only REPEATABLE
     /// READ transaction opened when the query started: a route replaced meanwhile is still read whole.
     final class SnapshotCursor: ChunkCursor {
-        /// Reads of at most this many chunks are read whole instead.
-        static let wholeReadChunks = 64
         static let group = 8
         private var connection: PostgresConnection?
         private let logger: Logger

@@ -9,22 +9,13 @@ import GRDB
 /// AUTOINCREMENT inside a write transaction are in commit order, and a reader's snapshot never sees a gap
 /// that a later commit fills.
 ///
-/// **How the PostgreSQL backend will keep commit order** (so that nothing here has to be redone): there,
-/// concurrent writers take sequence numbers that can commit out of order (a transaction holding position 7
-/// may commit after one holding 8), so a reader that returned 8 could later miss 7. The PostgreSQL backend
-/// will record each transaction's changes with its transaction id (`pg_current_xact_id()`) and assign feed
-/// positions *after* commit visibility is known: a reader answers only changes whose transaction is older
-/// than the oldest still-running writer (`pg_snapshot_xmin(pg_current_snapshot())`), ordering them by a
-/// position taken from a single-row counter updated as the transaction's last statement (`UPDATE
-/// feed_counter SET position = position + n RETURNING position`, which serialises writers only for that
-/// final row lock, held until commit, so position order is commit order). Anchors, change sets, predicates,
-/// the added-row-per-current-route design and compaction carry over unchanged.
+/// PostgreSQL, with concurrent writers, keeps commit order differently (see its backend's change log).
 extension SQLiteStore {
     // MARK: Recording (inside write transactions)
 
-    /// Records that the route in `row` (a `route` row) stops being current; its `added` row goes.
-    static func recordDeletion(_ db: Database, _ row: Row) throws {
-        let uuid: String = row["uuid"]
+    /// Records that a route stops being current; its `added` row goes.
+    static func recordDeletion(_ db: Database, _ route: StoredRouteRow) throws {
+        let uuid = key(route.id)
         try db.cachedStatement(sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ?").execute(arguments: [uuid])
         try db.cachedStatement(
             sql: """
@@ -33,8 +24,8 @@ extension SQLiteStore {
                 VALUES (0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
-            uuid, row["workout_uuid"], row["source"], row["sync_id"], row["sync_version"], row["start_s"],
-            row["end_s"], Date().timeIntervalSince1970,
+            uuid, key(route.workoutID), route.source, route.syncIdentifier, route.version, route.startSeconds,
+            route.endSeconds, Date().timeIntervalSince1970,
         ])
     }
 

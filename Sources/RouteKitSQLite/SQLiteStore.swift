@@ -214,35 +214,25 @@ public final class SQLiteStore: RouteStore {
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: workout)
         return try await write("saving workout \(workout.id)") { db in
-            if try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ?"), arguments: [Self.key(workout.id)])
+            let taken =
+                try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ?"), arguments: [Self.key(workout.id)])
                 != nil
-            {
-                throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
-            }
-            var outcome = SaveOutcome.inserted(workout.id)
-            if let sync = workout.sync {
-                if let row = try Row.fetchOne(
+            var current: (id: UUID, version: Int64)?
+            var currentRoutes: [StoredRouteRow] = []
+            if let sync = workout.sync,
+                let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?"),
                     arguments: [workout.source.name, sync.identifier])
-                {
-                    let current = try Self.uuid(row["uuid"])
-                    outcome = StoreRules.saveOutcome(
-                        saving: workout.id, version: sync.version, current: (current, row["sync_version"]))
-                    if case .stale = outcome { return outcome }
-                    try Self.deleteWorkoutRows(db, Self.key(current))
-                }
+            {
+                let id = try Self.uuid(row["uuid"])
+                current = (id, row["sync_version"])
+                currentRoutes = try Self.currentRoutes(db, ofWorkout: id)
             }
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                Self.key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
-                workout.start?.instant.seconds, workout.end?.instant.seconds, body,
-            ])
-            return outcome
+            let plan = try StoreRules.saveWorkout(
+                workout, body: body, uuidTaken: taken, current: current, currentRoutes: currentRoutes)
+            try Self.apply(plan.writes, db)
+            return plan.outcome
         }
     }
 
@@ -265,52 +255,12 @@ public final class SQLiteStore: RouteStore {
 
     public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
         try await write("deleting workout \(id)") { db in
-            guard
-                let owner = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [Self.key(id)])
-            else { throw RouteKitError(.notFound, "no workout \(id)") }
-            try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
-            try Self.deleteWorkoutRows(db, Self.key(id))
+            try Self.apply(
+                StoreRules.deleteWorkout(
+                    id, as: source, owner: Self.workoutSource(db, id),
+                    currentRoutes: Self.currentRoutes(db, ofWorkout: id)),
+                db)
         }
-    }
-
-    /// Deletes a workout, its routes (current and kept) and its series, with their chunks.
-    static func deleteWorkoutRows(_ db: Database, _ workout: String) throws {
-        for row in try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM route WHERE workout_uuid = ? AND current = 1"), arguments: [workout])
-        {
-            try recordDeletion(db, row)
-        }
-        let containers =
-            try String.fetchAll(
-                db.cachedStatement(sql: "SELECT container FROM route WHERE workout_uuid = ?"), arguments: [workout])
-            + String.fetchAll(
-                db.cachedStatement(sql: "SELECT container FROM series WHERE workout_uuid = ?"), arguments: [workout])
-        try db.cachedStatement(sql: "DELETE FROM route WHERE workout_uuid = ?").execute(arguments: [workout])
-        try db.cachedStatement(sql: "DELETE FROM series WHERE workout_uuid = ?").execute(arguments: [workout])
-        try db.cachedStatement(sql: "DELETE FROM effort WHERE workout_uuid = ?").execute(arguments: [workout])
-        try db.cachedStatement(sql: "DELETE FROM workout WHERE uuid = ?").execute(arguments: [workout])
-        for c in Set(containers) { try dropContainerIfUnused(db, c) }
-    }
-
-    /// Deletes a container's chunks unless a route or a pending builder still uses it (the kinds a workout's
-    /// series use stay).
-    static func dropContainerIfUnused(_ db: Database, _ container: String) throws {
-        let used = try Bool.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT EXISTS(SELECT 1 FROM route WHERE container = ?1)
-                        OR EXISTS(SELECT 1 FROM builder WHERE uuid = ?1)
-                    """), arguments: [container])
-        if used == true { return }
-        // Series attached to a workout may live in the container of the builder that collected them: keep
-        // those kinds, drop the rest (locations, extras).
-        try db.cachedStatement(
-            sql: """
-                DELETE FROM chunk WHERE container = ?1
-                    AND kind NOT IN (SELECT kind FROM series WHERE container = ?1)
-                """
-        ).execute(arguments: [container])
     }
 
     // MARK: Routes
@@ -344,28 +294,12 @@ public final class SQLiteStore: RouteStore {
 
     public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
         try await write("deleting route \(id)") { db in
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ? AND current = 1"),
-                    arguments: [Self.key(id)])
-            else { throw RouteKitError(.notFound, "no current route \(id)") }
-            let owner: String = row["source"]
-            try StoreRules.checkOwner(owner, of: "route \(id)", is: source)
-            try Self.recordDeletion(db, row)
-            let syncID: String = row["sync_id"]
-            let containers = try String.fetchAll(
-                db.cachedStatement(sql: "SELECT container FROM route WHERE source = ? AND sync_id = ?"),
-                arguments: [owner, syncID])
-            try db.cachedStatement(sql: "DELETE FROM route WHERE source = ? AND sync_id = ?").execute(arguments: [
-                owner, syncID,
-            ])
-            for c in Set(containers) { try Self.dropContainerIfUnused(db, c) }
+            let current = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ? AND current = 1"), arguments: [Self.key(id)]
+            ).map(Self.routeRow)
+            try Self.apply(StoreRules.deleteRoute(id, as: source, current: current), db)
         }
     }
-
-    /// Routes of at most this many chunks are read whole in one read transaction (consistent, and no connection
-    /// of their own); longer ones through a snapshot held while they are iterated.
-    static let wholeReadChunks = 64
 
     @_spi(RouteKitBackend) public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
         async throws(RouteKitError) -> any ChunkCursor
@@ -389,7 +323,7 @@ public final class SQLiteStore: RouteStore {
             // Most routes: everything in one read transaction.
             let small = try await read("reading route \(id)") { db -> [StoredChunk]? in
                 let found = try ids(db)
-                guard found.count <= Self.wholeReadChunks else { return nil }
+                guard found.count <= StoreRules.wholeReadChunks else { return nil }
                 var chunks: [StoredChunk] = []
                 chunks.reserveCapacity(found.count)
                 for chunkID in found {
@@ -418,26 +352,16 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
         async throws(RouteKitError)
     {
-        let container = "series-" + Self.key(id)
         try await write("saving series of workout \(id)") { db in
-            guard
-                let owner = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [Self.key(id)])
-            else { throw RouteKitError(.notFound, "no workout \(id)") }
-            try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
-            var next =
+            let next =
                 try Int.fetchOne(
                     db.cachedStatement(sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?"),
-                    arguments: [container])
+                    arguments: [StoreRules.seriesContainer(of: id)])
                 ?? 0
-            for var chunk in chunks {
-                chunk.sequence = next
-                next += 1
-                try Self.insert(db, chunk, container: container)
-                try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
-                ).execute(arguments: [Self.key(id), source.name, chunk.kind.description, container])
-            }
+            try Self.apply(
+                StoreRules.appendSeries(
+                    chunks, toWorkout: id, as: source, owner: Self.workoutSource(db, id), nextSequence: next),
+                db)
         }
     }
 
@@ -556,15 +480,13 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    /// Checks that `claim` holds the pending builder `key`.
-    static func checkClaim(_ db: Database, _ key: String, _ claim: UUID) throws {
-        guard
-            let held = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT claim FROM builder WHERE uuid = ?"), arguments: [key])
-        else { throw RouteKitError(.notFound, "route builder \(key) is not pending (finished, discarded or unknown)") }
-        guard held == Self.key(claim) else {
-            throw RouteKitError(.builderState, "route builder \(key) was taken over by another process")
-        }
+    /// Checks that `claim` holds the pending builder `id`.
+    static func checkClaim(_ db: Database, _ id: UUID, _ claim: UUID) throws {
+        try StoreRules.checkClaim(
+            id,
+            held: String.fetchOne(
+                db.cachedStatement(sql: "SELECT claim FROM builder WHERE uuid = ?"), arguments: [Self.key(id)]),
+            by: claim)
     }
 
     @_spi(RouteKitBackend) public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
@@ -584,7 +506,7 @@ public final class SQLiteStore: RouteStore {
         let metadataJSON = try StoredRecord.encode(metadata: metadata)
         let now = Date().timeIntervalSince1970
         try await write("storing a batch of route builder \(id)") { db in
-            try Self.checkClaim(db, Self.key(id), claim)
+            try Self.checkClaim(db, id, claim)
             try db.cachedStatement(
                 sql: "UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ? WHERE uuid = ?"
             ).execute(arguments: [progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id)])
@@ -621,7 +543,7 @@ public final class SQLiteStore: RouteStore {
         async throws(RouteKitError)
     {
         try await write("merging route builder \(id)") { db in
-            try Self.checkClaim(db, Self.key(id), claim)
+            try Self.checkClaim(db, id, claim)
             for s in sequences {
                 try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'locations' AND seq = ?")
                     .execute(arguments: [Self.key(id), s])
@@ -638,64 +560,6 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    /// Checks that the workout exists and is the route's source's.
-    static func checkWorkout(_ db: Database, _ route: RouteSample) throws {
-        try StoreRules.checkWorkout(
-            String.fetchOne(
-                db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [key(route.workoutID)]),
-            for: route)
-    }
-
-    /// The sync semantics for a route about to be inserted: `.stale` (nothing changed), or the current version
-    /// deleted (kept as provenance when it was raw and the new one is derived) and `.replaced`, or `.inserted`.
-    static func replaceCurrent(_ db: Database, _ route: RouteSample) throws -> SaveOutcome {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1"),
-                arguments: [route.source.name, route.sync.identifier])
-        else { return .inserted(route.id) }
-        let current = try uuid(row["uuid"])
-        let outcome = StoreRules.saveOutcome(
-            saving: route.id, version: route.sync.version, current: (current, row["sync_version"]))
-        if case .stale = outcome { return outcome }
-        try recordDeletion(db, row)
-        if StoreRules.keepsReplaced(replacedWasRaw: row["raw"], replacement: route) {
-            try db.cachedStatement(sql: "UPDATE route SET current = 0 WHERE uuid = ?").execute(arguments: [key(current)]
-            )
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM route WHERE uuid = ?").execute(arguments: [key(current)])
-            try dropContainerIfUnused(db, row["container"])
-        }
-        if StoreRules.dropsKeptProvenance(replacement: route) {
-            // A new raw version: older kept provenance of this identity is no longer the raw one.
-            let old = try String.fetchAll(
-                db.cachedStatement(sql: "SELECT container FROM route WHERE source = ? AND sync_id = ? AND current = 0"),
-                arguments: [route.source.name, route.sync.identifier])
-            try db.cachedStatement(sql: "DELETE FROM route WHERE source = ? AND sync_id = ? AND current = 0").execute(
-                arguments: [route.source.name, route.sync.identifier])
-            for c in old { try dropContainerIfUnused(db, c) }
-        }
-        return outcome
-    }
-
-    /// Inserts the route row and records its addition in the change log.
-    static func insertRoute(_ db: Database, _ route: RouteSample, container: String, derived: Bool, body: String)
-        throws
-    {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
-                    location_count, container, body)
-                VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
-            !derived, route.start?.instant.seconds, route.end?.instant.seconds, route.locationCount, container,
-            body,
-        ])
-        try recordAddition(db, route)
-    }
-
     @_spi(RouteKitBackend) public func saveRoute(
         _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
     )
@@ -703,34 +567,12 @@ public final class SQLiteStore: RouteStore {
     {
         let body = try StoredRecord.body(of: route)
         try StoreRules.checkRouteChunks(chunks)
-        let derived = StoreRules.isDerived(route)
         return try await write("saving route \(route.id)") { db in
-            try Self.checkWorkout(db, route)
-            let outcome = try Self.replaceCurrent(db, route)
-            if case .inserted = outcome {
-            } else if case .replaced = outcome {
-            } else {
-                if let claim {
-                    try db.cachedStatement(sql: "DELETE FROM lease WHERE key = ? AND holder = ?").execute(arguments: [
-                        claim.key, Self.key(claim.holder),
-                    ])
-                }
-                return outcome
-            }
-            let container = Self.key(route.id)
-            for chunk in chunks { try Self.insert(db, chunk, container: container) }
-            try Self.insertRoute(db, route, container: container, derived: derived, body: body)
-            for kind in StoreRules.seriesKinds(chunks) {
-                try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
-                ).execute(arguments: [Self.key(route.workoutID), route.source.name, kind, container])
-            }
-            if let claim {
-                try db.cachedStatement(sql: "DELETE FROM lease WHERE key = ? AND holder = ?").execute(arguments: [
-                    claim.key, Self.key(claim.holder),
-                ])
-            }
-            return outcome
+            let plan = try StoreRules.saveRoute(
+                route, chunks: chunks, body: body, releasing: claim,
+                workoutSource: Self.workoutSource(db, route.workoutID), current: Self.currentVersion(db, of: route))
+            try Self.apply(plan.writes, db)
+            return plan.outcome
         }
     }
 
@@ -738,48 +580,13 @@ public final class SQLiteStore: RouteStore {
         async throws(RouteKitError) -> SaveOutcome
     {
         let body = try StoredRecord.body(of: route)
-        let derived = StoreRules.isDerived(route)
         return try await write("finishing route builder \(id)") { db in
-            let key = Self.key(id)
-            guard
-                let builderSource = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT source FROM builder WHERE uuid = ?"), arguments: [key])
-            else {
-                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-            }
-            try StoreRules.checkOwner(builderSource, of: "route builder \(id)", is: route.source)
-            try Self.checkClaim(db, key, claim)
-            try Self.checkWorkout(db, route)
-            let outcome = try Self.replaceCurrent(db, route)
-            if case .stale = outcome {
-                try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key])
-                try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ?").execute(arguments: [key])
-                return outcome
-            }
-            if let order = sequenceOrder, order != order.sorted() {
-                // Renumber in two steps so that no two chunks ever share a number.
-                for (position, s) in order.enumerated() {
-                    try db.cachedStatement(
-                        sql: "UPDATE chunk SET seq = ? WHERE container = ? AND kind = 'locations' AND seq = ?"
-                    ).execute(arguments: [-1 - position, key, s])
-                }
-                try db.cachedStatement(
-                    sql: "UPDATE chunk SET seq = -1 - seq WHERE container = ? AND kind = 'locations' AND seq < 0"
-                ).execute(arguments: [key])
-            }
-            try Self.insertRoute(db, route, container: key, derived: derived, body: body)
-            let kinds = try String.fetchAll(
-                db.cachedStatement(
-                    sql:
-                        "SELECT DISTINCT kind FROM chunk WHERE container = ? AND kind NOT IN ('locations', 'staging', 'extras')"
-                ), arguments: [key])
-            for kind in kinds {
-                try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
-                ).execute(arguments: [Self.key(route.workoutID), route.source.name, kind, key])
-            }
-            try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key])
-            return outcome
+            let plan = try StoreRules.finishBuilder(
+                id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder,
+                builder: Self.builderRow(db, id), workoutSource: Self.workoutSource(db, route.workoutID),
+                current: Self.currentVersion(db, of: route))
+            try Self.apply(plan.writes, db)
+            return plan.outcome
         }
     }
 
@@ -909,16 +716,8 @@ public final class SQLiteStore: RouteStore {
 
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try await write("discarding route builder \(id)") { db in
-            let key = Self.key(id)
-            guard
-                let owner = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT source FROM builder WHERE uuid = ?"), arguments: [key])
-            else {
-                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-            }
-            try StoreRules.checkOwner(owner, of: "route builder \(id)", is: source)
-            try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key])
-            try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ?").execute(arguments: [key])
+            try Self.apply(
+                StoreRules.discardBuilder(id, as: source, owner: Self.builderRow(db, id)?.source), db)
         }
     }
 }

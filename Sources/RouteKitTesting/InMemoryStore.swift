@@ -64,25 +64,21 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     /// Saves a workout with the sync semantics of ``RouteStore/saveWorkout(_:)``.
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
         // Nothing is encoded here, but what the SQL stores cannot store is refused alike.
-        _ = try StoredRecord.body(of: workout)
+        let body = try StoredRecord.body(of: workout)
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
-            guard s.workouts[workout.id] == nil else {
-                throw RouteKitError(.invalidArgument, "a workout with uuid \(workout.id) is already saved")
-            }
-            var outcome = SaveOutcome.inserted(workout.id)
+            var current: (id: UUID, version: Int64)?
             if let sync = workout.sync,
-                let current = s.workouts.values.first(where: {
+                let row = s.workouts.values.first(where: {
                     $0.workout.source == workout.source && $0.workout.sync?.identifier == sync.identifier
                 })
             {
-                outcome = StoreRules.saveOutcome(
-                    saving: workout.id, version: sync.version,
-                    current: (current.workout.id, current.workout.sync?.version ?? 0))
-                if case .stale = outcome { return outcome }
-                s.deleteWorkoutRows(current.workout.id)
+                current = (row.workout.id, row.workout.sync?.version ?? 0)
             }
-            s.workouts[workout.id] = WorkoutRow(row: s.nextRow(), workout: workout)
-            return outcome
+            let plan = try StoreRules.saveWorkout(
+                workout, body: body, uuidTaken: s.workouts[workout.id] != nil, current: current,
+                currentRoutes: current.map { s.currentRoutes(ofWorkout: $0.id) } ?? [])
+            try s.apply(plan.writes)
+            return plan.outcome
         }
     }
 
@@ -112,9 +108,10 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     /// Deletes a workout with its routes (recorded as deletions in the feed), series and effort scores.
     public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
         try write { (s: inout State) throws(RouteKitError) in
-            guard let row = s.workouts[id] else { throw RouteKitError(.notFound, "no workout \(id)") }
-            try StoreRules.checkOwner(row.workout.source.name, of: "workout \(id)", is: source)
-            s.deleteWorkoutRows(id)
+            try s.apply(
+                StoreRules.deleteWorkout(
+                    id, as: source, owner: s.workouts[id]?.workout.source.name,
+                    currentRoutes: s.currentRoutes(ofWorkout: id)))
         }
     }
 
@@ -151,14 +148,8 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     /// Deletes a current route and every kept version of its sync identity.
     public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
         try write { (s: inout State) throws(RouteKitError) in
-            guard let row = s.routes[id], row.current else { throw RouteKitError(.notFound, "no current route \(id)") }
-            try StoreRules.checkOwner(row.route.source.name, of: "route \(id)", is: source)
-            s.recordDeletion(row.route)
-            let identity = s.routes.values.filter {
-                $0.route.source == row.route.source && $0.route.sync.identifier == row.route.sync.identifier
-            }
-            for r in identity { s.routes[r.route.id] = nil }
-            for c in Set(identity.map(\.container)) { s.dropContainerIfUnused(c) }
+            let current = s.routes[id].flatMap { $0.current ? $0.stored : nil }
+            try s.apply(StoreRules.deleteRoute(id, as: source, current: current))
         }
     }
 
@@ -184,17 +175,11 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
         async throws(RouteKitError)
     {
-        let container = "series-" + id.lowercaseText
         try write { (s: inout State) throws(RouteKitError) in
-            guard let row = s.workouts[id] else { throw RouteKitError(.notFound, "no workout \(id)") }
-            try StoreRules.checkOwner(row.workout.source.name, of: "workout \(id)", is: source)
-            var next = s.nextSequence(in: container)
-            for var chunk in chunks {
-                chunk.sequence = next
-                next += 1
-                try s.insert(chunk, container: container)
-                s.addSeries(workout: id, source: source, kind: chunk.kind.description, container: container)
-            }
+            try s.apply(
+                StoreRules.appendSeries(
+                    chunks, toWorkout: id, as: source, owner: s.workouts[id]?.workout.source.name,
+                    nextSequence: s.nextSequence(in: StoreRules.seriesContainer(of: id))))
         }
     }
 
@@ -341,49 +326,21 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
         async throws(RouteKitError) -> SaveOutcome
     {
-        _ = try StoredRecord.body(of: route)
+        let body = try StoredRecord.body(of: route)
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
-            guard let builder = s.builders[id] else {
-                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-            }
-            try StoreRules.checkOwner(builder.source.name, of: "route builder \(id)", is: route.source)
-            try s.checkClaim(id, claim)
-            try s.checkWorkout(route)
-            let container = id.lowercaseText
-            let outcome = s.replaceCurrent(route)
-            if case .stale = outcome {
-                s.builders[id] = nil
-                s.chunks[container] = nil
-                return outcome
-            }
-            if let order = sequenceOrder, order != order.sorted(), var chunks = s.chunks[container] {
-                let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-                for i in chunks.indices where chunks[i].kind == .locations {
-                    if let p = position[chunks[i].sequence] { chunks[i].sequence = p }
-                }
-                s.chunks[container] = chunks
-            }
-            s.insertRoute(route, container: container)
-            let kinds = Set(
-                s.chunks(in: container).map(\.kind).filter { ![.locations, .staging, .extras].contains($0) }
-                    .map(\.description))
-            for kind in kinds.sorted() {
-                s.addSeries(workout: route.workoutID, source: route.source, kind: kind, container: container)
-            }
-            s.builders[id] = nil
-            return outcome
+            let plan = try StoreRules.finishBuilder(
+                id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder,
+                builder: s.builders[id].map { StoredBuilderRow(source: $0.source.name, claim: $0.claim.lowercaseText) },
+                workoutSource: s.workouts[route.workoutID]?.workout.source.name, current: s.currentVersion(of: route))
+            try s.apply(plan.writes)
+            return plan.outcome
         }
     }
 
     /// Drops a pending builder and its chunks (only as its source).
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
         try write { (s: inout State) throws(RouteKitError) in
-            guard let builder = s.builders[id] else {
-                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-            }
-            try StoreRules.checkOwner(builder.source.name, of: "route builder \(id)", is: source)
-            s.builders[id] = nil
-            s.chunks[id.lowercaseText] = nil
+            try s.apply(StoreRules.discardBuilder(id, as: source, owner: s.builders[id]?.source.name))
         }
     }
 
@@ -418,22 +375,14 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     @_spi(RouteKitBackend) public func saveRoute(
         _ route: RouteSample, chunks: [StoredChunk], releasing claim: WorkClaim?
     ) async throws(RouteKitError) -> SaveOutcome {
-        _ = try StoredRecord.body(of: route)
+        let body = try StoredRecord.body(of: route)
         try StoreRules.checkRouteChunks(chunks)
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
-            try s.checkWorkout(route)
-            let outcome = s.replaceCurrent(route)
-            if case .stale = outcome {
-            } else {
-                let container = route.id.lowercaseText
-                for chunk in chunks { try s.insert(chunk, container: container) }
-                s.insertRoute(route, container: container)
-                for kind in StoreRules.seriesKinds(chunks) {
-                    s.addSeries(workout: route.workoutID, source: route.source, kind: kind, container: container)
-                }
-            }
-            if let claim, s.leases[claim.key]?.holder == claim.holder { s.leases[claim.key] = nil }
-            return outcome
+            let plan = try StoreRules.saveRoute(
+                route, chunks: chunks, body: body, releasing: claim,
+                workoutSource: s.workouts[route.workoutID]?.workout.source.name, current: s.currentVersion(of: route))
+            try s.apply(plan.writes)
+            return plan.outcome
         }
     }
 
@@ -663,13 +612,22 @@ extension InMemoryStore {
         var current: Bool
         var raw: Bool
         var container: String
+
+        /// The row as the rules see it.
+        var stored: StoredRouteRow {
+            StoredRouteRow(
+                id: route.id, workoutID: route.workoutID, source: route.source.name,
+                syncIdentifier: route.sync.identifier, version: route.sync.version,
+                startSeconds: route.start?.instant.seconds, endSeconds: route.end?.instant.seconds, raw: raw,
+                container: container)
+        }
     }
 
     /// Which container holds a workout's series of a kind.
     struct SeriesRow {
         var row: Int64
         var workout: UUID
-        var source: Source
+        var source: String
         var kind: String
         var container: String
     }
@@ -766,7 +724,7 @@ extension InMemoryStore {
             chunks[container] = list
         }
 
-        mutating func addSeries(workout: UUID, source: Source, kind: String, container: String) {
+        mutating func addSeries(workout: UUID, source: String, kind: String, container: String) {
             guard !series.contains(where: { $0.workout == workout && $0.kind == kind && $0.container == container })
             else { return }
             series.append(SeriesRow(row: nextRow(), workout: workout, source: source, kind: kind, container: container))
@@ -792,67 +750,91 @@ extension InMemoryStore {
 
         /// Checks that `claim` holds the pending builder `id`.
         func checkClaim(_ id: UUID, _ claim: UUID) throws(RouteKitError) {
-            guard let held = builders[id]?.claim else {
-                throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or unknown)")
-            }
-            guard held == claim else {
-                throw RouteKitError(.builderState, "route builder \(id) was taken over by another process")
-            }
+            try StoreRules.checkClaim(id, held: builders[id]?.claim.lowercaseText, by: claim)
         }
 
-        // MARK: Workouts and routes
+        // MARK: Reads for the rules
 
-        /// Checks that the workout exists and is the route's source's.
-        func checkWorkout(_ route: RouteSample) throws(RouteKitError) {
-            try StoreRules.checkWorkout(workouts[route.workoutID]?.workout.source.name, for: route)
+        /// The current version of a route's sync identity.
+        func currentVersion(of route: RouteSample) -> StoredRouteRow? {
+            routes.values.first {
+                $0.current && $0.route.source == route.source && $0.route.sync.identifier == route.sync.identifier
+            }?.stored
         }
 
-        /// Deletes a workout, its routes (current and kept) and its series, with their chunks.
-        mutating func deleteWorkoutRows(_ id: UUID) {
-            let owned = routes.values.filter { $0.route.workoutID == id }.sorted { $0.row < $1.row }
-            for r in owned where r.current { recordDeletion(r.route) }
-            let containers = owned.map(\.container) + series.filter { $0.workout == id }.map(\.container)
-            for r in owned { routes[r.route.id] = nil }
-            series.removeAll { $0.workout == id }
-            efforts = efforts.filter { $0.value.score.workoutID != id }
-            workouts[id] = nil
-            for c in Set(containers) { dropContainerIfUnused(c) }
+        /// A workout's current routes, in saving order.
+        func currentRoutes(ofWorkout id: UUID) -> [StoredRouteRow] {
+            routes.values.filter { $0.current && $0.route.workoutID == id }.sorted { $0.row < $1.row }.map(\.stored)
         }
 
-        /// The sync semantics for a route about to be inserted: `.stale` (nothing changed), or the current version
-        /// deleted (kept as provenance when it was raw and the new one is derived) and `.replaced`, or `.inserted`.
-        mutating func replaceCurrent(_ route: RouteSample) -> SaveOutcome {
-            guard
-                let row = routes.values.first(where: {
-                    $0.current && $0.route.source == route.source && $0.route.sync.identifier == route.sync.identifier
-                })
-            else { return .inserted(route.id) }
-            let outcome = StoreRules.saveOutcome(
-                saving: route.id, version: route.sync.version, current: (row.route.id, row.route.sync.version))
-            if case .stale = outcome { return outcome }
-            recordDeletion(row.route)
-            if StoreRules.keepsReplaced(replacedWasRaw: row.raw, replacement: route) {
-                routes[row.route.id]?.current = false
-            } else {
-                routes[row.route.id] = nil
-                dropContainerIfUnused(row.container)
-            }
-            if StoreRules.dropsKeptProvenance(replacement: route) {
-                // A new raw version: older kept provenance of this identity is no longer the raw one.
-                let old = routes.values.filter {
-                    !$0.current && $0.route.source == route.source && $0.route.sync.identifier == route.sync.identifier
+        // MARK: Writes
+
+        /// Carries out the rules' writes, in order (as the SQL backends do, in their own statements).
+        mutating func apply(_ writes: [StoreWrite]) throws(RouteKitError) {
+            for write in writes { try apply(write) }
+        }
+
+        mutating func apply(_ write: StoreWrite) throws(RouteKitError) {
+            switch write {
+            case .logDeletion(let row):
+                guard let route = routes[row.id]?.route else {
+                    throw RouteKitError(.storage, "logging the deletion of route \(row.id), which is not stored")
                 }
-                for r in old { routes[r.route.id] = nil }
-                for c in old.map(\.container) { dropContainerIfUnused(c) }
+                recordDeletion(route)
+            case .keepAsProvenance(let id):
+                routes[id]?.current = false
+            case .deleteRoute(let id):
+                routes[id] = nil
+            case .deleteKeptVersions(let source, let syncID):
+                deleteVersions { !$0.current && $0.route.source.name == source && $0.route.sync.identifier == syncID }
+            case .deleteIdentity(let source, let syncID):
+                deleteVersions { $0.route.source.name == source && $0.route.sync.identifier == syncID }
+            case .dropContainerIfUnused(let container):
+                dropContainerIfUnused(container)
+            case .insertChunks(let list, let container):
+                for chunk in list { try insert(chunk, container: container) }
+            case .renumberLocations(let container, let order):
+                guard var list = chunks[container] else { return }
+                let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+                for i in list.indices where list[i].kind == .locations {
+                    if let p = position[list[i].sequence] { list[i].sequence = p }
+                }
+                chunks[container] = list
+            case .insertRoute(let route, let container, let raw, _):
+                routes[route.id] = RouteRow(row: nextRow(), route: route, current: true, raw: raw, container: container)
+                unsealed.append((true, route))
+            case .attachSeries(let workout, let source, let kinds, let container):
+                for kind in kinds { addSeries(workout: workout, source: source, kind: kind, container: container) }
+            case .attachStoredSeries(let workout, let source, let container):
+                let kinds = Set(
+                    self.chunks(in: container).map(\.kind).filter(StoreRules.isSeriesKind).map(\.description))
+                for kind in kinds.sorted() {
+                    addSeries(workout: workout, source: source, kind: kind, container: container)
+                }
+            case .deleteBuilder(let id):
+                builders[id] = nil
+            case .deleteContainer(let container):
+                chunks[container] = nil
+            case .releaseClaim(let claim):
+                if leases[claim.key]?.holder == claim.holder { leases[claim.key] = nil }
+            case .deleteWorkoutRows(let id):
+                let owned = routes.values.filter { $0.route.workoutID == id }
+                let containers = owned.map(\.container) + series.filter { $0.workout == id }.map(\.container)
+                for r in owned { routes[r.route.id] = nil }
+                series.removeAll { $0.workout == id }
+                efforts = efforts.filter { $0.value.score.workoutID != id }
+                workouts[id] = nil
+                for c in Set(containers).sorted() { dropContainerIfUnused(c) }
+            case .insertWorkout(let workout, _):
+                workouts[workout.id] = WorkoutRow(row: nextRow(), workout: workout)
             }
-            return outcome
         }
 
-        /// Inserts the route as current and records its addition in the change log.
-        mutating func insertRoute(_ route: RouteSample, container: String) {
-            routes[route.id] = RouteRow(
-                row: nextRow(), route: route, current: true, raw: !StoreRules.isDerived(route), container: container)
-            unsealed.append((true, route))
+        /// Deletes the routes `matching` says, then the containers no one uses any more.
+        mutating func deleteVersions(matching: (RouteRow) -> Bool) {
+            let gone = routes.values.filter(matching)
+            for r in gone { routes[r.route.id] = nil }
+            for c in Set(gone.map(\.container)).sorted() { dropContainerIfUnused(c) }
         }
 
         // MARK: The change log

@@ -1,5 +1,5 @@
 import Foundation
-import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 import Testing
 
 /// The rules every backend applies (the conformance suite checks the backends apply them; these check the rules).
@@ -66,5 +66,156 @@ struct StoreRulesTests {
         #expect {
             try StoreRules.addedRoutes(["x", "y"], found: ["x": route])
         } throws: { error in (error as? RouteKitError)?.code == .storage }
+    }
+
+    // MARK: Plans: what each write decides, before any backend carries it out
+
+    /// A write as a short label, to compare plans.
+    static func label(_ write: StoreWrite) -> String {
+        switch write {
+        case .logDeletion(let row): return "log-deletion \(row.syncIdentifier)@\(row.version)"
+        case .keepAsProvenance: return "keep"
+        case .deleteRoute: return "delete-route"
+        case .deleteKeptVersions(_, let id): return "delete-kept \(id)"
+        case .deleteIdentity(_, let id): return "delete-identity \(id)"
+        case .dropContainerIfUnused: return "drop-container"
+        case .insertChunks(let chunks, _): return "chunks \(chunks.map(\.sequence))"
+        case .renumberLocations(_, let order): return "renumber \(order)"
+        case .insertRoute(_, _, let raw, _): return raw ? "insert-raw" : "insert-derived"
+        case .attachSeries(_, _, let kinds, _): return "series \(kinds)"
+        case .attachStoredSeries: return "stored-series"
+        case .deleteBuilder: return "delete-builder"
+        case .deleteContainer: return "delete-container"
+        case .releaseClaim: return "release"
+        case .deleteWorkoutRows: return "delete-workout"
+        case .insertWorkout: return "insert-workout"
+        }
+    }
+
+    func route(version: Int64, derived: Bool = false, source: String = "watch") throws -> RouteSample {
+        var r = RouteSample(
+            workoutID: old, source: try Source(name: source), sync: SyncIdentity(identifier: "r", version: version),
+            start: nil, end: nil, locationCount: 0)
+        if derived { r.metadata[MetadataKey.derivedFrom] = .string(UUID().uuidString) }
+        return r
+    }
+
+    func stored(version: Int64, raw: Bool) -> StoredRouteRow {
+        StoredRouteRow(
+            id: UUID(), workoutID: old, source: "watch", syncIdentifier: "r", version: version, startSeconds: nil,
+            endSeconds: nil, raw: raw, container: "c")
+    }
+
+    @Test("replacing: nothing written when new or stale; a raw version kept under a derived one, else deleted")
+    func replacePlans() throws {
+        #expect(StoreRules.replace(nil, with: try route(version: 1)).writes.isEmpty)
+        let stale = StoreRules.replace(stored(version: 2, raw: true), with: try route(version: 2))
+        #expect(stale.outcome.isStale && stale.writes.isEmpty)
+        let derived = StoreRules.replace(stored(version: 1, raw: true), with: try route(version: 2, derived: true))
+        #expect(derived.writes.map(Self.label) == ["log-deletion r@1", "keep"])
+        let raw = StoreRules.replace(stored(version: 2, raw: false), with: try route(version: 3))
+        #expect(raw.writes.map(Self.label) == ["log-deletion r@2", "delete-route", "drop-container", "delete-kept r"])
+    }
+
+    @Test("finishing a builder: errors in order (pending, owner, claim, workout); stale discards; order renumbers")
+    func finishPlans() throws {
+        let claim = UUID()
+        let builder = StoredBuilderRow(source: "watch", claim: claim.lowercaseText)
+        let r = try route(version: 2)
+        func finish(
+            _ b: StoredBuilderRow?, claim c: UUID? = nil, workout: String? = "watch", current: StoredRouteRow? = nil,
+            order: [Int]? = nil, route: RouteSample? = nil
+        ) throws(RouteKitError) -> WritePlan {
+            try StoreRules.finishBuilder(
+                new, claim: c ?? claim, route: route ?? r, body: "{}", sequenceOrder: order, builder: b,
+                workoutSource: workout, current: current)
+        }
+        func code(_ body: () throws(RouteKitError) -> WritePlan) -> RouteKitError.Code? {
+            do {
+                _ = try body()
+                return nil
+            } catch { return error.code }
+        }
+        #expect(code { () throws(RouteKitError) in try finish(nil, workout: nil) } == .notFound)
+        #expect(code { () throws(RouteKitError) in try finish(StoredBuilderRow(source: "phone", claim: builder.claim)) } == .notOwner)
+        #expect(code { () throws(RouteKitError) in try finish(builder, claim: UUID(), workout: nil) } == .builderState)
+        #expect(code { () throws(RouteKitError) in try finish(builder, workout: nil) } == .notFound)
+        #expect(code { () throws(RouteKitError) in try finish(builder, workout: "phone") } == .notOwner)
+        let stale = try finish(builder, current: stored(version: 5, raw: true))
+        #expect(stale.outcome.isStale)
+        #expect(stale.writes.map(Self.label) == ["delete-builder", "delete-container"])
+        #expect(
+            try finish(builder, order: [0, 2, 1]).writes.map(Self.label)
+                == ["renumber [0, 2, 1]", "insert-raw", "stored-series", "delete-builder"])
+        #expect(
+            try finish(builder, current: stored(version: 1, raw: true), order: [0, 1], route: route(version: 2, derived: true))
+                .writes.map(Self.label) == ["log-deletion r@1", "keep", "insert-derived", "stored-series", "delete-builder"])
+    }
+
+    @Test("saving a whole route: its chunks, row and series unless stale; the claim given up either way")
+    func saveRoutePlans() throws {
+        let chunks = [
+            StoredChunk(kind: .locations, sequence: 0, count: 1, minTime: nil, maxTime: nil, bytes: []),
+            StoredChunk(kind: .quantity(.heartRate), sequence: 0, count: 1, minTime: nil, maxTime: nil, bytes: []),
+        ]
+        let claim = WorkClaim(key: "k", holder: new)
+        let saved = try StoreRules.saveRoute(
+            try route(version: 1), chunks: chunks, body: "{}", releasing: claim, workoutSource: "watch", current: nil)
+        #expect(!saved.outcome.isStale)
+        #expect(saved.writes.map(Self.label) == ["chunks [0, 0]", "insert-raw", "series [\"heartRate\"]", "release"])
+        let stale = try StoreRules.saveRoute(
+            try route(version: 1), chunks: chunks, body: "{}", releasing: claim, workoutSource: "watch",
+            current: stored(version: 1, raw: true))
+        #expect(stale.writes.map(Self.label) == ["release"])
+        #expect(throws: RouteKitError.self) {
+            try StoreRules.saveRoute(
+                try route(version: 1), chunks: [], body: "{}", releasing: nil, workoutSource: nil, current: nil)
+        }
+    }
+
+    @Test("deleting and discarding: not found, not the owner's, or the writes that log and delete")
+    func deletionPlans() throws {
+        let watch = try Source(name: "watch")
+        let phone = try Source(name: "phone")
+        let current = stored(version: 3, raw: true)
+        #expect(
+            try StoreRules.deleteRoute(current.id, as: watch, current: current).map(Self.label)
+                == ["log-deletion r@3", "delete-identity r"])
+        #expect(throws: RouteKitError.self) { try StoreRules.deleteRoute(new, as: watch, current: nil) }
+        #expect(throws: RouteKitError.self) { try StoreRules.deleteRoute(current.id, as: phone, current: current) }
+        #expect(
+            try StoreRules.deleteWorkout(old, as: watch, owner: "watch", currentRoutes: [current]).map(Self.label)
+                == ["log-deletion r@3", "delete-workout"])
+        #expect(throws: RouteKitError.self) {
+            try StoreRules.deleteWorkout(old, as: phone, owner: "watch", currentRoutes: [])
+        }
+        #expect(try StoreRules.discardBuilder(new, as: watch, owner: "watch").map(Self.label) == ["delete-builder", "delete-container"])
+        #expect(throws: RouteKitError.self) { try StoreRules.discardBuilder(new, as: watch, owner: nil) }
+        let series = try StoreRules.appendSeries(
+            [
+                StoredChunk(kind: .quantity(.heartRate), sequence: 0, count: 1, minTime: nil, maxTime: nil, bytes: []),
+                StoredChunk(kind: .quantity(.heartRate), sequence: 0, count: 1, minTime: nil, maxTime: nil, bytes: []),
+            ], toWorkout: old, as: watch, owner: "watch", nextSequence: 7)
+        #expect(series.map(Self.label) == ["chunks [7, 8]", "series [\"heartRate\"]"])
+    }
+
+    @Test("saving a workout: a taken uuid refused; stale when not newer; a newer version replaces the old with its routes")
+    func saveWorkoutPlans() throws {
+        let workout = Workout(
+            id: new, activityType: .other, start: nil, end: nil, source: try Source(name: "watch"),
+            sync: SyncIdentity(identifier: "w", version: 2))
+        #expect(throws: RouteKitError.self) {
+            try StoreRules.saveWorkout(workout, body: "{}", uuidTaken: true, current: nil, currentRoutes: [])
+        }
+        #expect(
+            try StoreRules.saveWorkout(workout, body: "{}", uuidTaken: false, current: nil, currentRoutes: []).writes.map(
+                Self.label) == ["insert-workout"])
+        #expect(
+            try StoreRules.saveWorkout(workout, body: "{}", uuidTaken: false, current: (old, 2), currentRoutes: []).writes
+                .isEmpty)
+        #expect(
+            try StoreRules.saveWorkout(
+                workout, body: "{}", uuidTaken: false, current: (old, 1), currentRoutes: [stored(version: 4, raw: true)]
+            ).writes.map(Self.label) == ["log-deletion r@4", "delete-workout", "insert-workout"])
     }
 }
