@@ -280,6 +280,22 @@ extension StoreRules {
         }
     }
 
+    /// The whole seconds a chunk's times must meet for a read of `interval` to need it: its last second at least
+    /// `from`, its first at most `through`. A chunk without times holds no location of an interval. Locations are
+    /// filtered exactly afterwards (by the route query), so whole seconds only widen the choice; a backend puts the
+    /// same two comparisons in its SQL (`max_s >= from AND min_s <= through`).
+    package static func chunkSeconds(of interval: ClosedRange<Instant>) -> (from: Int64, through: Int64) {
+        (interval.lowerBound.seconds, interval.upperBound.seconds)
+    }
+
+    /// Whether a read of `interval` (all of a route when `nil`) needs `chunk` (see ``chunkSeconds(of:)``).
+    package static func readNeeds(_ chunk: StoredChunk, interval: ClosedRange<Instant>?) -> Bool {
+        guard let interval else { return true }
+        guard let first = chunk.minTime, let last = chunk.maxTime else { return false }
+        let window = chunkSeconds(of: interval)
+        return last.seconds >= window.from && first.seconds <= window.through
+    }
+
     /// The number of chunks up to which a route or series is read whole in one read transaction; longer reads go
     /// through a cursor that holds a snapshot while they are iterated.
     package static let wholeReadChunks = 64

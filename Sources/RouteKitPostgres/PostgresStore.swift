@@ -397,9 +397,10 @@
                 var sql = SQL("SELECT id FROM chunk WHERE container = ")
                 sql.append(sql.bind(container) + " AND kind = " + sql.bind(kindName))
                 if let interval {
-                    // Chunks without times hold no location of an interval; the bounds are whole seconds.
-                    sql.append(" AND max_s >= \(sql.bind(interval.lowerBound.seconds))")
-                    sql.append(" AND min_s <= \(sql.bind(interval.upperBound.seconds))")
+                    // StoreRules.readNeeds in SQL: chunks without times hold no location of an interval.
+                    let window = StoreRules.chunkSeconds(of: interval)
+                    sql.append(" AND max_s >= \(sql.bind(window.from))")
+                    sql.append(" AND min_s <= \(sql.bind(window.through))")
                 }
                 sql.append(" ORDER BY seq")
                 return try await tx.rows(sql.query).map { try $0.get("id") as Int64 }

@@ -312,9 +312,10 @@ public final class SQLiteStore: RouteStore {
             var sql = "SELECT id FROM chunk WHERE container = ? AND kind = ?"
             var args: [(any DatabaseValueConvertible)?] = [container, kind.description]
             if let interval {
-                // Chunks without times hold no location of an interval; the bounds are whole seconds.
+                // StoreRules.readNeeds in SQL: chunks without times hold no location of an interval.
+                let window = StoreRules.chunkSeconds(of: interval)
                 sql += " AND max_s >= ? AND min_s <= ?"
-                args += [interval.lowerBound.seconds, interval.upperBound.seconds]
+                args += [window.from, window.through]
             }
             sql += " ORDER BY seq"
             return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(args))

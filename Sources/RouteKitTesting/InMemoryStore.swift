@@ -153,18 +153,14 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
         }
     }
 
-    /// The route's chunks of one kind by sequence number, copied when the cursor is made, skipping those wholly
-    /// outside `interval` (and those without times when there is one).
+    /// The route's chunks of one kind by sequence number, copied when the cursor is made, skipping those a read of
+    /// `interval` does not need (`StoreRules.readNeeds`: whole seconds, as the SQL backends compare them).
     @_spi(RouteKitBackend) public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
         async throws(RouteKitError) -> any ChunkCursor
     {
         let chunks = try read { (s: State) throws(RouteKitError) -> [StoredChunk] in
             guard let row = s.routes[id] else { throw RouteKitError(.notFound, "no route \(id)") }
-            return s.chunks(in: row.container, kind: kind).filter { c in
-                guard let interval else { return true }
-                guard let lo = c.minTime, let hi = c.maxTime else { return false }
-                return hi >= interval.lowerBound && lo <= interval.upperBound
-            }
+            return s.chunks(in: row.container, kind: kind).filter { StoreRules.readNeeds($0, interval: interval) }
         }
         return ArrayChunkCursor(chunks)
     }

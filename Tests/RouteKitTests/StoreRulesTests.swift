@@ -218,4 +218,23 @@ struct StoreRulesTests {
                 workout, body: "{}", uuidTaken: false, current: (old, 1), currentRoutes: [stored(version: 4, raw: true)]
             ).writes.map(Self.label) == ["log-deletion r@4", "delete-workout", "insert-workout"])
     }
+
+    @Test("a timed read needs the chunks whose whole seconds meet the interval's, never one without times")
+    func chunkChoice() {
+        func chunk(_ lo: Double?, _ hi: Double?) -> StoredChunk {
+            func instant(_ t: Double?) -> Instant? {
+                t.map { Instant(seconds: Int64($0.rounded(.down)), nanoseconds: Int32(($0 - $0.rounded(.down)) * 1e9)) }
+            }
+            return StoredChunk(kind: .locations, sequence: 0, count: 1, minTime: instant(lo), maxTime: instant(hi), bytes: [])
+        }
+        let interval = Instant(seconds: 10, nanoseconds: 500_000_000)...Instant(seconds: 20, nanoseconds: 0)
+        #expect(StoreRules.readNeeds(chunk(nil, nil), interval: nil))
+        #expect(!StoreRules.readNeeds(chunk(nil, nil), interval: interval))
+        #expect(StoreRules.readNeeds(chunk(10.2, 10.4), interval: interval))  // the same second: widened, filtered later
+        #expect(StoreRules.readNeeds(chunk(19, 25), interval: interval))
+        #expect(!StoreRules.readNeeds(chunk(5, 9.9), interval: interval))
+        #expect(!StoreRules.readNeeds(chunk(21, 30), interval: interval))
+        let window = StoreRules.chunkSeconds(of: interval)
+        #expect(window.from == 10 && window.through == 20)
+    }
 }
