@@ -87,7 +87,7 @@ let package = Package(
         ),
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
         .target(
-            name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate"],
+            name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate", "CMalloc"],
             swiftSettings: swiftSettings),
 
         // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).

@@ -136,4 +136,26 @@ struct ReaderThreadTests {
         _ = write(writer, "x", 1)
         close(writer)
     }
+
+    @Test(
+        "the reading thread carries its name where the kernel shows it (/proc/self/task/TID/comm)",
+        .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check (CI runs this under TSan)
+    func threadName() async throws {
+        guard FileManager.default.fileExists(atPath: "/proc/self/task") else { return }  // not Linux: nothing to see
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-name-\(UUID().uuidString).fifo")
+            .path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let writer = open(fifo, O_RDWR)  // keeps the pipe open without data: the reading thread blocks in read
+        let reader = GPXReaderThread(path: fifo)
+        let running = reader.threadRunningProbe
+        try await Self.waitUntil { reader.threadKernelID != nil }
+        // The thread is blocked reading the pipe, so its entry in /proc is there.
+        let tid = try #require(reader.threadKernelID)
+        let comm = try String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)
+        #expect(comm.trimmingCharacters(in: .whitespacesAndNewlines) == GPXReaderThread.threadName)
+        reader.cancel()
+        close(writer)  // the blocked read sees the end of the pipe, so the cancelled thread ends
+        try await Self.waitUntil { !running() }
+    }
 }
