@@ -25,6 +25,17 @@ struct ReaderThreadTests {
         }
     }
 
+    /// A named pipe kept open without data (`writer` holds it, read and write): a reader of its path blocks in `read`
+    /// until `writer` is closed or written to.
+    static func emptyPipe() throws -> (path: String, writer: Int32) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rk-pipe-\(UUID().uuidString).fifo")
+            .path
+        try #require(mkfifo(path, 0o600) == 0)
+        let writer = open(path, O_RDWR)
+        try #require(writer >= 0)
+        return (path, writer)
+    }
+
     @Test("every event arrives, in order, then nil")
     func allEvents() async throws {
         let path = try Self.bigFile()
@@ -122,11 +133,8 @@ struct ReaderThreadTests {
         "a consumer waiting in next() returns when another task cancels the reader",
         .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check (CI runs this under TSan)
     func cancelWakesConsumer() async throws {
-        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-thread-\(UUID().uuidString).fifo")
-            .path
-        try #require(mkfifo(fifo, 0o600) == 0)
+        let (fifo, writer) = try Self.emptyPipe()
         defer { unlink(fifo) }
-        let writer = open(fifo, O_RDWR)  // keeps the pipe open without data: the reading thread blocks
         let reader = GPXReaderThread(path: fifo)
         let consumer = Task { try await reader.next() == nil }
         try await Task.sleep(for: .milliseconds(200))
@@ -142,11 +150,8 @@ struct ReaderThreadTests {
         .timeLimit(.minutes(10)))  // a guard against a hang, not a speed check (CI runs this under TSan)
     func threadName() async throws {
         guard FileManager.default.fileExists(atPath: "/proc/self/task") else { return }  // not Linux: nothing to see
-        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rk-name-\(UUID().uuidString).fifo")
-            .path
-        try #require(mkfifo(fifo, 0o600) == 0)
+        let (fifo, writer) = try Self.emptyPipe()
         defer { unlink(fifo) }
-        let writer = open(fifo, O_RDWR)  // keeps the pipe open without data: the reading thread blocks in read
         let reader = GPXReaderThread(path: fifo)
         let running = reader.threadRunningProbe
         try await Self.waitUntil { reader.threadKernelID != nil }
