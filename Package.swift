@@ -97,8 +97,7 @@ let package = Package(
         .target(
             name: "RouteKitImport",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth",
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth", "CRouteKitZlib",
                 .product(name: "CSV", package: "CSV.swift"),
             ],
             swiftSettings: swiftSettings),

@@ -59,6 +59,32 @@ public struct Timestamp: Hashable, Sendable, Codable {
         self.utcOffsetSeconds = utcOffsetSeconds
     }
 
+    /// The instants a duration read from a file may reach: the years 1 to 9999, as ISO 8601 writes them.
+    package static let writableSeconds: ClosedRange<Int64> = -62_135_596_800...253_402_300_799
+
+    /// This timestamp moved by `seconds` (a duration read from a file: a lap's total time, an event's duration),
+    /// with the same UTC offset; `nil` when `seconds` is not finite or the result falls outside the years 1 to 9999.
+    /// The one checked way from a duration in input to a time: `Int64(seconds)` traps past 2^63, and the sum can
+    /// overflow.
+    package func adding(seconds: Double) -> Timestamp? {
+        guard seconds.isFinite, abs(seconds) <= 1e12 else { return nil }
+        let whole = seconds.rounded(.down)
+        guard let wholeSeconds = Int64(exactly: whole),
+            let fraction = Int64(exactly: ((seconds - whole) * 1e9).rounded())
+        else { return nil }
+        var ns = Int64(instant.nanoseconds) + fraction
+        // |instant.seconds| is whatever a store holds; 1e12 added to it cannot overflow unless it is near the limits.
+        let (sum, overflow) = instant.seconds.addingReportingOverflow(wholeSeconds)
+        guard !overflow else { return nil }
+        var s = sum
+        if ns >= 1_000_000_000 {
+            s += ns / 1_000_000_000
+            ns %= 1_000_000_000
+        }
+        guard Self.writableSeconds.contains(s) else { return nil }
+        return Timestamp(Instant(seconds: s, nanoseconds: Int32(ns)), utcOffsetSeconds: utcOffsetSeconds)
+    }
+
     /// A UTC timestamp (`Z`) for `date`, to microsecond precision.
     public init(_ date: Date) {
         self.init(Instant(date), utcOffsetSeconds: 0)

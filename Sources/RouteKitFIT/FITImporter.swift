@@ -148,13 +148,9 @@ public final class FITImporter {
                 creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "fit-",
                 makeWorkout: { sync in
                     let end =
-                        session.totalElapsedTime.flatMap { e in
-                            start.map { s in
-                                Timestamp(
-                                    Instant(seconds: s.instant.seconds + Int64(e.rounded(.down)), nanoseconds: 0),
-                                    utcOffsetSeconds: s.utcOffsetSeconds)
-                            }
-                        } ?? holder.end
+                        // A float total_elapsed_time can be anything (1e30): past the years 1 to 9999 it is ignored.
+                        session.totalElapsedTime.flatMap { e in start?.adding(seconds: e.rounded(.down)) }
+                        ?? holder.end
                     return Workout(
                         activityType: FITProfile.activityType(sport: session.sport), start: start ?? holder.start,
                         end: end, source: source, sync: sync, events: events, metadata: metadata)

@@ -93,6 +93,9 @@ enum HealthExportReader {
         var route: HealthRoute?
         var routeDepth = 0
         var activity: [String: Any]?
+        // The open activity's children, appended in place (copying them out of `activity` for each child was
+        // quadratic in their number).
+        var activityChildren: [[String: Any]] = []
         var activityDepth = 0
         var elements = 0
         // The depth of a series record whose end is still to come.
@@ -112,9 +115,11 @@ enum HealthExportReader {
                     if route != nil && depth < routeDepth, let r = route {
                         w.routes.append(r)
                         route = nil
-                    } else if activity != nil && depth < activityDepth, let a = activity {
+                    } else if activity != nil && depth < activityDepth, var a = activity {
+                        if !activityChildren.isEmpty { a["children"] = activityChildren }
                         w.activities.append(a)
                         activity = nil
+                        activityChildren = []
                     } else if depth < workoutDepth {
                         out.workouts.append(w)
                         workout = nil
@@ -168,9 +173,7 @@ enum HealthExportReader {
             if activity != nil {
                 var child: [String: Any] = ["element": s.name]
                 for (k, v) in s.allAttributes { child[k] = v }
-                var children = activity?["children"] as? [[String: Any]] ?? []
-                children.append(child)
-                activity?["children"] = children
+                activityChildren.append(child)
                 continue
             }
             if depth == workoutDepth + 1 {

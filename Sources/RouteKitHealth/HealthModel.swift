@@ -174,16 +174,8 @@ enum HealthNames {
         }
     }
 
-    static func adding(_ t: Timestamp, seconds: Double) -> Timestamp {
-        let whole = seconds.rounded(.down)
-        var ns = Int64(t.instant.nanoseconds) + Int64(((seconds - whole) * 1e9).rounded())
-        var s = t.instant.seconds + Int64(whole)
-        if ns >= 1_000_000_000 {
-            s += 1
-            ns -= 1_000_000_000
-        }
-        return Timestamp(Instant(seconds: s, nanoseconds: Int32(ns)), utcOffsetSeconds: t.utcOffsetSeconds)
-    }
+    /// `t` moved by `seconds` (an event's duration, `1e300 min` included); `nil` past the years 1 to 9999.
+    static func adding(_ t: Timestamp, seconds: Double) -> Timestamp? { t.adding(seconds: seconds) }
 
     /// JSON text with sorted keys.
     static func json(_ value: Any) -> String {

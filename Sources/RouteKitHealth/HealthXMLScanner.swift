@@ -49,6 +49,7 @@ public final class HealthXMLScanner {
     private var capacity: Int
     /// The largest single tag (or kept stretch of the buffer) before the scanner gives up.
     private let maxMarkup: Int
+    private let maxDepth: Int
     private var pos = 0
     private var end = 0
     private var eof = false
@@ -75,12 +76,15 @@ public final class HealthXMLScanner {
     ///   - fileName: the name errors give for the document.
     ///   - chunkSize: bytes asked of the stream at a time.
     ///   - maxMarkup: the largest single tag accepted (a longer one is an error, not unbounded memory).
+    ///   - maxDepth: the most elements open at once (``defaultMaxDepth``); a deeper document is an error naming the
+    ///     offset of the tag that went too deep. A real export nests six levels.
     ///   - startOffset: where in the document `stream` starts (a second pass over part of it); offsets count from
     ///     the document's start, line numbers from there.
     public init(
         stream: any HealthByteStream, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20,
-        startOffset: Int = 0
+        maxDepth: Int = HealthXMLScanner.defaultMaxDepth, startOffset: Int = 0
     ) {
+        self.maxDepth = max(1, maxDepth)
         self.base = startOffset
         self.stream = stream
         self.fileName = fileName
@@ -97,6 +101,9 @@ public final class HealthXMLScanner {
 
     /// The offset of the current tag's `<` in the document.
     public var tagOffset: Int { base + tagStart }
+
+    /// The most elements a document may have open at once unless a scanner is given another bound: 256.
+    public static let defaultMaxDepth = 256
 
     /// How many elements are open (the current start tag's element included).
     public var depth: Int { stackStarts.count }
@@ -421,6 +428,9 @@ public final class HealthXMLScanner {
             attributes.append(
                 Attribute(nameStart: ns, nameEnd: ne, valueStart: vs, valueEnd: i, hasReference: reference))
             i += 1
+        }
+        guard stackStarts.count < maxDepth else {
+            throw error("elements are nested more than \(maxDepth) deep", at: tagStart)
         }
         pos = gt + 1
         stackStarts.append(stackBytes.count)

@@ -199,7 +199,10 @@ extension RouteImporter {
         let start = row.start
         var end: Timestamp?
         if let start, let e = row.elapsedSeconds, e.isFinite, e >= 0 {
-            end = Timestamp(Instant(seconds: start.instant.seconds + Int64(e), nanoseconds: 0), utcOffsetSeconds: 0)
+            // An elapsed time of 1e300 gives no end rather than a trap.
+            end = start.adding(seconds: e.rounded(.down)).map {
+                Timestamp(Instant(seconds: $0.instant.seconds, nanoseconds: 0), utcOffsetSeconds: 0)
+            }
         }
         var metadata = row.overrides.metadata
         metadata["stravaManual"] = .bool(true)

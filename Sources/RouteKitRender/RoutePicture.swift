@@ -15,8 +15,9 @@ public struct ProcessingNumbers: Sendable, Hashable {
     public init?(metadata: [String: MetadataValue]) {
         func int(_ key: String) -> Int? {
             switch metadata[key] {
-            case .integer(let v)?: return Int(v)
-            case .double(let v)?: return Int(v)
+            case .integer(let v)?: return Int(exactly: v)
+            // Metadata is anyone's (a builder's finish, an import): 1e300 is no count.
+            case .double(let v)?: return v.isFinite && abs(v) < 1e15 ? Int(v) : nil
             default: return nil
             }
         }
@@ -49,7 +50,7 @@ public struct ProcessingNumbers: Sendable, Hashable {
 }
 
 func grouped(_ n: Int) -> String {
-    let digits = String(abs(n))
+    let digits = String(n.magnitude)
     var out = ""
     for (i, c) in digits.enumerated() {
         if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
@@ -348,7 +349,9 @@ public enum RoutePicture {
     }
 
     static func formatNumber(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : String(format: "%.1f", v)
+        // An elevation of 1e300 in a file is finite, and past Int's range.
+        guard abs(v) < 1e15 else { return String(format: "%.3g", v) }
+        return v == v.rounded() ? String(Int(v)) : String(format: "%.1f", v)
     }
 
     // MARK: Profiles

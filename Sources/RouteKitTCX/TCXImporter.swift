@@ -147,10 +147,8 @@ public final class TCXImporter {
             }
             let start = lap.startTime ?? lap.tracks.lazy.compactMap { $0.lazy.compactMap(\.time).first }.first
             if lapEnd == nil, let s = start, let total = lap.totalTimeSeconds, total >= 0 {
-                lapEnd = Timestamp(
-                    Instant(
-                        seconds: s.instant.seconds + Int64(total.rounded(.down)), nanoseconds: s.instant.nanoseconds),
-                    utcOffsetSeconds: s.utcOffsetSeconds)
+                // `<TotalTimeSeconds>1e300</…>` gives no end rather than a trap.
+                lapEnd = s.adding(seconds: total.rounded(.down))
             }
             events.append(WorkoutEvent(kind: .segment, start: start, end: lapEnd))
         }

@@ -1,0 +1,49 @@
+import Foundation
+import RouteKit
+import RouteKitFIT
+import RouteKitGPX
+import RouteKitTesting
+import Testing
+
+@Suite("FIT: hostile numbers")
+struct FITHardeningTests {
+    /// An activity whose session states total_elapsed_time as a float64 (base type 0x89), which can hold anything.
+    static func activity(elapsed: Double) -> [UInt8] {
+        let start: UInt32 = 1_000_000_000
+        var w = FITWriter()
+        w.define(local: 0, global: 0, fields: [(0, 1, 0x00), (4, 4, 0x86)])
+        w.message(local: 0, [4] + w.u32(start))
+        w.define(local: 1, global: 20, fields: [(253, 4, 0x86), (0, 4, 0x85), (1, 4, 0x85)])
+        for i in 0..<5 {
+            w.message(local: 1, w.u32(start + UInt32(i)) + w.i32(Int32(596_523_235 + i * 1000)) + w.i32(83_519_065))
+        }
+        w.define(local: 2, global: 18, fields: [(253, 4, 0x86), (2, 4, 0x86), (7, 8, 0x89), (5, 1, 0x00)])
+        let bits = elapsed.bitPattern
+        w.message(local: 2, w.u32(start + 5) + w.u32(start) + (0..<8).map { UInt8(truncatingIfNeeded: bits >> (8 * $0)) } + [1])
+        return w.file()
+    }
+
+    @Test(
+        "a float total_elapsed_time of 1e30, -1e30 or the largest double imports with the records' end, never a trap",
+        arguments: [1e30 * 1000, -1e30 * 1000, Double.greatestFiniteMagnitude, 9.3e18 * 1000])
+    func hugeElapsedTime(elapsed: Double) async throws {
+        let store = InMemoryStore()
+        let result = await FITImporter(store: store).importBytes(Self.activity(elapsed: elapsed), name: "hostile.fit")
+        #expect(result.error == nil, "\(String(describing: result.error))")
+        #expect(result.status == .imported)
+        let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
+        // The end falls back to the last record's time (4 s after the start).
+        let start = try #require(workout.start?.instant)
+        #expect(workout.end?.instant == Instant(seconds: start.seconds + 4))
+    }
+
+    @Test("a sane float total_elapsed_time still gives the session's end")
+    func saneElapsedTime() async throws {
+        let store = InMemoryStore()
+        let result = await FITImporter(store: store).importBytes(Self.activity(elapsed: 600_000), name: "ok.fit")
+        #expect(result.status == .imported)
+        let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
+        let start = try #require(workout.start?.instant)
+        #expect(workout.end?.instant == Instant(seconds: start.seconds + 600))
+    }
+}

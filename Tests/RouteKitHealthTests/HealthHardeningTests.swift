@@ -1,0 +1,100 @@
+import Foundation
+import RouteKit
+import RouteKitGPX
+import RouteKitHealth
+import RouteKitSQLite
+import Testing
+
+/// Hostile numbers and shapes in an `export.xml`: errors or ignored values, never a trap.
+@Suite("Apple Health: hostile exports")
+struct HealthHardeningTests {
+    static func export(_ workoutBody: String) throws -> URL {
+        let dir = try HealthFixtures.temporaryFolder().appendingPathComponent("apple_health_export")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <HealthData locale="en_US">
+             <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="20" durationUnit="min" \
+            sourceName="Test Watch" startDate="2024-03-01 09:00:00 +0100" endDate="2024-03-01 09:20:00 +0100">
+            \(workoutBody)
+             </Workout>
+            </HealthData>
+            """
+        try xml.write(to: dir.appendingPathComponent("export.xml"), atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    @Test(
+        "a segment event's duration of 1e300 min (or -1e300, 1e20 s, the largest double) gives a segment without an end",
+        arguments: [
+            ("1e300", "min"), ("-1e300", "min"), ("1e20", "s"), ("1.7976931348623157e308", "hr"), ("nan", "min"),
+        ])
+    func hugeEventDuration(duration: String, unit: String) async throws {
+        let dir = try Self.export(
+            """
+              <WorkoutEvent type="HKWorkoutEventTypeSegment" date="2024-03-01 09:05:00 +0100" \
+            duration="\(duration)" durationUnit="\(unit)"/>
+              <WorkoutEvent type="HKWorkoutEventTypeSegment" date="2024-03-01 09:10:00 +0100" \
+            duration="2" durationUnit="min"/>
+            """)
+        let store = try HealthFixtures.store(in: dir)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        #expect(summary.error == nil)
+        #expect(summary.newWorkouts == 1)
+        let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
+        let segments = workout.events.filter { $0.kind == .segment }
+        #expect(segments.count == 2)
+        #expect(segments.first?.end == nil, "the hostile duration gives no end")
+        // The sane one still has its end, two minutes on.
+        let second = try #require(segments.last)
+        let start = try #require(second.start?.instant)
+        #expect(second.end?.instant == Instant(seconds: start.seconds + 120))
+    }
+
+    @Test("a duration added to a time is checked: nil past the years 1 to 9999, exact otherwise")
+    func addingChecked() {
+        let t = Timestamp(Instant(seconds: 1_700_000_000, nanoseconds: 900_000_000), utcOffsetSeconds: 3600)
+        #expect(t.adding(seconds: 1.25)?.instant == Instant(seconds: 1_700_000_002, nanoseconds: 150_000_000))
+        #expect(t.adding(seconds: 1.25)?.utcOffsetSeconds == 3600)
+        for bad in [1e300, -1e300, .infinity, .nan, Double(Int64.max), 1e12 + 1, 3e11] {
+            #expect(t.adding(seconds: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("elements nested past 256 levels are an error naming the offset; 256 levels read")
+    func nestingDepth() async throws {
+        func nested(_ levels: Int) -> String {
+            String(repeating: "<x>", count: levels) + String(repeating: "</x>", count: levels)
+        }
+        // HealthData and Workout are two levels.
+        let fits = try Self.export(nested(254))
+        let store = try HealthFixtures.store(in: fits)
+        let (ok, _) = await HealthFixtures.run(HealthImporter(store: store), fits.path)
+        #expect(ok.error == nil)
+        #expect(ok.newWorkouts == 1)
+
+        let deep = try Self.export(nested(100_000) + "<WorkoutStatistics type=\"x\" sum=\"1\"/>")
+        let store2 = try HealthFixtures.store(in: deep)
+        let (refused, _) = await HealthFixtures.run(HealthImporter(store: store2), deep.path)
+        let error = try #require(refused.error)
+        #expect(error.code == .malformedXML || error.code == .invalidValue, "\(error)")
+        #expect(error.message.contains("nested more than 256 deep"), "\(error)")
+        #expect(error.description.contains("export.xml"), "\(error)")
+        #expect(try await store2.workouts(matching: WorkoutFilter()).isEmpty)
+    }
+
+    @Test("a workout activity with many children is read in one pass (they were copied for each child)")
+    func manyActivityChildren() async throws {
+        let children = (0..<2000).map { "<WorkoutEvent type=\"HKWorkoutEventTypeLap\" date=\"2024-03-01 09:0\($0 % 10):00 +0100\"/>" }
+        let dir = try Self.export(
+            """
+            <WorkoutActivity uuid="A" startDate="2024-03-01 09:00:00 +0100" endDate="2024-03-01 09:20:00 +0100">
+            \(children.joined(separator: "\n"))
+            </WorkoutActivity>
+            """)
+        let store = try HealthFixtures.store(in: dir)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        #expect(summary.error == nil)
+        #expect(summary.newWorkouts == 1)
+    }
+}
