@@ -35,6 +35,17 @@
         /// client still sending headers then is disconnected (otherwise only the idle timeout would cut a client
         /// sending its headers a byte at a time). Bodies and responses are not limited by it.
         public var headerTimeoutSeconds = 30.0
+        /// The slowest a request body may arrive, in bytes a second, measured over ``bodyRateWindowSeconds`` of the
+        /// server waiting for it: a slower body is answered `408` and its connection closed (a client trickling a
+        /// byte every few seconds would otherwise hold a connection, and its upload slot, for as long as it liked).
+        /// 0 turns the check off.
+        public var minimumBodyBytesPerSecond = 512
+        /// The time over which ``minimumBodyBytesPerSecond`` is measured, in seconds.
+        public var bodyRateWindowSeconds = 30.0
+        /// The most connections one client address may hold open at once; a connection past it is closed as soon as
+        /// it opens. `nil` (the default): no limit, as behind a reverse proxy, where every client has the proxy's
+        /// address.
+        public var maxConnectionsPerAddress: Int?
         /// How often a running job's progress is saved to a store that keeps jobs, in seconds (and how soon it sees
         /// a request to stop it made through another server).
         public var jobSaveSeconds = 1.0

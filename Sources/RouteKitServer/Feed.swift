@@ -153,6 +153,29 @@
         var openStreamCount: Int { streams.withLock { $0.values.reduce(0, +) } }
     }
 
+    /// One token's event-stream slot, given back once: by ``release()`` when the stream ends, or when the last
+    /// reference goes (a response dropped unwritten).
+    final class StreamSlot: Sendable {
+        private let hub: FeedHub
+        private let token: UUID
+        private let held = Locked(true)
+
+        init(hub: FeedHub, token: UUID) {
+            self.hub = hub
+            self.token = token
+        }
+
+        func release() {
+            let wasHeld = held.withLock { held in
+                defer { held = false }
+                return held
+            }
+            if wasHeld { hub.closeStream(token) }
+        }
+
+        deinit { release() }
+    }
+
     extension HTTPField.Name {
         /// `Last-Event-ID`: where an event stream resumes (an anchor).
         public static let lastEventID = named("Last-Event-ID")
@@ -241,10 +264,13 @@
                 .contentType: "text/event-stream", .cacheControl: "no-store", .accelBuffering: "no",
             ]
             let hub = self.hub
+            // The slot is given back when the body has been written or, when the connection went before the answer
+            // could start (a reset right after the request: the body is never written), when the response is dropped.
+            let slot = StreamSlot(hub: hub, token: token.id)
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
-                    defer { hub.closeStream(token.id) }
+                    defer { slot.release() }
                     do {
                         try await request.body.consumeWithCancellationOnInboundClose { _ in
                             try await withGracefulShutdownHandler {

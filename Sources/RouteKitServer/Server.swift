@@ -31,10 +31,12 @@
 
         /// The router and its services (the feed's commit watcher), for ``makeApplication(services:onListening:)`` and tests.
         func makeRouter(hub: FeedHub) -> Router<RouteKitRequestContext> {
-            let router = Router(context: RouteKitRequestContext.self)
+            let base = Router(context: RouteKitRequestContext.self)
             let metrics = hub.metrics
-            router.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics))
-            router.middlewares.add(TokenAuthenticator(store: store))
+            let table = MethodTable()
+            base.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics, methods: table))
+            base.middlewares.add(TokenAuthenticator(store: store))
+            let router = RecordingRouter(router: base, table: table)
             let store = self.store
             WebView.add(to: router)
             router.get("/healthz") { _, _ in JSONBody.response(["status": "ok"]) }
@@ -93,7 +95,7 @@
             router.post("/v1/jobs", use: jobs.start)
             router.get("/v1/jobs/:id", use: jobs.get)
             router.delete("/v1/jobs/:id", use: jobs.cancel)
-            return router
+            return base
         }
 
         /// The application: the router on HTTP/1.1 with the configured address, idle and header timeouts, and the feed's
@@ -117,13 +119,21 @@
                 heartbeatSeconds: configuration.heartbeatSeconds)
             let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
             let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
+            let bodyWindow = TimeAmount.nanoseconds(Int64(configuration.bodyRateWindowSeconds * 1e9))
+            let minimumRate = configuration.minimumBodyBytesPerSecond
+            let perAddress = configuration.maxConnectionsPerAddress
+            let counter = ConnectionCounter()
             return Application(
                 router: makeRouter(hub: hub),
                 server: .http1(
                     configuration: .init(
-                        additionalChannelHandlers: [
-                            HeaderTimeoutHandler(headerTimeout: headerTimeout, keepAlive: idleTimeout)
-                        ],
+                        additionalChannelHandlers: perAddress.map {
+                            [ConnectionLimitHandler(counter: counter, limit: $0)]
+                        } ?? []
+                            + [
+                                HeaderTimeoutHandler(headerTimeout: headerTimeout, keepAlive: idleTimeout),
+                                RequestGuardHandler(minimumBytesPerSecond: minimumRate, window: bodyWindow),
+                            ],
                         idleTimeout: idleTimeout)),
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "RouteKit"),
@@ -141,6 +151,7 @@
         typealias Context = RouteKitRequestContext
         let logger: Logger
         let metrics: ServerMetrics
+        let methods: MethodTable
 
         func handle(
             _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -153,6 +164,22 @@
                 response = try problem.response(from: request, context: context)
             } catch let error as RouteKitError {
                 response = try Problem(error).response(from: request, context: context)
+            } catch let error as HTTPError
+                where error.status == .notFound && methods.refuses(request.method, path: request.uri.path)
+            {
+                // The path is served, with other methods.
+                let allowed = methods.methods(for: request.uri.path).map(\.rawValue).joined(separator: ", ")
+                response = try Problem(
+                    status: .methodNotAllowed, type: "method-not-allowed", title: "Method Not Allowed",
+                    detail: "\(request.uri.path) is served with \(allowed), not \(request.method.rawValue)",
+                    headers: [.allow: allowed]
+                ).response(from: request, context: context)
+            } catch let error as NIOTooManyBytesError {
+                // A body past what the endpoint reads (`collect(upTo:)`): too large, not a server failure.
+                response = try Problem(
+                    status: .contentTooLarge, type: "payload-too-large", title: "The request body is too large",
+                    detail: "this endpoint reads at most \(error.maxBytes.map(InputFile.sizeText) ?? "less") of body"
+                ).response(from: request, context: context)
             } catch let error as HTTPError {
                 let name = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "-")
                 response = try Problem(

@@ -33,7 +33,7 @@
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
             + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-        static func add(to router: Router<RouteKitRequestContext>) {
+        static func add(to router: RecordingRouter) {
             router.get("/") { request, _ in response(page, request) }
             router.get("/web/app.js") { request, _ in response(script, request) }
             router.get("/web/app.css") { request, _ in response(style, request) }

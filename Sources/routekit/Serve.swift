@@ -63,6 +63,18 @@ struct Serve: AsyncParsableCommand {
             "Seconds a request's headers may take to arrive; a client still sending them is disconnected.",
             valueName: "seconds"))
     var headerTimeout = 30.0
+    @Option(
+        help: ArgumentHelp(
+            "The slowest a request body may arrive, in bytes a second (measured over 30 s of waiting for it); a slower "
+                + "one gets 408 and its connection is closed. 0: no minimum.",
+            valueName: "bytes"))
+    var minBodyRate = 512
+    @Option(
+        help: ArgumentHelp(
+            "The most connections one client address may hold open; more are closed as they open (default: no "
+                + "limit, as behind a reverse proxy, where every client has the proxy's address).",
+            valueName: "N"))
+    var maxConnectionsPerAddress: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -75,6 +87,10 @@ struct Serve: AsyncParsableCommand {
         }
         if !(headerTimeout > 0 && headerTimeout <= 3_600) {
             throw ValidationError("--header-timeout must be more than 0 and at most 3600 seconds.")
+        }
+        if minBodyRate < 0 { throw ValidationError("--min-body-rate must be 0 or more.") }
+        if let n = maxConnectionsPerAddress, n < 1 {
+            throw ValidationError("--max-connections-per-address must be at least 1.")
         }
     }
 
@@ -105,6 +121,8 @@ struct Serve: AsyncParsableCommand {
             if let maxPictures { configuration.maxConcurrentPictures = maxPictures }
             configuration.idleTimeoutSeconds = idleTimeout
             configuration.headerTimeoutSeconds = headerTimeout
+            configuration.minimumBodyBytesPerSecond = minBodyRate
+            configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host

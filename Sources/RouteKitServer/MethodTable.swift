@@ -1,0 +1,68 @@
+#if Server
+    import HTTPTypes
+    import Hummingbird
+    import RouteKit
+
+    /// The paths the server serves and the methods each takes, recorded as the routes are added, so that a request
+    /// whose path is served but not with its method gets `405 Method Not Allowed` with an `Allow` header, not `404`.
+    final class MethodTable: Sendable {
+        private let routes = Locked<[(segments: [Substring], methods: [HTTPRequest.Method])]>([])
+
+        func add(_ method: HTTPRequest.Method, _ path: String) {
+            let segments = path.split(separator: "/")
+            routes.withLock { routes in
+                if let i = routes.firstIndex(where: { $0.segments == segments }) {
+                    routes[i].methods.append(method)
+                } else {
+                    routes.append((segments, [method]))
+                }
+            }
+        }
+
+        /// Whether `path` is served, but not with `method`.
+        func refuses(_ method: HTTPRequest.Method, path: String) -> Bool {
+            let allowed = methods(for: path)
+            return !allowed.isEmpty && !allowed.contains(method)
+        }
+
+        /// The methods `path` is served with; empty when no route has its shape (`:name` matches any segment).
+        func methods(for path: String) -> [HTTPRequest.Method] {
+            let parts = path.split(separator: "/")
+            return routes.withLock { routes in
+                routes.first { route in
+                    route.segments.count == parts.count
+                        && zip(route.segments, parts).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+                }?.methods ?? []
+            }
+        }
+    }
+
+    /// A router whose routes are also recorded in a ``MethodTable``.
+    struct RecordingRouter {
+        let router: Router<RouteKitRequestContext>
+        let table: MethodTable
+
+        func on(
+            _ method: HTTPRequest.Method, _ path: String,
+            use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
+        ) {
+            router.on(RouterPath(path), method: method, use: handler)
+            table.add(method, path)
+        }
+
+        func get(
+            _ path: String,
+            use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
+        ) { on(.get, path, use: handler) }
+
+        func post(
+            _ path: String,
+            use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
+        ) { on(.post, path, use: handler) }
+
+        func delete(
+            _ path: String,
+            use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
+        ) { on(.delete, path, use: handler) }
+    }
+#endif
