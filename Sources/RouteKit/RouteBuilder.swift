@@ -270,13 +270,29 @@ public final class RouteBuilder {
     public func finish(workout: Workout, metadata more: [String: MetadataValue] = [:]) async throws(RouteKitError)
         -> RouteFinish
     {
+        try await finish(workout: workout, creating: false, metadata: more)
+    }
+
+    /// Finishes the route into a new workout, saved in the same transaction as the route: when anything fails
+    /// (the builder is empty, its sync metadata is wrong, the claim was taken over) neither is saved.
+    /// - Throws: as ``finish(workout:metadata:)``; ``RouteKitError/Code/builderState`` also when a workout with
+    ///   `workout`'s uuid or sync identity was saved meanwhile.
+    public func finish(creating workout: Workout, metadata more: [String: MetadataValue] = [:])
+        async throws(RouteKitError) -> RouteFinish
+    {
+        try await finish(workout: workout, creating: true, metadata: more)
+    }
+
+    private func finish(workout: Workout, creating: Bool, metadata more: [String: MetadataValue])
+        async throws(RouteKitError) -> RouteFinish
+    {
         try checkOpen()
         guard progress.locationCount > 0 else {
             throw RouteKitError(
                 .builderState, "route builder \(id) has no locations: insert at least one batch before finishing")
         }
         let (sync, all) = try Self.syncIdentity(in: metadata.merging(more) { _, new in new })
-        guard try await store.workout(id: workout.id) != nil else {
+        if !creating, try await store.workout(id: workout.id) == nil {
             throw RouteKitError(.notFound, "workout \(workout.id) is not saved (save it before finishing its route)")
         }
         guard workout.source == source else {
@@ -288,7 +304,8 @@ public final class RouteBuilder {
         let route = RouteSample(
             workoutID: workout.id, source: source, sync: sync, start: start, end: end,
             locationCount: progress.locationCount, metadata: all)
-        let outcome = try await store.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: order)
+        let outcome = try await store.finishBuilder(
+            id: id, claim: claim, route: route, sequenceOrder: order, creating: creating ? workout : nil)
         state = .finished
         return RouteFinish(route: route, outcome: outcome)
     }

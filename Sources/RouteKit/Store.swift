@@ -438,11 +438,14 @@ public protocol RouteStore: AnyObject, Sendable {
     /// sequence number when `nil`) with the sync semantics of ``saveWorkout(_:)`` (a replaced route keeps
     /// its workout and is kept as provenance when it was a raw version), attaches the builder's series to the
     /// route's workout, and retires the builder. When stale, the builder is discarded and nothing is saved.
+    /// With `creating`, the route's workout is not saved yet: the same transaction inserts it first (with the
+    /// rules of ``saveWorkout(_:)`` for a new workout), so a finish that fails leaves no workout behind.
     /// - Throws: ``RouteKitError/Code/notFound`` when the builder is not pending or the workout is not current;
-    ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source.
+    ///   ``RouteKitError/Code/notOwner`` when the workout belongs to another source;
+    ///   ``RouteKitError/Code/builderState`` when the workout to create was saved meanwhile.
     @_spi(RouteKitBackend)
-    func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?) async throws(RouteKitError)
-        -> SaveOutcome
+    func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?, creating: Workout?)
+        async throws(RouteKitError) -> SaveOutcome
     // MARK: Work claims and provenance (the processing pipeline's batch job)
 
     /// Claims `key` for `holder` for `seconds`, in one short transaction: `true` when the holder now holds it
@@ -456,7 +459,7 @@ public protocol RouteStore: AnyObject, Sendable {
     @_spi(RouteKitBackend)
     func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String>
     /// Saves a whole route at once, its locations already packed (sequence numbers in route order), with the
-    /// sync semantics of `finishBuilder(id:claim:route:sequenceOrder:)`, in one transaction that also gives up
+    /// sync semantics of `finishBuilder(id:claim:route:sequenceOrder:creating:)`, in one transaction that also gives up
     /// `claim` when one is given. For writers that hold the whole route anyway (the processing pipeline, the
     /// importers' short tracks): one transaction instead of a builder's several. Sample chunks among `chunks` become
     /// series of the route's workout, as a finished builder's do. An interrupted save leaves nothing behind.

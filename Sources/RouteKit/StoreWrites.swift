@@ -50,6 +50,22 @@ package struct StoredBuilderRow: Sendable, Equatable {
     }
 }
 
+/// A workout to be inserted by the transaction that finishes a builder, with what the backend read about it in that
+/// transaction: whether its uuid is taken, and the current version of its sync identity.
+package struct NewWorkoutRow: Sendable {
+    package var workout: Workout
+    package var body: String
+    package var uuidTaken: Bool
+    package var current: (id: UUID, version: Int64)?
+
+    package init(workout: Workout, body: String, uuidTaken: Bool, current: (id: UUID, version: Int64)?) {
+        self.workout = workout
+        self.body = body
+        self.uuidTaken = uuidTaken
+        self.current = current
+    }
+}
+
 /// One write the store's rules decide on. A backend carries each out with its own SQL, in the order given, inside
 /// the transaction in which it read what the rule was given; no write decides anything.
 package enum StoreWrite: Sendable {
@@ -156,17 +172,40 @@ extension StoreRules {
     /// held by `claim`; the workout saved and the source's; then the sync decision. A stale route discards the
     /// builder and its chunks. Otherwise its location chunks are put in `sequenceOrder` when given, the route is
     /// inserted over the builder's chunks, its sample kinds become the workout's series, and the builder is retired.
+    ///
+    /// With `creating`, the route's workout is inserted first in the same transaction (a finish that makes its
+    /// workout leaves nothing behind when it fails): it must be the route's workout, of its source, and new; a
+    /// workout saved meanwhile with its uuid or sync identity (a concurrent finish of the same recording) is a
+    /// ``RouteKitError/Code/builderState`` error, and the finish can be tried again against that workout. A stale
+    /// route inserts no workout.
     package static func finishBuilder(
         _ id: UUID, claim: UUID, route: RouteSample, body: String, sequenceOrder: [Int]?,
-        builder: StoredBuilderRow?, workoutSource: String?, current: StoredRouteRow?
+        builder: StoredBuilderRow?, workoutSource: String?, current: StoredRouteRow?, creating: NewWorkoutRow? = nil
     ) throws(RouteKitError) -> WritePlan {
         guard let builder else { throw builderNotPending(id) }
         try checkOwner(builder.source, of: "route builder \(id)", is: route.source)
         try checkClaim(id, held: builder.claim, by: claim)
-        try checkWorkout(workoutSource, for: route)
+        var first: [StoreWrite] = []
+        if let creating {
+            guard creating.workout.id == route.workoutID else {
+                throw RouteKitError(
+                    .invalidArgument, "the workout to create (\(creating.workout.id)) is not the route's workout")
+            }
+            try checkOwner(creating.workout.source.name, of: "workout \(route.workoutID)", is: route.source)
+            if creating.uuidTaken || creating.current != nil {
+                throw RouteKitError(
+                    .builderState,
+                    "workout \(route.workoutID) or one with its sync identity was saved meanwhile (another finish of "
+                        + "the same recording?): finish again to add the route to the saved workout")
+            }
+            first = [.insertWorkout(creating.workout, body: creating.body)]
+        } else {
+            try checkWorkout(workoutSource, for: route)
+        }
         let container = id.lowercaseText
         var plan = replace(current, with: route)
         if plan.outcome.isStale { return WritePlan(plan.outcome, [.deleteBuilder(id), .deleteContainer(container)]) }
+        plan.writes = first + plan.writes
         if let order = sequenceOrder, order != order.sorted() {
             plan.writes.append(.renumberLocations(container: container, order: order))
         }

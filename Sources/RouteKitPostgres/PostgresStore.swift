@@ -272,26 +272,32 @@
 
         public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
             let body = try StoredRecord.body(of: workout)
-            let id = Self.key(workout.id)
             return try await write("saving workout \(workout.id)") { tx in
-                let taken = try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil
-                var current: (id: UUID, version: Int64)?
+                let (taken, current) = try await Self.workoutIdentity(tx, of: workout)
                 var currentRoutes: [StoredRouteRow] = []
-                if !taken, let sync = workout.sync {
-                    try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
-                    if let row = try await tx.first(
-                        "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier) FOR UPDATE"
-                    ) {
-                        let currentID = try StoredRecord.uuid(row.get("uuid"))
-                        current = (currentID, try row.get("sync_version"))
-                        currentRoutes = try await Self.currentRoutes(tx, ofWorkout: currentID)
-                    }
-                }
+                if let current { currentRoutes = try await Self.currentRoutes(tx, ofWorkout: current.id) }
                 let plan = try StoreRules.saveWorkout(
                     workout, body: body, uuidTaken: taken, current: current, currentRoutes: currentRoutes)
                 try await Self.apply(plan.writes, tx)
                 return plan.outcome
             }
+        }
+
+        /// Whether `workout`'s uuid is taken and, when it is not and it has a sync identity, the identity's current
+        /// workout and version, read under the identity's lock (held to the transaction's end) and the row's.
+        static func workoutIdentity(_ tx: Transaction, of workout: Workout) async throws -> (
+            taken: Bool, current: (id: UUID, version: Int64)?
+        ) {
+            let id = Self.key(workout.id)
+            let taken = try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil
+            guard !taken, let sync = workout.sync else { return (taken, nil) }
+            try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
+            guard
+                let row = try await tx.first(
+                    "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier) FOR UPDATE"
+                )
+            else { return (taken, nil) }
+            return (taken, (try StoredRecord.uuid(row.get("uuid")), try row.get("sync_version")))
         }
 
         public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
@@ -749,19 +755,26 @@
         }
 
         @_spi(RouteKitBackend) public func finishBuilder(
-            id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?
+            id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?, creating: Workout?
         )
             async throws(RouteKitError) -> SaveOutcome
         {
             let body = try StoredRecord.body(of: route)
+            let workoutBody = try creating.map { w throws(RouteKitError) in try StoredRecord.body(of: w) }
             return try await write("finishing route builder \(id)") { tx in
-                // Locks in this order: the builder's row, the workout's, the identity's.
+                // Locks in this order: the builder's row, the workout's (or the new workout's identity), the
+                // route identity's.
                 let builder = try await Self.builderRow(tx, id)
+                var new: NewWorkoutRow?
+                if let creating {
+                    let (taken, current) = try await Self.workoutIdentity(tx, of: creating)
+                    new = NewWorkoutRow(workout: creating, body: workoutBody ?? "", uuidTaken: taken, current: current)
+                }
                 let workoutSource = try await Self.workoutSource(tx, route.workoutID)
                 let current = try await Self.currentVersion(tx, of: route)
                 let plan = try StoreRules.finishBuilder(
                     id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder, builder: builder,
-                    workoutSource: workoutSource, current: current)
+                    workoutSource: workoutSource, current: current, creating: new)
                 try await Self.apply(plan.writes, tx)
                 return plan.outcome
             }

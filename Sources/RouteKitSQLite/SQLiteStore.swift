@@ -214,26 +214,29 @@ public final class SQLiteStore: RouteStore {
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: workout)
         return try await write("saving workout \(workout.id)") { db in
-            let taken =
-                try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ?"), arguments: [Self.key(workout.id)])
-                != nil
-            var current: (id: UUID, version: Int64)?
-            var currentRoutes: [StoredRouteRow] = []
-            if let sync = workout.sync,
-                let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?"),
-                    arguments: [workout.source.name, sync.identifier])
-            {
-                let id = try Self.uuid(row["uuid"])
-                current = (id, row["sync_version"])
-                currentRoutes = try Self.currentRoutes(db, ofWorkout: id)
-            }
+            let (taken, current) = try Self.workoutIdentity(db, of: workout)
+            let currentRoutes = try current.map { try Self.currentRoutes(db, ofWorkout: $0.id) } ?? []
             let plan = try StoreRules.saveWorkout(
                 workout, body: body, uuidTaken: taken, current: current, currentRoutes: currentRoutes)
             try Self.apply(plan.writes, db)
             return plan.outcome
         }
+    }
+
+    /// Whether `workout`'s uuid is taken, and the current workout of its sync identity with its version.
+    static func workoutIdentity(_ db: Database, of workout: Workout) throws -> (
+        taken: Bool, current: (id: UUID, version: Int64)?
+    ) {
+        let taken =
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ?"), arguments: [Self.key(workout.id)])
+            != nil
+        guard let sync = workout.sync,
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?"),
+                arguments: [workout.source.name, sync.identifier])
+        else { return (taken, nil) }
+        return (taken, (try Self.uuid(row["uuid"]), row["sync_version"]))
     }
 
     public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
@@ -577,15 +580,20 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
-    @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
-        async throws(RouteKitError) -> SaveOutcome
-    {
+    @_spi(RouteKitBackend) public func finishBuilder(
+        id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?, creating: Workout?
+    ) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: route)
+        let workoutBody = try creating.map { w throws(RouteKitError) in try StoredRecord.body(of: w) }
         return try await write("finishing route builder \(id)") { db in
+            let new = try creating.map { w in
+                let (taken, current) = try Self.workoutIdentity(db, of: w)
+                return NewWorkoutRow(workout: w, body: workoutBody ?? "", uuidTaken: taken, current: current)
+            }
             let plan = try StoreRules.finishBuilder(
                 id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder,
                 builder: Self.builderRow(db, id), workoutSource: Self.workoutSource(db, route.workoutID),
-                current: Self.currentVersion(db, of: route))
+                current: Self.currentVersion(db, of: route), creating: new)
             try Self.apply(plan.writes, db)
             return plan.outcome
         }

@@ -151,24 +151,32 @@
                         + "\"syncVersion\": 1}")
             }
             let builder = try await RouteBuilder.resume(pending, in: store)
-            let workout = try await workout(for: body, builder: builder, source: token.source)
+            let (workout, isNew) = try await workout(for: body, builder: builder, source: token.source)
             var metadata = body.metadata ?? [:]
             if let id = body.syncIdentifier { metadata[MetadataKey.syncIdentifier] = .string(id) }
             if let v = body.syncVersion { metadata[MetadataKey.syncVersion] = .integer(v) }
-            let finished = try await builder.finish(workout: workout, metadata: metadata)
+            // A new workout is saved in the transaction that saves the route: a finish refused for any reason (an
+            // empty builder, sync metadata that is not valid, a claim taken over) leaves no workout behind.
+            let finished =
+                isNew
+                ? try await builder.finish(creating: workout, metadata: metadata)
+                : try await builder.finish(workout: workout, metadata: metadata)
             return try Self.answer(finished)
         }
 
-        /// The workout a finished route goes to: the one named (of the token's source), else a new one spanning the
-        /// route's times, whose sync identity follows the route's (so a finish retried on a new builder finds it).
-        func workout(for body: FinishBody, builder: RouteBuilder, source: Source) async throws -> Workout {
+        /// The workout a finished route goes to: the one named (of the token's source), else the workout of the
+        /// route's sync identity when one is saved (a finish retried on a new builder finds it), else a new one,
+        /// not saved yet (`isNew`), spanning the route's times. Nothing is written here.
+        func workout(for body: FinishBody, builder: RouteBuilder, source: Source) async throws -> (
+            workout: Workout, isNew: Bool
+        ) {
             if let text = body.workout {
                 guard let id = UUID(uuidString: text) else { throw Problem.badRequest("'workout' is not a uuid") }
                 guard let w = try await store.workout(id: id) else {
                     throw Problem.notFound("workout \(id) is not saved")
                 }
                 guard w.source == source else { throw Problem.notFound("workout \(id) is not saved") }
-                return w
+                return (w, false)
             }
             let (start, end) = try await builder.timeBounds()
             var metadata: [String: MetadataValue] = [:]
@@ -181,15 +189,17 @@
                 }
                 return SyncIdentity(identifier: "workout-" + id, version: 1)
             }
-            var workout = Workout(
+            if let sync {
+                var filter = WorkoutFilter()
+                filter.source = source
+                filter.syncIdentifier = sync.identifier
+                filter.limit = 1
+                if let existing = try await store.workouts(matching: filter).first { return (existing, false) }
+            }
+            let workout = Workout(
                 activityType: ActivityType(guessingFrom: body.activity), start: start, end: end, source: source,
                 sync: sync, metadata: metadata)
-            if case .stale(let current, _) = try await store.saveWorkout(workout),
-                let existing = try await store.workout(id: current)
-            {
-                workout = existing
-            }
-            return workout
+            return (workout, true)
         }
 
         static func answer(_ finished: RouteFinish) throws -> Response {

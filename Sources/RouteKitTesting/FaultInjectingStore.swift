@@ -13,7 +13,7 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     private var finishFailures: Int
 
     /// Fails the `failAt`-th call of `appendToBuilder(id:claim:chunks:progress:metadata:)`, and every later
-    /// one; and the first `finishFailures` calls that finish a route (`finishBuilder(id:claim:route:sequenceOrder:)`
+    /// one; and the first `finishFailures` calls that finish a route (`finishBuilder(id:claim:route:sequenceOrder:creating:)`
     /// or `saveRoute(_:chunks:releasing:)`).
     public init(_ base: any RouteStore, failingAppend failAt: Int = .max, failingFinishes finishFailures: Int = 0) {
         self.base = base
@@ -109,12 +109,15 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
         try await base.dropStaging(builder: id)
     }
-    @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
+    @_spi(RouteKitBackend) public func finishBuilder(
+        id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?, creating: Workout?
+    )
         async throws(RouteKitError) -> SaveOutcome
     {
         let fail = takeFinishFailure()
         if fail { throw RouteKitError(.storage, "injected fault in finishBuilder") }
-        return try await base.finishBuilder(id: id, claim: claim, route: route, sequenceOrder: sequenceOrder)
+        return try await base.finishBuilder(
+            id: id, claim: claim, route: route, sequenceOrder: sequenceOrder, creating: creating)
     }
     @_spi(RouteKitBackend) public func claimWork(key: String, holder: UUID, seconds: Double) async throws(RouteKitError)
         -> Bool

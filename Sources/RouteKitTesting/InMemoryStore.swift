@@ -66,14 +66,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
         // Nothing is encoded here, but what the SQL stores cannot store is refused alike.
         let body = try StoredRecord.body(of: workout)
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
-            var current: (id: UUID, version: Int64)?
-            if let sync = workout.sync,
-                let row = s.workouts.values.first(where: {
-                    $0.workout.source == workout.source && $0.workout.sync?.identifier == sync.identifier
-                })
-            {
-                current = (row.workout.id, row.workout.sync?.version ?? 0)
-            }
+            let current = s.currentWorkout(identity: workout)
             let plan = try StoreRules.saveWorkout(
                 workout, body: body, uuidTaken: s.workouts[workout.id] != nil, current: current,
                 currentRoutes: current.map { s.currentRoutes(ofWorkout: $0.id) } ?? [])
@@ -319,15 +312,22 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
 
     /// Saves the builder's route with the sync semantics of ``saveWorkout(_:)``, attaches its series to the
     /// workout and retires it; a stale route discards it.
-    @_spi(RouteKitBackend) public func finishBuilder(id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?)
-        async throws(RouteKitError) -> SaveOutcome
-    {
+    @_spi(RouteKitBackend) public func finishBuilder(
+        id: UUID, claim: UUID, route: RouteSample, sequenceOrder: [Int]?, creating: Workout?
+    ) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: route)
+        let workoutBody = try creating.map { w throws(RouteKitError) in try StoredRecord.body(of: w) }
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
+            let new = creating.map { w in
+                NewWorkoutRow(
+                    workout: w, body: workoutBody ?? "", uuidTaken: s.workouts[w.id] != nil,
+                    current: s.currentWorkout(identity: w))
+            }
             let plan = try StoreRules.finishBuilder(
                 id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder,
                 builder: s.builders[id].map { StoredBuilderRow(source: $0.source.name, claim: $0.claim.lowercaseText) },
-                workoutSource: s.workouts[route.workoutID]?.workout.source.name, current: s.currentVersion(of: route))
+                workoutSource: s.workouts[route.workoutID]?.workout.source.name, current: s.currentVersion(of: route),
+                creating: new)
             try s.apply(plan.writes)
             return plan.outcome
         }
@@ -750,6 +750,16 @@ extension InMemoryStore {
         }
 
         // MARK: Reads for the rules
+
+        /// The current workout of `workout`'s sync identity, with its version; `nil` without one.
+        func currentWorkout(identity workout: Workout) -> (id: UUID, version: Int64)? {
+            guard let sync = workout.sync,
+                let row = workouts.values.first(where: {
+                    $0.workout.source == workout.source && $0.workout.sync?.identifier == sync.identifier
+                })
+            else { return nil }
+            return (row.workout.id, row.workout.sync?.version ?? 0)
+        }
 
         /// The current version of a route's sync identity.
         func currentVersion(of route: RouteSample) -> StoredRouteRow? {

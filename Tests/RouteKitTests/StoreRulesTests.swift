@@ -152,6 +152,43 @@ struct StoreRulesTests {
                 .writes.map(Self.label) == ["log-deletion r@1", "keep", "insert-derived", "stored-series", "delete-builder"])
     }
 
+    @Test("finishing into a new workout: inserted first in the same plan; not when stale; refused when taken meanwhile")
+    func finishCreatingPlans() throws {
+        let claim = UUID()
+        let builder = StoredBuilderRow(source: "watch", claim: claim.lowercaseText)
+        let r = try route(version: 1)
+        let workout = Workout(id: old, activityType: .running, start: nil, end: nil, source: try Source(name: "watch"))
+        func finish(
+            taken: Bool = false, current: (id: UUID, version: Int64)? = nil, routeCurrent: StoredRouteRow? = nil,
+            workout w: Workout? = nil, claim c: UUID? = nil
+        ) throws(RouteKitError) -> WritePlan {
+            try StoreRules.finishBuilder(
+                new, claim: c ?? claim, route: r, body: "{}", sequenceOrder: nil, builder: builder,
+                workoutSource: nil, current: routeCurrent,
+                creating: NewWorkoutRow(workout: w ?? workout, body: "{}", uuidTaken: taken, current: current))
+        }
+        #expect(
+            try finish().writes.map(Self.label) == ["insert-workout", "insert-raw", "stored-series", "delete-builder"])
+        // A stale route saves no workout either.
+        #expect(
+            try finish(routeCurrent: stored(version: 3, raw: true)).writes.map(Self.label) == [
+                "delete-builder", "delete-container",
+            ])
+        func code(_ body: () throws(RouteKitError) -> WritePlan) -> RouteKitError.Code? {
+            do {
+                _ = try body()
+                return nil
+            } catch { return error.code }
+        }
+        #expect(code { () throws(RouteKitError) in try finish(taken: true) } == .builderState)
+        #expect(code { () throws(RouteKitError) in try finish(current: (UUID(), 1)) } == .builderState)
+        #expect(code { () throws(RouteKitError) in try finish(claim: UUID()) } == .builderState)
+        let other = Workout(activityType: .running, start: nil, end: nil, source: try Source(name: "watch"))
+        #expect(code { () throws(RouteKitError) in try finish(workout: other) } == .invalidArgument)
+        let phone = Workout(id: old, activityType: .running, start: nil, end: nil, source: try Source(name: "phone"))
+        #expect(code { () throws(RouteKitError) in try finish(workout: phone) } == .notOwner)
+    }
+
     @Test("saving a whole route: its chunks, row and series unless stale; the claim given up either way")
     func saveRoutePlans() throws {
         let chunks = [

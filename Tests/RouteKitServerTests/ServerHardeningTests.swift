@@ -1,0 +1,263 @@
+#if Server
+    import AsyncHTTPClient
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import HummingbirdTesting
+    import NIOCore
+    import NIOHTTP1
+    import RouteKit
+    import RouteKitServer
+    import Testing
+
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    extension RawConnection {
+        /// Sends `text`, then resets the connection (SO_LINGER 0: the close sends RST, as mobile networks do).
+        static func sendAndReset(port: Int, _ text: String) throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if fd < 0 || connected != 0 { throw POSIXError(.ECONNREFUSED) }
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+    }
+
+    @Suite("routekit serve: hostile clients over a socket", .serialized)
+    struct ServerHardeningTests {
+        static let chunkedUpload =
+            "POST /v1/uploads?name=x.gpx HTTP/1.1\r\nHost: routekit\r\nTransfer-Encoding: chunked\r\n"
+
+        @Test("an upload without a token is answered 401 and its connection closed, not drained byte by byte")
+        func unauthenticatedBodyIsNotDrained() async throws {
+            let f = try Fixture()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let c = try RawConnection(port: port)
+                #expect(await c.send(Self.chunkedUpload + "\r\n1\r\n<\r\n"))
+                let answer = await c.read(for: 2)
+                #expect(answer.text.hasPrefix("HTTP/1.1 401"), "\(answer.text.prefix(80))")
+                #expect(answer.text.lowercased().contains("connection: close"))
+                #expect(answer.closed, "the server kept reading a body it had refused")
+            }
+        }
+
+        @Test("a body trickling slower than the minimum rate is answered 408 and cut; a steady one is imported")
+        func slowBodyIsCut() async throws {
+            var f = try Fixture()
+            f.configuration.minimumBodyBytesPerSecond = 200
+            f.configuration.bodyRateWindowSeconds = 1
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let slow = try RawConnection(port: port)
+                let started = ContinuousClock.now
+                #expect(await slow.send(Self.chunkedUpload + "Authorization: Bearer \(token)\r\n\r\n"))
+                var text = ""
+                var closed = false
+                for _ in 0..<20 where !closed {
+                    _ = await slow.send("1\r\n \r\n")
+                    let r = await slow.read(for: 0.3)
+                    text += r.text
+                    closed = r.closed
+                }
+                #expect(closed, "a body of 3 bytes a second held the connection for 6 s")
+                #expect(text.hasPrefix("HTTP/1.1 408"), "\(text.prefix(80))")
+                #expect(text.contains("urn:routekit:problem:request-timeout"))
+                #expect(ContinuousClock.now - started < .seconds(5))
+
+                // A whole file at once is well above the rate.
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/uploads?name=ok.gpx")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                request.body = .bytes(ByteBuffer(string: gpx(name: "steady")))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                #expect(response.status == .created)
+            }
+        }
+
+        @Test("10 event streams reset right after their request give their slots back: 4 new ones open at once")
+        func resetStreamsReleaseSlots() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                for _ in 0..<10 {
+                    try RawConnection.sendAndReset(
+                        port: port,
+                        "GET /v1/changes HTTP/1.1\r\nHost: routekit\r\nAccept: text/event-stream\r\n"
+                            + "Authorization: Bearer \(token)\r\n\r\n")
+                }
+                // Within a few seconds every slot is back: four streams (the limit) open together.
+                var statuses: [Int] = []
+                for _ in 0..<30 {
+                    statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                        for _ in 0..<4 {
+                            group.addTask {
+                                let response = try await HTTPClient.shared.execute(
+                                    request(port, "/v1/changes", token: token), timeout: .seconds(10))
+                                // Hold it until all four have their answer.
+                                try await Task.sleep(for: .milliseconds(300))
+                                return Int(response.status.code)
+                            }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    if statuses.allSatisfy({ $0 == 200 }) { break }
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(statuses == [200, 200, 200, 200], "slots still held by reset streams: \(statuses)")
+            }
+        }
+
+        @Test("with --max-connections-per-address 2, a third connection from the address is closed at once")
+        func connectionsPerAddress() async throws {
+            var f = try Fixture()
+            f.configuration.maxConnectionsPerAddress = 2
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                var a: RawConnection? = try RawConnection(port: port)
+                let b = try RawConnection(port: port)
+                #expect(await a?.send("GET /healthz HTTP/1.1\r\nHost: routekit\r\n\r\n") == true)
+                #expect((await a?.read(for: 0.5))?.text.hasPrefix("HTTP/1.1 200") == true)
+                #expect(await b.send("GET /healthz HTTP/1.1\r\nHost: routekit\r\n\r\n"))
+                #expect((await b.read(for: 0.5)).text.hasPrefix("HTTP/1.1 200"))
+                let third = try RawConnection(port: port)
+                _ = await third.send("GET /healthz HTTP/1.1\r\nHost: routekit\r\n\r\n")
+                let refused = await third.read(for: 1)
+                #expect(refused.closed)
+                #expect(refused.text.isEmpty)
+                // Once one closes, a new one is served.
+                a = nil
+                try await Task.sleep(for: .milliseconds(300))
+                let fourth = try RawConnection(port: port)
+                #expect(await fourth.send("GET /healthz HTTP/1.1\r\nHost: routekit\r\n\r\n"))
+                #expect((await fourth.read(for: 0.5)).text.hasPrefix("HTTP/1.1 200"))
+            }
+        }
+
+        @Test("oversized JSON bodies answer 413, not 500")
+        func oversizedBodies() async throws {
+            let f = try Fixture()
+            let token = try await f.token(scopes: [.read, .write, .admin])
+            try await f.app().test(.router) { client in
+                let big = ByteBuffer(string: "{\"name\":\"" + String(repeating: "x", count: 70 << 10) + "\"}")
+                try await client.execute(
+                    uri: "/v1/builders", method: .post, headers: auth(token, [.contentType: "application/json"]),
+                    body: big
+                ) { r in
+                    #expect(r.status == .contentTooLarge)
+                    #expect(json(r.body)["type"] as? String == "urn:routekit:problem:payload-too-large")
+                }
+                let huge = ByteBuffer(string: "{\"routes\":\"" + String(repeating: "x", count: 5 << 20) + "\"}")
+                try await client.execute(
+                    uri: "/v1/jobs", method: .post, headers: auth(token, [.contentType: "application/json"]),
+                    body: huge
+                ) { r in
+                    #expect(r.status == .contentTooLarge)
+                }
+            }
+        }
+
+        @Test("a method a path does not serve answers 405 with Allow; an unknown path stays 404")
+        func methodNotAllowed() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            try await f.app().test(.router) { client in
+                try await client.execute(uri: "/v1/workouts", method: try #require(HTTPRequest.Method("TRACE")), headers: auth(token)) {
+                    r in
+                    #expect(r.status == .methodNotAllowed)
+                    #expect(r.headers[.allow] == "GET")
+                }
+                try await client.execute(uri: "/v1/builders/abc", method: .put, headers: auth(token)) { r in
+                    #expect(r.status == .methodNotAllowed)
+                    #expect(r.headers[.allow] == "GET, DELETE")
+                }
+                try await client.execute(uri: "/healthz", method: .delete) { r in
+                    #expect(r.status == .methodNotAllowed)
+                }
+                try await client.execute(uri: "/v1/nothing-here", method: .get, headers: auth(token)) { r in
+                    #expect(r.status == .notFound)
+                }
+            }
+        }
+    }
+#endif
+
+#if Server
+    @Suite("routekit serve: a finish is one transaction")
+    struct FinishTransactionTests {
+        @Test(
+            "finishes refused for an empty builder, a sync identifier without a version or a version that is not a number leave no workout; retries neither"
+        )
+        func failedFinishesLeaveNothing() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            try await f.app().test(.router) { client in
+                func create() async throws -> String {
+                    try await client.execute(uri: "/v1/builders", method: .post, headers: auth(token)) { r in
+                        json(r.body)["id"] as? String ?? ""
+                    }
+                }
+                func finish(_ id: String, _ body: String) async throws -> HTTPResponse.Status {
+                    try await client.execute(
+                        uri: "/v1/builders/\(id)/finish", method: .post,
+                        headers: auth(token, [.contentType: "application/json"]), body: ByteBuffer(string: body)
+                    ) { $0.status }
+                }
+                func workouts() async throws -> Int {
+                    try await client.execute(uri: "/v1/workouts", method: .get, headers: auth(token)) { r in
+                        (json(r.body)["workouts"] as? [Any])?.count ?? -1
+                    }
+                }
+                let empty = try await create()
+                for _ in 0..<3 {
+                    let status = try await finish(empty, #"{"activity":"running"}"#)
+                    #expect(status.code >= 400 && status.code < 500, "\(status)")
+                }
+                let id = try await create()
+                let append = try await client.execute(
+                    uri: "/v1/builders/\(id)/locations?first=0", method: .post,
+                    headers: auth(token, [.contentType: "application/json"]),
+                    body: ByteBuffer(string: locationsJSON(from: 0, count: 5))
+                ) { $0.status }
+                #expect(append == .ok)
+                for body in [
+                    #"{"syncIdentifier":"run-1"}"#, #"{"syncIdentifier":"run-1","metadata":{"syncVersion":"abc"}}"#,
+                    #"{"metadata":{"syncIdentifier":"run-1","syncVersion":"two"}}"#,
+                    #"{"syncIdentifier":"run-1","syncVersion":"1"}"#,
+                ] {
+                    for _ in 0..<2 {
+                        let status = try await finish(id, body)
+                        #expect(status.code >= 400 && status.code < 500, "\(body): \(status)")
+                    }
+                }
+                #expect(try await workouts() == 0, "a failed finish left a workout behind")
+                // The same builder then finishes, and a retry of the same recording on a new builder joins it.
+                #expect(try await finish(id, #"{"syncIdentifier":"run-1","syncVersion":1}"#) == .created)
+                #expect(try await workouts() == 1)
+                let again = try await create()
+                _ = try await client.execute(
+                    uri: "/v1/builders/\(again)/locations?first=0", method: .post,
+                    headers: auth(token, [.contentType: "application/json"]),
+                    body: ByteBuffer(string: locationsJSON(from: 0, count: 5))
+                ) { $0.status }
+                #expect(try await finish(again, #"{"syncIdentifier":"run-1","syncVersion":2}"#) == .created)
+                #expect(try await workouts() == 1)
+            }
+        }
+    }
+#endif
