@@ -14,7 +14,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
             case geos, invalidFIT, invalidTCX
-            case notFound, storage, incompatibleStore, builderState, unavailable
+            case notFound, storage, storageFull, incompatibleStore, builderState, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
         private let base: Base
@@ -51,6 +51,13 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let notFound = Code(.notFound)
         /// The store failed: the database could not be opened, read or written.
         public static let storage = Code(.storage)
+        /// The device holding the store (or a server's upload spool) is full or over its quota (`ENOSPC`, `EDQUOT`,
+        /// `SQLITE_FULL`, PostgreSQL's `disk_full`). Nothing is wrong with the input: the same request succeeds once
+        /// space is freed. Nothing stored before is lost.
+        public static let storageFull = Code(.storageFull)
+        /// Whether the store (or the device under it) failed, rather than the input or the request: ``storage``,
+        /// ``storageFull`` and ``unavailable``.
+        public var isStoreFailure: Bool { self == .storage || self == .storageFull || self == .unavailable }
         /// The store's server cannot be reached right now (connection refused or lost, server restarting). Nothing
         /// is wrong with the request: retrying later may succeed. A write that failed this way may or may not have
         /// been committed; every RouteKit write can be retried safely (sync identity makes it idempotent).

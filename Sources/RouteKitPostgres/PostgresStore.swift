@@ -225,6 +225,14 @@
                     if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state) {
                         return RouteKitError(.unavailable, "\(what) failed: the server is unavailable: \(message)")
                     }
+                    // disk_full: the server's disk (not the input) is the problem.
+                    if state == "53100" {
+                        return RouteKitError(.storageFull, "\(what) failed: the PostgreSQL server's disk is full")
+                    }
+                    // io_error, read-only transaction (a standby), system errors: the device, not the input.
+                    if ["58030", "25006"].contains(state) || state.hasPrefix("58") {
+                        return RouteKitError(.unavailable, "\(what) failed: the server cannot write: \(message)")
+                    }
                     return RouteKitError(.storage, "\(what) failed: \(message) (SQLSTATE \(state))")
                 }
                 let connection: [PSQLError.Code] = [

@@ -60,6 +60,8 @@ public final class SQLiteStore: RouteStore {
     let commitPoller: CrossProcessCommitPoller
     let writesOnCallingThread: Bool
     let readsOnCallingThread: Bool
+    /// The store file's device and inode when it was opened: a write checks that the path still names it.
+    let fileIdentity: FileIdentity?
 
     /// Opens the store at `path`, creating it (and its folder) if needed.
     /// - Throws: `RouteKitError.Code.storage` when the file cannot be opened or is not SQLite;
@@ -107,11 +109,76 @@ public final class SQLiteStore: RouteStore {
             }
             self.pool = pool
             self.storeID = uuid
+            self.fileIdentity = FileIdentity(path: path)
         } catch let error as RouteKitError {
             throw error
         } catch {
-            throw RouteKitError(.storage, "cannot open the store at \(path): \(Self.describe(error))")
+            throw Self.storeError("cannot open the store at \(path)", error, path: path)
         }
+    }
+
+    /// The least free space the store's disk must have for ``checkReady()`` to pass: 1 MiB.
+    public static let minimumFreeBytes = 1 << 20
+
+    /// A file's device and inode.
+    struct FileIdentity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+
+        /// The identity of the file at `path`; `nil` when there is none.
+        init?(path: String) {
+            var st = stat()
+            guard stat(path, &st) == 0 else { return nil }
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+        }
+    }
+
+    /// The bytes free to unprivileged writers on the disk of `path`'s folder; `nil` when it cannot be told.
+    static func freeBytes(near path: String) -> UInt64? {
+        let folder = (path as NSString).deletingLastPathComponent
+        var vfs = statvfs()
+        guard statvfs(folder.isEmpty ? "." : folder, &vfs) == 0 else { return nil }
+        return UInt64(vfs.f_bavail) &* UInt64(vfs.f_frsize)
+    }
+
+    /// Refuses writes once the store file was deleted or replaced under the running process: SQLite would go on
+    /// writing into the unlinked file, and everything acknowledged would be gone at the next start.
+    func checkFile() throws(RouteKitError) {
+        guard let opened = fileIdentity else { return }
+        guard let now = FileIdentity(path: path) else {
+            throw RouteKitError(
+                .unavailable,
+                "the store file \(path) was deleted while in use: writes are refused (restart the process)")
+        }
+        guard now == opened else {
+            throw RouteKitError(
+                .unavailable,
+                "the store file \(path) was replaced while in use: writes are refused (restart the process)")
+        }
+    }
+
+    /// The error for a failure of SQLite or the device under it: a full disk is ``RouteKitError/Code/storageFull``,
+    /// a device that cannot be written (read-only, I/O error, the file gone) ``RouteKitError/Code/unavailable``,
+    /// anything else ``RouteKitError/Code/storage``; the message names what was being done and the store.
+    static func storeError(_ what: String, _ error: any Error, path: String) -> RouteKitError {
+        if let e = error as? DatabaseError {
+            let detail = describe(error)
+            let code = e.resultCode.primaryResultCode
+            // SQLite reports a full disk as an I/O error where it extends its shared-memory or journal files.
+            let looksFull =
+                (code == .SQLITE_IOERR || code == .SQLITE_CANTOPEN)
+                && (freeBytes(near: path).map { $0 < 64 << 10 } ?? false)
+            switch code {
+            case _ where code == .SQLITE_FULL || looksFull:
+                return RouteKitError(.storageFull, "\(what) failed: the disk holding the store is full (\(detail))")
+            case .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
+                return RouteKitError(.unavailable, "\(what) failed: the store's device cannot be written (\(detail))")
+            default:
+                break
+            }
+        }
+        return RouteKitError(.storage, "\(what) failed: \(describe(error))")
     }
 
     static func describe(_ error: any Error) -> String {
@@ -128,6 +195,7 @@ public final class SQLiteStore: RouteStore {
     func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T)
         async throws(RouteKitError) -> T
     {
+        try checkFile()
         do {
             let transaction = { @Sendable (db: Database) throws -> (T, Bool) in
                 var result: T?
@@ -148,7 +216,7 @@ public final class SQLiteStore: RouteStore {
         } catch let error as RouteKitError {
             throw error
         } catch {
-            throw RouteKitError(.storage, "\(what) failed: \(Self.describe(error))")
+            throw Self.storeError("\(what) in the store at \(path)", error, path: path)
         }
     }
 
@@ -162,7 +230,7 @@ public final class SQLiteStore: RouteStore {
         } catch let error as RouteKitError {
             throw error
         } catch {
-            throw RouteKitError(.storage, "\(what) failed: \(Self.describe(error))")
+            throw Self.storeError("\(what) in the store at \(path)", error, path: path)
         }
     }
 
@@ -805,5 +873,26 @@ final class SnapshotCursor: ChunkCursor {
     func close() {
         snapshot = nil
         ready = []
+    }
+}
+
+extension SQLiteStore: StoreReadiness {
+    /// Checks that the store file is still the one opened, that its disk has at least ``minimumFreeBytes`` free,
+    /// and that a small write commits (a row of `store_info`).
+    public func checkReady() async throws(RouteKitError) {
+        try checkFile()
+        if let free = Self.freeBytes(near: path), free < UInt64(Self.minimumFreeBytes) {
+            throw RouteKitError(.storageFull, "the disk holding the store at \(path) has \(free) bytes free")
+        }
+        let now = String(Date().timeIntervalSince1970)
+        _ = try await write("checking that the store can be written") { db in
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO store_info(key, value) VALUES ('ready_probe', ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                    """
+            ).execute(arguments: [now])
+            return true
+        }
     }
 }

@@ -51,6 +51,7 @@
                 extra["advice"] = .string("start again without an anchor (every current route, then changes)")
             }
             if error.code == .unavailable { headers[.retryAfter] = "2" }
+            if error.code == .storage || error.code == .storageFull { headers[.retryAfter] = "30" }
         }
 
         /// Status, type and title for each ``RouteKitError/Code``.
@@ -76,7 +77,9 @@
                 (.unprocessableContent, "unsupported-encoding", "The text encoding is not supported")
             case .compression: (.unprocessableContent, "compression", "The compressed data cannot be read")
             case .incompatibleStore: (.internalServerError, "incompatible-store", "The store cannot be used")
-            case .io, .storage, .geos: (.internalServerError, "internal", "The server failed")
+            case .storageFull: (.insufficientStorage, "insufficient-storage", "The server's storage is full")
+            case .storage: (.serviceUnavailable, "store-failed", "The store failed")
+            case .io, .geos: (.internalServerError, "internal", "The server failed")
             default: (.internalServerError, "internal", "The server failed")
             }
         }
@@ -166,5 +169,10 @@
             if fields[.cacheControl] == nil { fields[.cacheControl] = "no-store" }
             return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes(value))))
         }
+    }
+
+    extension HTTPResponse.Status {
+        /// `507 Insufficient Storage` (RFC 4918): the server's storage is full.
+        static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
     }
 #endif

@@ -40,10 +40,19 @@
             let store = self.store
             WebView.add(to: router)
             router.get("/healthz") { _, _ in JSONBody.response(["status": "ok"]) }
+            let readinessLogger = logger
             router.get("/readyz") { _, _ -> Response in
                 do throws(RouteKitError) {
-                    _ = try await store.currentAnchor()
+                    // A store that can check its writes does (a full disk, a deleted store file); any other is read.
+                    if let ready = store as? any StoreReadiness {
+                        try await ready.checkReady()
+                    } else {
+                        _ = try await store.currentAnchor()
+                    }
                 } catch {
+                    readinessLogger.error(
+                        "not ready: the store cannot be written",
+                        metadata: ["code": "\(error.code)", "why": "\(error.message)"])
                     var problem = Problem(error)
                     problem.status = .serviceUnavailable
                     problem.headers[.retryAfter] = "2"

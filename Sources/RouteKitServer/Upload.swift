@@ -27,15 +27,18 @@
                 throw Self.tooLarge(max)
             }
             let name = Self.fileName(request.uri.queryParameters.get("name"))
+            if let declared = request.headers[.contentLength].flatMap({ Int($0) }) {
+                // Refused before a byte is read when the spool's disk cannot hold what is announced.
+                try Self.checkSpoolSpace(configuration.uploadDirectory, for: declared)
+            }
             let folder = (configuration.uploadDirectory as NSString).appendingPathComponent(
                 Spool.name(Spool.uploadPrefix))
-            do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            } catch {
-                context.logger.error("cannot create the upload spool folder", metadata: ["folder": "\(folder)"])
-                throw Problem(
-                    status: .internalServerError, type: "internal", title: "The server failed",
-                    detail: "the upload could not be spooled")
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+                let error = Self.spoolError("creating the upload spool folder", errno: errno)
+                context.logger.error(
+                    "cannot create the upload spool folder",
+                    metadata: ["folder": "\(folder)", "why": "\(error.message)"])
+                throw Problem(error)
             }
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let path = (folder as NSString).appendingPathComponent(name)
@@ -47,6 +50,14 @@
                 if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }
                 results.append(r)
             }
+            // A store or device failure is the server's, whatever else happened: its status (507, 503), never 422.
+            if let failure = results.compactMap(\.error).first(where: { $0.code.isStoreFailure }) {
+                context.logger.error(
+                    "an upload could not be stored", metadata: ["code": "\(failure.code)", "why": "\(failure.message)"])
+                var problem = Problem(failure)
+                problem.extra["results"] = Self.resultsJSON(results)
+                throw problem
+            }
             let stored = results.flatMap(\.tracks).filter { !$0.unchanged }.reduce(0) { $0 + $1.locations }
             metrics.stored(stored)
             let body = Body(results: results.map(ImportResultJSON.init))
@@ -54,33 +65,56 @@
                 let first = results.first?.error ?? RouteKitError(.invalidArgument, "the upload holds no activity")
                 var problem = Problem(first)
                 problem.status = .unprocessableContent
-                problem.extra["results"] = .array(
-                    results.map { r in
-                        .object([
-                            "file": .string(r.file), "status": .string(r.status.rawValue),
-                            "error": r.error.map { e in
-                                .object([
-                                    "code": .string(e.code.description), "message": .string(e.message),
-                                    "line": e.line.map { .number(Double($0)) } ?? .null,
-                                    "column": e.column.map { .number(Double($0)) } ?? .null,
-                                ])
-                            } ?? .null,
-                        ])
-                    })
+                problem.extra["results"] = Self.resultsJSON(results)
                 throw problem
             }
             let created = results.contains { $0.status == .imported || $0.status == .partial }
             return JSONBody.response(body, status: created ? .created : .ok)
         }
 
+        /// The outcomes of a failed upload, for its problem's `results`.
+        static func resultsJSON(_ results: [GPXImportResult]) -> JSONValue {
+            .array(
+                results.map { r in
+                    .object([
+                        "file": .string(r.file), "status": .string(r.status.rawValue),
+                        "error": r.error.map { e in
+                            .object([
+                                "code": .string(e.code.description), "message": .string(e.message),
+                                "line": e.line.map { .number(Double($0)) } ?? .null,
+                                "column": e.column.map { .number(Double($0)) } ?? .null,
+                            ])
+                        } ?? .null,
+                    ])
+                })
+        }
+
+        /// The error for a failed write to the spool: a full disk or quota is ``RouteKitError/Code/storageFull``
+        /// (507), anything else ``RouteKitError/Code/unavailable`` (503): never the client's fault.
+        static func spoolError(_ what: String, errno code: Int32) -> RouteKitError {
+            let why = String(cString: strerror(code))
+            if code == ENOSPC || code == EDQUOT {
+                return RouteKitError(.storageFull, "\(what) failed: the upload folder's disk is full (\(why))")
+            }
+            return RouteKitError(.unavailable, "\(what) failed: \(why)")
+        }
+
+        /// Checks that the spool folder's disk has room for `bytes` more and a margin of 1 MiB.
+        static func checkSpoolSpace(_ folder: String, for bytes: Int) throws(RouteKitError) {
+            var vfs = statvfs()
+            guard statvfs(folder, &vfs) == 0 else { return }
+            let free = UInt64(vfs.f_bavail) &* UInt64(vfs.f_frsize)
+            if free < UInt64(max(0, bytes)) &+ (1 << 20) {
+                throw RouteKitError(
+                    .storageFull, "the upload folder's disk has \(free) bytes free, too few for \(bytes) bytes")
+            }
+        }
+
         /// Writes the body to `path`, counting: `413` past the upload limit, or past the decompressed limit for
         /// gzip data (inflated on the fly, only to count).
         func spool(_ body: RequestBody, to path: String) async throws {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            let failed = Problem(
-                status: .internalServerError, type: "internal", title: "The server failed",
-                detail: "the upload could not be spooled")
-            guard fd >= 0 else { throw failed }
+            guard fd >= 0 else { throw Problem(Self.spoolError("spooling the upload", errno: errno)) }
             defer { close(fd) }
             var total = 0
             var head: [UInt8] = []
@@ -116,21 +150,21 @@
                     }
                 }
                 // Straight from the buffer to the file: no copy.
-                let written = buffer.withUnsafeReadableBytes { raw -> Bool in
-                    guard var p = raw.baseAddress else { return true }
+                let failure = buffer.withUnsafeReadableBytes { raw -> Int32? in
+                    guard var p = raw.baseAddress else { return nil }
                     var left = raw.count
                     while left > 0 {
                         let n = write(fd, p, left)
                         if n < 0 {
                             if errno == EINTR { continue }
-                            return false
+                            return errno
                         }
                         p += n
                         left -= n
                     }
-                    return true
+                    return nil
                 }
-                guard written else { throw failed }
+                if let failure { throw Problem(Self.spoolError("spooling the upload", errno: failure)) }
             }
         }
 

@@ -261,3 +261,116 @@
         }
     }
 #endif
+
+#if Server
+    import RouteKitSQLite
+    import RouteKitTesting
+
+    extension Fixture {
+        /// A fixture whose store lives in `storeFolder` and whose uploads are spooled in `spool`.
+        init(storeFolder: String, spool: String) throws {
+            folder = storeFolder
+            store = try SQLiteStore(path: storeFolder + "/store.sqlite")
+            configuration = ServerConfiguration()
+            configuration.uploadDirectory = spool
+            configuration.heartbeatSeconds = 0.5
+        }
+    }
+
+    /// A GPX text of `points` points (a few hundred kilobytes for 20,000).
+    func bigGPX(points: Int, hour: Int = 7) -> String {
+        var s = #"<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>"#
+        for i in 0..<points {
+            let t = Timestamp(Date(timeIntervalSince1970: 1_714_550_400 + Double(hour * 3600 + i)))
+            s +=
+                #"<trkpt lat="\#(47.0 + Double(i) * 0.00001)" lon="\#(8.5 + Double(i % 97) * 0.00001)"><ele>\#(400 + i % 50)</ele><time>\#(t.iso8601)</time></trkpt>"#
+        }
+        return s + "</trkseg></trk></gpx>"
+    }
+
+    @Suite(
+        "routekit serve: storage failures tell the truth", .serialized,
+        .enabled(if: SmallDisk.unavailableReason == nil, "\(SmallDisk.unavailableReason ?? "")"))
+    struct StorageFailureTests {
+        static func upload(_ port: Int, _ token: String, _ text: String, name: String) async throws -> (Int, String) {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/uploads?name=\(name)")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            request.body = .bytes(ByteBuffer(string: text))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), String(buffer: body))
+        }
+
+        static func get(_ port: Int, _ path: String, token: String? = nil) async throws -> Int {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+            if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            return Int(response.status.code)
+        }
+
+        @Test("a full disk under the upload spool and the store: 507 and /readyz 503; room again: 201 and ready")
+        func fullSpool() async throws {
+            let disk = try SmallDisk.mount(megabytes: 8)
+            defer { disk.unmount() }
+            let f = try Fixture(storeFolder: disk.path, spool: disk.path)
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                #expect(try await Self.get(port, "/readyz") == 200)
+                disk.fill()
+                let (status, body) = try await Self.upload(port, token, gpx(name: "full"), name: "full.gpx")
+                #expect(status == 507, "\(body)")
+                #expect(body.contains("urn:routekit:problem:insufficient-storage"), "\(body)")
+                #expect(!body.contains("47.0"), "a coordinate in a problem")
+                #expect(try await Self.get(port, "/readyz") == 503)
+                disk.free()
+                #expect(try await Self.get(port, "/readyz") == 200)
+                let (again, _) = try await Self.upload(port, token, gpx(name: "full"), name: "full.gpx")
+                #expect(again == 201)
+            }
+        }
+
+        @Test("a full disk under the store alone: an upload answers 507 (not 422), and what was stored before stays")
+        func fullStore() async throws {
+            let disk = try SmallDisk.mount(megabytes: 8)
+            defer { disk.unmount() }
+            let spool = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-spool-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: spool) }
+            let f = try Fixture(storeFolder: disk.path, spool: spool)
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let (first, _) = try await Self.upload(port, token, gpx(name: "before"), name: "before.gpx")
+                #expect(first == 201)
+                disk.fill()
+                let big = bigGPX(points: 40_000)
+                let (status, body) = try await Self.upload(port, token, big, name: "big.gpx")
+                #expect(status == 507 || status == 503, "\(status) \(body.prefix(300))")
+                #expect(status != 422 && status != 500)
+                disk.free()
+                #expect(try await f.store.workouts(matching: WorkoutFilter()).count == 1, "the earlier upload was lost")
+                let (again, _) = try await Self.upload(port, token, big, name: "big.gpx")
+                #expect(again == 201)
+            }
+        }
+    }
+
+    @Suite("routekit serve: a store file deleted while serving")
+    struct DeletedStoreTests {
+        @Test("uploads answer 503 instead of 201s that a restart would lose, and /readyz says so")
+        func deletedStoreFile() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                #expect(try await StorageFailureTests.get(port, "/readyz") == 200)
+                for suffix in ["", "-wal", "-shm"] { unlink(f.folder + "/store.sqlite" + suffix) }
+                let (status, body) = try await StorageFailureTests.upload(port, token, gpx(name: "lost"), name: "l.gpx")
+                #expect(status == 503, "\(status) \(body.prefix(300))")
+                #expect(try await StorageFailureTests.get(port, "/readyz") == 503)
+            }
+        }
+    }
+#endif

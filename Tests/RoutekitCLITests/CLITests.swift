@@ -175,3 +175,39 @@ struct ConvertSafetyTests {
         #expect(wpt.lowerBound < rte.lowerBound)
     }
 }
+
+@Suite(
+    "routekit import on a full disk", .enabled(if: CLI.executable != nil, "the routekit executable was not found"),
+    .enabled(if: SmallDisk.unavailableReason == nil, "\(SmallDisk.unavailableReason ?? "")"))
+struct FullDiskCLITests {
+    @Test("a store on a full disk: exit 1, naming the store and the full disk; what was imported before stays")
+    func fullDisk() throws {
+        let disk = try SmallDisk.mount(megabytes: 8)
+        defer { disk.unmount() }
+        let store = disk.path + "/routes.sqlite"
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let sample = repository.appendingPathComponent("sample-routes/morning-run.gpx").path
+        let first = try CLI.run(["import", "--store", store, sample])
+        #expect(first.status == 0, "\(first.stderr)")
+        disk.fill()
+        var big = #"<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>"#
+        for i in 0..<40_000 {
+            big +=
+                #"<trkpt lat="\#(47.0 + Double(i) * 0.00001)" lon="8.5"><ele>\#(i % 50)</ele><time>2024-05-02T\#(String(format: "%02d", i / 3600)):\#(String(format: "%02d", i / 60 % 60)):\#(String(format: "%02d", i % 60))Z</time></trkpt>"#
+        }
+        big += "</trkseg></trk></gpx>"
+        let file = try CLI.temporaryFile("big.gpx", big)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let full = try CLI.run(["import", "--store", store, file])
+        #expect(full.status == 1)
+        let said = full.stdout + full.stderr
+        #expect(said.contains(store), "\(said.prefix(600))")
+        #expect(said.contains("full"), "\(said.prefix(600))")
+        #expect(!said.contains("47.0"), "a coordinate in an error")
+        disk.free()
+        let listed = try CLI.run(["workouts", "--store", store])
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains("running"), "\(listed.stdout)")
+    }
+}
