@@ -158,6 +158,8 @@ public final class GPXImporter {
         /// Whether the bytes may be made while the entry before is still read (two entries' bytes held at once:
         /// for entries small once decompressed).
         package var loadFirst: Bool
+        /// Opens the entry as a stream instead (an entry too large to hold in memory): read as it is inflated.
+        package var open: (@Sendable () throws(RouteKitError) -> any GPXByteSource)?
 
         /// An entry.
         package init(name: String, loadFirst: Bool, load: @escaping @Sendable () throws(RouteKitError) -> [UInt8]) {
@@ -166,9 +168,20 @@ public final class GPXImporter {
             self.loadFirst = loadFirst
         }
 
+        /// An entry read as a stream that `open` makes on the reading thread, never held whole.
+        package init(name: String, streaming open: @escaping @Sendable () throws(RouteKitError) -> any GPXByteSource) {
+            self.name = name
+            self.load = { [] }
+            self.loadFirst = false
+            self.open = open
+        }
+
         /// A reader of the entry, parsing once `previous` (if any) is read.
         func reader(_ options: GPXReadOptions, after previous: GPXReaderThread? = nil) -> GPXReaderThread {
-            GPXReaderThread(
+            if let open {
+                return GPXReaderThread(name: name, options: options, after: previous, open: open)
+            }
+            return GPXReaderThread(
                 name: name, options: options, after: previous, loadFirst: previous == nil || loadFirst, load: load)
         }
     }

@@ -41,6 +41,7 @@ public final class GPXReader {
     private enum Input {
         case file(Int32)
         case bytes([UInt8], offset: Int)
+        case source(any GPXByteSource)
     }
 
     /// The name used in errors (the path as given).
@@ -79,6 +80,19 @@ public final class GPXReader {
         options.batchSize = min(max(options.batchSize, 1), 1 << 20)
         self.fileName = name
         self.input = .bytes(bytes, offset: 0)
+        self.chunkSize = options.chunkSize
+        self.core = GPXStreamParser(options: options, fileName: name)
+        self.scratch = .allocate(capacity: max(self.chunkSize, 2))
+    }
+
+    /// Reads GPX from `source` a chunk at a time (an archive's entry inflated as it is read): memory stays the
+    /// reader's window whatever the entry's size. gzip data is decompressed as it streams.
+    package init(source: any GPXByteSource, name: String, options: GPXReadOptions = GPXReadOptions()) {
+        var options = options
+        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
+        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
+        self.fileName = name
+        self.input = .source(source)
         self.chunkSize = options.chunkSize
         self.core = GPXStreamParser(options: options, fileName: name)
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
@@ -217,6 +231,8 @@ public final class GPXReader {
     /// where it was (the rest is read with `pread`), and the streaming path reads on as before, errors and all.
     private func wholeGzip(head n: Int) -> [UInt8]? {
         switch input {
+        case .source:
+            return nil
         case .bytes(let bytes, _):
             guard bytes.count <= Self.wholeGzipLimit,
                 let whole = InputFile.wholeMember(bytes, limit: Self.wholeGzipLimit)
@@ -272,6 +288,10 @@ public final class GPXReader {
                 if errno == EINTR { continue }
                 throw RouteKitError(.io, "read failed: \(String(cString: strerror(errno)))", file: fileName)
             }
+        case .source(let source):
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(start: p, count: capacity))
+            bytesRead += n
+            return n
         case .bytes(let bytes, let offset):
             let n = min(capacity, chunkSize, bytes.count - offset)
             if n <= 0 { return 0 }
@@ -287,6 +307,12 @@ public final class GPXReader {
 
 @available(*, unavailable)
 extension GPXReader: Sendable {}
+
+/// Bytes read in order from something that is neither a file nor memory: an archive's entry inflated as it is read.
+package protocol GPXByteSource: AnyObject {
+    /// Reads up to `buffer.count` bytes; 0 at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
+}
 
 /// gzip decompression over zlib, streaming.
 package final class Inflater {

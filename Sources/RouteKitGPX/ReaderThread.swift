@@ -51,6 +51,20 @@ public final class GPXReaderThread: Sendable {
         }
     }
 
+    /// Starts reading GPX from the source `open` makes on the reading thread (an archive's entry inflated as it is
+    /// read, for one too large to hold in memory), once `previous` has read its whole input (or was cancelled). An
+    /// error `open` throws is the reader's error.
+    package init(
+        name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions(), after previous: GPXReaderThread?,
+        open: @escaping @Sendable () throws(RouteKitError) -> any GPXByteSource
+    ) {
+        self.capacity = max(1, capacity)
+        state = Self.start(capacity: capacity, after: previous?.state) { state in
+            guard state.waitForPrevious() else { return }
+            state.produce(opening: open, name: name, options: options)
+        }
+    }
+
     /// Starts the reading thread, which runs `produce` (which waits for `before`, if any, as it needs to). The thread
     /// holds only the shared state, so releasing the reader runs `deinit`, which stops it.
     private static func start(capacity: Int, after before: State?, produce: @escaping @Sendable (State) -> Void)
@@ -179,6 +193,15 @@ public final class GPXReaderThread: Sendable {
                 run(try GPXReader(path: path, options: options))
             } catch {
                 end(error)
+            }
+        }
+
+        func produce(
+            opening open: () throws(RouteKitError) -> any GPXByteSource, name: String, options: GPXReadOptions
+        ) {
+            switch Result(catching: open) {
+            case .success(let source): run(GPXReader(source: source, name: name, options: options))
+            case .failure(let error): end(error)
             }
         }
 

@@ -64,6 +64,11 @@ extension GPXStreamParser {
                 if q < end && b[q] == LT && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
                     input.passed(newlines, lastAt: lastNL)
                     next = q
+                } else if q == end && q > p && !final && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
+                    // Whitespace up to the end of what is buffered, where no text is kept: counted and dropped now.
+                    // Buffering it until the next '<' held gigabytes of a whitespace-padded file in memory.
+                    input.passed(newlines, lastAt: lastNL)
+                    next = q
                 } else if let top = stack.last, top.kind == .leaf {
                     // A value (<ele>, <time>, <hr>…): one pass finds its end and whether it has references.
                     var r = q

@@ -84,6 +84,17 @@ public final class ZipArchive {
         try reader(of: path).readAll()
     }
 
+    /// Makes readers of an entry on another thread (the GPX reader's): each inflates it afresh as it is read.
+    /// - Throws: `RouteKitError.Code.notFound` for a path the archive does not hold.
+    func opener(of path: String) throws(RouteKitError) -> @Sendable () throws(RouteKitError) -> ZipEntryReader {
+        guard let entry = entries[path] else {
+            throw RouteKitError(.notFound, "the archive has no entry \(path)", file: name)
+        }
+        let source = self.source
+        let budget = self.budget
+        return { () throws(RouteKitError) in try ZipEntryReader(source: source, entry: entry, budget: budget) }
+    }
+
     /// An entry inflated as it is read, a buffer at a time (memory does not grow with the entry's size).
     /// - Parameter again: the entry is read once more (a second pass over an Apple Health `export.xml`): its bytes
     ///   count toward the archive's total only the first time.

@@ -17,6 +17,10 @@ public final class RouteImporter {
     public let store: any RouteStore
     /// Who the workouts, routes and series belong to.
     public let source: Source
+    /// Entries larger than this once inflated (as their header states) are read as streams when they are GPX or
+    /// TCX, plain or gzip: memory stays the readers' window however large the entry. Smaller ones are inflated
+    /// whole (faster: libdeflate, and read ahead while the entry before is stored).
+    package var streamedEntryBytes = 16 << 20
     /// The limits for archives.
     public var archiveLimits = ArchiveLimits()
     /// How many entries of one archive or export are imported at once (each by an importer of its own; entries
@@ -238,6 +242,30 @@ public final class RouteImporter {
         return !known.contains { lower.hasSuffix($0) }
     }
 
+    /// The work of a large entry read as a stream, its format told from its first inflated bytes; `nil` when it is
+    /// neither GPX nor TCX (FIT, an archive: read whole, within the archive's limits).
+    static func streamedWork(_ archive: ZipArchive, path: String, name: String) -> Work? {
+        do throws(RouteKitError) {
+            let probe = try archive.reader(of: path, again: true)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: InputFile.headSize, alignment: 1)
+            defer { buffer.deallocate() }
+            var filled = 0
+            while filled < buffer.count {
+                let n = try probe.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                if n == 0 { break }
+                filled += n
+            }
+            let head = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<filled]))
+            let gzip = InputFile.isGzip(head)
+            guard let plain = gzip ? InputFile.gunzipHead(head) : head else { return nil }
+            let format = InputFile.format(ofHead: plain)
+            guard format == .gpx || format == .tcx else { return nil }
+            return .streamed(name: name, format: format, gzip: gzip, open: try archive.opener(of: path))
+        } catch {
+            return .done([GPXImportResult(file: name, status: .failed, error: error)])
+        }
+    }
+
     /// Imports an archive: a Strava export when it holds `activities.csv`, else every activity file in it.
     public func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
         if let index = archive.paths.first(where: { $0 == "activities.csv" || $0.hasSuffix("/activities.csv") }),
@@ -255,6 +283,11 @@ public final class RouteImporter {
         await inOrder(paths.count, each: each) { n in
             let path = paths[n]
             let name = "\(archive.name)!\(path)"
+            if let size = archive.size(of: path), size > streamedEntryBytes,
+                let streamed = Self.streamedWork(archive, path: path, name: name)
+            {
+                return streamed
+            }
             let bytes: [UInt8]
             do throws(RouteKitError) {
                 bytes = try archive.contents(of: path)
@@ -273,6 +306,7 @@ public final class RouteImporter {
                 // An importer of its own: this one may be reading the outer archive's next entry ahead.
                 let nested = RouteImporter(store: store, source: source, readOptions: readOptions)
                 nested.archiveLimits = archiveLimits
+                nested.streamedEntryBytes = streamedEntryBytes
                 nested.jobs = jobs
                 await nested.importArchive(inner, depth: depth + 1) { results.append($0) }
             } catch {
@@ -300,6 +334,9 @@ enum Work: Sendable {
     case plannedRoute([UInt8], name: String)
     /// Already done (an error, a manual activity, a nested archive).
     case done([GPXImportResult])
+    /// A large GPX or TCX entry (plain or gzip), read as a stream from the readers `open` makes.
+    case streamed(
+        name: String, format: InputFile.Format, gzip: Bool, open: @Sendable () throws(RouteKitError) -> ZipEntryReader)
 }
 
 extension RouteImporter {
@@ -324,6 +361,7 @@ extension RouteImporter {
         let source = self.source
         let options = self.readOptions
         let limits = self.archiveLimits
+        let streamed = self.streamedEntryBytes
         await withTaskGroup(of: (Int, [GPXImportResult]).self) { group in
             var next = 0
             var waiting: [Int: [GPXImportResult]] = [:]
@@ -349,6 +387,7 @@ extension RouteImporter {
                     group.addTask {
                         let worker = RouteImporter(store: store, source: source, readOptions: options)
                         worker.archiveLimits = limits
+                        worker.streamedEntryBytes = streamed
                         return (n, await worker.run(work))
                     }
                 }
@@ -369,6 +408,31 @@ extension RouteImporter {
             return [result]
         case .plannedRoute(let bytes, let name): return [await importPlannedRoute(bytes, name: name)]
         case .done(let results): return results
+        case .streamed(let name, let format, let gzip, let open):
+            var result: GPXImportResult
+            if format == .tcx {
+                do throws(RouteKitError) {
+                    let reader = try open()
+                    // gzip inside the entry is inflated as it streams too.
+                    let stream = StreamingFile(name: name, limit: archiveLimits.maxEntryBytes) {
+                        (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in try reader.read(into: b)
+                    }
+                    result = await tcx.importStream(name: name) {
+                        (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in
+                        try stream.read(into: b)
+                    }
+                } catch {
+                    result = GPXImportResult(file: name, status: .failed, error: error)
+                }
+            } else {
+                result = await gpx.importEntry(
+                    GPXImporter.Entry(name: name, streaming: { () throws(RouteKitError) in try open() }),
+                    readingAhead: nil)
+            }
+            if gzip {
+                result.warnings.insert("the entry is gzip-compressed; it was decompressed as it was read", at: 0)
+            }
+            return [result]
         }
     }
 }

@@ -115,6 +115,10 @@ public struct TCXCourse: Sendable, Hashable {
 /// `RunCadence` in `http://www.garmin.com/xmlschemas/ActivityExtension/v2` or in no namespace. Elements of other
 /// namespaces are skipped with everything inside them. External entities are never loaded.
 public struct TCXDocument: Sendable, Hashable {
+    /// The longest text kept of one element: 64 KiB. No TCX value is near it; a longer run (megabytes of
+    /// whitespace between two elements) is read past, not kept.
+    public static let maxTextBytes = 64 << 10
+
     /// The TCX namespace.
     public static let namespace = "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"
     /// The namespace of Garmin's activity extension (`TPX`, `LX`).
@@ -144,24 +148,29 @@ public struct TCXDocument: Sendable, Hashable {
     ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`. Messages never
     ///   contain the file's content.
     public static func parse(_ bytes: [UInt8]) throws(RouteKitError) -> TCXDocument {
-        var start = 0
-        var bom = false
-        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
-            start = 3
-            bom = true
-        }
-        var skippedLines = 0
-        var skippedColumns = 0
-        while start < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) {
-            if bytes[start] == 0x0A {
-                skippedLines += 1
-                skippedColumns = 0
-            } else {
-                skippedColumns += 1
+        var offset = 0
+        return try parse { (buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int in
+            let n = min(buffer.count, bytes.count - offset)
+            guard n > 0, let out = buffer.baseAddress else { return 0 }
+            bytes.withUnsafeBytes { src in
+                if let from = src.baseAddress { out.copyMemory(from: from + offset, byteCount: n) }
             }
-            start += 1
+            offset += n
+            return n
         }
-        let whitespace = start - (bom ? 3 : 0)
+    }
+
+    /// Parses a TCX document read a buffer at a time from `read` (which returns 0 at the end): memory stays the
+    /// same whatever the document's size, but for what the document holds (its trackpoints). Text runs longer than
+    /// ``maxTextBytes`` (a value no TCX has, or whitespace) are not kept.
+    /// - Throws: as ``parse(_:)``, and what `read` throws.
+    package static func parse(
+        reading read: @escaping (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
+    ) throws(RouteKitError) -> TCXDocument {
+        let stream = TCXInputStream(read)
+        try stream.skipLeadingSpace()
+        let (bom, skippedLines, skippedColumns, whitespace) =
+            (stream.bom, stream.skippedLines, stream.skippedColumns, stream.skippedSpaces)
         var warnings: [String] = []
         if bom { warnings.append("the file starts with a UTF-8 byte order mark: skipped") }
         if whitespace > 0 {
@@ -170,12 +179,13 @@ public struct TCXDocument: Sendable, Hashable {
             )
         }
         let handler = TCXParserDelegate()
-        let parser = XMLParser(data: Data(bytes[start...]))
+        let parser = XMLParser(stream: stream)
         parser.shouldProcessNamespaces = true
         parser.shouldReportNamespacePrefixes = false
         parser.shouldResolveExternalEntities = false
         parser.delegate = handler
         let ok = parser.parse()
+        if let failure = stream.failure { throw failure }
         if !ok || handler.failure != nil || handler.fatal != nil {
             if let failure = handler.failure { throw failure }
             var line = parser.lineNumber
@@ -306,11 +316,13 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
-        if foreignDepth == 0 { text += string }
+        if foreignDepth == 0 && text.utf8.count < TCXDocument.maxTextBytes { text += string }
     }
 
     func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        if foreignDepth == 0 { text += String(decoding: CDATABlock, as: UTF8.self) }
+        if foreignDepth == 0 && text.utf8.count < TCXDocument.maxTextBytes {
+            text += String(decoding: CDATABlock, as: UTF8.self)
+        }
     }
 
     func parser(
@@ -445,5 +457,96 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
             return nil
         }
         return parsed
+    }
+}
+
+/// The bytes of a document handed to `XMLParser(stream:)` as it asks for them, after a byte order mark and the
+/// whitespace some writers put before `<?xml` were skipped (and counted, for positions in errors). A failure of the
+/// source ends the parse; ``failure`` says why.
+final class TCXInputStream: InputStream {
+    private let source: (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
+    /// What the source failed with.
+    private(set) var failure: RouteKitError?
+    private(set) var bom = false
+    private(set) var skippedLines = 0
+    private(set) var skippedColumns = 0
+    private(set) var skippedSpaces = 0
+    /// Bytes read while skipping that are the document's.
+    private var carry: [UInt8] = []
+    private var carryOffset = 0
+
+    init(_ source: @escaping (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int) {
+        self.source = source
+        super.init(data: Data())
+    }
+
+    /// Reads past a byte order mark and the whitespace before the document; what follows is kept for the parser.
+    func skipLeadingSpace() throws(RouteKitError) {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { chunk.deallocate() }
+        var head: [UInt8] = []
+        var checkedBOM = false
+        while true {
+            let n = try source(chunk)
+            if n == 0 {
+                carry = checkedBOM ? [] : head
+                return
+            }
+            var bytes = ArraySlice(Array(UnsafeRawBufferPointer(rebasing: chunk[0..<n])))
+            if !checkedBOM {
+                head += bytes
+                guard head.count >= 3 else { continue }
+                checkedBOM = true
+                if head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF {
+                    bom = true
+                    bytes = head[3...]
+                } else {
+                    bytes = head[...]
+                }
+            }
+            var i = bytes.startIndex
+            while i < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) {
+                if bytes[i] == 0x0A {
+                    skippedLines += 1
+                    skippedColumns = 0
+                } else {
+                    skippedColumns += 1
+                }
+                skippedSpaces += 1
+                i += 1
+            }
+            if i < bytes.endIndex {
+                carry = Array(bytes[i...])
+                return
+            }
+        }
+    }
+
+    override func open() {}
+    override func close() {}
+    override var hasBytesAvailable: Bool { failure == nil }
+    override var streamStatus: Stream.Status { failure == nil ? .open : .error }
+    override var streamError: (any Error)? { failure }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        guard failure == nil, len > 0 else { return failure == nil ? 0 : -1 }
+        if carryOffset < carry.count {
+            let n = min(len, carry.count - carryOffset)
+            carry.withUnsafeBufferPointer { src in
+                if let from = src.baseAddress { buffer.update(from: from + carryOffset, count: n) }
+            }
+            carryOffset += n
+            if carryOffset == carry.count {
+                carry = []
+                carryOffset = 0
+            }
+            return n
+        }
+        do {
+            return try source(UnsafeMutableRawBufferPointer(start: buffer, count: len))
+        } catch {
+            failure = error
+            return -1
+        }
     }
 }

@@ -57,13 +57,28 @@ public final class TCXImporter {
         }
     }
 
+    /// Imports TCX read as a stream from `read` (an archive's large entry, inflated as it is read), reported and
+    /// labelled as `name`.
+    package func importStream(
+        name: String, reading read: @escaping (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
+    ) async -> GPXImportResult {
+        await .collect(file: name) { result in
+            try await importDocument(TCXDocument.parse(reading: read), label: name, into: &result)
+        }
+    }
+
     /// Imports one file. Never throws: failures are in the result, naming the file (and the line and column of
     /// malformed XML).
     public func importFile(_ path: String) async -> GPXImportResult {
         await .collect(file: path) { result in
-            let (bytes, gzip) = try InputFile.contents(of: path)
-            if gzip { result.warnings.append("the file is gzip-compressed; it was decompressed while reading") }
-            let document = try TCXDocument.parse(bytes)
+            // Read as a stream (gzip decompressed on the fly): memory does not grow with the file.
+            let file = try StreamingFile(path: path)
+            var document = try TCXDocument.parse { (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in
+                try file.read(into: b)
+            }
+            if file.isGzip {
+                document.warnings.insert("the file is gzip-compressed; it was decompressed while reading", at: 0)
+            }
             try await importDocument(
                 document, label: URL(fileURLWithPath: path).standardizedFileURL.path, into: &result)
         }

@@ -4,6 +4,7 @@ import RouteKitGPX
 import RouteKitImport
 import RouteKitSQLite
 import Testing
+import ZIPFoundation
 
 /// Zip archives written byte by byte, so a test can put any number in any field (what a hostile upload does).
 struct HandZip {
@@ -198,6 +199,62 @@ struct StravaHardeningTests {
         let yoga = try #require(try await store.workout(id: id))
         #expect(yoga.start?.iso8601 == "2024-05-03T08:00:00Z")
         #expect(yoga.end == nil)
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+@Suite("archives: large entries read as streams")
+struct StreamedEntryTests {
+    @Test("GPX, gzip GPX and TCX entries past the size for streaming import as they do whole", arguments: [1, 2])
+    func streamedLikeWhole(jobs: Int) async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/big.zip"
+        let padding = String(repeating: " ", count: 300_000)
+        try Zip.make(
+            zip,
+            [
+                ("a.gpx", Array(gpxText(name: "plain", points: 30).replacingOccurrences(of: "<trkseg>", with: "<trkseg>" + padding).utf8)),
+                ("b.gpx.gz", try Zip.gzip(gpxText(name: "zipped", points: 25, hour: 7))),
+                ("c.tcx", Array(tcxText.replacingOccurrences(of: "<Track>", with: "<Track>" + padding).utf8)),
+            ])
+        func run(streamingPast threshold: Int) async throws -> [(String, GPXImportResult.Status, Int, [String])] {
+            let store = try SQLiteStore(path: dir + "/store-\(threshold)-\(jobs).sqlite")
+            let importer = RouteImporter(store: store)
+            importer.jobs = jobs
+            importer.streamedEntryBytes = threshold
+            var results: [GPXImportResult] = []
+            await importer.importPath(zip) { results.append($0) }
+            return results.map { ($0.file, $0.status, $0.tracks.first?.locations ?? -1, $0.warnings) }
+        }
+        let whole = try await run(streamingPast: 1 << 30)
+        let streamed = try await run(streamingPast: 0)
+        #expect(whole.map(\.0) == streamed.map(\.0))
+        #expect(whole.map(\.1) == streamed.map(\.1))
+        #expect(whole.map(\.2) == [30, 25, 2])
+        #expect(streamed.map(\.2) == [30, 25, 2])
+        #expect(streamed[1].3.contains("the entry is gzip-compressed; it was decompressed as it was read"))
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    @Test("a streamed entry that is corrupt past its start fails alone, naming the entry")
+    func corruptStreamedEntry() async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/bad.zip"
+        let gpx = Array(gpxText(name: "plain", points: 2000).utf8)
+        try Zip.make(zip, [("a.gpx", gpx), ("b.gpx", Array(gpxText(name: "ok", points: 5).utf8))], compression: .none)
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: zip)))
+        // A byte in the middle of a.gpx's data: its CRC no longer matches.
+        bytes[30 + 5 + gpx.count / 2] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: zip))
+        let store = try SQLiteStore(path: dir + "/store.sqlite")
+        let importer = RouteImporter(store: store)
+        importer.streamedEntryBytes = 0
+        var results: [GPXImportResult] = []
+        await importer.importPath(zip) { results.append($0) }
+        #expect(results.count == 2)
+        #expect(results.first?.status == .failed)
+        #expect(results.first?.error?.file?.hasSuffix("bad.zip!a.gpx") == true, "\(String(describing: results.first?.error))")
+        #expect(results.last?.status == .imported)
         try? FileManager.default.removeItem(atPath: dir)
     }
 }
