@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: api demo test test-postgres test-server test-tsan docs deps build release lint format fuzz bench clean
+.PHONY: api demo test test-postgres test-server test-tsan docs deps build release lint format fuzz fuzz-smoke bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -64,6 +64,10 @@ format:
 
 fuzz:
 	FuzzTesting/run.sh 180
+
+## Every fuzz target for 15 s each (what CI runs).
+fuzz-smoke:
+	FuzzTesting/run.sh --smoke 15
 
 bench: release
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark

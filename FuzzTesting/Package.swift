@@ -30,5 +30,29 @@ let package = Package(
                 .product(name: "RouteKitGPX", package: "RouteKit"),
             ]
         ),
+        .executableTarget(
+            name: "FuzzZipReader",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitImport", package: "RouteKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "FuzzHealthScanner",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitHealth", package: "RouteKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "FuzzTCXDocument",
+            dependencies: [
+                "CLibFuzzer",
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitTCX", package: "RouteKit"),
+            ]
+        ),
     ]
 )

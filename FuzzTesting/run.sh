@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with libFuzzer and AddressSanitizer and fuzzes the streaming GPX reader (FuzzGPXReader)
-# or, with FUZZ_TARGET=FuzzFITDecoder, the FIT decoder.
+# or, with FUZZ_TARGET, the FIT decoder (FuzzFITDecoder), the zip reader (FuzzZipReader), the Apple Health scanner
+# (FuzzHealthScanner) or the TCX reader (FuzzTCXDocument).
 #
 #   FuzzTesting/run.sh [SECONDS]          fuzz for SECONDS (default 180)
 #   FuzzTesting/run.sh --regress          only replay the target's fail cases (FailCases/*, FailCases/fit-* for FIT)
+#   FuzzTesting/run.sh --smoke SECONDS    build once, then fuzz every target for SECONDS each (CI runs this)
 #   FUZZ_TARGET=FuzzFITDecoder FuzzTesting/run.sh 300
 #
 # Environment:
-#   FUZZ_TARGET  FuzzGPXReader (default) or FuzzFITDecoder.
+#   FUZZ_TARGET  FuzzGPXReader (default), FuzzFITDecoder, FuzzZipReader, FuzzHealthScanner or FuzzTCXDocument.
 #   GPX_CORPUS   the shared GPX corpus to seed from (default: <repo>/../shared/gpx-corpus); it is only
 #                read, and copied into a temporary directory, never into the repository.
 #   FORMAT_CORPUS  the shared format corpus the FIT target seeds from (default: <repo>/../shared/format-corpus).
@@ -26,11 +28,29 @@ REPO=$(cd "$HERE/.." && pwd)
 LOCK=${ROUTEKIT_BUILD_LOCK:-/tmp/routekit-build.lock}
 GPX_CORPUS=${GPX_CORPUS:-$REPO/../shared/gpx-corpus}
 TARGET=${FUZZ_TARGET:-FuzzGPXReader}
-case "$TARGET" in FuzzGPXReader|FuzzFITDecoder) ;; *) echo "FUZZ_TARGET: FuzzGPXReader or FuzzFITDecoder" >&2; exit 2 ;; esac
+ALL_TARGETS="FuzzGPXReader FuzzFITDecoder FuzzZipReader FuzzHealthScanner FuzzTCXDocument"
+case " $ALL_TARGETS " in *" $TARGET "*) ;; *) echo "FUZZ_TARGET: one of $ALL_TARGETS" >&2; exit 2 ;; esac
+if [ "${1:-}" = --smoke ]; then
+  # Every target for a short time, one after the other (the build is shared and done once).
+  seconds=${2:-20}
+  case "$seconds" in ''|*[!0-9]*) echo "usage: $0 --smoke SECONDS" >&2; exit 2 ;; esac
+  for t in $ALL_TARGETS; do
+    FUZZ_TARGET=$t FUZZ_SKIP_BUILD=${FUZZ_SKIP_BUILD:-} "$0" "$seconds"
+    FUZZ_SKIP_BUILD=1
+  done
+  exit 0
+fi
 FORMAT_CORPUS=${FORMAT_CORPUS:-$REPO/../shared/format-corpus}
 BIN="$HERE/.build/debug/$TARGET"
-# FIT fail cases are kept as FailCases/fit-*; the GPX target replays the others.
-PREFIX=""; [ "$TARGET" = FuzzFITDecoder ] && PREFIX="fit-"
+# Each target's fail cases are kept with its prefix (FailCases/fit-*, zip-*, health-*, tcx-*); the GPX target
+# replays the others.
+case "$TARGET" in
+  FuzzFITDecoder) PREFIX="fit-" ;;
+  FuzzZipReader) PREFIX="zip-" ;;
+  FuzzHealthScanner) PREFIX="health-" ;;
+  FuzzTCXDocument) PREFIX="tcx-" ;;
+  *) PREFIX="" ;;
+esac
 
 MODE=fuzz
 DURATION=180
@@ -47,7 +67,9 @@ esac
 cd "$HERE"
 BUILD_LOG=$(mktemp)
 echo "== building the fuzz targets (debug, -sanitize=fuzzer,address)"
-if ! flock "$LOCK" swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$BUILD_LOG" 2>&1; then
+if [ -n "${FUZZ_SKIP_BUILD:-}" ]; then
+  echo "(built already)"
+elif ! flock "$LOCK" swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >"$BUILD_LOG" 2>&1; then
   # ld.gold warns once per ASan helper symbol ("Cannot export local symbol"); those are noise.
   grep -v "Cannot export local symbol" "$BUILD_LOG" >&2 || true
   rm -f "$BUILD_LOG"
@@ -65,7 +87,7 @@ if [ "$MODE" = regress ]; then
   for c in "$HERE"/FailCases/*; do
     name=$(basename "$c")
     if [ -n "$PREFIX" ]; then [[ $name == "$PREFIX"* ]] && cases+=("$c")
-    else [[ $name == fit-* ]] || cases+=("$c"); fi
+    else [[ $name == fit-* || $name == zip-* || $name == health-* || $name == tcx-* ]] || cases+=("$c"); fi
   done
   if [ ${#cases[@]} -eq 0 ]; then echo "no fail cases"; exit 0; fi
   echo "== replaying ${#cases[@]} fail case(s)"
@@ -81,6 +103,44 @@ else
   trap 'rm -rf "$CORPUS"' EXIT
 fi
 seeds=0
+if [ -n "$PREFIX" ] && [ "$TARGET" != FuzzFITDecoder ]; then
+  case "$TARGET" in
+    FuzzZipReader) pattern='*.zip'; ext=zip ;;
+    FuzzHealthScanner) pattern='*.xml'; ext=xml ;;
+    *) pattern='*.tcx'; ext=tcx ;;
+  esac
+  while IFS= read -r -d '' f; do
+    cp "$f" "$CORPUS/seed-$(basename "$f")"
+    seeds=$((seeds + 1))
+  done < <(find "$FORMAT_CORPUS" -maxdepth 1 -type f -iname "$pattern" -size -256k -print0 2>/dev/null)
+  if [ "$TARGET" = FuzzZipReader ]; then
+    # Small archives made here: stored and deflated entries, a folder, zip64 records.
+    python3 - "$CORPUS" <<'PY'
+import io, sys, zipfile
+for name, method, z64 in [("stored", zipfile.ZIP_STORED, False), ("deflated", zipfile.ZIP_DEFLATED, False),
+                          ("zip64", zipfile.ZIP_DEFLATED, True)]:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        z.writestr("dir/", b"")
+        with z.open("a.gpx", "w", force_zip64=z64) as f:
+            f.write(b'<gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>'
+                    b'<trkpt lat="1" lon="2"/></trkseg></trk></gpx>')
+        z.writestr("b.txt", b"x" * 300)
+    open(f"{sys.argv[1]}/hand-{name}.zip", "wb").write(buf.getvalue())
+PY
+    seeds=$((seeds + 3))
+  fi
+  if [ "$TARGET" = FuzzHealthScanner ]; then
+    printf '%s' '<?xml version="1.0"?><!DOCTYPE HealthData [<!ELEMENT HealthData ANY>]><HealthData locale="en"><ExportDate value="2024"/><Record type="HKQuantityTypeIdentifierHeartRate" value="70" startDate="2024-01-01 00:00:00 +0100"/><Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="1" durationUnit="min"><WorkoutEvent type="HKWorkoutEventTypeSegment" duration="1e300" durationUnit="min"/><MetadataEntry key="k" value="a &amp; b"/></Workout></HealthData>' >"$CORPUS/hand-export.xml"
+    seeds=$((seeds + 1))
+  fi
+  echo "== seed corpus: $seeds $ext file(s) in $CORPUS"
+  echo "== fuzzing $TARGET for ${DURATION}s; crash inputs go to $HERE/FailCases/$PREFIX*"
+  status=0
+  "$BIN" "$CORPUS" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -max_total_time="$DURATION" \
+    -print_final_stats=1 -artifact_prefix="$HERE/FailCases/$PREFIX" || status=$?
+  exit $status
+fi
 if [ "$TARGET" = FuzzFITDecoder ]; then
   while IFS= read -r -d '' f; do
     cp "$f" "$CORPUS/seed-$(basename "$f")"

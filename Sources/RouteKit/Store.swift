@@ -530,6 +530,26 @@ public protocol RouteStore: AnyObject, Sendable {
 }
 
 extension RouteStore {
+    /// Discards the pending builders whose last batch was acknowledged before `cutoff` (an upload or a recording
+    /// that was interrupted and never resumed), each as its own source, and returns them. A builder resumed or
+    /// finished meanwhile by another process is left to it.
+    /// - Throws: what the store throws.
+    @discardableResult
+    public func discardPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PendingBuilder] {
+        var discarded: [PendingBuilder] = []
+        for builder in try await pendingBuilders() where builder.updated < cutoff {
+            do {
+                try await discardBuilder(id: builder.id, as: builder.source)
+                discarded.append(builder)
+            } catch  where error.code == .notFound {
+                // Finished or discarded by someone else in the meantime.
+            }
+        }
+        return discarded
+    }
+}
+
+extension RouteStore {
     /// Claims each key in turn (one transaction per key); backends override it with one transaction.
     @_spi(RouteKitBackend)
     public func claimWork(keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError) -> Set<String> {

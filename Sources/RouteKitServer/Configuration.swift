@@ -35,6 +35,14 @@
         /// client still sending headers then is disconnected (otherwise only the idle timeout would cut a client
         /// sending its headers a byte at a time). Bodies and responses are not limited by it.
         public var headerTimeoutSeconds = 30.0
+        /// Uploads imported at once; beyond, `503` with `Retry-After` (before the body is read). Each import's memory
+        /// is bounded (a few MiB whatever the file: every reader streams), so the default follows the machine's
+        /// memory: a quarter of it at 64 MiB an import, from 2 to 256.
+        public var maxConcurrentImports = ServerConfiguration.defaultConcurrentImports
+        /// The default of ``maxConcurrentImports`` on this machine.
+        public static var defaultConcurrentImports: Int {
+            Int(clamping: min(256, max(2, ProcessInfo.processInfo.physicalMemory / 4 / (64 << 20))))
+        }
         /// The slowest a request body may arrive, in bytes a second, measured over ``bodyRateWindowSeconds`` of the
         /// server waiting for it: a slower body is answered `408` and its connection closed (a client trickling a
         /// byte every few seconds would otherwise hold a connection, and its upload slot, for as long as it liked).
@@ -46,6 +54,10 @@
         /// it opens. `nil` (the default): no limit, as behind a reverse proxy, where every client has the proxy's
         /// address.
         public var maxConnectionsPerAddress: Int?
+        /// How long a pending route builder may go without a batch before the server discards it, in seconds (an
+        /// interrupted upload or recording leaves one): 24 hours by default; `nil` keeps them until discarded by
+        /// hand (`routekit discard`).
+        public var pendingBuilderExpirySeconds: Double? = 86_400
         /// How often a running job's progress is saved to a store that keeps jobs, in seconds (and how soon it sees
         /// a request to stop it made through another server).
         public var jobSaveSeconds = 1.0

@@ -132,6 +132,10 @@
             let minimumRate = configuration.minimumBodyBytesPerSecond
             let perAddress = configuration.maxConnectionsPerAddress
             let counter = ConnectionCounter()
+            let expiry: [any Service] =
+                configuration.pendingBuilderExpirySeconds.map {
+                    [BuilderExpiry(store: store, expirySeconds: $0, logger: logger)]
+                } ?? []
             return Application(
                 router: makeRouter(hub: hub),
                 server: .http1(
@@ -146,7 +150,7 @@
                         idleTimeout: idleTimeout)),
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "RouteKit"),
-                services: [hub] + services,
+                services: [hub] + expiry + services,
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
         }

@@ -15,6 +15,8 @@
         let store: any RouteStore
         let configuration: ServerConfiguration
         let metrics: ServerMetrics
+        /// Uploads being spooled or imported now (``ServerConfiguration/maxConcurrentImports`` at most).
+        let inFlight = Locked(0)
 
         struct Body: Encodable {
             var results: [ImportResultJSON]
@@ -22,6 +24,18 @@
 
         func upload(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let token = try context.require(.write)
+            let limit = configuration.maxConcurrentImports
+            let admitted = inFlight.withLock { n in
+                guard n < limit else { return false }
+                n += 1
+                return true
+            }
+            guard admitted else {
+                throw Problem(
+                    status: .serviceUnavailable, type: "busy-importing", title: "Busy importing",
+                    detail: "\(limit) uploads are being imported; try again shortly", headers: [.retryAfter: "2"])
+            }
+            defer { inFlight.withLock { $0 -= 1 } }
             let max = configuration.maxUploadBytes
             if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > max {
                 throw Self.tooLarge(max)

@@ -158,21 +158,42 @@ struct Discard: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "discard",
         abstract: "Drop pending route builders and what they collected.",
-        discussion: "Give builder uuids, or --all for every pending builder of --source.")
+        discussion: """
+            Give builder uuids, or --all for every pending builder of --source, or --untouched-hours H for every \
+            pending builder of any source that has had no batch for H hours (what `routekit serve` does on its own \
+            after --builder-expiry-hours).
+            """)
 
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var sourceOption: SourceOption
     @Argument(help: "Builder uuids.") var ids: [String] = []
     @Flag(help: "Every pending builder of the source.") var all = false
+    @Option(
+        help: ArgumentHelp(
+            "Every pending builder, of any source, without a batch for this many hours.", valueName: "hours"))
+    var untouchedHours: Double?
 
     func validate() throws {
-        if ids.isEmpty && !all { throw ValidationError("Give builder uuids, or --all.") }
-        if !ids.isEmpty && all { throw ValidationError("Give builder uuids or --all, not both.") }
+        let ways = (ids.isEmpty ? 0 : 1) + (all ? 1 : 0) + (untouchedHours == nil ? 0 : 1)
+        if ways == 0 { throw ValidationError("Give builder uuids, --all or --untouched-hours.") }
+        if ways > 1 { throw ValidationError("Give one of builder uuids, --all or --untouched-hours.") }
+        if let h = untouchedHours, !(h >= 0 && h.isFinite) {
+            throw ValidationError("--untouched-hours must be 0 or more.")
+        }
     }
 
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
+            if let hours = untouchedHours {
+                let gone = try await store.discardPendingBuilders(
+                    updatedBefore: Date(timeIntervalSinceNow: -hours * 3600))
+                for builder in gone {
+                    print("discarded \(builder.id.uuidString.lowercased()) (source \(builder.source))")
+                }
+                if gone.isEmpty { print("no pending builder untouched for \(hours) hours") }
+                return
+            }
             let source = try sourceOption.resolved()
             let targets =
                 all

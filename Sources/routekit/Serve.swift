@@ -51,6 +51,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most event streams one token may hold open.") var maxStreamsPerToken = 4
     @Option(
         help: ArgumentHelp(
+            "Uploads imported at once (default: from the machine's memory, a quarter of it at 64 MiB each); more get "
+                + "503 with Retry-After.", valueName: "N"))
+    var maxConcurrentImports: Int?
+    @Option(
+        help: ArgumentHelp(
             "The most route pictures drawn at once (default: the number of cores); more get 503 with Retry-After.",
             valueName: "N"))
     var maxPictures: Int?
@@ -75,12 +80,18 @@ struct Serve: AsyncParsableCommand {
                 + "limit, as behind a reverse proxy, where every client has the proxy's address).",
             valueName: "N"))
     var maxConnectionsPerAddress: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Hours a pending route builder (an interrupted upload or recording) may go without a batch before it is "
+                + "discarded; 0 keeps them.", valueName: "hours"))
+    var builderExpiryHours = 24.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
         if maxUploadMb < 1 { throw ValidationError("--max-upload-mb must be at least 1.") }
         if maxStreamsPerToken < 1 { throw ValidationError("--max-streams-per-token must be at least 1.") }
+        if let n = maxConcurrentImports, n < 1 { throw ValidationError("--max-concurrent-imports must be at least 1.") }
         if let maxPictures, maxPictures < 1 { throw ValidationError("--max-pictures must be at least 1.") }
         if !(idleTimeout > 0 && idleTimeout <= 86_400) {
             throw ValidationError("--idle-timeout must be more than 0 and at most 86400 seconds.")
@@ -91,6 +102,9 @@ struct Serve: AsyncParsableCommand {
         if minBodyRate < 0 { throw ValidationError("--min-body-rate must be 0 or more.") }
         if let n = maxConnectionsPerAddress, n < 1 {
             throw ValidationError("--max-connections-per-address must be at least 1.")
+        }
+        if !(builderExpiryHours >= 0 && builderExpiryHours <= 87_600) {
+            throw ValidationError("--builder-expiry-hours must be from 0 to 87600.")
         }
     }
 
@@ -118,11 +132,13 @@ struct Serve: AsyncParsableCommand {
             configuration.port = port
             configuration.maxUploadBytes = maxUploadMb << 20
             configuration.maxStreamsPerToken = maxStreamsPerToken
+            if let maxConcurrentImports { configuration.maxConcurrentImports = maxConcurrentImports }
             if let maxPictures { configuration.maxConcurrentPictures = maxPictures }
             configuration.idleTimeoutSeconds = idleTimeout
             configuration.headerTimeoutSeconds = headerTimeout
             configuration.minimumBodyBytesPerSecond = minBodyRate
             configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
+            configuration.pendingBuilderExpirySeconds = builderExpiryHours > 0 ? builderExpiryHours * 3600 : nil
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host

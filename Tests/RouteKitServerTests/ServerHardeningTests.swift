@@ -374,3 +374,74 @@
         }
     }
 #endif
+
+#if Server
+    @Suite("routekit serve: pending builders expire")
+    struct BuilderExpiryTests {
+        @Test("a builder without a batch for longer than the expiry is discarded by the server; a fresh one stays")
+        func expires() async throws {
+            var f = try Fixture()
+            f.configuration.pendingBuilderExpirySeconds = 0.6
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                func create() async throws -> String {
+                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/builders")
+                    request.method = .POST
+                    request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                    let body = try await response.body.collect(upTo: 1 << 16)
+                    return json(body)["id"] as? String ?? ""
+                }
+                let old = try await create()
+                #expect(try await StorageFailureTests.get(port, "/v1/builders/\(old)", token: token) == 200)
+                try await Task.sleep(for: .milliseconds(1_500))
+                let fresh = try await create()
+                #expect(try await StorageFailureTests.get(port, "/v1/builders/\(old)", token: token) == 404)
+                #expect(try await StorageFailureTests.get(port, "/v1/builders/\(fresh)", token: token) == 200)
+            }
+            #expect(try await f.store.pendingBuilders().count == 1)
+        }
+
+        @Test("the library's sweep discards only builders untouched since the cutoff")
+        func sweep() async throws {
+            let f = try Fixture()
+            let builder = try await RouteBuilder(store: f.store, source: try Source(name: "phone"))
+            _ = builder
+            #expect(try await f.store.discardPendingBuilders(updatedBefore: Date(timeIntervalSinceNow: -60)).isEmpty)
+            let gone = try await f.store.discardPendingBuilders(updatedBefore: Date(timeIntervalSinceNow: 1))
+            #expect(gone.count == 1)
+            #expect(try await f.store.pendingBuilders().isEmpty)
+        }
+    }
+#endif
+
+#if Server
+    @Suite("routekit serve: concurrent imports are bounded")
+    struct ConcurrentImportTests {
+        @Test("past --max-concurrent-imports an upload gets 503 with Retry-After before its body is read")
+        func bounded() async throws {
+            var f = try Fixture()
+            f.configuration.maxConcurrentImports = 1
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                // One upload held open mid-body.
+                let slow = try RawConnection(port: port)
+                #expect(
+                    await slow.send(
+                        ServerHardeningTests.chunkedUpload + "Authorization: Bearer \(token)\r\n\r\n"
+                            + "10\r\n<?xml version=\"1\r\n"))
+                try await Task.sleep(for: .milliseconds(300))
+                let (busy, body) = try await StorageFailureTests.upload(port, token, gpx(name: "second"), name: "b.gpx")
+                #expect(busy == 503, "\(body)")
+                #expect(body.contains("urn:routekit:problem:busy-importing"))
+                // The first one ends; the next upload is taken.
+                #expect(await slow.send("0\r\n\r\n"))
+                _ = await slow.read(for: 1)
+                let (ok, _) = try await StorageFailureTests.upload(port, token, gpx(name: "third"), name: "c.gpx")
+                #expect(ok == 201)
+            }
+        }
+    }
+#endif

@@ -1,0 +1,44 @@
+#if Server
+    import Foundation
+    import Logging
+    import RouteKit
+    import ServiceLifecycle
+
+    /// Discards pending route builders left untouched for ``ServerConfiguration/pendingBuilderExpirySeconds``: an
+    /// upload interrupted halfway, a phone that never came back. Without it they stay until the same file is uploaded
+    /// again. Checks every quarter of that time (at most hourly); every discard is logged with the builder's id.
+    struct BuilderExpiry: Service {
+        let store: any RouteStore
+        let expirySeconds: Double
+        let logger: Logger
+
+        /// How often the check runs.
+        var interval: Duration { .seconds(min(3600, max(0.05, expirySeconds / 4))) }
+
+        func run() async throws {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: interval)
+                    await sweep()
+                }
+            }
+        }
+
+        /// One check: the builders past their time discarded.
+        func sweep() async {
+            let cutoff = Date(timeIntervalSinceNow: -expirySeconds)
+            do throws(RouteKitError) {
+                for builder in try await store.discardPendingBuilders(updatedBefore: cutoff) {
+                    logger.notice(
+                        "discarded a pending route builder untouched past its expiry",
+                        metadata: [
+                            "builder": "\(builder.id.uuidString.lowercased())", "source": "\(builder.source)",
+                            "locations": "\(builder.progress.locationCount)",
+                        ])
+                }
+            } catch {
+                logger.warning("could not expire pending route builders", metadata: ["code": "\(error.code)"])
+            }
+        }
+    }
+#endif
