@@ -111,6 +111,9 @@ struct GPXStreamParser: ~Copyable {
     // Capture of unknown elements as standalone XML (GPXCapture.swift).
     var capture: RawBytes
     var captureDepth = 0  // stack depth of the captured root (0: not capturing)
+    /// The line where a run of whitespace began that reached the end of the buffer and was dropped: a text token
+    /// right after it is reported from there, as it would be had the run and the text come in one read.
+    var droppedSpaceLine: Int?
     var captureInsert = 0
     var captureUsed: Set<[UInt8]> = []
     var captureUsesDefault = false
@@ -134,9 +137,9 @@ struct GPXStreamParser: ~Copyable {
     }
 
     /// A warning, once per kind per document, at the line of the current token.
-    mutating func warn(_ kind: String, _ message: String) {
+    mutating func warn(_ kind: String, _ message: String, line: Int? = nil) {
         guard !warned.contains(kind) else { return }
         warned.insert(kind)
-        events.append(.warning(GPXWarning(kind: kind, message: message, line: input.tokenLine)))
+        events.append(.warning(GPXWarning(kind: kind, message: message, line: line ?? input.tokenLine)))
     }
 }

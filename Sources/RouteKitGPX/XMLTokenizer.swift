@@ -44,6 +44,7 @@ extension GPXStreamParser {
             input.startToken(at: p)
             let next: Int?
             if b[p] == LT {
+                droppedSpaceLine = nil
                 if p + 1 >= end {
                     next = nil
                 } else {
@@ -67,6 +68,7 @@ extension GPXStreamParser {
                 } else if q == end && q > p && !final && (stack.isEmpty || !stack[stack.count - 1].collectsText) {
                     // Whitespace up to the end of what is buffered, where no text is kept: counted and dropped now.
                     // Buffering it until the next '<' held gigabytes of a whitespace-padded file in memory.
+                    if droppedSpaceLine == nil { droppedSpaceLine = input.tokenLine }
                     input.passed(newlines, lastAt: lastNL)
                     next = q
                 } else if let top = stack.last, top.kind == .leaf {
@@ -177,8 +179,9 @@ extension GPXStreamParser {
         }
         try input.checkEntities(from, to)
         if stack.last?.kind != .ignore {
-            warn("ignoredText", "text inside a GPX element that holds no text was ignored")
+            warn("ignoredText", "text inside a GPX element that holds no text was ignored", line: droppedSpaceLine)
         }
+        droppedSpaceLine = nil
     }
 
     /// Appends text to `text`, decoding entity and character references.

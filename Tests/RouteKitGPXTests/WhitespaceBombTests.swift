@@ -35,6 +35,19 @@ struct WhitespaceBombTests {
         }
     }
 
+    @Test("text after whitespace split across reads is warned about from the line the whitespace began on")
+    func splitTextWarning() throws {
+        let text =
+            Self.head + "<trk>\n   \n\n      stray text\n<trkseg><trkpt lat=\"1\" lon=\"2\"/></trkseg></trk></gpx>"
+        let whole = try GPXDocument(bytes: Array(text.utf8), chunkSize: text.utf8.count)
+        let expected = whole.warnings.map { "\($0.kind)@\($0.line ?? -1)" }
+        #expect(expected.contains("ignoredText@1"), "\(expected)")
+        for chunk in 1...64 {
+            let d = try GPXDocument(bytes: Array(text.utf8), chunkSize: chunk)
+            #expect(d.warnings.map { "\($0.kind)@\($0.line ?? -1)" } == expected, "chunk \(chunk)")
+        }
+    }
+
     @Test("a value (a leaf's text) longer than the token limit is still refused")
     func longValueRefused() {
         var options = GPXReadOptions()

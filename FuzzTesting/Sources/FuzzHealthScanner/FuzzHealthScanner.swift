@@ -1,8 +1,8 @@
 // libFuzzer target for the Apple Health export.xml scanner (RouteKitHealth.HealthXMLScanner).
 //
-// For every input: scan it whole and again handed out 1...64 bytes at a time with a small chunk size (taken from the
-// first byte): both must give the same events (name, depth, attributes) and fail alike (code, line, column). Depth
-// never passes the scanner's bound. A broken rule calls fatalError.
+// For every input: scan it handed out whole and again 1...64 bytes at a time (taken from the first byte), with the
+// same chunk size: both must give the same events (name, depth, attributes) and fail alike (code, line, column).
+// Depth never passes the scanner's bound. A broken rule calls fatalError.
 
 import CLibFuzzer
 import RouteKit
@@ -13,6 +13,13 @@ func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<
     var argc = argc
     var argv = argv
     return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzz(data.map(UnsafeRawPointer.init), size) }
+}
+
+// libFuzzer's own entry point, for when the linker takes libFuzzer's `main` rather than this target's (it does for
+// targets that link FoundationXML).
+@_cdecl("LLVMFuzzerTestOneInput")
+func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    fuzz(data.map(UnsafeRawPointer.init), size)
 }
 
 struct Outcome: Equatable {
@@ -46,7 +53,7 @@ func scan(_ bytes: [UInt8], readSize: Int, chunkSize: Int) -> Outcome {
 func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = start.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
     let small = Int((bytes.first ?? 0) % 64) + 1
-    let whole = scan(bytes, readSize: .max, chunkSize: 1 << 16)
+    let whole = scan(bytes, readSize: .max, chunkSize: 4096)
     let pieces = scan(bytes, readSize: small, chunkSize: 4096)
     if whole != pieces {
         fatalError("whole and \(small)-byte reads scan differently: \(whole.error ?? "ok") vs \(pieces.error ?? "ok")")
