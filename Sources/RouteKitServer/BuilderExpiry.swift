@@ -15,10 +15,16 @@
         /// How often the check runs.
         var interval: Duration { .seconds(min(3600, max(0.05, expirySeconds / 4))) }
 
+        /// Sweeps until the server shuts down; then returns without an error (a service that throws at shutdown
+        /// would make the server exit with a failure).
         func run() async throws {
-            try await cancelWhenGracefulShutdown {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: interval)
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    do {
+                        try await Task.sleep(for: interval)
+                    } catch {
+                        return
+                    }
                     await sweep()
                 }
             }
