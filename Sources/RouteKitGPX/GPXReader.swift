@@ -59,9 +59,7 @@ public final class GPXReader {
             close(fd)
             throw RouteKitError(.io, "is a directory, not a GPX file", file: path)
         }
-        var options = options
-        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
-        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
+        let options = Self.clamped(options)
         self.fileName = path
         self.input = .file(fd)
         self.chunkSize = options.chunkSize
@@ -76,8 +74,7 @@ public final class GPXReader {
     ) {
         var options = options
         if let chunkSize { options.chunkSize = chunkSize }
-        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
-        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
+        options = Self.clamped(options)
         self.fileName = name
         self.input = .bytes(bytes, offset: 0)
         self.chunkSize = options.chunkSize
@@ -88,14 +85,20 @@ public final class GPXReader {
     /// Reads GPX from `source` a chunk at a time (an archive's entry inflated as it is read): memory stays the
     /// reader's window whatever the entry's size. gzip data is decompressed as it streams.
     package init(source: any GPXByteSource, name: String, options: GPXReadOptions = GPXReadOptions()) {
-        var options = options
-        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
-        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
+        let options = Self.clamped(options)
         self.fileName = name
         self.input = .source(source)
         self.chunkSize = options.chunkSize
         self.core = GPXStreamParser(options: options, fileName: name)
         self.scratch = .allocate(capacity: max(self.chunkSize, 2))
+    }
+
+    /// `options` with the chunk size in 1 byte...64 MiB and the batch size in 1...2^20.
+    private static func clamped(_ options: GPXReadOptions) -> GPXReadOptions {
+        var options = options
+        options.chunkSize = min(max(options.chunkSize, 1), 64 << 20)
+        options.batchSize = min(max(options.batchSize, 1), 1 << 20)
+        return options
     }
 
     deinit {

@@ -115,6 +115,9 @@ public struct TCXCourse: Sendable, Hashable {
 /// `RunCadence` in `http://www.garmin.com/xmlschemas/ActivityExtension/v2` or in no namespace. Elements of other
 /// namespaces are skipped with everything inside them. External entities are never loaded.
 public struct TCXDocument: Sendable, Hashable {
+    /// The most elements open at once: 256 (a TCX nests eight). Deeper is `malformedXML`.
+    public static let maxDepth = 256
+
     /// The longest text kept of one element: 64 KiB. No TCX value is near it; a longer run (megabytes of
     /// whitespace between two elements) is read past, not kept.
     public static let maxTextBytes = 64 << 10
@@ -143,7 +146,8 @@ public struct TCXDocument: Sendable, Hashable {
     /// Parses a TCX file's bytes (decompressed).
     ///
     /// Spaces, tabs, line breaks or a UTF-8 byte order mark before `<?xml` (Strava writes spaces there, which
-    /// makes the file invalid XML) are skipped with a warning.
+    /// makes the file invalid XML) are skipped with a warning. Elements nested more than ``maxDepth`` deep are
+    /// `malformedXML`.
     /// - Throws: `RouteKitError.Code.malformedXML` with the line and column for XML that is not well-formed;
     ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`. Messages never
     ///   contain the file's content.
@@ -275,6 +279,15 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
     ) {
         text = ""
         let space = Self.space(namespaceURI)
+        guard stack.count < TCXDocument.maxDepth else {
+            if failure == nil {
+                failure = RouteKitError(
+                    .malformedXML, "elements are nested more than \(TCXDocument.maxDepth) deep",
+                    line: max(parser.lineNumber, 1), column: max(parser.columnNumber, 1))
+            }
+            parser.abortParsing()
+            return
+        }
         stack.append(Element(name: elementName, space: space))
         if foreignDepth > 0 || space == .other || space == .activityExtension {
             // Extension elements are read at their end; other namespaces are skipped whole.
@@ -329,7 +342,8 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
         _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
     ) {
         defer {
-            stack.removeLast()
+            // Never a trap: an end without its start (after an abort, or from a recovering parser) pops nothing.
+            if !stack.isEmpty { stack.removeLast() }
             text = ""
         }
         let space = Self.space(namespaceURI)

@@ -17,18 +17,8 @@
     extension RawConnection {
         /// Sends `text`, then resets the connection (SO_LINGER 0: the close sends RST, as mobile networks do).
         static func sendAndReset(port: Int, _ text: String) throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = try connectedSocket(port: port)
             defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if fd < 0 || connected != 0 { throw POSIXError(.ECONNREFUSED) }
             let bytes = Array(text.utf8)
             _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)

@@ -17,7 +17,16 @@
         private let fd: Int32
 
         init(port: Int) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            fd = try Self.connectedSocket(port: port)
+            var noSigPipe: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &noSigPipe, socklen_t(MemoryLayout<Int32>.size))
+        }
+
+        deinit { close(fd) }
+
+        /// A TCP socket connected to `port` on 127.0.0.1.
+        static func connectedSocket(port: Int) throws -> Int32 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -27,12 +36,12 @@
                     connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-            if fd < 0 || connected != 0 { throw POSIXError(.ECONNREFUSED) }
-            var noSigPipe: Int32 = 1
-            _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &noSigPipe, socklen_t(MemoryLayout<Int32>.size))
+            if fd < 0 || connected != 0 {
+                if fd >= 0 { close(fd) }
+                throw POSIXError(.ECONNREFUSED)
+            }
+            return fd
         }
-
-        deinit { close(fd) }
 
         /// Sends `text`; false once the server has closed the connection.
         func send(_ text: String) async -> Bool {

@@ -77,3 +77,20 @@ struct TCXStreamingTests {
         }
     }
 }
+
+@Suite("TCX: nesting")
+struct TCXNestingTests {
+    @Test("elements nested 300 deep are malformedXML (the bound is 256), not a deeper stack")
+    func deepNesting() {
+        let open = String(repeating: "<Extensions>", count: 300)
+        let close = String(repeating: "</Extensions>", count: 300)
+        let text = "<?xml version=\"1.0\"?><TrainingCenterDatabase xmlns=\"\(TCX.ns)\">\(open)\(close)</TrainingCenterDatabase>"
+        do {
+            _ = try TCXDocument.parse(Array(text.utf8))
+            Issue.record("a document nested 300 deep was accepted")
+        } catch {
+            #expect(error.code == .malformedXML, "\(error)")
+            #expect(error.message.contains("nested more than 256 deep"), "\(error)")
+        }
+    }
+}
