@@ -259,6 +259,9 @@ public struct StatisticsAccumulator {
     var meter = StepMeter()
     // Max speed over a window.
     var recent: [(l: Location, t: Instant)] = []
+    /// The first fix of `recent` still in use: fixes leave the window by moving this, not by removing each from the
+    /// array's front (which was quadratic for a million fixes inside one window).
+    var recentHead = 0
     var lastSpeeds: [Double] = []
     let gate: Double
 
@@ -387,9 +390,17 @@ public struct StatisticsAccumulator {
     /// make it.
     private mutating func addSpeed(_ l: Location, _ t: Instant) {
         recent.append((l, t))
-        while recent.count > 2 && recent[1].t.seconds(to: t) >= options.speedWindowSeconds { recent.removeFirst() }
-        guard recent.count > 1, recent[0].t.seconds(to: t) >= options.speedWindowSeconds else { return }
-        let v = meter.distance(recent[0].l, l) / recent[0].t.seconds(to: t)
+        while recent.count - recentHead > 2 && recent[recentHead + 1].t.seconds(to: t) >= options.speedWindowSeconds {
+            recentHead += 1
+        }
+        if recentHead >= 1024 && recentHead * 2 >= recent.count {
+            // Amortized: what is dropped is at least what stays.
+            recent.removeFirst(recentHead)
+            recentHead = 0
+        }
+        guard recent.count - recentHead > 1, recent[recentHead].t.seconds(to: t) >= options.speedWindowSeconds
+        else { return }
+        let v = meter.distance(recent[recentHead].l, l) / recent[recentHead].t.seconds(to: t)
         lastSpeeds.append(v)
         if lastSpeeds.count > 3 { lastSpeeds.removeFirst() }
         if lastSpeeds.count == 3 {
@@ -400,6 +411,7 @@ public struct StatisticsAccumulator {
 
     private mutating func resetSpeed() {
         recent.removeAll(keepingCapacity: true)
+        recentHead = 0
         lastSpeeds.removeAll(keepingCapacity: true)
     }
 

@@ -169,3 +169,19 @@ struct StatisticsTests {
         #expect(throws: RouteKitError.self) { try Zones.power(ftp: 5) }
     }
 }
+
+@Suite("Workout statistics: dense fixes")
+struct DenseFixStatisticsTests {
+    @Test("20 fixes a second for 10 minutes at 3 m/s: the max speed is 3 m/s (thousands of fixes leave the window)")
+    func denseFixes() {
+        let step = 0.15 / 111_132.0  // 3 m/s at 20 Hz, northwards at 45° N
+        var track: [Location] = []
+        for i in 0..<12_000 {
+            let t = Instant(seconds: 1_700_000_000 + Int64(i / 20), nanoseconds: Int32(i % 20) * 50_000_000)
+            track.append(Location(latitude: 45 + Double(i) * step, longitude: 10, timestamp: Timestamp(t)))
+        }
+        let s = statistics(track)
+        #expect(s.maxSpeed.map { abs($0 - 3) < 0.05 } == true, "\(String(describing: s.maxSpeed))")
+        #expect(abs(s.distanceMetres - 0.15 * 11_999) < 1, "\(s.distanceMetres)")
+    }
+}
