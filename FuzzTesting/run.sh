@@ -34,14 +34,29 @@ TARGET=${FUZZ_TARGET:-FuzzGPXReader}
 ALL_TARGETS="FuzzGPXReader FuzzFITDecoder FuzzZipReader FuzzHealthScanner FuzzTCXDocument"
 case " $ALL_TARGETS " in *" $TARGET "*) ;; *) echo "FUZZ_TARGET: one of $ALL_TARGETS" >&2; exit 2 ;; esac
 if [ "${1:-}" = --smoke ]; then
-  # Every target for a short time, one after the other (the build is shared and done once).
+  # Every target one after the other (the build is shared and done once), each for a fixed number of inputs from
+  # a fixed seed, about SECONDS each on this project's 2-core machines: the same inputs on every run, so CI fails
+  # only on what a change breaks, never on what a lucky run happens to find (fuzz for longer with SECONDS alone).
   seconds=${2:-20}
   case "$seconds" in ''|*[!0-9]*) echo "usage: $0 --smoke SECONDS" >&2; exit 2 ;; esac
   for t in $ALL_TARGETS; do
-    FUZZ_TARGET=$t FUZZ_SKIP_BUILD=${FUZZ_SKIP_BUILD:-} "$0" "$seconds"
+    case "$t" in
+      FuzzGPXReader) per_second=300 ;;
+      FuzzFITDecoder) per_second=40 ;;
+      FuzzZipReader) per_second=6000 ;;
+      FuzzHealthScanner) per_second=400 ;;
+      *) per_second=400 ;;
+    esac
+    FUZZ_TARGET=$t FUZZ_SKIP_BUILD=${FUZZ_SKIP_BUILD:-} FUZZ_RUNS=$((per_second * seconds)) FUZZ_SEED=1 "$0" "$seconds"
     FUZZ_SKIP_BUILD=1
   done
   exit 0
+fi
+# A fixed number of inputs from a fixed seed (--smoke), or a time limit.
+if [ -n "${FUZZ_RUNS:-}" ]; then
+  LIMIT="-runs=$FUZZ_RUNS -seed=${FUZZ_SEED:-1}"
+else
+  LIMIT=""
 fi
 FORMAT_CORPUS=${FORMAT_CORPUS:-$REPO/../shared/format-corpus}
 BIN="$HERE/.build/debug/$TARGET"
@@ -143,7 +158,7 @@ PY
   # Foundation, not RouteKit): LeakSanitizer would stop the TCX target at its first malformed input.
   leaks=1; [ "$TARGET" = FuzzTCXDocument ] && leaks=0
   status=0
-  ASAN_OPTIONS=detect_leaks=$leaks "$BIN" "$CORPUS" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -max_total_time="$DURATION" -detect_leaks=$leaks \
+  ASAN_OPTIONS=detect_leaks=$leaks "$BIN" "$CORPUS" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -max_total_time="$DURATION" $LIMIT -detect_leaks=$leaks \
     -print_final_stats=1 -artifact_prefix="$HERE/FailCases/$PREFIX" || status=$?
   exit $status
 fi
@@ -155,7 +170,7 @@ if [ "$TARGET" = FuzzFITDecoder ]; then
   echo "== seed corpus: $seeds FIT file(s) in $CORPUS"
   echo "== fuzzing $TARGET for ${DURATION}s; crash inputs go to $HERE/FailCases/fit-*"
   status=0
-  "$BIN" "$CORPUS" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -max_total_time="$DURATION" \
+  "$BIN" "$CORPUS" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -max_total_time="$DURATION" $LIMIT \
     -print_final_stats=1 -artifact_prefix="$HERE/FailCases/fit-" || status=$?
   exit $status
 fi
@@ -183,7 +198,7 @@ status=0
 "$BIN" "$CORPUS" \
   -dict="$HERE/gpx.dict" \
   -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-  -max_total_time="$DURATION" -print_final_stats=1 \
+  -max_total_time="$DURATION" $LIMIT -print_final_stats=1 \
   -artifact_prefix="$HERE/FailCases/" || status=$?
 if [ $status -ne 0 ]; then
   echo "== the fuzzer stopped with status $status: see the report above and the new file(s) in $HERE/FailCases/" >&2
