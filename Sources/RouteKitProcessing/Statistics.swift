@@ -243,6 +243,10 @@ public struct StatisticsAccumulator {
     let options: StatisticsOptions
     let segmentStarts: Set<Int>
     let pauses: [ClosedRange<Instant>]
+    /// The pauses' starts in order, and the latest end among the pauses up to each: whether a span overlaps a pause
+    /// is a binary search, not a scan of every pause for every fix (which was O(fixes × pauses)).
+    private let pauseStarts: [Instant]
+    private let pauseEndsSoFar: [Instant]
     var stats = RouteStatistics()
     var index = 0
     var previous: Location?
@@ -271,10 +275,26 @@ public struct StatisticsAccumulator {
         self.gate = options.maxSpeed
         self.segmentStarts = Set(segmentStarts.filter { $0 > 0 })
         self.pauses = pauses
+        let sorted = pauses.sorted { $0.lowerBound < $1.lowerBound }
+        self.pauseStarts = sorted.map(\.lowerBound)
+        var latest: Instant?
+        self.pauseEndsSoFar = sorted.map { p in
+            let end = max(latest ?? p.upperBound, p.upperBound)
+            latest = end
+            return end
+        }
     }
 
+    /// Whether a pause overlaps the span from `a` to `b`: one starting before `b` and ending after `a`.
     private func paused(_ a: Instant, _ b: Instant) -> Bool {
-        pauses.contains { $0.lowerBound < b && a < $0.upperBound }
+        // The pauses starting before `b` are the first `count`; the latest end among them decides.
+        var low = 0
+        var high = pauseStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if pauseStarts[mid] < b { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 && a < pauseEndsSoFar[low - 1]
     }
 
     private mutating func closeMoving(at t: Instant?) {

@@ -185,3 +185,35 @@ struct DenseFixStatisticsTests {
         #expect(abs(s.distanceMetres - 0.15 * 11_999) < 1, "\(s.distanceMetres)")
     }
 }
+
+@Suite("Workout statistics: many pauses")
+struct ManyPausesStatisticsTests {
+    @Test("pauses in any order, overlapping or not, count as the scan of every pause did")
+    func pausesInAnyOrder() {
+        var track: [Location] = []
+        var lat = 45.0
+        for i in 0...600 {
+            track.append(fix(i, lat))
+            lat += 3 / 111_132.0
+        }
+        // Every 20 s a 5 s pause, given backwards, plus one long pause overlapping several.
+        var pauses: [ClosedRange<Instant>] = (0..<30).map { k in at(k * 20 + 3)...at(k * 20 + 8) }.reversed()
+        pauses.append(at(400)...at(470))
+        let s = statistics(track, pauses: pauses)
+        // Moving time: 600 s less what the pauses cover (their union), give or take a second at each edge.
+        var covered = Set<Int>()
+        for p in pauses {
+            let from = Int(p.lowerBound.seconds - 1_700_000_000)
+            let to = Int(p.upperBound.seconds - 1_700_000_000)
+            for second in from..<to { covered.insert(second) }
+        }
+        let expected = Double(600 - covered.count)
+        #expect(
+            s.movingSeconds.map { abs($0 - expected) <= 31 } == true,
+            "\(String(describing: s.movingSeconds)) vs \(expected)")
+        // The same pauses in order give the same figures.
+        let ordered = statistics(track, pauses: pauses.sorted { $0.lowerBound < $1.lowerBound })
+        #expect(ordered.movingSeconds == s.movingSeconds)
+        #expect(ordered.distanceMetres == s.distanceMetres)
+    }
+}
