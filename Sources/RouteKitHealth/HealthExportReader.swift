@@ -262,7 +262,7 @@ enum HealthExportReader {
         if kind == .segment, let start,
             let seconds = HealthNames.seconds(s.attribute("duration"), unit: s.attribute("durationUnit"))
         {
-            end = HealthNames.adding(start, seconds: seconds)
+            end = start.adding(seconds: seconds)
         }
         w.events.append(WorkoutEvent(kind: kind, start: start, end: end))
     }

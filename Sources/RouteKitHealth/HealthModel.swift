@@ -174,9 +174,6 @@ enum HealthNames {
         }
     }
 
-    /// `t` moved by `seconds` (an event's duration, `1e300 min` included); `nil` past the years 1 to 9999.
-    static func adding(_ t: Timestamp, seconds: Double) -> Timestamp? { t.adding(seconds: seconds) }
-
     /// JSON text with sorted keys.
     static func json(_ value: Any) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "" }

@@ -466,7 +466,7 @@ final class ZipEntryReader: GPXByteSource {
         let limits = budget.limits
         if produced > limits.maxEntryBytes {
             throw RouteKitError(
-                .compression, "the entry is larger than \(Self.sizeText(limits.maxEntryBytes)) decompressed",
+                .compression, "the entry is larger than \(InputFile.sizeText(limits.maxEntryBytes)) decompressed",
                 file: label)
         }
         if produced > entry.uncompressedSize {
@@ -482,7 +482,7 @@ final class ZipEntryReader: GPXByteSource {
         guard budget.take(n) else {
             throw RouteKitError(
                 .compression,
-                "the archive's entries together are larger than \(Self.sizeText(limits.maxTotalBytes)) decompressed",
+                "the archive's entries together are larger than \(InputFile.sizeText(limits.maxTotalBytes)) decompressed",
                 file: label)
         }
         crc = CRouteKitZlib.crc32(crc, p.assumingMemoryBound(to: UInt8.self), UInt32(n))
@@ -500,11 +500,5 @@ final class ZipEntryReader: GPXByteSource {
             throw RouteKitError(
                 .compression, "the entry's data does not match its CRC-32 (a corrupt archive)", file: label)
         }
-    }
-
-    static func sizeText(_ bytes: Int) -> String {
-        if bytes >= 1 << 30 && bytes % (1 << 30) == 0 { return "\(bytes >> 30) GiB" }
-        if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
-        return "\(bytes) bytes"
     }
 }

@@ -136,10 +136,7 @@ public final class SQLiteStore: RouteStore {
 
     /// The bytes free to unprivileged writers on the disk of `path`'s folder; `nil` when it cannot be told.
     static func freeBytes(near path: String) -> UInt64? {
-        let folder = (path as NSString).deletingLastPathComponent
-        var vfs = statvfs()
-        guard statvfs(folder.isEmpty ? "." : folder, &vfs) == 0 else { return nil }
-        return UInt64(vfs.f_bavail) &* UInt64(vfs.f_frsize)
+        DiskSpace.available(in: (path as NSString).deletingLastPathComponent)
     }
 
     /// Refuses writes once the store file was deleted or replaced under the running process: SQLite would go on

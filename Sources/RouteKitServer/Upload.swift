@@ -37,14 +37,12 @@
             }
             defer { inFlight.withLock { $0 -= 1 } }
             let max = configuration.maxUploadBytes
-            if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > max {
-                throw Self.tooLarge(max)
-            }
-            let name = Self.fileName(request.uri.queryParameters.get("name"))
             if let declared = request.headers[.contentLength].flatMap({ Int($0) }) {
+                if declared > max { throw Self.tooLarge(max) }
                 // Refused before a byte is read when the spool's disk cannot hold what is announced.
                 try Self.checkSpoolSpace(configuration.uploadDirectory, for: declared)
             }
+            let name = Self.fileName(request.uri.queryParameters.get("name"))
             let folder = (configuration.uploadDirectory as NSString).appendingPathComponent(
                 Spool.name(Spool.uploadPrefix))
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
@@ -115,9 +113,7 @@
 
         /// Checks that the spool folder's disk has room for `bytes` more and a margin of 1 MiB.
         static func checkSpoolSpace(_ folder: String, for bytes: Int) throws(RouteKitError) {
-            var vfs = statvfs()
-            guard statvfs(folder, &vfs) == 0 else { return }
-            let free = UInt64(vfs.f_bavail) &* UInt64(vfs.f_frsize)
+            guard let free = DiskSpace.available(in: folder) else { return }
             if free < UInt64(max(0, bytes)) &+ (1 << 20) {
                 throw RouteKitError(
                     .storageFull, "the upload folder's disk has \(free) bytes free, too few for \(bytes) bytes")
