@@ -114,4 +114,8 @@ public protocol TokenStore: AnyObject, Sendable {
     func revokeToken(id: UUID, at date: Date) async throws(RouteKitError) -> Bool
     /// Records that the token was used at `date`.
     func touchToken(id: UUID, at date: Date) async throws(RouteKitError)
+    /// Records the use of a single-use ticket (`key`: a digest of it, never the ticket) until `expires`, and says
+    /// whether this was its first use: `false` when it was recorded before, by this process or by any other
+    /// sharing the store. Records whose `expires` is before `now` are removed on the way.
+    func redeemTicket(key: String, expires: Date, now: Date) async throws(RouteKitError) -> Bool
 }

@@ -167,6 +167,15 @@
                     cancel_requested BOOLEAN NOT NULL DEFAULT FALSE);
                 """
             ),
+            (
+                "v4-used-tickets",
+                """
+                -- Single-use stream tickets already used, until they expire: a digest of each, never the ticket.
+                CREATE TABLE used_ticket(
+                    key TEXT PRIMARY KEY,
+                    expires DOUBLE PRECISION NOT NULL);
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

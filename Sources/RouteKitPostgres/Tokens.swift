@@ -54,6 +54,17 @@
             }
         }
 
+        public func redeemTicket(key: String, expires: Date, now: Date) async throws(RouteKitError) -> Bool {
+            try await write("recording the use of a stream ticket") { tx in
+                try await tx.run("DELETE FROM used_ticket WHERE expires < \(now.timeIntervalSince1970)")
+                return try await tx.first(
+                    """
+                    INSERT INTO used_ticket(key, expires) VALUES (\(key), \(expires.timeIntervalSince1970))
+                    ON CONFLICT (key) DO NOTHING RETURNING key
+                    """) != nil
+            }
+        }
+
         /// A token row's columns, read inside the transaction.
         struct TokenFields: Sendable {
             var id, name, source, scopes, secretHash: String

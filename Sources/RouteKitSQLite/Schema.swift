@@ -196,6 +196,15 @@ enum Schema {
                         cancel_requested INTEGER NOT NULL DEFAULT 0);
                     """)
         }
+        m.registerMigration("v9-used-tickets") { db in
+            try db.execute(
+                sql: """
+                    -- Single-use stream tickets already used, until they expire: a digest of each, never the ticket.
+                    CREATE TABLE used_ticket(
+                        key TEXT PRIMARY KEY,
+                        expires REAL NOT NULL);
+                    """)
+        }
         return m
     }
 }

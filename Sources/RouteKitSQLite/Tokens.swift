@@ -53,6 +53,16 @@ extension SQLiteStore: TokenStore {
         }
     }
 
+    public func redeemTicket(key: String, expires: Date, now: Date) async throws(RouteKitError) -> Bool {
+        try await write("recording the use of a stream ticket") { db in
+            try db.execute(sql: "DELETE FROM used_ticket WHERE expires < ?", arguments: [now.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO used_ticket(key, expires) VALUES (?, ?)",
+                arguments: [key, expires.timeIntervalSince1970])
+            return db.changesCount > 0
+        }
+    }
+
     static func token(from row: Row) throws(RouteKitError) -> APIToken {
         let idText: String = row["id"]
         guard let id = UUID(uuidString: idText) else {

@@ -208,7 +208,9 @@
             let isStream = request.headers[.accept]?.contains("text/event-stream") ?? false
             var anchorText = query.get("anchor")
             if isStream, let last = request.headers[.lastEventID], !last.isEmpty { anchorText = last }
-            let anchor = try anchorText.map { (text: String) throws(RouteKitError) in try ChangeAnchor(text: text) }
+            let anchor = try anchorText.map { (text: String) throws(RouteKitError) in
+                try TokenAnchors.anchor(text, for: token)
+            }
             // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
             var seen = hub.signal.current
             var set = try await read(since: anchor, predicate, limit, token, shared: false)
@@ -233,24 +235,39 @@
                     set = try await read(since: set.anchor, predicate, limit, token, shared: true)
                 }
             }
+            let sealed = TokenAnchors.text(set.anchor, for: token)
             return JSONBody.raw(
-                ChangeSetJSON.bytes(set),
-                headers: [.routeKitAnchor: set.anchor.text, .routeKitUpToDate: set.hasMore ? "false" : "true"])
+                ChangeSetJSON.bytes(set, anchorText: sealed),
+                headers: [.routeKitAnchor: sealed, .routeKitUpToDate: set.hasMore ? "false" : "true"])
         }
 
         /// One change set, without what the token may not read; `shared` as in ``FeedHub/changes``.
+        ///
+        /// For a token limited to some sources, pages of the store's feed are read and merged until `limit` changes
+        /// it may see are there, the feed is caught up, or ``maxHiddenPages`` pages were read: whether the feed had
+        /// more (``ChangeSet/hasMore``) then says nothing of the other sources' commits, except past that many pages.
         func read(
             since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, shared: Bool
         )
             async throws(RouteKitError) -> ChangeSet
         {
             var set = try await hub.changes(since: anchor, matching: predicate, limit: limit, shared: shared)
-            if token.readableSources != nil {
-                set.added.removeAll { !token.mayRead($0.source) }
-                set.deleted.removeAll { !token.mayRead($0.source) }
+            guard token.readableSources != nil else { return set }
+            set.added.removeAll { !token.mayRead($0.source) }
+            set.deleted.removeAll { !token.mayRead($0.source) }
+            var pages = 1
+            while set.hasMore && set.added.count + set.deleted.count < limit && pages < Self.maxHiddenPages {
+                var next = try await hub.changes(since: set.anchor, matching: predicate, limit: limit, shared: shared)
+                pages += 1
+                next.added.removeAll { !token.mayRead($0.source) }
+                next.deleted.removeAll { !token.mayRead($0.source) }
+                set.merge(next)
             }
             return set
         }
+
+        /// How many pages of the store's feed one read for a source-limited token goes through at most.
+        static let maxHiddenPages = 32
 
         /// The event stream: `changes` events whose `id:` is the anchor after them (a reconnect with
         /// `Last-Event-ID` resumes exactly), `up-to-date` after each catch-up, a comment when idle, an `error`
@@ -299,11 +316,14 @@
             var upToDateSent = false
             while true {
                 if !set.added.isEmpty || !set.deleted.isEmpty {
-                    try await writer.write(Self.event("changes", id: set.anchor.text, json: ChangeSetJSON.bytes(set)))
+                    let anchorText = TokenAnchors.text(set.anchor, for: token)
+                    try await writer.write(
+                        Self.event("changes", id: anchorText, json: ChangeSetJSON.bytes(set, anchorText: anchorText)))
                     upToDateSent = false
                 }
                 if !set.hasMore && !upToDateSent {
-                    try await writer.write(Self.event("up-to-date", id: set.anchor.text, ["anchor": set.anchor.text]))
+                    let anchorText = TokenAnchors.text(set.anchor, for: token)
+                    try await writer.write(Self.event("up-to-date", id: anchorText, ["anchor": anchorText]))
                     upToDateSent = true
                 }
                 if !set.hasMore {
@@ -426,6 +446,22 @@
             guard let first = due.first, now >= first else { return false }
             due.removeAll { $0 <= now }
             return true
+        }
+    }
+
+    extension ChangeSet {
+        /// Appends the change set that follows this one: a route this set added and the next one deletes (replaced
+        /// in between) is dropped from both, so that deletions-first-then-additions stays right for the merge.
+        mutating func merge(_ next: ChangeSet) {
+            let addedIDs = Set(added.map(\.id))
+            var removed: Set<UUID> = []
+            for d in next.deleted {
+                if addedIDs.contains(d.id) { removed.insert(d.id) } else { deleted.append(d) }
+            }
+            if !removed.isEmpty { added.removeAll { removed.contains($0.id) } }
+            added += next.added
+            anchor = next.anchor
+            hasMore = next.hasMore
         }
     }
 #endif

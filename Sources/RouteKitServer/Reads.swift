@@ -55,7 +55,8 @@
                 enum CodingKeys: String, CodingKey { case workouts, next, anchor }
             }
             let next = more ? page.last.map { WorkoutCursor(position: start + page.count, id: $0.id).text } : nil
-            return JSONBody.response(Body(workouts: out, next: next, anchor: anchor.text))
+            return JSONBody.response(
+                Body(workouts: out, next: next, anchor: TokenAnchors.text(anchor, for: token)))
         }
 
         /// Up to `limit` workouts after `after` that `token` may read, and whether more follow: keyset queries of
@@ -118,7 +119,8 @@
                 var anchor: String
             }
             let next = more ? page.last.map { WorkoutCursor(position: start + page.count, id: $0.id).text } : nil
-            return JSONBody.response(Body(routes: page.map(RouteJSON.init), next: next, anchor: anchor.text))
+            return JSONBody.response(
+                Body(routes: page.map(RouteJSON.init), next: next, anchor: TokenAnchors.text(anchor, for: token)))
         }
 
         /// Up to `limit` routes of `filter` after `after` that `token` may read, and whether more follow.

@@ -66,8 +66,8 @@
     /// Short-lived, single-use tickets for clients that cannot send an `Authorization` header (a browser's
     /// `EventSource`): `POST /v1/stream-tickets` with a token gives `st.…`, good for 60 seconds and one
     /// `GET /v1/changes?ticket=…` (`st.` + the token's id + `.` + expiry + `.` + nonce + `.` + MAC). A ticket names its token and expiry and carries an HMAC-SHA256 keyed with the
-    /// token's stored secret hash, so any server of the store can check it without storing it; revoking the token
-    /// voids its tickets. Tickets never appear in logs (the request log has paths without queries).
+    /// token's stored secret hash, so any server of the store can check it; its use is recorded in the store, so it
+    /// is good once across every server sharing the store; revoking the token voids its tickets. Tickets never appear in logs (the request log has paths without queries).
     public enum StreamTicket {
         /// How long a ticket is good for, in seconds.
         public static let lifetime: Double = 60
@@ -101,8 +101,6 @@
     /// When each token was last recorded as used.
     final class TouchLog: Sendable {
         let seen = Locked<[UUID: Date]>([:])
-        /// Tickets used, until they expire (a ticket is good once).
-        let usedTickets = Locked<[String: Int64]>([:])
     }
 
     /// Authenticates requests that carry `Authorization: Bearer TOKEN`: a token that is unknown, revoked or
@@ -141,12 +139,11 @@
                 let token = try await store.token(id: t.id), token.isActive(at: Date()),
                 TokenText.constantTimeEqual(StreamTicket.mac(t.body, key: token.secretHash), t.mac)
             else { throw invalid }
-            let fresh = lastTouched.usedTickets.withLock { used in
-                used = used.filter { $0.value >= now }
-                guard used[t.body] == nil else { return false }
-                used[t.body] = t.expires
-                return true
-            }
+            // Recorded in the store (a digest, never the ticket), so that a ticket is good once across every server
+            // sharing the store.
+            let fresh = try await store.redeemTicket(
+                key: TokenText.hash(t.body), expires: Date(timeIntervalSince1970: Double(t.expires)),
+                now: Date(timeIntervalSince1970: Double(now)))
             guard fresh else { throw invalid }
             return token
         }

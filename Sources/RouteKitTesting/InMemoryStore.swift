@@ -556,6 +556,14 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
         write { s in s.tokens[id]?.lastUsed = date }
     }
 
+    /// Records a single-use ticket's use until `expires`; `false` when it was used before.
+    public func redeemTicket(key: String, expires: Date, now: Date) async throws(RouteKitError) -> Bool {
+        write { s in
+            s.usedTickets = s.usedTickets.filter { $0.value >= now }
+            return s.usedTickets.updateValue(expires, forKey: key) == nil
+        }
+    }
+
     // MARK: Jobs
 
     /// Saves a job (a request to cancel it is kept); returns whether its cancellation was requested.
@@ -682,6 +690,7 @@ extension InMemoryStore {
         var efforts: [UUID: EffortRow] = [:]
         var zones: [String: [PrivacyZone]] = [:]
         var tokens: [UUID: APIToken] = [:]
+        var usedTickets: [String: Date] = [:]
         var jobs: [UUID: StoredJob] = [:]
         /// The change log, by position.
         var log: [Change] = []

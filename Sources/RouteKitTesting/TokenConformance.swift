@@ -43,5 +43,20 @@ public enum TokenStoreConformance {
         try check(revoked?.isActive(at: revokedAt) == false, "a revoked token is not active")
         try check(try await store.revokeToken(id: UUID(), at: revokedAt) == false, "revoking an unknown id is false")
         try check(b.isActive(at: created) && !b.isActive(at: created.addingTimeInterval(86_401)), "expiry")
+        // Single-use tickets: a second use is refused until the record expires; expired records are removed.
+        let key = String(repeating: "ef", count: 32)
+        let t0 = created
+        try check(
+            try await store.redeemTicket(key: key, expires: t0.addingTimeInterval(60), now: t0),
+            "a ticket's first use is accepted")
+        try check(
+            try await store.redeemTicket(key: key, expires: t0.addingTimeInterval(60), now: t0.addingTimeInterval(1))
+                == false, "a ticket's second use is refused")
+        try check(
+            try await store.redeemTicket(key: "other", expires: t0.addingTimeInterval(60), now: t0),
+            "another ticket is accepted")
+        try check(
+            try await store.redeemTicket(key: key, expires: t0.addingTimeInterval(200), now: t0.addingTimeInterval(61)),
+            "a record past its expiry is removed (its ticket would be refused as expired anyway)")
     }
 }

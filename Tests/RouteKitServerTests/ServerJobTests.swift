@@ -3,6 +3,7 @@
     import HTTPTypes
     import Hummingbird
     import HummingbirdTesting
+    import Logging
     import NIOCore
     import RouteKit
     import RouteKitServer
@@ -190,6 +191,34 @@
                 let id = try #require(TokenText.parse(revokedToken)?.id)
                 _ = try await f.store.revokeToken(id: id, at: Date())
                 try await client.execute(uri: "/v1/changes?ticket=\(t3)", method: .get) { #expect($0.status == .unauthorized) }
+            }
+        }
+
+        @Test("a ticket is good once across servers sharing a store (another process's store on the same file)")
+        func ticketsAcrossServers() async throws {
+            let a = try Fixture()
+            let token = try await a.token(scopes: [.read])
+            var logger = Logger(label: "test")
+            logger.logLevel = .warning
+            let other = try SQLiteStore(path: a.folder + "/store.sqlite")
+            let b = RouteKitServer(store: other, configuration: a.configuration, logger: logger).makeApplication()
+            let ticket = try await a.app().test(.router) { client in
+                let t = try await client.execute(uri: "/v1/stream-tickets", method: .post, headers: auth(token)) { r in
+                    json(r.body)["ticket"] as? String ?? ""
+                }
+                try await client.execute(uri: "/v1/changes?ticket=\(t)", method: .get) { #expect($0.status == .ok) }
+                return t
+            }
+            try await b.test(.router) { client in
+                try await client.execute(uri: "/v1/changes?ticket=\(ticket)", method: .get) { r in
+                    #expect(r.status == .unauthorized)
+                    #expect(problemType(r) == "ticket-invalid")
+                }
+                // A fresh ticket made on the first server is good on the second, once.
+                let t = try await client.execute(uri: "/v1/stream-tickets", method: .post, headers: auth(token)) { r in
+                    json(r.body)["ticket"] as? String ?? ""
+                }
+                try await client.execute(uri: "/v1/changes?ticket=\(t)", method: .get) { #expect($0.status == .ok) }
             }
         }
     }

@@ -182,6 +182,68 @@
                 }
             }
         }
+
+        @Test("a source-limited token's anchors are sealed: they say nothing of other sources' commits and work only for it")
+        func sealedAnchors() async throws {
+            let f = try Fixture()
+            let phone = try await f.token(source: "phone")
+            let watch = try await f.token(source: "watch")
+            let onlyPhone = try await f.token(source: "viewer", scopes: [.read], readable: ["phone"])
+            let otherViewer = try await f.token(source: "viewer2", scopes: [.read], readable: ["phone"])
+            try await f.app().test(.router) { client in
+                func upload(_ token: String, _ name: String, hour: Int) async throws {
+                    try await client.execute(
+                        uri: "/v1/uploads?name=\(name).gpx", method: .post, headers: auth(token),
+                        body: ByteBuffer(string: gpx(name: name, hour: hour))
+                    ) { #expect($0.status == .created) }
+                }
+                func changes(_ token: String, _ query: String) async throws -> (HTTPResponse.Status, [String: Any]) {
+                    try await client.execute(uri: "/v1/changes?\(query)", method: .get, headers: auth(token)) {
+                        ($0.status, json($0.body))
+                    }
+                }
+                try await upload(phone, "p1", hour: 5)
+                let (_, first) = try await changes(onlyPhone, "limit=10")
+                let a1 = try #require(first["anchor"] as? String)
+                #expect(a1.hasPrefix("s1."))
+                #expect(throws: RouteKitError.self) { try ChangeAnchor(text: a1) }
+                // Other sources' commits: nothing to see, and an anchor that cannot be told from one read without them.
+                let (_, quiet1) = try await changes(onlyPhone, "anchor=\(a1)")
+                for hour in 6...9 { try await upload(watch, "w\(hour)", hour: hour) }
+                let (_, quiet2) = try await changes(onlyPhone, "anchor=\(a1)&limit=1")
+                #expect((quiet2["added"] as? [Any])?.isEmpty == true)
+                #expect(quiet2["anchor"] as? String != quiet1["anchor"] as? String)
+                #expect(quiet1["anchor"] as? String != a1)
+                // limit=1 with four hidden commits ahead: the read goes through them and says it caught up.
+                try await upload(phone, "p2", hour: 4)
+                let (status, next) = try await changes(onlyPhone, "anchor=\(quiet2["anchor"] as? String ?? "")&limit=1")
+                #expect(status == .ok)
+                let added = next["added"] as? [[String: Any]] ?? []
+                #expect(added.map { $0["syncIdentifier"] as? String }.count == 1)
+                #expect(added.first?["source"] as? String == "phone")
+                try await client.execute(
+                    uri: "/v1/changes?anchor=\(next["anchor"] as? String ?? "")", method: .get, headers: auth(onlyPhone)
+                ) { r in
+                    #expect(r.headers[.routeKitUpToDate] == "true")
+                    #expect((json(r.body)["added"] as? [Any])?.isEmpty == true)
+                }
+                // Good only for the token it was made for; a plain anchor is refused too.
+                let (foreign, problem) = try await changes(otherViewer, "anchor=\(a1)")
+                #expect(foreign == .badRequest)
+                #expect((problem["type"] as? String)?.hasSuffix("anchor-malformed") == true)
+                let (_, plainSet) = try await changes(phone, "limit=10")
+                let plain = try #require(plainSet["anchor"] as? String)
+                #expect(!plain.hasPrefix("s1."))
+                #expect(try await changes(onlyPhone, "anchor=\(plain)").0 == .badRequest)
+                #expect(try await changes(phone, "anchor=\(a1)").0 == .badRequest)
+                // Lists hand out sealed anchors too, and the feed takes them.
+                let listed = try await client.execute(uri: "/v1/routes", method: .get, headers: auth(onlyPhone)) {
+                    json($0.body)["anchor"] as? String ?? ""
+                }
+                #expect(listed.hasPrefix("s1."))
+                #expect(try await changes(onlyPhone, "anchor=\(listed)").0 == .ok)
+            }
+        }
     }
 
     @Suite("routekit serve: uploads")

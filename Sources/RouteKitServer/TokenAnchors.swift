@@ -1,0 +1,53 @@
+#if Server
+    import Crypto
+    import Foundation
+    import RouteKit
+
+    /// Anchors as a token sees them. A token that reads every source gets the store's anchor text
+    /// (``ChangeAnchor/text``). A token limited to some sources (`--read-source`) gets it sealed: `s1.` + base64url of
+    /// the anchor's text encrypted and authenticated with ChaCha20-Poly1305, keyed by HKDF-SHA256 from the token's
+    /// stored secret hash, under a fresh random nonce each time. The store's anchor counts every commit of every
+    /// source; sealed, it says nothing (not even whether it moved) to a token that may not see those commits, and it
+    /// is good only for the token it was made for. Any server sharing the store opens it (the key comes from the
+    /// store's record of the token), and revoking the token voids it with the token.
+    enum TokenAnchors {
+        static let prefix = "s1."
+
+        /// The anchor's text for `token`.
+        static func text(_ anchor: ChangeAnchor, for token: APIToken) -> String {
+            guard token.readableSources != nil else { return anchor.text }
+            // Sealing fails only for a nonce it cannot make; the plain text is never handed out instead.
+            guard let box = try? ChaChaPoly.seal(Array(anchor.text.utf8), using: key(token)) else { return prefix }
+            return prefix + TokenText.base64url(Array(box.combined))
+        }
+
+        /// The anchor `token` sent back.
+        /// - Throws: ``RouteKitError/Code/anchorMalformed`` when it is not an anchor, or not one made for this token.
+        static func anchor(_ text: String, for token: APIToken) throws(RouteKitError) -> ChangeAnchor {
+            guard token.readableSources != nil else {
+                guard !text.hasPrefix(prefix) else { throw foreign }
+                return try ChangeAnchor(text: text)
+            }
+            guard text.count < 400, text.hasPrefix(prefix), let bytes = base64url(text.dropFirst(prefix.count)),
+                let box = try? ChaChaPoly.SealedBox(combined: bytes),
+                let plain = try? ChaChaPoly.open(box, using: key(token))
+            else { throw foreign }
+            return try ChangeAnchor(text: String(decoding: plain, as: UTF8.self))
+        }
+
+        static let foreign = RouteKitError(
+            .anchorMalformed, "the anchor was not made for this token; start again without an anchor")
+
+        static func key(_ token: APIToken) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: Array(token.secretHash.utf8)),
+                info: Array("routekit change anchor v1".utf8), outputByteCount: 32)
+        }
+
+        static func base64url(_ text: Substring) -> [UInt8]? {
+            var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while b64.count % 4 != 0 { b64 += "=" }
+            return Data(base64Encoded: b64).map { [UInt8]($0) }
+        }
+    }
+#endif
