@@ -221,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "RouteKitImportTests",
             dependencies: [
-                "RouteKitImport", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting",
+                "RouteKitImport", "RouteKitFIT", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings),

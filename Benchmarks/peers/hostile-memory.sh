@@ -18,7 +18,7 @@ RK=${2:-.build-release/release/routekit}
 DIR=$(mktemp -d /tmp/routekit-hostile.XXXXXX)
 PID=
 trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$DIR"' EXIT
-payloads="tcx-padded.tcx.gz gpx-padded.gpx.gz big-entry.zip health-event.zip zip64-2p63.zip"
+payloads="tcx-padded.tcx.gz gpx-padded.gpx.gz big-entry.zip health-event.zip zip64-2p63.zip fit-big.fit.gz gz-entry.zip fit-gz-entry.zip"
 kib() { awk "/$1/{print \$2}" /proc/$PID/status; }
 echo "payload | bytes | CLI peak RSS (MiB) | CLI exit | server idle RSS (MiB) | server peak (MiB) | above idle (MiB) | HTTP"
 echo "--- | --- | --- | --- | --- | --- | --- | ---"

@@ -6,6 +6,9 @@
   big-entry.zip        a zip of one GPX entry of 1000 MiB (whitespace with a little noise, about 130x)
   health-event.zip     an Apple Health export.zip whose WorkoutEvent lasts 1e300 minutes (a trap before)
   zip64-2p63.zip       120 bytes: a zip64 size of 2^63 (a trap before)
+  fit-big.fit.gz       a FIT activity of 500 MiB (262 million heart-rate records without a time, about 0.5 MB gzip)
+  gz-entry.zip         a zip whose small entry activities/big.gpx.gz is gpx-padded.gpx.gz (1.9 GiB inflated)
+  fit-gz-entry.zip     a zip whose small entry activities/big.fit.gz is fit-big.fit.gz
 
 Usage: hostile-payloads.py FOLDER
 """
@@ -73,6 +76,26 @@ central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, 0, 0, 0x21, 0
 end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(central), len(local), 0)
 with open(os.path.join(out, "zip64-2p63.zip"), "wb") as f:
     f.write(local + central + end)
+
+# FIT: a header, a file_id (activity), a record definition with one uint8 field (heart rate), then 2-byte records.
+# The file CRC is left 0 (the decoder warns and reads on); computing it in Python over 500 MiB takes minutes.
+def fit_header(data_size):
+    return struct.pack("<BBHI4sH", 14, 0x20, 2132, data_size, b".FIT", 0)
+file_id = bytes([0x40, 0, 0]) + struct.pack("<HB", 0, 1) + bytes([0, 1, 0x00]) + bytes([0x00, 4])
+record_def = bytes([0x41, 0, 0]) + struct.pack("<HB", 20, 1) + bytes([3, 1, 0x02])
+records = bytes([0x01, 140]) * (MIB // 2)
+with gzip.open(os.path.join(out, "fit-big.fit.gz"), "wb", compresslevel=6) as f:
+    body_size = len(file_id) + len(record_def) + 500 * MIB
+    f.write(fit_header(body_size) + file_id + record_def)
+    for _ in range(500):
+        f.write(records)
+    f.write(b"\0\0")
+
+for archive, entry, payload in (("gz-entry.zip", "activities/big.gpx.gz", "gpx-padded.gpx.gz"),
+                                ("fit-gz-entry.zip", "activities/big.fit.gz", "fit-big.fit.gz")):
+    with zipfile.ZipFile(os.path.join(out, archive), "w", zipfile.ZIP_STORED) as z:
+        with open(os.path.join(out, payload), "rb") as g:
+            z.writestr(entry, g.read())
 
 for n in sorted(os.listdir(out)):
     print(f"{n}\t{os.path.getsize(os.path.join(out, n))} bytes")

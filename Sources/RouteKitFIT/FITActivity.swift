@@ -1,4 +1,5 @@
 public import RouteKit
+package import RouteKitGPX
 
 /// The FIT profile numbers RouteKit reads (Garmin's FIT SDK profile, `Profile.xlsx`).
 enum FITProfile {
@@ -190,6 +191,20 @@ public struct FITRecord: Sendable, Hashable {
 /// What a FIT file holds, read in one pass without keeping its records: what kind of file, its sessions, laps,
 /// timer events, developer fields, and counts.
 public struct FITSummary: Sendable {
+    /// How many of each kind of message a summary keeps; the rest are counted in a warning of kind
+    /// ``FITDecoder/Warning/Kind/limit``. Far above what devices write (an ultramarathon has hundreds of laps), they
+    /// bound what a hostile file can make a summary hold.
+    public enum Limits {
+        /// Sessions (each becomes a workout).
+        public static let sessions = 10_000
+        /// Laps.
+        public static let laps = 100_000
+        /// Timer start and stop events.
+        public static let timerEvents = 100_000
+        /// Developer field descriptions.
+        public static let developerFields = 1_000
+    }
+
     /// `file_id.type` (4 activity, 6 course), `nil` without a `file_id`.
     public var fileType: UInt8?
     /// The file type's FIT name (`"activity"`), or `"type N"`.
@@ -256,11 +271,16 @@ public enum FITFile {
     /// Reads everything but the records' values.
     /// - Throws: `RouteKitError.Code.invalidFIT` naming the byte offset when there is no FIT file to read.
     public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
-        try summary(bytes) { _ in }
+        try summary(FITInput(bytes: bytes)) { _ in }
+    }
+
+    /// Reads everything but the records' values, a chunk at a time.
+    package static func summary(_ input: FITInput) throws(RouteKitError) -> FITSummary {
+        try summary(input) { _ in }
     }
 
     /// Reads everything but the records' values, handing each `record` message to `onRecord` on the way.
-    static func summary(_ bytes: [UInt8], onRecord: (FITMessage) -> Void) throws(RouteKitError) -> FITSummary {
+    static func summary(_ input: FITInput, onRecord: (FITMessage) -> Void) throws(RouteKitError) -> FITSummary {
         var pass = SummaryPass()
         var decoder = FITDecoder()
         do {
@@ -270,7 +290,7 @@ public enum FITFile {
                 guard case .message(let m) = event else { return }
                 if pass.add(m) { onRecord(m) }
             }
-            try decoder.feed(bytes, body)
+            try input.forEachChunk { chunk in try decoder.feed(chunk, body) }
             try decoder.finish(body)
         } catch let e as RouteKitError {
             throw e
@@ -287,6 +307,15 @@ public enum FITFile {
         var localTimestamp: UInt32?
         // Most messages have numbers below 256 (an array); the rest go to the dictionary directly.
         var counts = [Int](repeating: 0, count: 256)
+        /// Messages past a limit, by what they were, with the offset of the first.
+        var overLimit: [String: (count: Int, offset: Int)] = [:]
+
+        /// Whether one more of `what` (holding `count` now) may be kept; counts it when not.
+        mutating func room(_ count: Int, _ limit: Int, _ what: String, _ m: FITMessage) -> Bool {
+            guard count >= limit else { return true }
+            overLimit[what, default: (0, m.offset)].count += 1
+            return false
+        }
 
         /// Counts a message; returns whether it is a `record`.
         mutating func add(_ m: FITMessage) -> Bool {
@@ -315,6 +344,7 @@ public enum FITFile {
                     s.timeCreated = m.uint32(field: 4)
                 }
             case FITProfile.Message.session:
+                guard room(s.sessions.count, FITSummary.Limits.sessions, "session", m) else { break }
                 s.sessions.append(
                     FITSession(
                         startTime: m.uint32(field: 2), timestamp: m.timestamp,
@@ -325,10 +355,13 @@ public enum FITFile {
                         subSport: m.integer(field: 6).map { UInt8(truncatingIfNeeded: $0) },
                         totalCalories: m.double(field: 11)))
             case FITProfile.Message.lap:
+                guard room(s.laps.count, FITSummary.Limits.laps, "lap", m) else { break }
                 s.laps.append(FITLap(startTime: m.uint32(field: 2), timestamp: m.timestamp))
             case FITProfile.Message.event:
                 // event 0 is the timer; event_type 0 start, 1 stop, 4 stop_all.
-                if m.integer(field: 0) == 0, let type = m.integer(field: 1), let t = m.timestamp {
+                if m.integer(field: 0) == 0, let type = m.integer(field: 1), let t = m.timestamp,
+                    room(s.timerEvents.count, FITSummary.Limits.timerEvents, "timer event", m)
+                {
                     if type == 0 {
                         s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: true))
                     } else if type == 1 || type == 4 {
@@ -342,7 +375,9 @@ public enum FITFile {
                 s.courseName = m.string(field: 5)
                 s.courseSport = m.integer(field: 4).map { UInt8(truncatingIfNeeded: $0) }
             case FITProfile.Message.fieldDescription:
-                if let index = m.integer(field: 0), let number = m.integer(field: 1) {
+                if let index = m.integer(field: 0), let number = m.integer(field: 1),
+                    room(s.developerFields.count, FITSummary.Limits.developerFields, "developer field description", m)
+                {
                     s.developerFields.append(
                         FITDeveloperField(
                             developerIndex: UInt8(truncatingIfNeeded: index),
@@ -360,6 +395,12 @@ public enum FITFile {
             s.files = decoder.files
             s.compressedTimestampMessages = decoder.compressedTimestampMessages
             s.warnings = decoder.warnings
+            for (what, over) in overLimit.sorted(by: { $0.value.offset < $1.value.offset }) {
+                s.warnings.append(
+                    FITDecoder.Warning(
+                        kind: .limit, offset: over.offset,
+                        message: "\(over.count) \(what) message(s) past the first ones kept were counted, not read"))
+            }
             s.recovered = decoder.recovered
             if let u = activityTimestamp, let l = localTimestamp, u < FITDecoder.minimumAbsoluteTime,
                 l >= FITDecoder.minimumAbsoluteTime
@@ -377,19 +418,24 @@ public enum FITFile {
 
     /// Hands every `record` message to `body`, in file order.
     public static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
+        try records(FITInput(bytes: bytes), body)
+    }
+
+    /// Hands every `record` message to `body`, in file order, reading the input a chunk at a time.
+    package static func records(_ input: FITInput, _ body: (FITRecord) throws -> Void) throws {
         var decoder = FITDecoder(checksCRC: false)
-        let handle: (FITDecoder.Event) throws -> Void = { event in
+        func handle(_ event: FITDecoder.Event) throws {
             guard case .message(let m) = event, m.globalNumber == FITProfile.Message.record else { return }
             try body(FITRecord(m))
         }
-        try decoder.feed(bytes, handle)
+        try input.forEachChunk { chunk in try decoder.feed(chunk, handle) }
         try decoder.finish(handle)
     }
 
     /// Hands every `course_point` to `body`: its time, position, name.
-    static func coursePoints(_ bytes: [UInt8], _ body: (UInt32?, Double?, Double?, String?) throws -> Void) throws {
+    static func coursePoints(_ input: FITInput, _ body: (UInt32?, Double?, Double?, String?) throws -> Void) throws {
         var decoder = FITDecoder(checksCRC: false)
-        let handle: (FITDecoder.Event) throws -> Void = { event in
+        func handle(_ event: FITDecoder.Event) throws {
             guard case .message(let m) = event, m.globalNumber == FITProfile.Message.coursePoint else { return }
             var lat: Double?
             var lon: Double?
@@ -399,7 +445,7 @@ public enum FITFile {
             }
             try body(m.timestamp ?? m.uint32(field: 1), lat, lon, m.string(field: 6))
         }
-        try decoder.feed(bytes, handle)
+        try input.forEachChunk { chunk in try decoder.feed(chunk, handle) }
         try decoder.finish(handle)
     }
 
@@ -439,19 +485,23 @@ struct FITClock {
 /// Decodes a FIT file's `record` messages a slice of the file at a time: memory holds one slice's records,
 /// whatever the file's length.
 public struct FITRecordReader {
-    private let bytes: [UInt8]
+    private let input: FITInput
+    private var source: (any GPXByteSource)?
+    private var chunk: [UInt8] = []
     /// A second pass: the summary pass checked the CRCs.
     private var decoder = FITDecoder(checksCRC: false)
-    private var position = 0
     private var finished = false
     /// Bytes decoded per ``next()``.
     public var sliceSize = 64 * 1024
 
     /// A reader of `bytes`.
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }
+
+    /// A reader of `input`, opened at the first ``next()``.
+    package init(_ input: FITInput) { self.input = input }
 
     /// The records of the next slice (possibly none), or `nil` at the end.
-    /// - Throws: `RouteKitError.Code.invalidFIT` when the bytes are not FIT.
+    /// - Throws: `RouteKitError.Code.invalidFIT` when the bytes are not FIT; the input's reading errors.
     public mutating func next() throws -> [FITRecord]? {
         if finished { return nil }
         var out: [FITRecord] = []
@@ -459,16 +509,50 @@ public struct FITRecordReader {
             guard case .message(let m) = event, m.globalNumber == FITProfile.Message.record else { return }
             out.append(FITRecord(m))
         }
-        if position < bytes.count {
-            let end = min(bytes.count, position + sliceSize)
-            try bytes.withUnsafeBytes { b in
-                try decoder.feed(UnsafeRawBufferPointer(rebasing: b[position..<end]), handle)
-            }
-            position = end
+        let source = try self.source ?? input.open()
+        self.source = source
+        if chunk.count != sliceSize { chunk = [UInt8](repeating: 0, count: max(1, sliceSize)) }
+        let n = try chunk.withUnsafeMutableBytes { b throws(RouteKitError) in try source.read(into: b) }
+        if n > 0 {
+            try chunk.withUnsafeBytes { b in try decoder.feed(UnsafeRawBufferPointer(rebasing: b[0..<n]), handle) }
         } else {
             try decoder.finish(handle)
             finished = true
+            self.source = nil
         }
         return out
+    }
+}
+
+/// A FIT file's bytes, read from the start as often as a reader needs (an import reads twice: the summary, then
+/// the records): held in memory, or opened again from a file or an archive's entry and read a chunk at a time, so
+/// that memory does not grow with the file, whatever its (decompressed) size.
+package struct FITInput {
+    /// Opens the bytes from their start.
+    package let open: () throws(RouteKitError) -> any GPXByteSource
+
+    /// Bytes opened by `open` (a file, an archive's entry).
+    package init(open: @escaping () throws(RouteKitError) -> any GPXByteSource) { self.open = open }
+
+    /// Bytes held in memory.
+    package init(bytes: [UInt8]) {
+        self.open = { () throws(RouteKitError) in MemoryByteSource(bytes) }
+    }
+
+    /// The file at `path`, plain or gzip-compressed (inflated as it is read, up to `limit` bytes).
+    package init(path: String, limit: Int = InputFile.defaultLimit) {
+        self.open = { () throws(RouteKitError) in try StreamingFile(path: path, limit: limit) }
+    }
+
+    /// Reads the bytes from the start, handing them to `body` 64 KiB at a time.
+    package func forEachChunk(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let source = try open()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try source.read(into: buffer)
+            if n == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
     }
 }

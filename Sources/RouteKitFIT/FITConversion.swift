@@ -20,18 +20,25 @@ extension FITFile {
     public static func gpxEvents(
         _ bytes: [UInt8], summary known: FITSummary? = nil, _ emit: (GPXEvent) throws(RouteKitError) -> Void
     ) throws(RouteKitError) {
+        try gpxEvents(FITInput(bytes: bytes), summary: known, emit)
+    }
+
+    /// ``gpxEvents(_:summary:_:)`` of an input read a chunk at a time (twice when the summary is not given).
+    package static func gpxEvents(
+        _ input: FITInput, summary known: FITSummary? = nil, _ emit: (GPXEvent) throws(RouteKitError) -> Void
+    ) throws(RouteKitError) {
         let summary: FITSummary
-        if let known { summary = known } else { summary = try FITFile.summary(bytes) }
+        if let known { summary = known } else { summary = try FITFile.summary(input) }
         for e in preamble(summary) { try emit(e) }
         do {
             switch summary.fileType {
             case 6?:
-                try course(bytes, summary, emit)
+                try course(input, summary, emit)
             case 4?, nil:
                 let clock = FITClock(summary)
                 var layout = FITActivityLayout<GPXPoint>(summary)
                 func points(_ p: [GPXPoint]) throws(RouteKitError) { try emit(.trackPoints(p)) }
-                try FITFile.records(bytes) { r in
+                try FITFile.records(input) { r in
                     try layout.add(r.timestamp, point(r, clock), hasPosition: r.hasPosition, emit, points)
                 }
                 try layout.finish(emit, points)
@@ -66,11 +73,11 @@ extension FITFile {
     }
 
     private static func course(
-        _ bytes: [UInt8], _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
+        _ input: FITInput, _ summary: FITSummary, _ emit: (GPXEvent) throws(RouteKitError) -> Void
     )
         throws
     {
-        try coursePoints(bytes) { t, lat, lon, name in
+        try coursePoints(input) { t, lat, lon, name in
             guard let lat, let lon else { return }
             let l = Location(latitude: lat, longitude: lon, timestamp: summary.timestamp(t))
             guard (try? l.validate()) != nil else { return }
@@ -83,7 +90,7 @@ extension FITFile {
         info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
         try emit(.routeStart(info))
         let clock = FITClock(summary)
-        var reader = FITRecordReader(bytes)
+        var reader = FITRecordReader(input)
         while let records = try reader.next() {
             let points = records.compactMap { point($0, clock) }
             if !points.isEmpty { try emit(.routePoints(points)) }

@@ -45,45 +45,47 @@ public final class FITImporter {
 
     /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.
     public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
-        await importBytes(bytes, name: name, label: name, warnings: [])
+        await importInput(FITInput(bytes: bytes), name: name)
     }
 
-    /// Imports one file (plain or gzip-compressed). Never throws: failures are in the result, naming the file and
+    /// Imports one file (plain or gzip-compressed), read a chunk at a time (twice: the summary, then the records),
+    /// so that memory does not grow with the file. Never throws: failures are in the result, naming the file and
     /// the byte offset.
     public func importFile(_ path: String) async -> GPXImportResult {
-        let bytes: [UInt8]
         let gzip: Bool
         do {
-            (bytes, gzip) = try InputFile.contents(of: path)
+            gzip = try InputFile.contents(of: path, limit: 2, stopAtLimit: true).gzip
         } catch {
             return GPXImportResult(file: path, status: .failed, error: error.file == nil ? error.inFile(path) : error)
         }
         // Builders record the file by its absolute path, as the GPX importer's do.
-        return await importBytes(
-            bytes, name: path, label: URL(fileURLWithPath: path).standardizedFileURL.path,
+        return await importInput(
+            FITInput(path: path), name: path, label: URL(fileURLWithPath: path).standardizedFileURL.path,
             warnings: gzip ? ["the file is gzip-compressed; it was decompressed while reading"] : [])
     }
 
-    private func importBytes(_ bytes: [UInt8], name: String, label: String, warnings: [String]) async
+    /// Imports FIT from `input` (an archive's entry, opened again for each pass), reported as `name` and labelled
+    /// `label` (`name` by default).
+    package func importInput(_ input: FITInput, name: String, label: String? = nil, warnings: [String] = []) async
         -> GPXImportResult
     {
         await .collect(file: name, warnings: warnings) { result in
-            try await importBytes(bytes, label: label, into: &result)
+            try await importInput(input, label: label ?? name, into: &result)
         }
     }
 
-    private func importBytes(_ bytes: [UInt8], label: String, into result: inout GPXImportResult) async throws {
-        let summary = try FITFile.summary(bytes)
+    private func importInput(_ input: FITInput, label: String, into result: inout GPXImportResult) async throws {
+        let summary = try FITFile.summary(input)
         result.warnings += summary.warnings.map { "FIT: \($0)" }
         if summary.warnings.count >= 100 { result.warnings.append("FIT: further decoder warnings were not listed") }
         switch summary.fileType {
         case 4?:
-            try await importActivity(bytes, summary, label: label, into: &result)
+            try await importActivity(input, summary, label: label, into: &result)
         case nil where summary.records > 0:
             result.warnings.append("the file has no file_id message: read as an activity")
-            try await importActivity(bytes, summary, label: label, into: &result)
+            try await importActivity(input, summary, label: label, into: &result)
         case 6?:
-            try await importCourse(bytes, summary, into: &result)
+            try await importCourse(input, summary, into: &result)
         default:
             throw RouteKitError(
                 .invalidFIT,
@@ -112,7 +114,7 @@ public final class FITImporter {
     }
 
     private func importActivity(
-        _ bytes: [UInt8], _ summary: FITSummary, label: String, into result: inout GPXImportResult
+        _ input: FITInput, _ summary: FITSummary, label: String, into result: inout GPXImportResult
     )
         async throws
     {
@@ -128,9 +130,10 @@ public final class FITImporter {
         let gpx = GPXImporter(store: store, source: source)
         gpx.workoutOverrides = workoutOverrides
         var imports: [SessionImport] = []
+        let timeline = EventTimeline(summary)
         for (n, session) in sessions.enumerated() {
             let start = summary.timestamp(session.startTime)
-            let events = Self.events(for: session, next: n + 1 < sessions.count ? sessions[n + 1] : nil, summary)
+            let events = timeline.events(for: session, next: n + 1 < sessions.count ? sessions[n + 1] : nil, summary)
             var metadata: [String: MetadataValue] = ["fitFileType": .string(summary.fileTypeName)]
             if let s = session.sportName { metadata["fitSport"] = .string(s) }
             if let s = session.subSport { metadata["fitSubSport"] = .integer(Int64(s)) }
@@ -177,7 +180,7 @@ public final class FITImporter {
         var relativeTimes = 0
         var untimed = 0
         // Decoded a slice of the file at a time (the decoder's callback cannot await), stored batch by batch.
-        var reader = FITRecordReader(bytes)
+        var reader = FITRecordReader(input)
         while let batch = try reader.next() {
             for record in batch {
                 if let t = record.timestamp {
@@ -248,54 +251,92 @@ public final class FITImporter {
         s.track.addSeriesOnly(time, values)
     }
 
-    /// A session's pauses (timer stop → pause, the next start → resume) and laps (segments), within its time.
-    static func events(for session: FITSession, next: FITSession?, _ summary: FITSummary) -> [WorkoutEvent] {
-        let from = session.startTime ?? 0
-        let to = next?.startTime ?? UInt32.max
-        func inside(_ t: UInt32) -> Bool { t >= from && t < to }
-        var events: [WorkoutEvent] = []
-        var stopped = false
-        for e in summary.timerEvents where inside(e.timestamp) {
-            guard let t = summary.timestamp(e.timestamp) else { continue }
-            if e.isStart {
-                if stopped { events.append(WorkoutEvent(kind: .resume, start: t)) }
-                stopped = false
-            } else if !stopped {
-                events.append(WorkoutEvent(kind: .pause, start: t))
-                stopped = true
+    /// The file's timer events and laps sorted by time, so that each session finds its own by binary search (a
+    /// scan of all of them per session was O(sessions × events)).
+    struct EventTimeline {
+        let timer: [FITTimerEvent]
+        let laps: [FITLap]
+
+        init(_ summary: FITSummary) {
+            // Stable: events at the same second keep the file's order.
+            timer = summary.timerEvents.enumerated().sorted {
+                ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset)
             }
+            .map(\.element)
+            laps = summary.laps.enumerated().filter { $0.element.startTime != nil }
+                .sorted { ($0.element.startTime ?? 0, $0.offset) < ($1.element.startTime ?? 0, $1.offset) }.map(
+                    \.element)
         }
-        for lap in summary.laps {
-            guard let s = lap.startTime, inside(s) else { continue }
-            events.append(
-                WorkoutEvent(
-                    kind: .segment, start: summary.timestamp(s),
-                    end: summary.timestamp(lap.timestamp)))
+
+        /// The first index of `items` whose time is at least `t` (`items` sorted by `time`).
+        static func first<T>(_ items: [T], atOrAfter t: UInt32, _ time: (T) -> UInt32) -> Int {
+            var low = 0
+            var high = items.count
+            while low < high {
+                let mid = (low + high) / 2
+                if time(items[mid]) < t { low = mid + 1 } else { high = mid }
+            }
+            return low
         }
-        return events
+
+        /// A session's pauses (timer stop → pause, the next start → resume) and laps (segments), within its time.
+        func events(for session: FITSession, next: FITSession?, _ summary: FITSummary) -> [WorkoutEvent] {
+            let from = session.startTime ?? 0
+            let to = next?.startTime ?? UInt32.max
+            var events: [WorkoutEvent] = []
+            var stopped = false
+            var i = Self.first(timer, atOrAfter: from) { $0.timestamp }
+            while i < timer.count && timer[i].timestamp < to {
+                let e = timer[i]
+                i += 1
+                guard let t = summary.timestamp(e.timestamp) else { continue }
+                if e.isStart {
+                    if stopped { events.append(WorkoutEvent(kind: .resume, start: t)) }
+                    stopped = false
+                } else if !stopped {
+                    events.append(WorkoutEvent(kind: .pause, start: t))
+                    stopped = true
+                }
+            }
+            var j = Self.first(laps, atOrAfter: from) { $0.startTime ?? 0 }
+            while j < laps.count, let s = laps[j].startTime, s < to {
+                events.append(
+                    WorkoutEvent(kind: .segment, start: summary.timestamp(s), end: summary.timestamp(laps[j].timestamp))
+                )
+                j += 1
+            }
+            return events
+        }
     }
 
     /// A course: a planned route (GPX `<rte>`), its course points as waypoints.
-    private func importCourse(_ bytes: [UInt8], _ summary: FITSummary, into result: inout GPXImportResult) async throws
+    private func importCourse(_ input: FITInput, _ summary: FITSummary, into result: inout GPXImportResult) async throws
     {
         var attachments = GPXAttachments()
         var info = GPXPathInfo()
         info.name = summary.courseName
         info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
         attachments.startRoute(info)
+        // Added a batch at a time: the attachments keep at most `GPXAttachments.maxPoints` and count the rest.
         var batch: [GPXPoint] = []
+        var positioned = 0
         var dropped = 0
-        try FITFile.records(bytes) { r in
+        try FITFile.records(input) { r in
             guard let lat = r.latitude, let lon = r.longitude else { return }
             let l = Location(
                 latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp),
                 altitude: r.altitude)
             guard (try? l.validate()) != nil else { return dropped += 1 }
             batch.append(GPXPoint(location: l))
+            positioned += 1
+            if batch.count == GPXAttachments.pointsPerChunk {
+                attachments.add(routePoints: batch)
+                batch.removeAll(keepingCapacity: true)
+            }
         }
         attachments.add(routePoints: batch)
         attachments.endRoute(info)
-        try FITFile.coursePoints(bytes) { t, lat, lon, name in
+        try FITFile.coursePoints(input) { t, lat, lon, name in
             guard let lat, let lon else { return }
             let l = Location(latitude: lat, longitude: lon, timestamp: summary.timestamp(t))
             guard (try? l.validate()) != nil else { return dropped += 1 }
@@ -305,7 +346,7 @@ public final class FITImporter {
             result.waypoints += 1
         }
         if dropped > 0 { result.warnings.append("\(dropped) point(s) with a position outside the valid range dropped") }
-        if batch.isEmpty { result.warnings.append("the course has no positioned records") }
+        if positioned == 0 { result.warnings.append("the course has no positioned records") }
         let gpx = GPXImporter(store: store, source: source)
         gpx.workoutOverrides = workoutOverrides
         try await gpx.store(

@@ -15,8 +15,13 @@ extension FITFile {
     ///   - file: the name the GPX summary gives (`GPXSummary.file`).
     /// - Throws: `RouteKitError.Code.invalidFIT` as ``summary(_:)`` and ``gpxEvents(_:summary:_:)`` do.
     public static func inspect(_ bytes: [UInt8], file: String) throws(RouteKitError) -> (FITSummary, GPXSummary) {
+        try inspect(FITInput(bytes: bytes), file: file)
+    }
+
+    /// ``inspect(_:file:)`` of an input read a chunk at a time.
+    package static func inspect(_ input: FITInput, file: String) throws(RouteKitError) -> (FITSummary, GPXSummary) {
         var log = RecordLog()
-        let summary = try FITFile.summary(bytes) { m in log.append(FITRecord(m)) }
+        let summary = try FITFile.summary(input) { m in log.append(FITRecord(m)) }
         var s = GPXSummary(file: file)
         switch summary.fileType {
         case 4?, nil:
@@ -62,7 +67,7 @@ extension FITFile {
             }
             try layout.finish(add, count)
         default:
-            try gpxEvents(bytes, summary: summary) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+            try gpxEvents(input, summary: summary) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
         }
         return (summary, s)
     }

@@ -317,6 +317,25 @@ package protocol GPXByteSource: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
 }
 
+/// Bytes held in memory as a ``GPXByteSource`` (a small archive entry that inflates large).
+package final class MemoryByteSource: GPXByteSource {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    /// A source of `bytes`, from the start.
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
+        let n = min(buffer.count, bytes.count - offset)
+        guard n > 0, let base = buffer.baseAddress else { return 0 }
+        bytes.withUnsafeBytes { b in
+            if let from = b.baseAddress { base.copyMemory(from: from + offset, byteCount: n) }
+        }
+        offset += n
+        return n
+    }
+}
+
 /// gzip decompression over zlib, streaming.
 package final class Inflater {
     private var stream = z_stream()

@@ -146,3 +146,5 @@ private final class OpenFile {
         }
     }
 }
+
+extension StreamingFile: GPXByteSource {}

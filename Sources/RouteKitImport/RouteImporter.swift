@@ -17,9 +17,10 @@ public final class RouteImporter {
     public let store: any RouteStore
     /// Who the workouts, routes and series belong to.
     public let source: Source
-    /// Entries larger than this once inflated (as their header states) are read as streams when they are GPX or
-    /// TCX, plain or gzip: memory stays the readers' window however large the entry. Smaller ones are inflated
-    /// whole (faster: libdeflate, and read ahead while the entry before is stored).
+    /// Entries larger than this once inflated (as their header states), and gzip entries whose data announces more,
+    /// are read as streams when they are GPX, TCX or FIT: memory stays the readers' window however large the entry.
+    /// Smaller ones are inflated whole, up to this size (faster: libdeflate, and read ahead while the entry before
+    /// is stored).
     package var streamedEntryBytes = 16 << 20
     /// The limits for archives.
     public var archiveLimits = ArchiveLimits()
@@ -154,7 +155,7 @@ public final class RouteImporter {
     private func gpxEntry(_ raw: [UInt8], name: String, failed: Locked<Bool>) -> GPXImporter.Entry? {
         if InputFile.isGzip(raw) {
             guard let head = InputFile.gunzipHead(raw), InputFile.format(ofHead: head) == .gpx else { return nil }
-            let limit = archiveLimits.maxEntryBytes
+            let limit = min(archiveLimits.maxEntryBytes, streamedEntryBytes)
             // Decompressed while the entry before is read only when small (the trailer's size, a hint): two entries
             // decompressed at once must not double what an archive's limits let into memory.
             let small = InputFile.gzipSizeHint(raw, limit: limit) <= Self.readAheadBytes
@@ -182,6 +183,14 @@ public final class RouteImporter {
     func importBytes(
         _ raw: [UInt8], name: String, overrides: WorkoutOverrides?, readingAhead next: (bytes: [UInt8], name: String)?
     ) async -> GPXImportResult {
+        // gzip that announces more than `streamedEntryBytes` is inflated as it is read, from memory: a small entry
+        // must not become a large buffer. One that announces less is inflated whole, up to that size (a trailer that
+        // lies about its size fails there).
+        if InputFile.isGzip(raw), InputFile.gzipSizeHint(raw, limit: .max) > streamedEntryBytes,
+            let work = Self.streamedWork(gzip: raw, name: name, overrides: overrides)
+        {
+            return await run(work).first ?? GPXImportResult(file: name, status: .unchanged)
+        }
         // The entry as the last call made it to read it ahead (its reader is then the one that runs), else anew.
         let known = aheadEntry.flatMap { $0.entry.name == name ? $0 : nil }
         aheadEntry = nil
@@ -211,7 +220,8 @@ public final class RouteImporter {
         var warnings: [String] = []
         if InputFile.isGzip(bytes) {
             do {
-                bytes = try InputFile.gunzip(raw, name: name, limit: archiveLimits.maxEntryBytes)
+                bytes = try InputFile.gunzip(
+                    raw, name: name, limit: min(archiveLimits.maxEntryBytes, streamedEntryBytes))
             } catch {
                 return GPXImportResult(file: name, status: .failed, error: error)
             }
@@ -235,6 +245,13 @@ public final class RouteImporter {
         return result
     }
 
+    /// Sets the workout values an export's index gives (`nil`: none) on every format's importer.
+    func setOverrides(_ overrides: WorkoutOverrides?) {
+        gpx.workoutOverrides = overrides
+        fit.workoutOverrides = overrides
+        tcx.workoutOverrides = overrides
+    }
+
     /// The entries of an archive that are not activity files, by reason: counted, never imported.
     static func skippable(_ path: String) -> Bool {
         let lower = path.lowercased()
@@ -243,8 +260,10 @@ public final class RouteImporter {
     }
 
     /// The work of a large entry read as a stream, its format told from its first inflated bytes; `nil` when it is
-    /// neither GPX nor TCX (FIT, an archive: read whole, within the archive's limits).
-    static func streamedWork(_ archive: ZipArchive, path: String, name: String) -> Work? {
+    /// neither GPX, TCX nor FIT (an archive: read whole, within the archive's limits).
+    static func streamedWork(
+        _ archive: ZipArchive, path: String, name: String, overrides: WorkoutOverrides? = nil, note: String? = nil
+    ) -> Work? {
         do throws(RouteKitError) {
             let probe = try archive.reader(of: path, again: true)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: InputFile.headSize, alignment: 1)
@@ -259,11 +278,23 @@ public final class RouteImporter {
             let gzip = InputFile.isGzip(head)
             guard let plain = gzip ? InputFile.gunzipHead(head) : head else { return nil }
             let format = InputFile.format(ofHead: plain)
-            guard format == .gpx || format == .tcx else { return nil }
-            return .streamed(name: name, format: format, gzip: gzip, open: try archive.opener(of: path))
+            guard format == .gpx || format == .tcx || format == .fit else { return nil }
+            return .streamed(
+                name: name, format: format, gzip: gzip, open: try archive.opener(of: path), overrides: overrides,
+                note: note)
         } catch {
             return .done([GPXImportResult(file: name, status: .failed, error: error)])
         }
+    }
+
+    /// The work of gzip data held in memory read as a stream (`nil` when its format cannot be streamed).
+    static func streamedWork(gzip raw: [UInt8], name: String, overrides: WorkoutOverrides?) -> Work? {
+        guard let head = InputFile.gunzipHead(raw) else { return nil }
+        let format = InputFile.format(ofHead: head)
+        guard format == .gpx || format == .tcx || format == .fit else { return nil }
+        return .streamed(
+            name: name, format: format, gzip: true, open: { () throws(RouteKitError) in MemoryByteSource(raw) },
+            overrides: overrides, note: nil)
     }
 
     /// Imports an archive: a Strava export when it holds `activities.csv`, else every activity file in it.
@@ -334,9 +365,15 @@ enum Work: Sendable {
     case plannedRoute([UInt8], name: String)
     /// Already done (an error, a manual activity, a nested archive).
     case done([GPXImportResult])
-    /// A large GPX or TCX entry (plain or gzip), read as a stream from the readers `open` makes.
+    /// A large GPX, TCX or FIT entry (plain or gzip), read as a stream from the readers `open` makes, with the
+    /// workout values of an export's index and a warning to add.
     case streamed(
-        name: String, format: InputFile.Format, gzip: Bool, open: @Sendable () throws(RouteKitError) -> ZipEntryReader)
+        name: String, format: InputFile.Format, gzip: Bool,
+        open: @Sendable () throws(RouteKitError) -> any GPXByteSource,
+        overrides: WorkoutOverrides?, note: String?)
+    /// A large file of an export folder, imported from its path as a file is (streamed), with the workout values of
+    /// the export's index and a warning to add.
+    case file(path: String, overrides: WorkoutOverrides?, note: String?)
 }
 
 extension RouteImporter {
@@ -408,9 +445,32 @@ extension RouteImporter {
             return [result]
         case .plannedRoute(let bytes, let name): return [await importPlannedRoute(bytes, name: name)]
         case .done(let results): return results
-        case .streamed(let name, let format, let gzip, let open):
+        case .file(let path, let overrides, let note):
             var result: GPXImportResult
-            if format == .tcx {
+            setOverrides(overrides)
+            switch Self.kind(of: path) {
+            case .file(.fit)?: result = await fit.importFile(path)
+            case .file(.tcx)?: result = await tcx.importFile(path)
+            default: result = await gpx.importFile(path, readingAhead: nil, progress: nil)
+            }
+            setOverrides(nil)
+            if let note { result.warnings.append(note) }
+            return [result]
+        case .streamed(let name, let format, let gzip, let open, let overrides, let note):
+            setOverrides(overrides)
+            defer { setOverrides(nil) }
+            var result: GPXImportResult
+            if format == .fit {
+                // Opened again for each of the importer's passes; gzip inside the entry inflates as it streams.
+                let limit = archiveLimits.maxEntryBytes
+                let input = FITInput { () throws(RouteKitError) in
+                    let reader = try open()
+                    return StreamingFile(name: name, limit: limit) {
+                        (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in try reader.read(into: b)
+                    }
+                }
+                result = await fit.importInput(input, name: name)
+            } else if format == .tcx {
                 do throws(RouteKitError) {
                     let reader = try open()
                     // gzip inside the entry is inflated as it streams too.
@@ -432,6 +492,7 @@ extension RouteImporter {
             if gzip {
                 result.warnings.insert("the entry is gzip-compressed; it was decompressed as it was read", at: 0)
             }
+            if let note { result.warnings.append(note) }
             return [result]
         }
     }
@@ -449,6 +510,9 @@ protocol ExportFiles {
     func contents(of path: String) throws(RouteKitError) -> [UInt8]
     /// Files whose path starts with `folder/`.
     func files(in folder: String) -> [String]
+    /// The work of a file larger than `bytes`, read as a stream instead of whole; `nil` for a smaller file (or one
+    /// that cannot be streamed), which ``contents(of:)`` reads.
+    func streamedWork(_ path: String, above bytes: Int, overrides: WorkoutOverrides?, note: String?) -> Work?
 }
 
 struct FolderFiles: ExportFiles {
@@ -467,6 +531,10 @@ struct FolderFiles: ExportFiles {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         return names.sorted().map { folder + "/" + $0 }
     }
+    func streamedWork(_ path: String, above bytes: Int, overrides: WorkoutOverrides?, note: String?) -> Work? {
+        guard let size = InputFile.status(of: label(path))?.size, size > bytes else { return nil }
+        return .file(path: label(path), overrides: overrides, note: note)
+    }
 }
 
 struct ArchiveFiles: ExportFiles {
@@ -479,5 +547,10 @@ struct ArchiveFiles: ExportFiles {
     func contents(of path: String) throws(RouteKitError) -> [UInt8] { try archive.contents(of: prefix + path) }
     func files(in folder: String) -> [String] {
         archive.paths.filter { $0.hasPrefix(prefix + folder + "/") }.map { String($0.dropFirst(prefix.count)) }
+    }
+    func streamedWork(_ path: String, above bytes: Int, overrides: WorkoutOverrides?, note: String?) -> Work? {
+        guard let size = archive.size(of: prefix + path), size > bytes else { return nil }
+        return RouteImporter.streamedWork(
+            archive, path: prefix + path, name: label(path), overrides: overrides, note: note)
     }
 }

@@ -158,6 +158,7 @@ extension RouteImporter {
             + files.files(in: "activities").filter { !named.contains($0) && !Self.skippable($0) }.map(
                 StravaItem.unnamed)
             + files.files(in: "routes").filter { $0.lowercased().hasSuffix(".gpx") }.map(StravaItem.route)
+        let streamed = streamedEntryBytes
         await inOrder(items.count, each: each) { n in
             func read(_ path: String) throws(RouteKitError) -> [UInt8] { try files.contents(of: path) }
             switch items[n] {
@@ -170,6 +171,9 @@ extension RouteImporter {
                     let e = RouteKitError(.notFound, "activity \(row.id)'s file is not in the export", file: label)
                     return .done([GPXImportResult(file: label, status: .failed, error: e)])
                 }
+                if let work = files.streamedWork(filename, above: streamed, overrides: row.overrides, note: nil) {
+                    return work
+                }
                 do throws(RouteKitError) {
                     return .entry(try read(filename), name: label, overrides: row.overrides, note: nil)
                 } catch {
@@ -177,10 +181,10 @@ extension RouteImporter {
                 }
             case .unnamed(let path):
                 // No row names it: imported as it is (the result says so).
+                let note = "activities.csv has no row for this file: imported without its name and type"
+                if let work = files.streamedWork(path, above: streamed, overrides: nil, note: note) { return work }
                 do throws(RouteKitError) {
-                    return .entry(
-                        try read(path), name: files.label(path), overrides: nil,
-                        note: "activities.csv has no row for this file: imported without its name and type")
+                    return .entry(try read(path), name: files.label(path), overrides: nil, note: note)
                 } catch {
                     return .done([GPXImportResult(file: files.label(path), status: .failed, error: error)])
                 }

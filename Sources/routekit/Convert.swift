@@ -134,13 +134,11 @@ struct Convert: ParsableCommand {
     /// A FIT file through the same writers, from the events ``FITFile/gpxEvents(_:_:)`` makes of it (in GPX 1.1's
     /// order already).
     func convertFIT(to target: Target) throws(RouteKitError) -> String {
-        let bytes: [UInt8]
-        do {
-            bytes = try InputFile.contents(of: input).bytes
-        }
+        // Read a chunk at a time, twice (the summary, then the records): memory does not grow with the file.
+        let fit = FITInput(path: input)
         return try convertEvents(to: target) { (emit: (GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) in
             do throws(RouteKitError) {
-                try FITFile.gpxEvents(bytes, emit)
+                try FITFile.gpxEvents(fit, emit)
             } catch {
                 throw error.inFile(input)
             }

@@ -146,8 +146,7 @@ struct Inspect: ParsableCommand {
     /// A FIT file summarised as GPX would be, and what it says of itself.
     static func readFIT(_ path: String) throws(RouteKitError) -> (GPXSummary, FITReport) {
         do {
-            let bytes = try InputFile.contents(of: path).bytes
-            let (fit, s) = try FITFile.inspect(bytes, file: path)
+            let (fit, s) = try FITFile.inspect(FITInput(path: path), file: path)
             let report = FITReport(
                 fileType: fit.fileTypeName, sessions: fit.sessions.map { $0.sportName ?? "unknown sport" },
                 records: fit.records, recordsWithPosition: fit.recordsWithPosition,

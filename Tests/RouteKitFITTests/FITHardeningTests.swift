@@ -46,4 +46,52 @@ struct FITHardeningTests {
         let start = try #require(workout.start?.instant)
         #expect(workout.end?.instant == Instant(seconds: start.seconds + 600))
     }
+
+    @Test("laps past FITSummary.Limits.laps are counted in a warning of kind limit, not kept")
+    func lapLimit() throws {
+        let start: UInt32 = 1_000_000_000
+        var w = FITWriter()
+        w.define(local: 0, global: 0, fields: [(0, 1, 0x00), (4, 4, 0x86)])
+        w.message(local: 0, [4] + w.u32(start))
+        w.define(local: 1, global: 19, fields: [(253, 4, 0x86), (2, 4, 0x86)])
+        let laps = FITSummary.Limits.laps + 7
+        for i in 0..<laps { w.message(local: 1, w.u32(start + UInt32(i) + 1) + w.u32(start + UInt32(i))) }
+        let summary = try FITFile.summary(w.file())
+        #expect(summary.laps.count == FITSummary.Limits.laps)
+        let warning = try #require(summary.warnings.first { $0.kind == .limit })
+        #expect(warning.message.hasPrefix("7 lap message(s)"))
+        #expect(warning.offset > 0)
+    }
+
+    @Test("each of 400 sessions gets its own pause, resume and lap, with timer events and laps out of file order")
+    func manySessions() async throws {
+        let start: UInt32 = 1_000_000_000
+        let sessions = 400
+        var w = FITWriter()
+        w.define(local: 0, global: 0, fields: [(0, 1, 0x00), (4, 4, 0x86)])
+        w.message(local: 0, [4] + w.u32(start))
+        // event: timestamp, event (0 timer), event_type (0 start, 1 stop); lap: timestamp, start_time; session:
+        // timestamp, start_time, sport.
+        w.define(local: 1, global: 21, fields: [(253, 4, 0x86), (0, 1, 0x00), (1, 1, 0x00)])
+        w.define(local: 2, global: 19, fields: [(253, 4, 0x86), (2, 4, 0x86)])
+        w.define(local: 3, global: 18, fields: [(253, 4, 0x86), (2, 4, 0x86), (5, 1, 0x00)])
+        // Backwards: the last session's messages first.
+        for n in (0..<sessions).reversed() {
+            let s = start + UInt32(n) * 100
+            w.message(local: 1, w.u32(s + 20) + [0, 1])
+            w.message(local: 1, w.u32(s + 30) + [0, 0])
+            w.message(local: 2, w.u32(s + 50) + w.u32(s + 10))
+        }
+        for n in 0..<sessions { w.message(local: 3, w.u32(start + UInt32(n) * 100 + 90) + w.u32(start + UInt32(n) * 100) + [1]) }
+        let store = InMemoryStore()
+        let result = await FITImporter(store: store).importBytes(w.file(), name: "many.fit")
+        #expect(result.error == nil, "\(String(describing: result.error))")
+        let workouts = try await store.workouts(matching: WorkoutFilter())
+        #expect(workouts.count == sessions)
+        for workout in workouts {
+            let begin = try #require(workout.start?.instant.seconds)
+            #expect(workout.events.map(\.kind) == [.pause, .resume, .segment])
+            #expect(workout.events.map { ($0.start?.instant.seconds ?? 0) - begin } == [20, 30, 10])
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitFIT
 import RouteKitGPX
 import RouteKitImport
 import RouteKitSQLite
@@ -27,10 +28,12 @@ enum Zip {
         }
     }
 
-    static func gzip(_ text: String) throws -> [UInt8] {
+    static func gzip(_ text: String) throws -> [UInt8] { try gzip(bytes: Array(text.utf8)) }
+
+    static func gzip(bytes: [UInt8]) throws -> [UInt8] {
         let dir = try folder()
         let path = dir + "/x"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/gzip")
         p.arguments = ["-n", path]
@@ -49,6 +52,24 @@ func gpxText(name: String, type: String = "running", points: Int = 20, hour: Int
         s += "<trkpt lat=\"\(47.0 + Double(i) * 0.0001)\" lon=\"8.5\"><time>2024-05-01T0\(hour):00:\(10 + i)Z</time></trkpt>\n"
     }
     return s + "</trkseg></trk></gpx>\n"
+}
+
+/// A FIT activity of `records` positioned records, one a second (a file_id, a record definition, the records, the CRC).
+func fitActivity(records: Int) -> [UInt8] {
+    func u32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    let start: UInt32 = 1_000_000_000
+    var data: [UInt8] = [0x40, 0, 0, 0, 0, 2, 0, 1, 0x00, 4, 4, 0x86, 0x00, 4] + u32(start)
+    data += [0x41, 0, 0, 20, 0, 3, 253, 4, 0x86, 0, 4, 0x85, 1, 4, 0x85]
+    for i in 0..<records {
+        data += [0x01] + u32(start + UInt32(i)) + u32(UInt32(596_523_235 + i * 1000)) + u32(83_519_065)
+    }
+    let size = UInt32(data.count)
+    var header: [UInt8] = [14, 0x20, 0x54, 0x08] + u32(size) + Array(".FIT".utf8)
+    let hc = header.withUnsafeBytes { FITCRC.update(0, $0) }
+    header += [UInt8(hc & 0xFF), UInt8(hc >> 8)]
+    let out = header + data
+    let c = out.withUnsafeBytes { FITCRC.update(0, $0) }
+    return out + [UInt8(c & 0xFF), UInt8(c >> 8)]
 }
 
 let tcxText = """
@@ -249,6 +270,72 @@ struct ArchiveImportTests {
         let results = await run(RouteImporter(store: try store()), dir)
         #expect(results.filter { $0.status == .imported }.count == 4)
         #expect(results.allSatisfy { $0.error == nil })
+    }
+
+    @Test("a Strava export's files larger than streamedEntryBytes stream, with their row's name and type (zip and folder)")
+    func stravaStreamed() async throws {
+        let dir = try Zip.folder()
+        let zip = dir + "/export_1.zip"
+        try Zip.make(zip, try stravaEntries(prefix: ""))
+        let folder = dir + "/export_2"
+        for (path, bytes) in try stravaEntries(prefix: "") {
+            let url = URL(fileURLWithPath: folder + "/" + path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        for path in [zip, folder] {
+            let store = try store()
+            let importer = RouteImporter(store: store)
+            importer.streamedEntryBytes = 64
+            let results = await run(importer, path)
+            #expect(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
+            let gpx = try #require(results.first { $0.file.hasSuffix("activities/1.gpx.gz") })
+            #expect(gpx.tracks.first?.locations == 20)
+            if path == zip { #expect(gpx.warnings.contains { $0.contains("decompressed as it was read") }) }
+            let gpxWorkout = try #require(gpx.tracks.first?.workout)
+            let w = try #require(await store.workout(id: gpxWorkout))
+            #expect(w.metadata["name"] == .string("Lunch, with friends"))
+            #expect(w.activityType == .cycling)  // the CSV's Ride wins over the file's running
+            let tcx = try #require(results.first { $0.file.hasSuffix("activities/2.tcx") })
+            #expect(tcx.tracks.first?.locations == 2)
+            let tcxWorkout = try #require(tcx.tracks.first?.workout)
+            let t = try #require(await store.workout(id: tcxWorkout))
+            #expect(t.metadata["name"] == .string("Track session"))
+        }
+    }
+
+    @Test("a FIT entry larger than streamedEntryBytes is read as a stream (twice) and stores what the file does")
+    func fitStreamed() async throws {
+        let dir = try Zip.folder()
+        let fit = fitActivity(records: 3000)
+        try Zip.make(dir + "/fit.zip", [("a.fit", fit), ("b.fit.gz", try Zip.gzip(bytes: fit))])
+        try Data(fit).write(to: URL(fileURLWithPath: dir + "/a.fit"))
+        let direct = await run(RouteImporter(store: try store()), dir + "/a.fit")
+        #expect(direct.first?.tracks.first?.locations == 3000)
+        let importer = RouteImporter(store: try store())
+        importer.streamedEntryBytes = 1024
+        let results = await run(importer, dir + "/fit.zip")
+        #expect(results.count == 2)
+        for r in results {
+            #expect(r.error == nil, "\(String(describing: r.error))")
+            #expect(r.tracks.first?.locations == 3000)
+        }
+        #expect(results.last?.warnings.contains { $0.contains("decompressed as it was read") } == true)
+    }
+
+    @Test("a small gzip entry that inflates past streamedEntryBytes is inflated as it is read, not into memory")
+    func smallGzipEntryStreamed() async throws {
+        let dir = try Zip.folder()
+        let gz = try Zip.gzip(gpxText(name: "padded", points: 50) + String(repeating: " ", count: 200_000))
+        try Zip.make(dir + "/a.zip", [("a.gpx.gz", gz)])
+        let importer = RouteImporter(store: try store())
+        importer.streamedEntryBytes = 50_000
+        let results = await run(importer, dir + "/a.zip")
+        let r = try #require(results.first)
+        #expect(r.error == nil, "\(String(describing: r.error))")
+        #expect(r.tracks.first?.locations == 50)
+        #expect(r.warnings.contains { $0.contains("decompressed as it was read") })
     }
 
     @Test("a plain archive: every activity file by content, nested archives one level deep, other entries counted")
