@@ -256,6 +256,7 @@ let package = Package(
             dependencies: [
                 "routekit", "RouteKitTesting", "RouteKitSQLite",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings),
     ]

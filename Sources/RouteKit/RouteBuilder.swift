@@ -359,18 +359,20 @@ public final class RouteBuilder {
 
     /// Groups chunks (each sorted inside) into runs that follow one another in time: each chunk goes to the
     /// first run whose last time is not after its first.
-    static func sortedRuns(_ chunks: [StoredChunk]) -> [[Int]] {
+    package static func sortedRuns(_ chunks: [StoredChunk]) -> [[Int]] {
         let sorted = chunks.sorted {
             let a = $0.minTime ?? Instant(seconds: .min)
             let b = $1.minTime ?? Instant(seconds: .min)
             return a < b || (a == b && $0.sequence < $1.sequence)
         }
         var runs: [[Int]] = []
-        var lastTimes: [Instant] = []
+        // The runs' last times in a tree of minimums: the first run that fits is found in O(log runs), not by a
+        // scan of every run (chunks in reverse time order made that O(chunks²)).
+        var lastTimes = FirstFit()
         for c in sorted {
             let lo = c.minTime ?? Instant(seconds: .min)
             let hi = c.maxTime ?? lo
-            if let r = lastTimes.firstIndex(where: { $0 <= lo }) {
+            if let r = lastTimes.first(atMost: lo) {
                 runs[r].append(c.sequence)
                 lastTimes[r] = hi
             } else {
@@ -379,6 +381,50 @@ public final class RouteBuilder {
             }
         }
         return runs
+    }
+
+    /// Values by index, answering "the first index whose value is at most x" in O(log n): a segment tree of
+    /// minimums over a power-of-two number of leaves (empty leaves hold the largest instant).
+    struct FirstFit {
+        private var tree: [Instant] = []
+        private var leaves = 0
+        private(set) var count = 0
+
+        /// The value at `index` (below ``count``).
+        subscript(index: Int) -> Instant {
+            get { tree[leaves + index] }
+            set {
+                var i = leaves + index
+                tree[i] = newValue
+                while i > 1 {
+                    i /= 2
+                    tree[i] = Swift.min(tree[2 * i], tree[2 * i + 1])
+                }
+            }
+        }
+
+        /// Adds a value at index ``count``.
+        mutating func append(_ value: Instant) {
+            if count == leaves {
+                let old = (0..<count).map { tree[leaves + $0] }
+                leaves = Swift.max(1, leaves * 2)
+                tree = Array(repeating: Instant(seconds: .max), count: 2 * leaves)
+                for (i, v) in old.enumerated() { tree[leaves + i] = v }
+                for i in stride(from: leaves - 1, through: 1, by: -1) {
+                    tree[i] = Swift.min(tree[2 * i], tree[2 * i + 1])
+                }
+            }
+            count += 1
+            self[count - 1] = value
+        }
+
+        /// The first index whose value is at most `x`, or `nil`.
+        func first(atMost x: Instant) -> Int? {
+            guard count > 0, tree[1] <= x else { return nil }
+            var i = 1
+            while i < leaves { i = tree[2 * i] <= x ? 2 * i : 2 * i + 1 }
+            return i - leaves
+        }
     }
 
     private func mergeRuns(_ runs: [[Int]]) async throws(RouteKitError) {

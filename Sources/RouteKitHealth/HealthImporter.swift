@@ -240,7 +240,25 @@ public final class HealthImporter {
     }
 
     /// Relates top-level effort scores to the workouts they overlap; returns how many matched none.
+    ///
+    /// Each score goes to the overlapping workout of its own source with the longest overlap (else the one of any
+    /// source with the longest overlap; the first in the file on a tie). Workouts are sorted by start with the latest
+    /// end so far, so each score looks only at workouts that can still overlap it, the latest-starting first, and at
+    /// most ``maxEffortCandidates`` of them (a scan of every workout per score was O(scores × workouts)).
     static func matchEfforts(_ efforts: [EffortRecord], to workouts: [HealthWorkout]) -> Int {
+        struct Timed {
+            var start: Instant
+            var end: Instant
+            var index: Int
+            var workout: HealthWorkout
+        }
+        let timed = workouts.enumerated().compactMap { (i, w) -> Timed? in
+            guard let ws = w.start?.instant, let we = w.end?.instant else { return nil }
+            return Timed(start: ws, end: we, index: i, workout: w)
+        }.sorted { ($0.start, $0.index) < ($1.start, $1.index) }
+        var latestEnd: [Instant] = []
+        latestEnd.reserveCapacity(timed.count)
+        for t in timed { latestEnd.append(max(latestEnd.last ?? t.end, t.end)) }
         var unmatched = 0
         for e in efforts {
             guard let es = e.start?.instant else {
@@ -248,21 +266,36 @@ public final class HealthImporter {
                 continue
             }
             let ee = e.end?.instant ?? es
-            var best: HealthWorkout?
+            // The workouts that start at or before the score ends: a prefix of `timed`.
+            var low = 0
+            var high = timed.count
+            while low < high {
+                let mid = (low + high) / 2
+                if timed[mid].start <= ee { low = mid + 1 } else { high = mid }
+            }
+            var best: Timed?
             var bestScore = -Double.infinity
-            for w in workouts {
-                guard let ws = w.start?.instant, let we = w.end?.instant, ws <= ee, es <= we else { continue }
-                let overlap = max(ws, es).seconds(to: min(we, ee))
-                let score = (w.sourceName == e.sourceName ? 1e12 : 0) + overlap
-                if score > bestScore {
-                    best = w
+            var i = low - 1
+            var looked = 0
+            while i >= 0 && latestEnd[i] >= es && looked < maxEffortCandidates {
+                let t = timed[i]
+                i -= 1
+                looked += 1
+                guard t.end >= es else { continue }
+                let overlap = max(t.start, es).seconds(to: min(t.end, ee))
+                let score = (t.workout.sourceName == e.sourceName ? 1e12 : 0) + overlap
+                if score > bestScore || (score == bestScore && t.index < (best?.index ?? .max)) {
+                    best = t
                     bestScore = score
                 }
             }
-            if let best { best.efforts.append(e) } else { unmatched += 1 }
+            if let best { best.workout.efforts.append(e) } else { unmatched += 1 }
         }
         return unmatched
     }
+
+    /// The most workouts one effort score looks at (dozens of workouts around one score is not a real export).
+    static let maxEffortCandidates = 64
 
     /// The result for `export.xml` itself: what it held that was not imported.
     private func exportResult(_ first: FirstPass, summary: HealthImportSummary, files: any HealthExportFiles)

@@ -1,5 +1,6 @@
 #if Server
     import Foundation
+    public import RouteKitImport
 
     /// How `routekit serve` runs: where it listens and the limits that keep one client from holding the server.
     public struct ServerConfiguration: Sendable {
@@ -12,6 +13,9 @@
         public var maxUploadBytes = 512 << 20
         /// The largest a gzip-compressed upload may grow when decompressed (gzip bombs get `413`).
         public var maxDecompressedBytes = 2 << 30
+        /// The limits an uploaded zip archive (a Strava or Apple Health export among them) is read within: entries
+        /// listed, the largest entry, all entries together, the compression ratio.
+        public var archiveLimits = ArchiveLimits()
         /// The largest batch of locations a route builder accepts in one request, in bytes.
         public var maxBatchBytes = 16 << 20
         /// Where uploads are spooled while they arrive (deleted once imported). Default: the system's temporary

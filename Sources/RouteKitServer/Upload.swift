@@ -56,7 +56,9 @@
             let path = (folder as NSString).appendingPathComponent(name)
             try await spool(request.body, to: path)
             var results: [GPXImportResult] = []
-            await RouteImporter(store: store, source: token.source).importPath(path) { result in
+            let importer = RouteImporter(store: store, source: token.source)
+            importer.archiveLimits = configuration.archiveLimits
+            await importer.importPath(path) { result in
                 var r = result
                 r.file = r.file.replacingOccurrences(of: path, with: name)
                 if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }

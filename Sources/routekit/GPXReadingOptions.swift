@@ -1,5 +1,6 @@
 import ArgumentParser
 import RouteKitGPX
+import RouteKitImport
 
 /// `--skip-invalid-points`, shared by the commands that read GPX files (import, recover, inspect, convert).
 struct GPXReadingOptions: ParsableArguments {
@@ -16,5 +17,35 @@ struct GPXReadingOptions: ParsableArguments {
         var options = GPXReadOptions()
         options.skipInvalidPoints = skipInvalidPoints
         return options
+    }
+}
+
+/// The limits an archive (zip, a Strava or Apple Health export) is read within, for `import` and `serve`.
+struct ArchiveOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The most entries a zip archive may list (files, folders and links); one that lists more is refused when "
+                + "it is opened, before any entry is read. A Strava export lists about one per activity.",
+            valueName: "N"))
+    var maxArchiveEntries = ArchiveLimits().maxEntries
+    @Option(
+        help: ArgumentHelp(
+            "The largest entry of a zip archive once inflated, in MiB; a larger one is refused (the others still "
+                + "import).", valueName: "MiB"))
+    var maxEntryMb = ArchiveLimits().maxEntryBytes >> 20
+
+    func validate() throws {
+        if maxArchiveEntries < 1 { throw ValidationError("--max-archive-entries must be at least 1.") }
+        if !(1...(1 << 20)).contains(maxEntryMb) {
+            throw ValidationError("--max-entry-mb must be from 1 to 1048576.")
+        }
+    }
+
+    /// The limits these options select.
+    var limits: ArchiveLimits {
+        var limits = ArchiveLimits()
+        limits.maxEntries = maxArchiveEntries
+        limits.maxEntryBytes = maxEntryMb << 20
+        return limits
     }
 }

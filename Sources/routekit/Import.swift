@@ -90,6 +90,7 @@ struct Import: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var sourceOption: SourceOption
     @OptionGroup var readingOptions: GPXReadingOptions
+    @OptionGroup var archiveOptions: ArchiveOptions
 
     @Flag(help: "One JSON object per file, one per line.")
     var json = false
@@ -219,6 +220,7 @@ struct Import: AsyncParsableCommand {
         }
         if jobs == 1 || files.count < 2 {
             let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            importer.archiveLimits = archiveOptions.limits
             // One input (an archive, an export): its entries are what runs in parallel.
             importer.jobs = jobs
             for (n, file) in files.enumerated() {
@@ -239,6 +241,7 @@ struct Import: AsyncParsableCommand {
             // imports and the one it reads ahead meanwhile. Results wait for their turn so that the output is in
             // input order.
             let options = readingOptions.readOptions
+            let limits = archiveOptions.limits
             let taken = Locked(0)
             let take: @Sendable () -> Int? = {
                 taken.withLock { next in
@@ -252,6 +255,7 @@ struct Import: AsyncParsableCommand {
                 for _ in 0..<min(jobs, files.count) {
                     group.addTask {
                         let importer = RouteImporter(store: store, source: source, readOptions: options)
+                        importer.archiveLimits = limits
                         var current = take()
                         while let n = current {
                             let next = take()

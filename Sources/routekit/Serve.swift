@@ -86,6 +86,7 @@ struct Serve: AsyncParsableCommand {
                 + "discarded; 0 keeps them.", valueName: "hours"))
     var builderExpiryHours = 24.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @OptionGroup var archiveOptions: ArchiveOptions
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
@@ -139,6 +140,7 @@ struct Serve: AsyncParsableCommand {
             configuration.minimumBodyBytesPerSecond = minBodyRate
             configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
             configuration.pendingBuilderExpirySeconds = builderExpiryHours > 0 ? builderExpiryHours * 3600 : nil
+            configuration.archiveLimits = archiveOptions.limits
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host

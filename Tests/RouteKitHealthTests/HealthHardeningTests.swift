@@ -97,4 +97,58 @@ struct HealthHardeningTests {
         #expect(summary.error == nil)
         #expect(summary.newWorkouts == 1)
     }
+
+    @Test("1,500 workouts and 1,500 top-level effort scores: each score to the workout it overlaps, its own source first")
+    func manyEfforts() async throws {
+        let dir = try HealthFixtures.temporaryFolder().appendingPathComponent("apple_health_export")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        let base = Date(timeIntervalSince1970: 1_709_280_000)
+        func at(_ minutes: Int) -> String { formatter.string(from: base.addingTimeInterval(Double(minutes) * 60)) }
+        let n = 1500
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<HealthData locale=\"en_US\">\n"
+        func workout(_ source: String, _ from: Int, _ to: Int) {
+            xml += """
+                 <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="\(to - from)" durationUnit="min" \
+                sourceName="\(source)" startDate="\(at(from))" endDate="\(at(to))"/>
+
+                """
+        }
+        func effort(_ source: String, _ from: Int, _ to: Int) {
+            xml += """
+                 <Record type="HKQuantityTypeIdentifierWorkoutEffortScore" sourceName="\(source)" unit="appleEffortScore" \
+                startDate="\(at(from))" endDate="\(at(to))" value="5"/>
+
+                """
+        }
+        // Efforts first, in reverse: their order does not matter.
+        for k in (0..<n).reversed() { effort("Watch", 10 * k + 1, 10 * k + 4) }
+        for k in 0..<n { workout("Watch", 10 * k, 10 * k + 5) }
+        // One score over two workouts: the one of its own source wins over a longer overlap.
+        let late = 10 * n + 100
+        workout("Phone", late, late + 30)
+        workout("Ring", late + 25, late + 60)
+        effort("Ring", late + 5, late + 27)
+        xml += "</HealthData>\n"
+        try xml.write(to: dir.appendingPathComponent("export.xml"), atomically: true, encoding: .utf8)
+        let store = try HealthFixtures.store(in: dir)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        #expect(summary.error == nil)
+        #expect(summary.unmatchedEffortScores == 0)
+        #expect(summary.newEffortScores == n + 1)
+        let workouts = try await store.workouts(matching: WorkoutFilter())
+        #expect(workouts.count == n + 2)
+        for w in workouts {
+            let efforts = try await store.efforts(ofWorkout: w.id).count
+            let lateStart = base.addingTimeInterval(Double(late) * 60)
+            if w.start?.date == lateStart {
+                #expect(efforts == 0, "the Phone workout overlaps longer but is of another source")
+            } else {
+                #expect(efforts == 1)
+            }
+        }
+    }
 }

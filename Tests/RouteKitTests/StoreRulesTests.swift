@@ -275,3 +275,60 @@ struct StoreRulesTests {
         #expect(window.from == 10 && window.through == 20)
     }
 }
+
+@Suite("RouteBuilder: runs for the merge on finish")
+struct SortedRunsTests {
+    /// The first-fit grouping as it was written first: a scan of every run per chunk.
+    static func naive(_ chunks: [StoredChunk]) -> [[Int]] {
+        let sorted = chunks.sorted {
+            let a = $0.minTime ?? Instant(seconds: .min)
+            let b = $1.minTime ?? Instant(seconds: .min)
+            return a < b || (a == b && $0.sequence < $1.sequence)
+        }
+        var runs: [[Int]] = []
+        var lastTimes: [Instant] = []
+        for c in sorted {
+            let lo = c.minTime ?? Instant(seconds: .min)
+            let hi = c.maxTime ?? lo
+            if let r = lastTimes.firstIndex(where: { $0 <= lo }) {
+                runs[r].append(c.sequence)
+                lastTimes[r] = hi
+            } else {
+                runs.append([c.sequence])
+                lastTimes.append(hi)
+            }
+        }
+        return runs
+    }
+
+    static func chunk(_ sequence: Int, _ lo: Int64?, _ hi: Int64?) -> StoredChunk {
+        StoredChunk(
+            kind: .locations, sequence: sequence, count: 1, minTime: lo.map { Instant(seconds: $0) },
+            maxTime: hi.map { Instant(seconds: $0) }, bytes: [])
+    }
+
+    @Test("the tree of minimums groups chunks exactly as a scan of every run does (random overlapping chunks)")
+    func sameAsScan() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let n = Int.random(in: 0...60, using: &rng)
+            let chunks = (0..<n).map { i -> StoredChunk in
+                if Int.random(in: 0..<10, using: &rng) == 0 { return Self.chunk(i, nil, nil) }
+                let lo = Int64.random(in: 0...100, using: &rng)
+                return Self.chunk(i, lo, lo + Int64.random(in: 0...30, using: &rng))
+            }
+            #expect(RouteBuilder.sortedRuns(chunks) == Self.naive(chunks))
+        }
+    }
+
+    @Test("50,000 overlapping chunks make 50,000 runs (quadratic with a scan); 50,000 that follow in time, one")
+    func reversed() {
+        let n = 50_000
+        let chunks = (0..<n).map { i in Self.chunk(i, Int64(2 * (n - i)), Int64(2 * (n - i) + 1)) }
+        let runs = RouteBuilder.sortedRuns(chunks)
+        #expect(runs.count == 1)
+        #expect(runs.first?.count == n)
+        let overlapping = (0..<n).map { i in Self.chunk(i, Int64(n - i), Int64(2 * n)) }
+        #expect(RouteBuilder.sortedRuns(overlapping).count == n)
+    }
+}
