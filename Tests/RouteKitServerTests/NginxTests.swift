@@ -50,7 +50,7 @@
         "routekit serve behind nginx", .serialized,
         .enabled(if: nginxBinary != nil, "nginx is not installed (apt-get install nginx-light); .ci/run installs it"))
     struct NginxTests {
-        @Test("through nginx with the README's configuration, a stream's first event arrives within 1 s of the commit")
+        @Test("through nginx with the README's configuration, a stream's first event arrives within seconds of the commit, not held in a buffer")
         func eventsPassThrough() async throws {
             let f = try Fixture()
             let token = try await f.token()
@@ -91,7 +91,9 @@
                 let event = try #require(try await reader.nextChanges())
                 let delay = ContinuousClock.now - committed
                 #expect(event.addedNames == ["test-proxied"])
-                #expect(delay < .seconds(1), "the event took \(delay) through nginx")
+                // Buffered by nginx, the event would wait for 4–8 KiB of heartbeats (13 bytes each 0.5 s: minutes); 5 s
+                // tells that apart from a machine loaded by the whole suite (2.5 s was seen there once).
+                #expect(delay < .seconds(5), "the event took \(delay) through nginx")
             }
         }
     }
