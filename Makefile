@@ -13,19 +13,11 @@ deps:
 demo: deps
 	@scripts/demo.sh
 
-## Runs every test (builds first). Corpus tests read ../shared/gpx-corpus when it exists. With
-## $$ROUTEKIT_TEST_POSTGRES set (CI sets it), the PostgreSQL suites run too (`make test-postgres`); then the HTTP
-## service's suites (`make test-server`, a build with --traits Postgres,Server).
+## Runs every test from one build (--traits Postgres,Server in .build-full; scripts/test-all.sh). Corpus tests read
+## ../shared/gpx-corpus when it exists. With $$ROUTEKIT_TEST_POSTGRES set (CI sets it), the PostgreSQL suites run
+## too; without it they skip, saying so (`make test-postgres` starts a throwaway cluster for them).
 test: deps
-	$(SWIFT) build --build-tests 2>&1 | tee .build-warnings.log
-	@if grep -E "^$(CURDIR)/(Sources|Tests)/.*warning:" .build-warnings.log; then \
-	    echo "error: the build has warnings (see above)"; rm -f .build-warnings.log; exit 1; fi
-	@rm -f .build-warnings.log
-	scripts/with-test-tmpdir.sh $(SWIFT) test
-	@if [ -n "$$ROUTEKIT_TEST_POSTGRES" ]; then SWIFT=$(SWIFT) scripts/test-postgres.sh && \
-	    SWIFT=$(SWIFT) ROUTEKIT_SERVER_SKIP_BUILD=1 scripts/test-server.sh; else \
-	    echo "PostgreSQL suites skipped: no server given (set ROUTEKIT_TEST_POSTGRES=postgres://…, or run" \
-	         "'make test-postgres', which starts a throwaway cluster)"; SWIFT=$(SWIFT) scripts/test-server.sh; fi
+	SWIFT=$(SWIFT) scripts/test-all.sh
 
 ## The PostgreSQL suites (built with --traits Postgres), against $$ROUTEKIT_TEST_POSTGRES or a throwaway cluster.
 test-postgres: deps
@@ -45,7 +37,7 @@ api: deps
 	$(SWIFT) build --traits Postgres,Server --scratch-path .build-full
 	scripts/public-api.sh update
 
-## The DocC documentation of every library module (a separate build with --traits Postgres,Server in .build-docs):
+## The DocC documentation of every library module (on the --traits Postgres,Server build of `make test`, .build-full):
 ## fails on any docc warning, and when a ```swift block of a catalog is not a test's snippet region.
 docs: deps
 	SWIFT=$(SWIFT) scripts/docs.sh

@@ -2,16 +2,17 @@
 # The documentation (`make docs`), in two steps; either fails the script.
 # 1. The examples compile: every ```swift block of a DocC catalog (Sources/*/Documentation.docc/*.md) must be, character
 #    for character, a `// snippet.NAME` … `// snippet.end` region of a test (de-indented to the marker's column), and
-#    every such region must appear in a catalog. The tests compile those regions (most also run them): `make test`
-#    the default modules', `make test-server` and `make test-postgres` the Server and Postgres ones.
+#    every such region must appear in a catalog. The tests compile those regions (most also run them): `make test`.
 # 2. docc builds an archive for every library module with a catalog, with --traits Postgres,Server (so that
-#    RouteKitPostgres and RouteKitServer have their symbols), in its own scratch folder (.build-docs), with
+#    RouteKitPostgres and RouteKitServer have their symbols), on the build `make test` made (.build-full: the symbol
+#    graphs come from it, about 45 s, instead of a build of its own, about 5 minutes from nothing), with
 #    --warnings-as-errors: a broken ``Symbol`` or <doc:Article> link, or any other docc warning, fails.
-# The archives land in .build-docs/plugins/Swift-DocC/outputs/. ROUTEKIT_DOCS_SKIP_BUILD=1 runs step 1 only.
+# The archives land in .build-full/plugins/Swift-DocC/outputs/. ROUTEKIT_DOCS_SKIP_BUILD=1 runs step 1 only;
+# ROUTEKIT_DOCS_SCRATCH=DIR uses another scratch folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-SCRATCH=${ROUTEKIT_DOCS_SCRATCH:-.build-docs}
+SCRATCH=${ROUTEKIT_DOCS_SCRATCH:-.build-full}
 TRAITS=Postgres,Server
 
 # 1. Examples.

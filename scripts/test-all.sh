@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Every suite from one build (`make test`): `--traits Postgres,Server` in .build-full, built with a warnings check,
+# then one `swift test` run of everything. With $ROUTEKIT_TEST_POSTGRES the PostgreSQL suites run against it (they
+# skip, saying so, without it), and with $ROUTEKIT_TEST_POSTGRES_DIR too (a cluster the test may restart, as
+# scripts/pg-test-cluster.sh makes) the restart test runs last, alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+SCRATCH=.build-full
+TRAITS=Postgres,Server
+$SWIFT build --build-tests --traits $TRAITS --scratch-path $SCRATCH 2>&1 | tee .build-full-warnings.log
+if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
+    echo "error: the build has warnings (see above)"
+    rm -f .build-full-warnings.log
+    exit 1
+fi
+rm -f .build-full-warnings.log
+[ -n "${ROUTEKIT_TEST_POSTGRES:-}" ] || echo "PostgreSQL suites skipped: no server given (set" \
+    "ROUTEKIT_TEST_POSTGRES=postgres://…, or run 'make test-postgres', which starts a throwaway cluster)"
+ROUTEKIT_TEST_POSTGRES_DIR= scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS \
+    --scratch-path $SCRATCH --skip PostgresRestartTests
+if [ -n "${ROUTEKIT_TEST_POSTGRES:-}" ] && [ -n "${ROUTEKIT_TEST_POSTGRES_DIR:-}" ]; then
+    scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH \
+        --filter PostgresRestartTests
+fi
