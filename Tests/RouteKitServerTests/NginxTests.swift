@@ -50,7 +50,7 @@
         "routekit serve behind nginx", .serialized,
         .enabled(if: nginxBinary != nil, "nginx is not installed (apt-get install nginx-light); .ci/run installs it"))
     struct NginxTests {
-        @Test("through nginx with the README's configuration, a stream's first event arrives within seconds of the commit, not held in a buffer")
+        @Test("through nginx with the README's configuration, a stream's first event is not held in a buffer")
         func eventsPassThrough() async throws {
             let f = try Fixture()
             let token = try await f.token()
