@@ -27,7 +27,8 @@ test-postgres: deps
 test-server: deps
 	SWIFT=$(SWIFT) scripts/test-server.sh
 
-## The store, feed, pipeline, import, CLI and HTTP service suites under the thread sanitizer (a separate build with
+## The suites of code that runs on several threads (store, feed, import, pipeline, `import --jobs`, `smooth`,
+## `changes --follow`, the HTTP service) under the thread sanitizer (a separate build with
 ## --traits Server in .build-tsan).
 test-tsan: deps
 	SWIFT=$(SWIFT) scripts/test-tsan.sh

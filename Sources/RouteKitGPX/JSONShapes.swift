@@ -201,8 +201,10 @@ public struct WorkoutJSON: Codable, Hashable, Sendable {
 extension ChangeSetJSON {
     /// `set` as JSON bytes, written directly: the same JSON (sorted keys, slashes unescaped) as `JSONEncoder` makes
     /// of ``ChangeSetJSON``, several times faster (a catch-up page of 5,000 routes is mostly this).
-    /// - Parameter anchorText: the anchor's text as the reader gets it (the server seals a source-limited token's
-    ///   anchors); `set.anchor`'s own text by default.
+    /// - Parameters:
+    ///   - set: the change set.
+    ///   - anchorText: the anchor's text as the reader gets it (the server seals a source-limited token's anchors);
+    ///     `set.anchor`'s own text by default.
     public static func bytes(_ set: ChangeSet, anchorText: String? = nil) -> [UInt8] {
         var w = JSONText()
         w.bytes.reserveCapacity(128 + set.added.count * 300 + set.deleted.count * 200)

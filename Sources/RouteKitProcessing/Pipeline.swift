@@ -71,9 +71,10 @@ public struct PipelineMetrics: Sendable, Hashable, Codable {
     public var pointsOut = 0
     /// Fixes the outlier stage dropped, by reason.
     public var outliers = OutlierCounts()
-    /// Length of the input, metres.
+    /// Length of the input, metres, as `RouteOdometer` measures it under the activity's speed gate (one segment:
+    /// the pipeline sees the locations only).
     public var lengthInMetres = 0.0
-    /// Length of the output, metres.
+    /// Length of the output, metres, measured the same way.
     public var lengthOutMetres = 0.0
     /// RMS horizontal displacement the smoothing applied, metres.
     public var smoothingRmsMetres = 0.0
@@ -121,7 +122,7 @@ public struct RoutePipeline: Sendable {
         try input.validateBatch()
         var metrics = PipelineMetrics()
         metrics.pointsIn = input.count
-        metrics.lengthInMetres = routeLength(input)
+        metrics.lengthInMetres = RouteOdometer.length(of: input, activity: activity)
         var indices = Array(input.indices)
         // Owned from here on: each stage replaces it, so at most two copies of the route live at once.
         var current = consume input
@@ -158,7 +159,7 @@ public struct RoutePipeline: Sendable {
             current = keep.map { current[$0] }
         }
         metrics.pointsOut = current.count
-        metrics.lengthOutMetres = routeLength(current)
+        metrics.lengthOutMetres = RouteOdometer.length(of: current, activity: activity)
         return PipelineResult(locations: current, keptIndices: indices, metrics: metrics)
     }
 }

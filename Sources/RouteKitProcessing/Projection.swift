@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+import RouteKit
 
 /// A local metric frame: an equirectangular projection around a reference point, in metres.
 ///
@@ -38,10 +38,4 @@ public struct LocalProjection: Sendable, Hashable {
         if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
         return (min(90, max(-90, latitude + y / metresPerDegreeLatitude)), lon)
     }
-}
-
-/// The length of a route in metres: the sum of its ellipsoidal steps (``StepMeter``).
-public func routeLength(_ locations: [Location]) -> Double {
-    var meter = StepMeter()
-    return zip(locations, locations.dropFirst()).reduce(0) { $0 + meter.distance($1.0, $1.1) }
 }

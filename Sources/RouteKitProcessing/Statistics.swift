@@ -52,6 +52,126 @@ public struct StepMeter: Sendable {
     }
 }
 
+/// The distance along a route, as every door measures it (`StatisticsAccumulator`, pictures, the processing's
+/// lengths): ellipsoidal steps (``StepMeter``) between consecutive fixes, with these rules:
+/// - across a segment break (a pause in the recording) nothing is counted;
+/// - a fix that would need more than `maxSpeed` from the last counted fix (a GPS spike) is left out, and the next one
+///   is measured from the last counted fix;
+/// - at the same time (or less than a second backwards: jitter in the fractions), a step counts when one second at
+///   `maxSpeed` covers it;
+/// - when time goes backwards by a second or more, nothing is counted and measuring goes on from that fix;
+/// - steps between fixes without a time count.
+package struct RouteOdometer: Sendable {
+    /// What one fix did to the distance.
+    package enum Step: Sendable, Hashable {
+        /// The first fix, or the first after a segment break: nothing counted.
+        case first
+        /// A step from or to a fix without a time: counted.
+        case untimed(metres: Double)
+        /// Time went backwards by a second or more (from `from`): nothing counted.
+        case backwards(from: Instant)
+        /// The same time as the last counted fix: counted (`metres`), or left out as a spike (`nil`).
+        case sameTime(metres: Double?)
+        /// A spike: left out.
+        case spike
+        /// A counted step from the last counted fix's time to this fix's.
+        case moved(metres: Double, from: Instant, to: Instant)
+    }
+
+    /// The fastest a step may be (m/s); faster ones are spikes.
+    package let maxSpeed: Double
+    /// Metres counted so far.
+    package private(set) var metres = 0.0
+    /// The last counted fix (steps are measured from it).
+    package private(set) var last: Location?
+    private var meter = StepMeter()
+
+    /// An odometer with a speed gate (`StatisticsOptions(activity:).maxSpeed` for an activity's).
+    package init(maxSpeed: Double) { self.maxSpeed = maxSpeed }
+
+    /// Counts the next fix; `newSegment`: it begins a segment (nothing is counted across).
+    package mutating func add(_ l: Location, newSegment: Bool = false) -> Step {
+        guard let p = last, !newSegment else {
+            last = l
+            return .first
+        }
+        let d = meter.distance(p, l)
+        guard let t0 = p.timestamp?.instant, let t1 = l.timestamp?.instant else {
+            metres += d
+            last = l
+            return .untimed(metres: d)
+        }
+        // Less than a second backwards is jitter in the fractions (GPSBabel writes .2073437 and .207 alternately):
+        // the same time.
+        let sameTime = t1 <= t0 && t1.seconds(to: t0) < 1
+        if t1 < t0 && !sameTime {
+            last = l
+            return .backwards(from: t0)
+        }
+        if sameTime {
+            guard d <= maxSpeed else { return .sameTime(metres: nil) }
+            metres += d
+            last = l
+            return .sameTime(metres: d)
+        }
+        guard d / t0.seconds(to: t1) <= maxSpeed else { return .spike }
+        metres += d
+        last = l
+        return .moved(metres: d, from: t0, to: t1)
+    }
+
+    /// The length of `locations` (one segment) under the gate for `activity`.
+    package static func length(of locations: [Location], activity: ActivityType) -> Double {
+        var odometer = RouteOdometer(maxSpeed: StatisticsOptions(activity: activity).maxSpeed)
+        for l in locations { _ = odometer.add(l) }
+        return odometer.metres
+    }
+}
+
+/// Speed as every door shows it (the statistics' max speed, the pictures' speed profile): the straight-line speed
+/// from the latest fix at least `seconds` before, smoothed by a running median of three, so that one bad fix (which
+/// affects only the speeds that start or end at it) cannot make it. Fed the fixes a `RouteOdometer` counted, with
+/// their times; ``reset()`` at a segment break, a pause or a clock going backwards.
+package struct WindowSpeed: Sendable {
+    /// The shortest window, seconds.
+    package let seconds: Double
+    private var meter = StepMeter()
+    private var recent: [(l: Location, t: Instant)] = []
+    /// The first fix of `recent` still in use: fixes leave the window by moving this, not by removing each from the
+    /// array's front (which was quadratic for a million fixes inside one window).
+    private var recentHead = 0
+    private var lastSpeeds: [Double] = []
+
+    /// A window of `seconds` (`StatisticsOptions.speedWindowSeconds`).
+    package init(seconds: Double) { self.seconds = seconds }
+
+    /// Adds a counted fix at `t`; returns the speed there (m/s) once the window and the median have three values.
+    package mutating func add(_ l: Location, _ t: Instant) -> Double? {
+        recent.append((l, t))
+        while recent.count - recentHead > 2 && recent[recentHead + 1].t.seconds(to: t) >= seconds {
+            recentHead += 1
+        }
+        if recentHead >= 1024 && recentHead * 2 >= recent.count {
+            // Amortized: what is dropped is at least what stays.
+            recent.removeFirst(recentHead)
+            recentHead = 0
+        }
+        guard recent.count - recentHead > 1, recent[recentHead].t.seconds(to: t) >= seconds else { return nil }
+        let v = meter.distance(recent[recentHead].l, l) / recent[recentHead].t.seconds(to: t)
+        lastSpeeds.append(v)
+        if lastSpeeds.count > 3 { lastSpeeds.removeFirst() }
+        guard lastSpeeds.count == 3 else { return nil }
+        return lastSpeeds.sorted()[1]
+    }
+
+    /// Starts again (after a break in the route).
+    package mutating func reset() {
+        recent.removeAll(keepingCapacity: true)
+        recentHead = 0
+        lastSpeeds.removeAll(keepingCapacity: true)
+    }
+}
+
 /// Heart-rate (or power) zones: 3 to 9 contiguous zones, the first starting at 0, the last unbounded.
 public struct Zones: Sendable, Hashable, Codable {
     /// Each zone's lower bound; zone i covers `lowerBounds[i] ..< lowerBounds[i + 1]`.
@@ -249,7 +369,7 @@ public struct StatisticsAccumulator {
     private let pauseEndsSoFar: [Instant]
     var stats = RouteStatistics()
     var index = 0
-    var previous: Location?
+    var odometer: RouteOdometer
     var firstTime: Instant?
     var lastTime: Instant?
     // Moving time: slow stretches are held until they end, then counted or not.
@@ -260,19 +380,14 @@ public struct StatisticsAccumulator {
     var openMovingStart: Instant?
     // Elevation.
     var reference: Double?
-    var meter = StepMeter()
     // Max speed over a window.
-    var recent: [(l: Location, t: Instant)] = []
-    /// The first fix of `recent` still in use: fixes leave the window by moving this, not by removing each from the
-    /// array's front (which was quadratic for a million fixes inside one window).
-    var recentHead = 0
-    var lastSpeeds: [Double] = []
-    let gate: Double
+    var speedWindow: WindowSpeed
 
     /// Starts a computation.
     public init(options: StatisticsOptions, segmentStarts: [Int] = [], pauses: [ClosedRange<Instant>] = []) {
         self.options = options
-        self.gate = options.maxSpeed
+        self.speedWindow = WindowSpeed(seconds: options.speedWindowSeconds)
+        self.odometer = RouteOdometer(maxSpeed: options.maxSpeed)
         self.segmentStarts = Set(segmentStarts.filter { $0 > 0 })
         self.pauses = pauses
         let sorted = pauses.sorted { $0.lowerBound < $1.lowerBound }
@@ -310,76 +425,52 @@ public struct StatisticsAccumulator {
             let newSegment = segmentStarts.contains(index)
             if newSegment {
                 // The gap between segments is a pause.
-                closeMoving(at: previous?.timestamp?.instant)
+                closeMoving(at: odometer.last?.timestamp?.instant)
                 resetSpeed()
                 slowRun = 0
                 slowStart = nil
             }
-            guard let p = previous, !newSegment else {
-                previous = l
+            // Distance is the odometer's (one definition for every door); time, moving and speeds follow its steps.
+            let step = odometer.add(l, newSegment: newSegment)
+            stats.distanceMetres = odometer.metres
+            switch step {
+            case .first:
                 noteTime(l)
-                continue
-            }
-            let d = meter.distance(p, l)
-            guard let t0 = p.timestamp?.instant, let t1 = l.timestamp?.instant else {
-                // Untimed: distance only.
-                stats.distanceMetres += d
-                previous = l
-                continue
-            }
-            // Less than a second backwards is jitter in the fractions (GPSBabel writes .2073437 and .207
-            // alternately): the same time.
-            let sameTime = t1 <= t0 && t1.seconds(to: t0) < 1
-            if t1 < t0 && !sameTime {
-                // Time went backwards (a clock reset, a track pasted in): the step cannot be measured; carry on
-                // from this fix as after a segment gap, instead of dropping everything until time catches up.
+            case .untimed, .sameTime, .spike:
+                break
+            case .backwards(let t0):
+                // A clock reset, a track pasted in: the step cannot be measured; carry on from this fix as after a
+                // segment gap, instead of dropping everything until time catches up.
                 closeMoving(at: t0)
                 resetSpeed()
                 slowRun = 0
                 slowStart = nil
                 noteTime(l)
-                previous = l
-                continue
-            }
-            if sameTime {
-                // The same time (fixes written to whole seconds, a frozen clock): the distance counts when one
-                // second at the gate's speed covers it (a jump at the same time is a spike); no time passes.
-                if d <= gate {
-                    stats.distanceMetres += d
-                    previous = l
+            case .moved(let d, let t0, let t1):
+                noteTime(l)
+                let dt = t0.seconds(to: t1)
+                if paused(t0, t1) {
+                    closeMoving(at: t0)
+                    resetSpeed()
+                    slowRun = 0
+                    slowStart = nil
+                    continue
                 }
-                continue
-            }
-            let dt = t0.seconds(to: t1)
-            if d / dt > gate {
-                // A fix no one can reach from the last good one (a spike): it is left out, and the next fix is
-                // measured from the last good one.
-                continue
-            }
-            noteTime(l)
-            stats.distanceMetres += d
-            previous = l
-            if paused(t0, t1) {
-                closeMoving(at: t0)
-                resetSpeed()
-                slowRun = 0
-                slowStart = nil
-                continue
-            }
-            addSpeed(l, t1)
-            if d / dt < options.minimumSpeed {
-                if slowStart == nil { slowStart = t0 }
-                slowRun += dt
-                if slowRun > options.grace, openMovingStart != nil {
-                    // The stop began where the slow stretch did.
-                    closeMoving(at: slowStart)
+                addSpeed(l, t1)
+                if d / dt < options.minimumSpeed {
+                    if slowStart == nil { slowStart = t0 }
+                    slowRun += dt
+                    if slowRun > options.grace, openMovingStart != nil {
+                        // The stop began where the slow stretch did.
+                        closeMoving(at: slowStart)
+                    }
+                } else {
+                    if slowRun > 0 && slowRun <= options.grace { moving += slowRun }
+                    if openMovingStart == nil { openMovingStart = slowRun > options.grace ? t0 : (slowStart ?? t0) }
+                    slowRun = 0
+                    slowStart = nil
+                    moving += dt
                 }
-            } else {
-                if slowRun > 0 && slowRun <= options.grace { moving += slowRun }
-                if openMovingStart == nil { openMovingStart = slowRun > options.grace ? t0 : (slowStart ?? t0) }
-                slowRun = 0
-                slowStart = nil
-                moving += dt
             }
         }
     }
@@ -405,35 +496,11 @@ public struct StatisticsAccumulator {
         }
     }
 
-    /// Max speed: the straight-line speed from the latest fix at least the window before, smoothed by a running
-    /// median of three, so that one bad fix (which affects only the speeds that start or end at it) cannot
-    /// make it.
     private mutating func addSpeed(_ l: Location, _ t: Instant) {
-        recent.append((l, t))
-        while recent.count - recentHead > 2 && recent[recentHead + 1].t.seconds(to: t) >= options.speedWindowSeconds {
-            recentHead += 1
-        }
-        if recentHead >= 1024 && recentHead * 2 >= recent.count {
-            // Amortized: what is dropped is at least what stays.
-            recent.removeFirst(recentHead)
-            recentHead = 0
-        }
-        guard recent.count - recentHead > 1, recent[recentHead].t.seconds(to: t) >= options.speedWindowSeconds
-        else { return }
-        let v = meter.distance(recent[recentHead].l, l) / recent[recentHead].t.seconds(to: t)
-        lastSpeeds.append(v)
-        if lastSpeeds.count > 3 { lastSpeeds.removeFirst() }
-        if lastSpeeds.count == 3 {
-            let median = lastSpeeds.sorted()[1]
-            stats.maxSpeed = max(stats.maxSpeed ?? 0, median)
-        }
+        if let v = speedWindow.add(l, t) { stats.maxSpeed = max(stats.maxSpeed ?? 0, v) }
     }
 
-    private mutating func resetSpeed() {
-        recent.removeAll(keepingCapacity: true)
-        recentHead = 0
-        lastSpeeds.removeAll(keepingCapacity: true)
-    }
+    private mutating func resetSpeed() { speedWindow.reset() }
 
     /// The statistics, with the series' time-weighted averages and zones over the moving intervals.
     public mutating func finish(

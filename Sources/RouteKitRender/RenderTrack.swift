@@ -13,17 +13,25 @@ public struct RenderTrack: Sendable {
     public private(set) var time: [Double] = []
     /// Metres per second as recorded, NaN where absent.
     public private(set) var recordedSpeed: [Double] = []
-    /// Metres along the route from its first location (ellipsoidal steps; no step across a segment break).
+    /// Metres along the route from its first location, as `RouteOdometer` counts them (the statistics' distance:
+    /// no step across a segment break, GPS spikes left out).
     public private(set) var distance: [Double] = []
+    /// Metres per second at each location as `WindowSpeed` tells it (the statistics' speed), NaN where it cannot
+    /// be told (a spike, the first seconds after a break, a location without a time).
+    public private(set) var speed: [Double] = []
     /// Indices where a new segment begins (after a pause), besides 0.
     public private(set) var segmentStarts: [Int] = []
 
-    private var meter = StepMeter()
-    private var last: Location?
+    private var odometer: RouteOdometer
+    private var speedWindow: WindowSpeed
     private var breakBeforeNext = false
 
-    /// An empty track.
-    public init() {}
+    /// An empty track whose distance and speeds follow the statistics' rules for `activity` (its speed gate).
+    public init(activity: ActivityType = .other) {
+        let options = StatisticsOptions(activity: activity)
+        odometer = RouteOdometer(maxSpeed: options.maxSpeed)
+        speedWindow = WindowSpeed(seconds: options.speedWindowSeconds)
+    }
 
     /// Locations in the track.
     public var count: Int { latitude.count }
@@ -42,7 +50,7 @@ public struct RenderTrack: Sendable {
 
     /// Reserves room for `n` locations.
     public mutating func reserve(_ n: Int) {
-        for k in [\RenderTrack.latitude, \.longitude, \.altitude, \.time, \.recordedSpeed, \.distance]
+        for k in [\RenderTrack.latitude, \.longitude, \.altitude, \.time, \.recordedSpeed, \.distance, \.speed]
             as [WritableKeyPath<RenderTrack, [Double]>]
         {
             self[keyPath: k].reserveCapacity(n)
@@ -59,13 +67,16 @@ public struct RenderTrack: Sendable {
     public mutating func append(_ batch: [Location], segmentStarts breaks: Set<Int> = []) {
         for l in batch {
             if !breaks.isEmpty && breaks.contains(count) { breakSegment() }
-            var d = distance.last ?? 0
-            if let last {
-                if breakBeforeNext {
-                    segmentStarts.append(count)
-                } else {
-                    d += meter.distance(last, l)
-                }
+            if breakBeforeNext { segmentStarts.append(count) }
+            let step = odometer.add(l, newSegment: breakBeforeNext)
+            var v = Double.nan
+            switch step {
+            case .first, .backwards:
+                speedWindow.reset()
+            case .moved(_, _, let t):
+                v = speedWindow.add(l, t) ?? .nan
+            case .untimed, .sameTime, .spike:
+                break
             }
             breakBeforeNext = false
             latitude.append(l.latitude)
@@ -83,9 +94,31 @@ public struct RenderTrack: Sendable {
                 untimed += 1
             }
             recordedSpeed.append(l.speed ?? .nan)
-            distance.append(d)
-            last = l
+            distance.append(odometer.metres)
+            speed.append(v)
         }
+    }
+
+    /// Measures the track again under the statistics' rules for `activity` (a file's activity is known only at its
+    /// track's end): its distance and speed columns, from the locations it holds.
+    public mutating func measure(activity: ActivityType) {
+        var again = RenderTrack(activity: activity)
+        again.reserve(count)
+        let breaks = Set(segmentStarts)
+        for i in 0..<count {
+            var timestamp: Timestamp?
+            if !time[i].isNaN {
+                let whole = time[i].rounded(.down)
+                let nanos = Int32(max(0, min(999_999_999, ((time[i] - whole) * 1e9).rounded())))
+                timestamp = Timestamp(Instant(seconds: Int64(whole), nanoseconds: nanos))
+            }
+            let l = Location(
+                latitude: latitude[i], longitude: longitude[i], timestamp: timestamp,
+                altitude: altitude[i].isNaN ? nil : altitude[i])
+            again.append([l], segmentStarts: breaks)
+        }
+        distance = again.distance
+        speed = again.speed
     }
 
     /// The index of the last location at or before `t` (times must be in order, as a route's are), or nil.
@@ -106,23 +139,5 @@ public struct RenderTrack: Sendable {
         guard i + 1 < count, time[i + 1] > time[i] else { return distance[i] }
         let f = (t - time[i]) / (time[i + 1] - time[i])
         return distance[i] + f * (distance[i + 1] - distance[i])
-    }
-
-    /// Speed in metres per second at each location: the recorded one where present, else the distance covered in
-    /// the `window` seconds before it, divided by the time. NaN where neither can be told.
-    public func speeds(window: Double = 10) -> [Double] {
-        var out = [Double](repeating: .nan, count: count)
-        guard hasTimes else { return out }
-        var j = 0
-        for i in 0..<count {
-            if recordedSpeed[i] >= 0 {
-                out[i] = recordedSpeed[i]
-                continue
-            }
-            while j < i && time[i] - time[j + 1] >= window { j += 1 }
-            let dt = time[i] - time[j]
-            if dt > 0 { out[i] = (distance[i] - distance[j]) / dt }
-        }
-        return out
     }
 }

@@ -136,7 +136,7 @@ public enum RoutePicture {
                 Profile(label: "Elevation", unit: "m", points: zip(track.distance, track.altitude).map { ($0, $1) }))
         }
         if track.hasTimes {
-            let speeds = track.speeds()
+            let speeds = track.speed
             if speeds.contains(where: { !$0.isNaN }) {
                 profiles.append(
                     Profile(label: "Speed", unit: "km/h", points: zip(track.distance, speeds).map { ($0, $1 * 3.6) }))

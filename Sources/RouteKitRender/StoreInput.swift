@@ -41,7 +41,7 @@ extension RoutePictureInput {
             options: StatisticsOptions(activity: workout.activityType), segmentStarts: recording.segmentStarts,
             pauses: pauses)
         func track(_ r: RouteSample) async throws -> RenderTrack {
-            var t = RenderTrack()
+            var t = RenderTrack(activity: workout.activityType)
             t.reserve(r.locationCount)
             let starts = Set(r.segmentStarts)
             for try await batch in store.locations(of: r.id, batchSize: 16_384) {
@@ -52,7 +52,13 @@ extension RoutePictureInput {
         }
         var input = RoutePictureInput(current: try await track(main), title: title(workout, main))
         if let raw { input.raw = try await track(raw) }
-        if main.id == route.id { input.processing = processing }
+        if main.id == route.id {
+            input.processing = processing
+            // The caption's lengths measured here, as the statistics measure (the raw recording's is the workout's
+            // distance); the processing's own figures are kept when the raw recording is not drawn.
+            if let raw = input.raw { input.processing?.lengthInMetres = raw.length }
+            if input.processing != nil { input.processing?.lengthOutMetres = input.current.length }
+        }
         input.pauses = pauses.map { seconds($0.lowerBound)...seconds($0.upperBound) }
         input.privacyZones = try await store.privacyZones(of: main.source)
         func samples(_ type: QuantityType) async throws -> [QuantitySample] {

@@ -232,7 +232,14 @@
                     await hub.signal.wait(seen: seen, milliseconds: max(1, ms))
                     if Task.isCancelled || Task.isShuttingDownGracefully { break }
                     seen = hub.signal.current
-                    set = try await read(since: set.anchor, predicate, limit, token, shared: true)
+                    do {
+                        set = try await read(since: set.anchor, predicate, limit, token, shared: true)
+                    } catch {
+                        // Waited out until the deadline, as the event stream does: the answer is then the last set
+                        // read (its anchor still good), not an error.
+                        guard error.code == .unavailable else { throw error }
+                        try? await Task.sleep(for: .milliseconds(200))
+                    }
                 }
             }
             let sealed = TokenAnchors.text(set.anchor, for: token)
@@ -305,7 +312,8 @@
                 })
         }
 
-        /// Writes the stream's events until the client leaves, the server shuts down or the store fails.
+        /// Writes the stream's events until the client leaves, the server shuts down or the store fails (a store that
+        /// cannot be reached is waited for, not a failure).
         func pump(
             _ writer: inout any ResponseBodyWriter, first: ChangeSet, seen start: UInt64,
             _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, heartbeatMS: Int, logger: Logger
@@ -314,6 +322,8 @@
             var set = first
             var seen = start
             var upToDateSent = false
+            var backoff = 0.1
+            var waitingLogged = false
             while true {
                 if !set.added.isEmpty || !set.deleted.isEmpty {
                     let anchorText = TokenAnchors.text(set.anchor, for: token)
@@ -342,10 +352,32 @@
                 seen = hub.signal.current
                 do {
                     set = try await read(since: set.anchor, predicate, limit, token, shared: true)
+                    backoff = 0.1
+                    if waitingLogged {
+                        logger.notice("event stream: the store answers again")
+                        waitingLogged = false
+                    }
                 } catch {
-                    logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
-                    try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
-                    return
+                    guard error.code == .unavailable else {
+                        logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
+                        try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
+                        return
+                    }
+                    // A store that cannot be reached (a database server restarting) is waited for, with backoff up
+                    // to 2 s, as `ChangeUpdates` (`routekit changes --follow`) waits: a comment keeps the connection
+                    // open meanwhile, and the stream reads on from the same anchor, losing and repeating nothing.
+                    if !waitingLogged {
+                        logger.warning("event stream waiting for the store", metadata: ["code": "\(error.code)"])
+                        waitingLogged = true
+                    }
+                    try await writer.write(ByteBuffer(string: ": waiting for the store\n\n"))
+                    try await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+                    if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                    backoff = min(backoff * 2, 2)
+                    // Read again at once: nothing of `set` is sent twice.
+                    set.added = []
+                    set.deleted = []
+                    set.hasMore = true
                 }
             }
         }

@@ -162,10 +162,20 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {
-        lock.withLock { changeReads += 1 }
+        let unreachable = lock.withLock { () -> Bool in
+            changeReads += 1
+            return changesUnreachable
+        }
+        if unreachable {
+            throw RouteKitError(.unavailable, "the store cannot be reached (made unreachable by the test)")
+        }
         return try await base.changes(since: anchor, matching: predicate, limit: limit)
     }
     private var changeReads = 0
+    private var changesUnreachable = false
+    /// Makes ``changes(since:matching:limit:)`` fail with ``RouteKitError/Code/unavailable`` (a database server
+    /// restarting) until called again with `false`.
+    public func setChangesUnreachable(_ unreachable: Bool) { lock.withLock { changesUnreachable = unreachable } }
     private var waitersOpen = 0
     /// How many times ``changes(since:matching:limit:)`` was called.
     public var changeReadCount: Int { lock.withLock { changeReads } }
@@ -201,5 +211,29 @@ private final class CountedWaiter: CommitWaiter {
         base.close()
         onClose?()
         onClose = nil
+    }
+}
+
+/// Tokens are the base store's (when it keeps them), never failed on purpose: a server can run on the faulty store.
+extension FaultInjectingStore: TokenStore {
+    private var tokens: any TokenStore {
+        get throws(RouteKitError) {
+            guard let t = base as? any TokenStore else {
+                throw RouteKitError(.invalidArgument, "the base store keeps no API tokens")
+            }
+            return t
+        }
+    }
+    public func saveToken(_ token: APIToken) async throws(RouteKitError) { try await tokens.saveToken(token) }
+    public func token(id: UUID) async throws(RouteKitError) -> APIToken? { try await tokens.token(id: id) }
+    public func tokens() async throws(RouteKitError) -> [APIToken] { try await tokens.tokens() }
+    public func revokeToken(id: UUID, at date: Date) async throws(RouteKitError) -> Bool {
+        try await tokens.revokeToken(id: id, at: date)
+    }
+    public func touchToken(id: UUID, at date: Date) async throws(RouteKitError) {
+        try await tokens.touchToken(id: id, at: date)
+    }
+    public func redeemTicket(key: String, expires: Date, now: Date) async throws(RouteKitError) -> Bool {
+        try await tokens.redeemTicket(key: key, expires: expires, now: now)
     }
 }

@@ -197,6 +197,8 @@ struct Render: AsyncParsableCommand {
                 file: path)
         }
         let activity = ActivityType(guessingFrom: type)
+        // Distance and speeds by the statistics' rules for the track's activity (told at its end).
+        picked.measure(activity: activity)
         var input = RoutePictureInput(
             current: picked,
             title: ([activity.rawValue.capitalized] + [name].compactMap { $0 }).joined(separator: " · "))

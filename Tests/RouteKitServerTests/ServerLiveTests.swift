@@ -4,11 +4,13 @@
     import HTTPTypes
     import Hummingbird
     import HummingbirdTesting
+    import Logging
     import NIOCore
     import NIOHTTP1
     @_spi(RouteKitBackend) import RouteKit
     import RouteKitServer
     import RouteKitSQLite
+    import RouteKitTesting
     import Testing
 
     /// One Server-Sent Event.
@@ -127,6 +129,37 @@
                 let uninterrupted = try await whole.value
                 #expect(uninterrupted == ["test-a", "test-b", "test-c", "test-d"])
                 #expect(["test-a", "test-b"] + names == uninterrupted)
+            }
+        }
+
+        @Test("a stream waits out a store it cannot reach for 3 s, as changes --follow does, and delivers what came meanwhile")
+        func streamWaitsOutUnavailableStore() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            let faulty = FaultInjectingStore(f.store)
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let app = RouteKitServer(store: faulty, configuration: f.configuration, logger: logger).makeApplication()
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let response = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token), timeout: .seconds(60))
+                var reader = EventReader(response.body)
+                #expect(try await reader.next()?.event == "up-to-date")
+                faulty.setChangesUnreachable(true)
+                _ = try await saveRoute(f.store, "during")
+                // The stream stays open: comments ("waiting for the store", heartbeats) while the store is away.
+                let before = reader.comments
+                let away = ContinuousClock.now
+                while ContinuousClock.now - away < .seconds(3) {
+                    #expect(try await reader.next(comments: true)?.event == ":")
+                }
+                #expect(reader.comments > before)
+                faulty.setChangesUnreachable(false)
+                _ = try await saveRoute(f.store, "after")
+                var names: [String] = []
+                while names.count < 2, let e = try await reader.nextChanges() { names += e.addedNames }
+                #expect(names == ["test-during", "test-after"])
             }
         }
 

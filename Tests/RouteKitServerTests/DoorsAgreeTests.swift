@@ -1,0 +1,97 @@
+#if Server
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import HummingbirdTesting
+    import NIOCore
+    import RouteKit
+    import RouteKitServer
+    import RouteKitTesting
+    import Testing
+
+    @Suite("one distance behind every door")
+    struct DoorsAgreeTests {
+        /// A run of 120 fixes a second apart at about 3 m/s, with two GPS spikes (about 1 km off for one fix each).
+        static func spikyRun() -> String {
+            var s = """
+                <?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">\
+                <trk><name>spiky</name><type>running</type><trkseg>
+                """
+            for i in 0..<120 {
+                let lat = 47.0 + Double(i) * 0.000027 + (i == 40 || i == 90 ? 0.01 : 0)
+                let minute = 10 + i / 60
+                let second = i % 60
+                s += "<trkpt lat=\"\(lat)\" lon=\"8.5\"><time>2024-05-01T06:\(minute):\(second < 10 ? "0" : "")\(second)Z</time></trkpt>\n"
+            }
+            return s + "</trkseg></trk></gpx>\n"
+        }
+
+        /// The figure of the caption: `120 points · 0.36 km`.
+        static func captionKilometres(_ svg: String) -> String? {
+            guard let range = svg.range(of: #"points · [0-9.]+ km"#, options: .regularExpression) else { return nil }
+            return String(svg[range]).replacingOccurrences(of: "points · ", with: "").replacingOccurrences(
+                of: " km", with: "")
+        }
+
+        @Test("a spiky run: stats over HTTP and from the CLI, the picture's caption from both, one distance; no spike speed")
+        func spikyDistance() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let token = try await f.token()
+            let (workout, route, httpDistance, httpMaxSpeed, httpCaption) = try await f.app().test(.router) { client in
+                let result = try await client.execute(
+                    uri: "/v1/uploads?name=spiky.gpx", method: .post, headers: auth(token),
+                    body: ByteBuffer(string: Self.spikyRun())
+                ) { r in
+                    ((json(r.body)["results"] as? [[String: Any]])?.first?["routes"] as? [[String: Any]])?.first
+                }
+                let route = try #require(result?["route"] as? String)
+                let workout = try #require(result?["workout"] as? String)
+                let stats = try await client.execute(
+                    uri: "/v1/workouts/\(workout)/stats", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                let svg = try await client.execute(
+                    uri: "/v1/routes/\(route)/picture", method: .get, headers: auth(token)
+                ) { String(buffer: $0.body) }
+                return (
+                    workout, route, stats["distanceMetres"] as? Double, stats["maxSpeed"] as? Double,
+                    Self.captionKilometres(svg)
+                )
+            }
+            let distance = try #require(httpDistance)
+            // About 119 steps of 3 m: the spikes (1.1 km away and back) are not counted.
+            #expect(distance > 300 && distance < 400, "\(distance)")
+            #expect((httpMaxSpeed ?? 99) < 5, "no spike speed in the statistics")
+            #expect(httpCaption == String(format: "%.2f", distance / 1000))
+
+            let cli = try runChildProcess(binary, ["stats", "--store", f.folder + "/store.sqlite", "--json", workout])
+            #expect(cli.status == 0, "\(cli.errorOutput)")
+            let cliStats = try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [String: Any]
+            #expect(cliStats?["distanceMetres"] as? Double == distance)
+            let svgPath = f.folder + "/spiky.svg"
+            let rendered = try runChildProcess(
+                binary, ["render", "--store", f.folder + "/store.sqlite", route, "-o", svgPath])
+            #expect(rendered.status == 0, "\(rendered.errorOutput)")
+            let svg = try String(contentsOfFile: svgPath, encoding: .utf8)
+            #expect(Self.captionKilometres(svg) == httpCaption)
+            // The speed profile's top label is the statistics' speed, not a spike's (over 4,000 km/h).
+            let gpxPath = f.folder + "/spiky.gpx"
+            try Self.spikyRun().write(toFile: gpxPath, atomically: true, encoding: .utf8)
+            let fromFile = try runChildProcess(binary, ["render", gpxPath, "-o", f.folder + "/file.svg"])
+            #expect(fromFile.status == 0, "\(fromFile.errorOutput)")
+            let fileSVG = try String(contentsOfFile: f.folder + "/file.svg", encoding: .utf8)
+            #expect(Self.captionKilometres(fileSVG) == httpCaption, "a file's picture measures as the store's")
+            for picture in [svg, fileSVG] {
+                #expect(picture.contains("Speed (km/h)"))
+                // The only numbers alone in a text are the speed axis (km/h) and the distance ticks (km): a spike's
+                // speed would put one over 4,000 there.
+                let numbers = picture.matches(of: #/>(-?[0-9]+(\.[0-9]+)?)</text>/#).compactMap { Double($0.output.1) }
+                #expect(!numbers.isEmpty)
+                #expect(numbers.allSatisfy { $0 < 60 }, "\(numbers)")
+            }
+        }
+    }
+#endif
