@@ -603,7 +603,7 @@ public struct FITMessage {
 
 /// FIT's CRC-16 (CRC-16/ARC: polynomial 0x8005 reflected, initial value 0), the same values as Garmin's nibble
 /// table, computed eight bytes at a time (slicing-by-8: table `k` advances a byte through `k` more zero bytes).
-public enum FITCRC {
+package enum FITCRC {
     /// Eight tables of 256 entries, back to back: `tables[k * 256 + b]`.
     static let tables: [UInt16] = {
         var t = [UInt16](repeating: 0, count: 8 * 256)
@@ -622,7 +622,7 @@ public enum FITCRC {
     }()
 
     /// `crc` updated with `bytes`.
-    public static func update(_ crc: UInt16, _ bytes: UnsafeRawBufferPointer) -> UInt16 {
+    package static func update(_ crc: UInt16, _ bytes: UnsafeRawBufferPointer) -> UInt16 {
         guard let p = bytes.baseAddress else { return crc }
         let n = bytes.count
         return tables.withUnsafeBufferPointer { table -> UInt16 in

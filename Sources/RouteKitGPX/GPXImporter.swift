@@ -214,7 +214,7 @@ public final class GPXImporter {
     ///   - next: the GPX file the caller imports next, if it knows it. It is read on a thread of its own from the
     ///     moment `path` has been read to its end (while `path`'s last events are stored), so that going through
     ///     many files keeps parsing and storing busy at once, with no two files parsed at once. Its reader
-    ///     waits with at most a few batches queued (``GPXReaderThread/capacity``): memory stays bounded whatever
+    ///     waits with at most a few batches queued (`GPXReaderThread.capacity`): memory stays bounded whatever
     ///     its size. The next call picks that reader up if it imports `next`, and stops it otherwise.
     ///   - progress: called now and then with the bytes of the file read so far.
     public func importFile(_ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil) async

@@ -204,7 +204,7 @@ public enum InputFile {
 
     /// Decompresses gzip held in memory (an archive's `.gz` entry).
     /// - Throws: `RouteKitError.Code.compression` for corrupt or truncated data or more than `limit` bytes out.
-    public static func gunzip(_ bytes: [UInt8], name: String, limit: Int = defaultLimit) throws(RouteKitError)
+    package static func gunzip(_ bytes: [UInt8], name: String, limit: Int = defaultLimit) throws(RouteKitError)
         -> [UInt8]
     {
         try inflate(bytes, name: name, limit: limit, stopAtLimit: false)

@@ -207,7 +207,7 @@ func appendDecimal(_ value: Double, to out: inout [UInt8]) {
 }
 
 /// Shortest round-trip decimal text for `value`, never in exponent notation.
-public func decimalText(_ value: Double) -> String {
+package func decimalText(_ value: Double) -> String {
     var out = [UInt8]()
     appendDecimal(value, to: &out)
     return String(decoding: out, as: UTF8.self)

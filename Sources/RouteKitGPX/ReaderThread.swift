@@ -1,6 +1,6 @@
 private import CMalloc
 import Foundation
-public import RouteKit
+package import RouteKit
 
 /// Reads a GPX file on a thread of its own, handing events to an async consumer through a small bounded
 /// queue: the importer parses on one core while the other packs and stores the previous batch.
@@ -8,13 +8,13 @@ public import RouteKit
 /// Memory: at most ``capacity`` events are queued (each at most one batch of points); the reading thread
 /// waits when the queue is full. ``cancel()``, or releasing the reader, stops the thread and ends ``next()``.
 /// One consumer at a time.
-public final class GPXReaderThread: Sendable {
+package final class GPXReaderThread: Sendable {
     /// Events queued at most.
-    public let capacity: Int
+    package let capacity: Int
     private let state: State
 
     /// Starts reading `path` at once.
-    public init(path: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
+    package init(path: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
         self.capacity = max(1, capacity)
         state = Self.start(capacity: capacity, after: nil) { $0.produce(path: path, options: options) }
     }
@@ -31,7 +31,7 @@ public final class GPXReaderThread: Sendable {
     }
 
     /// Starts reading GPX held in memory (an archive's entry) at once.
-    public init(bytes: [UInt8], name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
+    package init(bytes: [UInt8], name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions()) {
         self.capacity = max(1, capacity)
         state = Self.start(capacity: capacity, after: nil) { $0.produce(bytes: bytes, name: name, options: options) }
     }
@@ -102,12 +102,12 @@ public final class GPXReaderThread: Sendable {
     package var queuedEvents: Int { state.queued }
 
     /// Stops the reading thread; events not yet taken are dropped and ``next()`` returns `nil`.
-    public func cancel() { state.cancel() }
+    package func cancel() { state.cancel() }
 
     /// The next event with the bytes read when it was parsed; `nil` at the end, after ``cancel()``, or when the
     /// consuming task is cancelled.
     /// - Throws: the reader's error (file, line, column), after the events before it.
-    public func next() async throws(RouteKitError) -> (GPXEvent, Int)? {
+    package func next() async throws(RouteKitError) -> (GPXEvent, Int)? {
         try await state.next()
     }
 

@@ -22,13 +22,13 @@ private func readFD(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: In
 }
 
 /// A file read with `read(2)`.
-public final class FileByteStream: HealthByteStream {
+package final class FileByteStream: HealthByteStream {
     private let fd: Int32
     private let path: String
 
     /// Opens `path`, to be read from byte `offset`.
     /// - Throws: `RouteKitError.Code.io` when it cannot be opened or is a folder.
-    public init(path: String, offset: Int = 0) throws(RouteKitError) {
+    package init(path: String, offset: Int = 0) throws(RouteKitError) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             throw RouteKitError(.io, "cannot open the file: \(String(cString: strerror(errno)))", file: path)
@@ -48,7 +48,7 @@ public final class FileByteStream: HealthByteStream {
 
     deinit { close(fd) }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
         while true {
             let n = readFD(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
