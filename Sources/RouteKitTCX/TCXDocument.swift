@@ -1,5 +1,6 @@
 import Foundation
 public import RouteKit
+import RouteKitGPX
 
 #if canImport(FoundationXML)
     import FoundationXML
@@ -152,15 +153,9 @@ public struct TCXDocument: Sendable, Hashable {
     ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`. Messages never
     ///   contain the file's content.
     public static func parse(_ bytes: [UInt8]) throws(RouteKitError) -> TCXDocument {
-        var offset = 0
+        let source = MemoryByteSource(bytes)
         return try parse { (buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int in
-            let n = min(buffer.count, bytes.count - offset)
-            guard n > 0, let out = buffer.baseAddress else { return 0 }
-            bytes.withUnsafeBytes { src in
-                if let from = src.baseAddress { out.copyMemory(from: from + offset, byteCount: n) }
-            }
-            offset += n
-            return n
+            try source.read(into: buffer)
         }
     }
 
