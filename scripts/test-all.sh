@@ -8,13 +8,7 @@ cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=.build-full
 TRAITS=Postgres,Server
-$SWIFT build --build-tests --traits $TRAITS --scratch-path $SCRATCH 2>&1 | tee .build-full-warnings.log
-if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
-    echo "error: the build has warnings (see above)"
-    rm -f .build-full-warnings.log
-    exit 1
-fi
-rm -f .build-full-warnings.log
+SWIFT=$SWIFT scripts/build-full.sh
 [ -n "${ROUTEKIT_TEST_POSTGRES:-}" ] || echo "PostgreSQL suites skipped: no server given (set" \
     "ROUTEKIT_TEST_POSTGRES=postgres://…, or run 'make test-postgres', which starts a throwaway cluster)"
 # The HTTP service's suites run in a second process, not beside the others: some check how soon an event arrives

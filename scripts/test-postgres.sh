@@ -13,13 +13,7 @@ if [ -z "${ROUTEKIT_TEST_POSTGRES:-}" ]; then
     export ROUTEKIT_TEST_POSTGRES ROUTEKIT_TEST_POSTGRES_DIR=$dir
     trap 'scripts/pg-test-cluster.sh stop "$dir"' EXIT
 fi
-$SWIFT build --build-tests --traits $TRAITS --scratch-path $SCRATCH 2>&1 | tee .build-full-warnings.log
-if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
-    echo "error: the PostgreSQL and server build has warnings (see above)"
-    rm -f .build-full-warnings.log
-    exit 1
-fi
-rm -f .build-full-warnings.log
+SWIFT=$SWIFT scripts/build-full.sh
 # Everything that touches PostgreSQL, except the test that restarts the server under the others.
 ROUTEKIT_TEST_POSTGRES_DIR= scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH \
     --filter Postgres --skip PostgresRestartTests

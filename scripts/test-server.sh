@@ -10,12 +10,6 @@ SWIFT=${SWIFT:-swift}
 SCRATCH=.build-full
 TRAITS=Postgres,Server
 if [ "${ROUTEKIT_SERVER_SKIP_BUILD:-}" != 1 ]; then
-$SWIFT build --build-tests --traits $TRAITS --scratch-path $SCRATCH 2>&1 | tee .build-full-warnings.log
-if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
-    echo "error: the server build has warnings (see above)"
-    rm -f .build-full-warnings.log
-    exit 1
-fi
-rm -f .build-full-warnings.log
+    SWIFT=$SWIFT scripts/build-full.sh
 fi
 scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH --filter RouteKitServerTests

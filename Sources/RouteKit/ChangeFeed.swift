@@ -47,9 +47,7 @@ public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
         append(position)
         append(horizon)
         append(token)
-        let b64 = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return "\(Self.formatVersion).\(b64)"
+        return "\(Self.formatVersion).\(Base64URL.encode(bytes))"
     }
 
     public var description: String { text }
@@ -60,11 +58,7 @@ public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
         let malformed = RouteKitError(
             .anchorMalformed, "the anchor is not a RouteKit change anchor; start again without an anchor")
         guard text.count < 200, text.hasPrefix("\(Self.formatVersion).") else { throw malformed }
-        var b64 = String(text.dropFirst(2)).replacingOccurrences(of: "-", with: "+")
-            .replacingOccurrences(of: "_", with: "/")
-        while b64.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), data.count == 44 else { throw malformed }
-        let b = [UInt8](data)
+        guard let b = Base64URL.decode(text.dropFirst(2)), b.count == 44 else { throw malformed }
         func integer<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T {
             b[at..<(at + MemoryLayout<T>.size)].reduce(T(0)) { ($0 << 8) | T($1) }
         }

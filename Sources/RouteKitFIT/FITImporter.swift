@@ -268,24 +268,13 @@ public final class FITImporter {
                     \.element)
         }
 
-        /// The first index of `items` whose time is at least `t` (`items` sorted by `time`).
-        static func first<T>(_ items: [T], atOrAfter t: UInt32, _ time: (T) -> UInt32) -> Int {
-            var low = 0
-            var high = items.count
-            while low < high {
-                let mid = (low + high) / 2
-                if time(items[mid]) < t { low = mid + 1 } else { high = mid }
-            }
-            return low
-        }
-
         /// A session's pauses (timer stop → pause, the next start → resume) and laps (segments), within its time.
         func events(for session: FITSession, next: FITSession?, _ summary: FITSummary) -> [WorkoutEvent] {
             let from = session.startTime ?? 0
             let to = next?.startTime ?? UInt32.max
             var events: [WorkoutEvent] = []
             var stopped = false
-            var i = Self.first(timer, atOrAfter: from) { $0.timestamp }
+            var i = timer.partitioningIndex { $0.timestamp >= from }
             while i < timer.count && timer[i].timestamp < to {
                 let e = timer[i]
                 i += 1
@@ -298,7 +287,7 @@ public final class FITImporter {
                     stopped = true
                 }
             }
-            var j = Self.first(laps, atOrAfter: from) { $0.startTime ?? 0 }
+            var j = laps.partitioningIndex { ($0.startTime ?? 0) >= from }
             while j < laps.count, let s = laps[j].startTime, s < to {
                 events.append(
                     WorkoutEvent(kind: .segment, start: summary.timestamp(s), end: summary.timestamp(laps[j].timestamp))

@@ -267,15 +267,9 @@ public final class HealthImporter {
             }
             let ee = e.end?.instant ?? es
             // The workouts that start at or before the score ends: a prefix of `timed`.
-            var low = 0
-            var high = timed.count
-            while low < high {
-                let mid = (low + high) / 2
-                if timed[mid].start <= ee { low = mid + 1 } else { high = mid }
-            }
             var best: Timed?
             var bestScore = -Double.infinity
-            var i = low - 1
+            var i = timed.partitioningIndex { $0.start > ee } - 1
             var looked = 0
             while i >= 0 && latestEnd[i] >= es && looked < maxEffortCandidates {
                 let t = timed[i]

@@ -195,9 +195,9 @@ public final class RouteImporter {
         let known = aheadEntry.flatMap { $0.entry.name == name ? $0 : nil }
         aheadEntry = nil
         let failed = known?.failed ?? Locked(false)
+        setOverrides(overrides)
+        defer { setOverrides(nil) }
         if let entry = known?.entry ?? gpxEntry(raw, name: name, failed: failed) {
-            gpx.workoutOverrides = overrides
-            defer { gpx.workoutOverrides = nil }
             let nextFailed = Locked(false)
             let nextEntry = next.flatMap { gpxEntry($0.bytes, name: $0.name, failed: nextFailed) }
             aheadEntry = nextEntry.map { ($0, nextFailed) }
@@ -207,14 +207,6 @@ public final class RouteImporter {
                 result.warnings.insert("the entry is gzip-compressed; it was decompressed in memory", at: 0)
             }
             return result
-        }
-        gpx.workoutOverrides = overrides
-        fit.workoutOverrides = overrides
-        tcx.workoutOverrides = overrides
-        defer {
-            gpx.workoutOverrides = nil
-            fit.workoutOverrides = nil
-            tcx.workoutOverrides = nil
         }
         var bytes = raw
         var warnings: [String] = []
@@ -278,7 +270,7 @@ public final class RouteImporter {
             let gzip = InputFile.isGzip(head)
             guard let plain = gzip ? InputFile.gunzipHead(head) : head else { return nil }
             let format = InputFile.format(ofHead: plain)
-            guard format == .gpx || format == .tcx || format == .fit else { return nil }
+            guard Self.streams(format) else { return nil }
             return .streamed(
                 name: name, format: format, gzip: gzip, open: try archive.opener(of: path), overrides: overrides,
                 note: note)
@@ -287,11 +279,14 @@ public final class RouteImporter {
         }
     }
 
+    /// Whether entries of `format` can be read as a stream (an Apple Health `export.xml` inside an archive cannot).
+    static func streams(_ format: InputFile.Format) -> Bool { format == .gpx || format == .tcx || format == .fit }
+
     /// The work of gzip data held in memory read as a stream (`nil` when its format cannot be streamed).
     static func streamedWork(gzip raw: [UInt8], name: String, overrides: WorkoutOverrides?) -> Work? {
         guard let head = InputFile.gunzipHead(raw) else { return nil }
         let format = InputFile.format(ofHead: head)
-        guard format == .gpx || format == .tcx || format == .fit else { return nil }
+        guard Self.streams(format) else { return nil }
         return .streamed(
             name: name, format: format, gzip: true, open: { () throws(RouteKitError) in MemoryByteSource(raw) },
             overrides: overrides, note: nil)
@@ -460,23 +455,20 @@ extension RouteImporter {
             setOverrides(overrides)
             defer { setOverrides(nil) }
             var result: GPXImportResult
-            if format == .fit {
-                // Opened again for each of the importer's passes; gzip inside the entry inflates as it streams.
-                let limit = archiveLimits.maxEntryBytes
-                let input = FITInput { () throws(RouteKitError) in
-                    let reader = try open()
-                    return StreamingFile(name: name, limit: limit) {
-                        (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in try reader.read(into: b)
-                    }
+            // The entry opened, gzip inside it inflated as it streams.
+            let limit = archiveLimits.maxEntryBytes
+            let inflated = { () throws(RouteKitError) -> StreamingFile in
+                let reader = try open()
+                return StreamingFile(name: name, limit: limit) {
+                    (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in try reader.read(into: b)
                 }
-                result = await fit.importInput(input, name: name)
+            }
+            if format == .fit {
+                // Opened again for each of the importer's passes.
+                result = await fit.importInput(FITInput { () throws(RouteKitError) in try inflated() }, name: name)
             } else if format == .tcx {
                 do throws(RouteKitError) {
-                    let reader = try open()
-                    // gzip inside the entry is inflated as it streams too.
-                    let stream = StreamingFile(name: name, limit: archiveLimits.maxEntryBytes) {
-                        (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in try reader.read(into: b)
-                    }
+                    let stream = try inflated()
                     result = await tcx.importStream(name: name) {
                         (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in
                         try stream.read(into: b)

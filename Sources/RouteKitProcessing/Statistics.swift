@@ -403,13 +403,8 @@ public struct StatisticsAccumulator {
     /// Whether a pause overlaps the span from `a` to `b`: one starting before `b` and ending after `a`.
     private func paused(_ a: Instant, _ b: Instant) -> Bool {
         // The pauses starting before `b` are the first `count`; the latest end among them decides.
-        var low = 0
-        var high = pauseStarts.count
-        while low < high {
-            let mid = (low + high) / 2
-            if pauseStarts[mid] < b { low = mid + 1 } else { high = mid }
-        }
-        return low > 0 && a < pauseEndsSoFar[low - 1]
+        let count = pauseStarts.partitioningIndex { $0 >= b }
+        return count > 0 && a < pauseEndsSoFar[count - 1]
     }
 
     private mutating func closeMoving(at t: Instant?) {

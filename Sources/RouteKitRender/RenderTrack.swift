@@ -124,13 +124,7 @@ public struct RenderTrack: Sendable {
     /// The index of the last location at or before `t` (times must be in order, as a route's are), or nil.
     public func index(atOrBefore t: Double) -> Int? {
         guard hasTimes, let first = time.first, t >= first else { return nil }
-        var lo = 0
-        var hi = time.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if time[mid] <= t { lo = mid } else { hi = mid - 1 }
-        }
-        return lo
+        return time.partitioningIndex { $0 > t } - 1
     }
 
     /// The distance along the route at time `t` (linear between locations), or nil outside the route's times.

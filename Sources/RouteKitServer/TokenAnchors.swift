@@ -18,7 +18,7 @@
             guard token.readableSources != nil else { return anchor.text }
             // Sealing fails only for a nonce it cannot make; the plain text is never handed out instead.
             guard let box = try? ChaChaPoly.seal(Array(anchor.text.utf8), using: key(token)) else { return prefix }
-            return prefix + TokenText.base64url(Array(box.combined))
+            return prefix + Base64URL.encode(box.combined)
         }
 
         /// The anchor `token` sent back.
@@ -28,7 +28,7 @@
                 guard !text.hasPrefix(prefix) else { throw foreign }
                 return try ChangeAnchor(text: text)
             }
-            guard text.count < 400, text.hasPrefix(prefix), let bytes = base64url(text.dropFirst(prefix.count)),
+            guard text.count < 400, text.hasPrefix(prefix), let bytes = Base64URL.decode(text.dropFirst(prefix.count)),
                 let box = try? ChaChaPoly.SealedBox(combined: bytes),
                 let plain = try? ChaChaPoly.open(box, using: key(token))
             else { throw foreign }
@@ -42,12 +42,6 @@
             HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: SymmetricKey(data: Array(token.secretHash.utf8)),
                 info: Array("routekit change anchor v1".utf8), outputByteCount: 32)
-        }
-
-        static func base64url(_ text: Substring) -> [UInt8]? {
-            var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while b64.count % 4 != 0 { b64 += "=" }
-            return Data(base64Encoded: b64).map { [UInt8]($0) }
         }
     }
 #endif

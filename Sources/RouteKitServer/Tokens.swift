@@ -14,7 +14,7 @@
             expires: Date? = nil, now: Date = Date()
         ) -> (text: String, token: APIToken) {
             var generator = SystemRandomNumberGenerator()  // getrandom(2): cryptographically secure
-            let secret = base64url((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let secret = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let id = UUID()
             let token = APIToken(
                 id: id, name: name, source: source, scopes: scopes, readableSources: readableSources,
@@ -47,11 +47,6 @@
 
         static func hex(_ id: UUID) -> String { id.uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
 
-        static func base64url(_ bytes: [UInt8]) -> String {
-            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-
         /// Compares two strings in time that depends on their length only.
         static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
             let x = Array(a.utf8)
@@ -75,7 +70,7 @@
         /// A ticket for `token`, good until `now + lifetime`.
         public static func make(for token: APIToken, now: Date = Date()) -> (text: String, expires: Date) {
             var generator = SystemRandomNumberGenerator()
-            let nonce = TokenText.base64url((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let nonce = Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let expires = Int64((now.timeIntervalSince1970 + lifetime).rounded(.up))
             // Dots between the parts: base64url text may hold "_" and "-", never ".".
             let body = "st." + TokenText.hex(token.id) + "." + String(expires) + "." + nonce
@@ -94,7 +89,7 @@
         static func mac(_ body: String, key: String) -> String {
             let code = HMAC<SHA256>.authenticationCode(
                 for: Array(body.utf8), using: SymmetricKey(data: Array(key.utf8)))
-            return TokenText.base64url(Array(code))
+            return Base64URL.encode(Array(code))
         }
     }
 

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The build every suite runs from: --build-tests with --traits Postgres,Server in .build-full, failing on any warning
+# in Sources or Tests. Used by scripts/test-all.sh (`make test`), test-postgres.sh and test-server.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+$SWIFT build --build-tests --traits Postgres,Server --scratch-path .build-full 2>&1 | tee .build-full-warnings.log
+if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
+    echo "error: the build has warnings (see above)"
+    rm -f .build-full-warnings.log
+    exit 1
+fi
+rm -f .build-full-warnings.log
