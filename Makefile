@@ -35,7 +35,7 @@ test-tsan: deps
 
 ## The public API listing (api/): `make api` rewrites it from a --traits Postgres,Server build; CI checks it.
 api: deps
-	$(SWIFT) build --traits Postgres,Server --scratch-path .build-full
+	SWIFT=$(SWIFT) scripts/build-full.sh
 	scripts/public-api.sh update
 
 ## The DocC documentation of every library module (on the --traits Postgres,Server build of `make test`, .build-full):

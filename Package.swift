@@ -139,6 +139,7 @@ let package = Package(
             name: "RouteKitServer",
             dependencies: [
                 "RouteKit", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing", "RouteKitRender",
+                "RouteKitApplication",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
@@ -168,6 +169,12 @@ let package = Package(
             name: "RouteKitRender", dependencies: ["RouteKit", "RouteKitProcessing", "RouteKitGEOS", "CCairo"],
             swiftSettings: swiftSettings),
 
+        // The application both doors (routekit and RouteKitServer) call, package access and no product: the wire
+        // shapes (every JSON and CSV shape), defined once.
+        .target(
+            name: "RouteKitApplication", dependencies: ["RouteKit", "RouteKitGPX", "RouteKitProcessing"],
+            swiftSettings: swiftSettings),
+
         // Support for tests: the store conformance suite every backend runs, the in-memory reference store,
         // deterministic randomness, child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
@@ -178,7 +185,7 @@ let package = Package(
                 "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX", "RouteKitHealth",
                 "RouteKitGEOS",
                 "RouteKitSQLite",
-                "RouteKitProcessing", "RouteKitRender",
+                "RouteKitProcessing", "RouteKitRender", "RouteKitApplication",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -246,6 +253,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitRenderTests", dependencies: ["RouteKitRender", "RouteKitGPX", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitApplicationTests", dependencies: ["RouteKitApplication", "RouteKit", "RouteKitGPX"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The build every suite runs from: --build-tests with --traits Postgres,Server in .build-full, failing on any warning
-# in Sources or Tests. Used by scripts/test-all.sh (`make test`), test-postgres.sh and test-server.sh.
+# in Sources or Tests. Used by scripts/test-all.sh (`make test`), test-postgres.sh, test-server.sh and `make api`.
+# With the index store: on Linux, `--build-tests` discovers tests from it (with --disable-index-store the build fails
+# on a new test file's missing unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}

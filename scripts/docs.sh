@@ -3,17 +3,17 @@
 # 1. The examples compile: every ```swift block of a DocC catalog (Sources/*/Documentation.docc/*.md) must be, character
 #    for character, a `// snippet.NAME` … `// snippet.end` region of a test (de-indented to the marker's column), and
 #    every such region must appear in a catalog. The tests compile those regions (most also run them): `make test`.
-# 2. docc builds an archive for every library module with a catalog, with --traits Postgres,Server (so that
-#    RouteKitPostgres and RouteKitServer have their symbols), on the build `make test` made (.build-full: the symbol
-#    graphs come from it, about 45 s, instead of a build of its own, about 5 minutes from nothing), with
-#    --warnings-as-errors: a broken ``Symbol`` or <doc:Article> link, or any other docc warning, fails.
-# The archives land in .build-full/plugins/Swift-DocC/outputs/. ROUTEKIT_DOCS_SKIP_BUILD=1 runs step 1 only;
-# ROUTEKIT_DOCS_SCRATCH=DIR uses another scratch folder.
+# 2. `docc convert` builds an archive for every library module with a catalog, from symbol graphs extracted from the
+#    modules `make test` built (.build-full, --traits Postgres,Server, so that RouteKitPostgres and RouteKitServer have
+#    their symbols; scripts/symbol-graphs.sh): no build of its own (the swift-docc-plugin rebuilt every module, about
+#    2 minutes in CI), with --warnings-as-errors: a broken ``Symbol`` or <doc:Article> link, or any other docc
+#    warning, fails.
+# The archives land in .build-full/docs/ (ROUTEKIT_DOCS_OUTPUT=DIR for another folder). ROUTEKIT_DOCS_SKIP_BUILD=1
+# runs step 1 only; ROUTEKIT_DOCS_SCRATCH=DIR reads another scratch folder's modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=${ROUTEKIT_DOCS_SCRATCH:-.build-full}
-TRAITS=Postgres,Server
 
 # 1. Examples.
 work=$(mktemp -d)
@@ -53,12 +53,22 @@ done < "$work/regions.txt"
 echo "examples: $(wc -l < "$work/blocks.txt") swift blocks in the catalogs, each a test's snippet region"
 [ "${ROUTEKIT_DOCS_SKIP_BUILD:-}" = 1 ] && exit 0
 
-# 2. docc, for every library module with a catalog.
-targets=()
-for catalog in Sources/*/Documentation.docc; do
-    targets+=(--target "$(basename "$(dirname "$catalog")")")
-done
+# 2. docc, for every library module with a catalog, from the symbol graphs of the modules `make test` built.
 start=$(date +%s)
-$SWIFT package --scratch-path "$SCRATCH" --traits $TRAITS generate-documentation "${targets[@]}" \
-    --warnings-as-errors "$@"
-echo "documentation of $((${#targets[@]} / 2)) modules built in $(($(date +%s) - start)) s: $SCRATCH/plugins/Swift-DocC/outputs/"
+out=${ROUTEKIT_DOCS_OUTPUT:-$SCRATCH/docs}
+graphs="$work/graphs"
+ROUTEKIT_SYMBOLS_BUILD=$SCRATCH scripts/symbol-graphs.sh "$graphs" -emit-extension-block-symbols
+count=0
+for catalog in Sources/*/Documentation.docc; do
+    module=$(basename "$(dirname "$catalog")")
+    mkdir -p "$out"
+    if ! docc convert "$catalog" --additional-symbol-graph-dir "$graphs/$module" --fallback-display-name "$module" \
+        --fallback-bundle-identifier "$module" --output-dir "$out/$module.doccarchive" --warnings-as-errors \
+        > "$work/docc.log" 2>&1; then
+        cat "$work/docc.log" >&2
+        echo "error: docc failed for $module (above)" >&2
+        exit 1
+    fi
+    count=$((count + 1))
+done
+echo "documentation of $count modules built in $(($(date +%s) - start)) s: $out/"

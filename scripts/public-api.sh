@@ -8,28 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-check}
-build=${ROUTEKIT_API_BUILD:-.build-full}
-modules_dir=$build/debug/Modules
-if [ ! -d "$modules_dir" ]; then
-    echo "error: $modules_dir is missing: build first with" \
-        "'swift build --traits Postgres,Server --scratch-path $build'" >&2
-    exit 2
-fi
 modules="RouteKit RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth RouteKitSQLite
 RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
-# The C modules the Swift modules import (ours and the dependencies'), found as SwiftPM found them.
-args=()
-while IFS= read -r map; do args+=(-Xcc "-fmodule-map-file=$PWD/$map"); done < <(
-    find "$build/debug/" -maxdepth 2 -name module.modulemap -not -path "*-tool.build/*"; find Sources "$build/checkouts" -name module.modulemap)
-while IFS= read -r inc; do args+=(-Xcc "-I$PWD/$inc"); done < <(find "$build/checkouts" Sources -type d -name include)
-# The system libraries' headers (as the system-library targets name them to pkg-config).
-for flag in $(pkg-config --cflags-only-I cairo geos 2>/dev/null); do args+=(-Xcc "$flag"); done
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
-for module in $modules; do
-    swift symbolgraph-extract -module-name "$module" -I "$modules_dir" -target "$(uname -m)-unknown-linux-gnu" \
-        -minimum-access-level public -skip-synthesized-members -output-dir "$graphs" "${args[@]}"
-done
+ROUTEKIT_SYMBOLS_BUILD=${ROUTEKIT_API_BUILD:-.build-full} scripts/symbol-graphs.sh "$graphs/modules" \
+    -skip-synthesized-members
+find "$graphs/modules" -name '*.symbols.json' -exec mv {} "$graphs/" \;
 listing=$graphs/listing
 mkdir -p "$listing"
 python3 - "$graphs" "$listing" $modules <<'PY'

@@ -36,3 +36,43 @@ extension RandomAccessCollection {
         return low
     }
 }
+
+/// JSON string escaping, the one definition for every JSON RouteKit writes by hand (change sets, GeoJSON,
+/// locations): `"` and `\` escaped, control characters as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX`, the rest as
+/// UTF-8 (slashes and non-ASCII unescaped, as `JSONEncoder` with `.withoutEscapingSlashes` writes them).
+package enum JSONEscaping {
+    /// Appends `text` as a JSON string literal, quotes included.
+    package static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        appendEscaped(text, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `text` escaped for a JSON string literal, without the quotes.
+    package static func escaped(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        appendEscaped(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `text` escaped, without quotes.
+    package static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
+        for b in text.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+            case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [92, UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [92, UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex: StaticString = "0123456789abcdef"
+                let digit = { (n: UInt8) in hex.withUTF8Buffer { $0[Int(n)] } }
+                bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, digit(b >> 4), digit(b & 15)])
+            default: bytes.append(b)
+            }
+        }
+    }
+}

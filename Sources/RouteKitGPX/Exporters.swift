@@ -1,28 +1,5 @@
 public import RouteKit
 
-/// Escapes a string for a JSON string literal (without the quotes).
-func jsonEscaped(_ s: String) -> String {
-    var out = ""
-    out.reserveCapacity(s.utf8.count)
-    for scalar in s.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if scalar.value < 0x20 {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return out
-}
-
 /// Writes GeoJSON (RFC 7946), streaming: one `FeatureCollection` whose features are waypoints (`Point`),
 /// routes (`LineString`) and tracks (`MultiLineString`, one line per segment; a pause also starts a new
 /// line). Positions are `[longitude, latitude]` or `[longitude, latitude, altitude]`. Per-point times and
@@ -72,7 +49,7 @@ public struct GeoJSONWriter: GPXEventWriter {
     private func property(_ key: String, _ value: String?) {
         guard let value else { return }
         out.write(",\"\(key)\":\"")
-        out.write(jsonEscaped(value))
+        out.write(JSONEscaping.escaped(value))
         out.writeByte(0x22)
     }
 
@@ -204,8 +181,16 @@ public struct CSVWriter: GPXEventWriter {
     private var index = 0
     private var waypoint = 0
 
+    /// The columns of a location, the same in `routekit locations` (the whole row there) and here.
+    package static let locationColumns = [
+        "time", "latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy", "speed",
+        "speedAccuracy", "course", "courseAccuracy",
+    ]
+
+    /// The header row (without its line end).
     public static let header =
-        "kind,track,segment,index,time,latitude,longitude,altitude,horizontalAccuracy,verticalAccuracy,speed,speedAccuracy,course,courseAccuracy,heartRate,cadence,temperature,waterTemperature,depth,power,name"
+        (["kind", "track", "segment", "index"] + locationColumns + QuantityType.all.map(\.identifier) + ["name"])
+        .joined(separator: ",")
 
     public init(to out: OutputSink) {
         self.out = out

@@ -10,6 +10,10 @@ public import RouteKit
 
 /// Where a writer's bytes go: a file (written in 1 MiB blocks) or memory.
 public final class OutputSink {
+    /// The message of the error a write gets when the reader closed the pipe (`| head -1`): a command ends quietly on
+    /// it, as the reader asked for no more.
+    package static let closedByReader = "write failed: the reader closed the pipe"
+
     private var buffer: RawBytes
     private var fd: Int32 = -1
     private var ownsFD = false
@@ -141,6 +145,7 @@ public final class OutputSink {
             let n = Glibc_write(fd, buffer.base + offset, buffer.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
+                if errno == EPIPE { throw RouteKitError(.io, Self.closedByReader, file: name) }
                 throw RouteKitError(.io, "write failed: \(String(cString: strerror(errno)))", file: name)
             }
             offset += n

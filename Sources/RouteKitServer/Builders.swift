@@ -4,6 +4,7 @@
     import Hummingbird
     import NIOCore
     import RouteKit
+    import RouteKitApplication
     import RouteKitGPX
 
     /// The route builder over HTTP, for a phone or watch that uploads while it records (HealthKit's

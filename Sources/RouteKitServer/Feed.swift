@@ -5,6 +5,7 @@
     import Logging
     import NIOCore
     @_spi(RouteKitBackend) import RouteKit
+    import RouteKitApplication
     import RouteKitGPX
     import RouteKitProcessing
     import ServiceLifecycle

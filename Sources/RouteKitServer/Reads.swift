@@ -4,6 +4,7 @@
     import Hummingbird
     import NIOCore
     import RouteKit
+    import RouteKitApplication
     import RouteKitGPX
 
     /// The read routes: workouts, routes, one route's locations (NDJSON, streamed) and its export (GPX, GeoJSON,
@@ -196,46 +197,24 @@
                 })
         }
 
-        static func line(_ l: Location) -> String {
-            var s = "{\"latitude\":\(decimalText(l.latitude)),\"longitude\":\(decimalText(l.longitude))"
-            if let t = l.timestamp { s += ",\"time\":\"\(t.iso8601)\"" }
-            if let v = l.altitude { s += ",\"altitude\":\(decimalText(v))" }
-            if let v = l.horizontalAccuracy { s += ",\"horizontalAccuracy\":\(decimalText(v))" }
-            if let v = l.verticalAccuracy { s += ",\"verticalAccuracy\":\(decimalText(v))" }
-            if let v = l.speed { s += ",\"speed\":\(decimalText(v))" }
-            if let v = l.course { s += ",\"course\":\(decimalText(v))" }
-            return s + "}\n"
-        }
+        /// One NDJSON line: the location as every door writes it (``LocationWire``).
+        static func line(_ l: Location) -> String { LocationWire.json(l) + "\n" }
 
         /// The route as GPX 1.1 (with its workout's series merged into the points), GeoJSON or CSV. Written to a
         /// spool file first (memory stays at one chunk), then streamed.
         func export(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let route = try await readableRoute(context)
-            let format = request.uri.queryParameters.get("format") ?? "gpx"
-            let contentType: String
-            switch format {
-            case "gpx": contentType = "application/gpx+xml"
-            case "geojson": contentType = "application/geo+json"
-            case "csv": contentType = "text/csv; charset=utf-8"
-            default: throw Problem.badRequest("'format' must be gpx, geojson or csv, not '\(format)'")
+            let text = request.uri.queryParameters.get("format") ?? "gpx"
+            guard let format = ExportFormat(rawValue: text) else {
+                throw Problem.badRequest("'format' must be gpx, geojson or csv, not '\(text)'")
             }
-            let tag = Self.etag(route, format)
+            let tag = Self.etag(route, format.rawValue)
             if Self.matches(request, tag) { return Self.notModified(tag) }
             let path = (configuration.uploadDirectory as NSString).appendingPathComponent(
-                Spool.name(Spool.exportPrefix, suffix: "." + format))
+                Spool.name(Spool.exportPrefix, suffix: "." + format.rawValue))
             do {
                 let sink = try OutputSink(path: path)
-                switch format {
-                case "gpx":
-                    var w = GPXWriter(to: sink)
-                    try await Self.write(route, store, &w)
-                case "geojson":
-                    var w = GeoJSONWriter(to: sink)
-                    try await Self.write(route, store, &w)
-                default:
-                    var w = CSVWriter(to: sink)
-                    try await Self.write(route, store, &w)
-                }
+                try await StoreExport.write([route], from: store, as: format, to: sink)
                 try sink.close()
             } catch {
                 unlink(path)
@@ -249,8 +228,8 @@
             }
             unlink(path)  // the open handle keeps the data until it is closed
             var headers = Self.immutable(tag)
-            headers[.contentType] = contentType
-            let name = "route-\(route.id.uuidString.lowercased()).\(format)"
+            headers[.contentType] = format.contentType
+            let name = "route-\(route.id.uuidString.lowercased()).\(format.rawValue)"
             headers[.contentDisposition] = "attachment; filename=\"\(name)\""
             return Response(
                 status: .ok, headers: headers,
@@ -261,14 +240,6 @@
                     }
                     try await writer.finish(nil)
                 })
-        }
-
-        static func write<W: GPXEventWriter>(_ route: RouteSample, _ store: any RouteStore, _ w: inout W)
-            async throws(RouteKitError)
-        {
-            try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
-            try await GPXStoreExport.writeTrack(route: route, store: store, to: &w)
-            try w.finish()
         }
 
         static func id(_ context: RouteKitRequestContext) throws(Problem) -> UUID {

@@ -5,6 +5,7 @@
     import Logging
     import NIOCore
     import RouteKit
+    import RouteKitApplication
     import RouteKitGPX
     import RouteKitImport
 

@@ -4,6 +4,7 @@
     import Hummingbird
     import NIOCore
     import RouteKit
+    import RouteKitApplication
     import RouteKitGPX
     import RouteKitProcessing
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitFIT
 import RouteKitGPX
 
@@ -41,9 +42,7 @@ struct Convert: ParsableCommand {
             """
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case gpx, geojson, csv
-    }
+    typealias Format = ExportFormat
 
     @Argument(
         help: "The input GPX or FIT file (plain or gzip-compressed).",
@@ -313,19 +312,7 @@ struct Convert: ParsableCommand {
     }
 }
 
-extension Convert.Format {
-    /// The format an output's extension names (`.geojson`/`.json`, `.csv`), else GPX.
-    init(forOutput output: String) {
-        let lower = output.lowercased()
-        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") {
-            self = .geojson
-        } else if lower.hasSuffix(".csv") {
-            self = .csv
-        } else {
-            self = .gpx
-        }
-    }
-}
+extension ExportFormat: ExpressibleByArgument {}
 
 /// The hidden file beside `output` that a command writes first and renames into place on success.
 func temporarySibling(of output: String) -> String {

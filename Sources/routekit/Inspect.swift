@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitProcessing

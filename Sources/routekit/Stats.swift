@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
 import RouteKitProcessing
 import RouteKitSQLite

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
 import RouteKitSQLite
 
@@ -95,8 +96,10 @@ struct Locations: AsyncParsableCommand {
         commandName: "locations",
         abstract: "Stream a route's locations in batches (the route query).",
         discussion: """
-            Text output is CSV (time, latitude, longitude, elevation, accuracies, speed, course). With --json, \
-            one object per batch: {"batch": N, "done": true|false, "locations": [{"time": …, "latitude": …, …}]}.
+            Text output is CSV with the location columns of `export … .csv` (time, latitude, longitude, altitude, \
+            accuracies, speed, course). With --json, one object per batch: {"batch": N, "done": true|false, \
+            "locations": [{"latitude": …, "longitude": …, "time": …, …}]}, each location as GET \
+            /v1/routes/ID/locations writes it (an absent value's key left out).
 
             Examples:
               routekit locations 0C1D… --batch-size 500 --json
@@ -114,57 +117,23 @@ struct Locations: AsyncParsableCommand {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1.") }
     }
 
-    struct LocationJSON: Encodable {
-        var l: Location
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(l.timestamp?.iso8601, forKey: .time)
-            try c.encode(l.latitude, forKey: .latitude)
-            try c.encode(l.longitude, forKey: .longitude)
-            try c.encodeIfPresent(l.altitude, forKey: .altitude)
-            try c.encodeIfPresent(l.horizontalAccuracy, forKey: .horizontalAccuracy)
-            try c.encodeIfPresent(l.verticalAccuracy, forKey: .verticalAccuracy)
-            try c.encodeIfPresent(l.speed, forKey: .speed)
-            try c.encodeIfPresent(l.speedAccuracy, forKey: .speedAccuracy)
-            try c.encodeIfPresent(l.course, forKey: .course)
-            try c.encodeIfPresent(l.courseAccuracy, forKey: .courseAccuracy)
-        }
-        enum CodingKeys: String, CodingKey {
-            case time, latitude, longitude, altitude, horizontalAccuracy, verticalAccuracy, speed, speedAccuracy
-            case course, courseAccuracy
-        }
-    }
-
-    struct BatchJSON: Encodable {
-        var batch: Int
-        var done: Bool
-        var locations: [LocationJSON]
-    }
-
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
             let id = try parseUUID(route)
             let interval = try parseTimeRange(from: from, to: to)
             let out = OutputSink.standardOutput()
-            if !json {
-                try out.writeText(
-                    "time,latitude,longitude,elevation,horizontalAccuracy,verticalAccuracy,speed,course\n")
-            }
+            if !json { try out.writeText(LocationWire.csvHeader + "\n") }
             var n = 0
             for try await batch in store.locations(of: id, batchSize: batchSize, interval: interval) {
                 if json {
-                    printJSONLine(
-                        BatchJSON(batch: n, done: batch.isDone, locations: batch.locations.map(LocationJSON.init)))
+                    // The batch's keys are sorted, as every JSON line; its locations are the HTTP service's.
+                    var line = "{\"batch\":\(n),\"done\":\(batch.isDone),\"locations\":["
+                    line += batch.locations.map(LocationWire.json).joined(separator: ",")
+                    try out.writeText(line + "]}\n")
+                    try out.flush()  // a reader (a pipe, a file being followed) sees each batch when it is complete
                 } else {
-                    for l in batch.locations {
-                        var line = l.timestamp?.iso8601 ?? ""
-                        line += "," + decimalText(l.latitude) + "," + decimalText(l.longitude)
-                        for v in [l.altitude, l.horizontalAccuracy, l.verticalAccuracy, l.speed, l.course] {
-                            line += "," + (v.map(decimalText) ?? "")
-                        }
-                        try out.writeText(line + "\n")
-                    }
+                    for l in batch.locations { try out.writeText(LocationWire.csvRow(l) + "\n") }
                 }
                 n += 1
             }
@@ -190,7 +159,7 @@ struct Export: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @Argument(help: "A route's or a workout's uuid.") var id: String
     @Option(help: "gpx, geojson or csv (default: from the output's extension, else gpx).")
-    var format: Convert.Format?
+    var format: ExportFormat?
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String = "-"
 
     func run() async throws {
@@ -208,7 +177,7 @@ struct Export: AsyncParsableCommand {
             } else {
                 throw RouteKitError(.notFound, "no route or workout \(uuid)")
             }
-            let fmt = format ?? Convert.Format(forOutput: output)
+            let fmt = format ?? ExportFormat(forOutput: output)
             let sink: OutputSink
             if output == "-" {
                 sink = .standardOutput()
@@ -217,17 +186,7 @@ struct Export: AsyncParsableCommand {
                 temporary = tmp
                 sink = try OutputSink(path: tmp)
             }
-            switch fmt {
-            case .gpx:
-                var w = GPXWriter(to: sink)
-                try await Self.write(routes, of: workout, store, &w)
-            case .geojson:
-                var w = GeoJSONWriter(to: sink)
-                try await Self.write(routes, of: workout, store, &w)
-            case .csv:
-                var w = CSVWriter(to: sink)
-                try await Self.write(routes, of: workout, store, &w)
-            }
+            try await StoreExport.write(routes, attachmentsOf: workout, from: store, as: fmt, to: sink)
             try sink.close()
             if let tmp = temporary, rename(tmp, output) != 0 {
                 throw RouteKitError(
@@ -242,16 +201,6 @@ struct Export: AsyncParsableCommand {
             printError("error: \(error)")
             throw exitInputFailed
         }
-    }
-
-    /// Writes the routes as tracks, after the workout's waypoints and planned routes when a workout is given.
-    static func write<W: GPXEventWriter>(
-        _ routes: [RouteSample], of workout: UUID?, _ store: any RouteStore, _ w: inout W
-    ) async throws {
-        try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
-        if let workout { try await GPXStoreExport.writeAttachments(workout: workout, store: store, to: &w) }
-        for r in routes { try await GPXStoreExport.writeTrack(route: r, store: store, to: &w) }
-        try w.finish()
     }
 }
 

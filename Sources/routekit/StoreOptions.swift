@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitGPX
 import RouteKitSQLite
 
 #if Postgres
@@ -93,6 +94,8 @@ func runReportingErrors<T>(
     do {
         return try await body()
     } catch let error as RouteKitError {
+        // A reader that stopped early (`| head -1`): it has what it wanted; nothing to report.
+        if error.code == .io && error.message == OutputSink.closedByReader { throw ExitCode.success }
         printError("error: \(error)")
         throw exitCode(error)
     } catch let exit as ExitCode {

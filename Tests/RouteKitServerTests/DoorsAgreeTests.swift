@@ -5,11 +5,12 @@
     import HummingbirdTesting
     import NIOCore
     import RouteKit
+    import RouteKitSQLite
     import RouteKitServer
     import RouteKitTesting
     import Testing
 
-    @Suite("one distance behind every door")
+    @Suite("one application behind every door")
     struct DoorsAgreeTests {
         /// A run of 120 fixes a second apart at about 3 m/s, with two GPS spikes (about 1 km off for one fix each).
         static func spikyRun() -> String {
@@ -92,6 +93,90 @@
                 #expect(!numbers.isEmpty)
                 #expect(numbers.allSatisfy { $0 < 60 }, "\(numbers)")
             }
+        }
+
+        /// Both doors' JSON of one object, compared as parsed values (key order and number spelling aside).
+        static func same(_ a: Any?, _ b: Any?) -> Bool {
+            guard let a = a as? NSObject, let b = b as? NSObject else { return false }
+            return a.isEqual(b)
+        }
+
+        @Test("locations, workouts, routes and statistics: the same JSON from the CLI and over HTTP; one CSV header")
+        func sameShapes() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let token = try await f.token()
+            // A route with every location field, some absent on some points, and a time-less point.
+            let source = try Source(name: "phone")
+            let t0 = try #require(Timestamp(iso8601: "2024-05-01T06:00:00.250+02:00"))
+            let workout = Workout(
+                activityType: .cycling, start: t0, end: t0, source: source, metadata: ["name": .string("every field")])
+            _ = try await f.store.saveWorkout(workout)
+            let builder = try await RouteBuilder(store: f.store, source: source, order: .insertion)
+            try await builder.insert([
+                Location(
+                    latitude: 47.123456789, longitude: 8.5, timestamp: t0, altitude: 431.25, horizontalAccuracy: 4,
+                    verticalAccuracy: 6.5, speed: 5.125, speedAccuracy: 0.5, course: 271.5, courseAccuracy: 12),
+                Location(latitude: 47.1236, longitude: 8.5001, timestamp: t0.adding(seconds: 1), altitude: -3),
+                Location(latitude: -0.000001, longitude: 179.9999999),
+            ])
+            let route = try await builder.finish(
+                workout: workout, metadata: ["syncIdentifier": .string("every-field"), "syncVersion": .integer(1)]
+            ).route.id.uuidString.lowercased()
+            let id = workout.id.uuidString.lowercased()
+            let store = f.folder + "/store.sqlite"
+
+            let (lines, httpWorkout, httpRoute, httpStats, csv) = try await f.app().test(.router) { client in
+                let lines = try await client.execute(
+                    uri: "/v1/routes/\(route)/locations", method: .get, headers: auth(token)
+                ) { String(buffer: $0.body).split(separator: "\n").map(String.init) }
+                let workout = try await client.execute(uri: "/v1/workouts/\(id)", method: .get, headers: auth(token)) {
+                    json($0.body)["workout"]
+                }
+                let routeObject = try await client.execute(
+                    uri: "/v1/routes/\(route)", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                let stats = try await client.execute(
+                    uri: "/v1/workouts/\(id)/stats", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                let csv = try await client.execute(
+                    uri: "/v1/routes/\(route)/export?format=csv", method: .get, headers: auth(token)
+                ) { String(buffer: $0.body) }
+                return (lines, workout, routeObject, stats, csv)
+            }
+
+            // Locations: the CLI's batch holds exactly the HTTP service's lines, byte for byte.
+            let cli = try runChildProcess(binary, ["locations", "--store", store, "--json", route])
+            #expect(cli.status == 0, "\(cli.errorOutput)")
+            #expect(lines.count == 3)
+            #expect(cli.output == "{\"batch\":0,\"done\":true,\"locations\":[" + lines.joined(separator: ",") + "]}\n")
+            let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+            #expect(first?["speedAccuracy"] as? Double == 0.5)
+            #expect(first?["courseAccuracy"] as? Double == 12)
+            #expect(first?["time"] as? String == "2024-05-01T06:00:00.25+02:00")
+            #expect(lines[2].contains("\"time\"") == false, "an absent value's key is left out")
+
+            // CSV: the CLI's columns are the location columns of the export's CSV, and its rows their values.
+            let cliCSV = try runChildProcess(binary, ["locations", "--store", store, route])
+            #expect(cliCSV.status == 0, "\(cliCSV.errorOutput)")
+            let cliRows = cliCSV.output.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            let exportRows = csv.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            #expect(cliRows.count == 4 && exportRows.count == 4)
+            for (c, e) in zip(cliRows, exportRows) {
+                #expect(Array(c) == Array(e.dropFirst(4).prefix(c.count)), "\(c) vs \(e)")
+            }
+            #expect(cliRows.first?.first == "time" && cliRows.first?.contains("altitude") == true)
+
+            // Workouts, routes, statistics.
+            let cliWorkout = try runChildProcess(binary, ["workouts", "--store", store, "--json"])
+            #expect(Self.same(try JSONSerialization.jsonObject(with: Data(cliWorkout.output.utf8)), httpWorkout))
+            let cliRoute = try runChildProcess(binary, ["routes", "--store", store, "--json"])
+            #expect(Self.same(try JSONSerialization.jsonObject(with: Data(cliRoute.output.utf8)), httpRoute))
+            let cliStats = try runChildProcess(binary, ["stats", "--store", store, "--json", id])
+            #expect(Self.same(try JSONSerialization.jsonObject(with: Data(cliStats.output.utf8)), httpStats))
         }
     }
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
 import Testing
 
@@ -55,5 +56,40 @@ struct JSONShapesTests {
         #expect(decoded.line == nil && decoded.column == nil)
         let back = try JSONDecoder().decode(RouteJSON.self, from: Data(routeText.utf8))
         #expect(back.start == nil && back.end == nil && back.syncIdentifier == "r")
+    }
+
+    @Test("a location's JSON: keys sorted, absent values left out, every number and time read back exactly")
+    func locationJSON() throws {
+        let t = try #require(Timestamp(iso8601: "2024-05-01T06:00:00.125-07:30"))
+        let full = Location(
+            latitude: 47.000000001, longitude: -122.5, timestamp: t, altitude: -12.75, horizontalAccuracy: 3.5,
+            verticalAccuracy: 8, speed: 4.1, speedAccuracy: 0.25, course: 359.9, courseAccuracy: 10)
+        let text = LocationWire.json(full)
+        let keys = [
+            "altitude", "course", "courseAccuracy", "horizontalAccuracy", "latitude", "longitude", "speed",
+            "speedAccuracy", "time", "verticalAccuracy",
+        ]
+        // Sorted keys, in that order in the text.
+        let positions = keys.map { text.range(of: "\"\($0)\":")?.lowerBound }
+        #expect(positions.allSatisfy { $0 != nil }, "\(text)")
+        #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted(), "\(text)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["latitude"] as? Double == 47.000000001)
+        #expect(object["altitude"] as? Double == -12.75)
+        #expect(object["courseAccuracy"] as? Double == 10)
+        #expect(object["time"] as? String == "2024-05-01T06:00:00.125-07:30")
+        let bare = LocationWire.json(Location(latitude: 1, longitude: 2))
+        #expect(bare == #"{"latitude":1,"longitude":2}"#)
+    }
+
+    @Test("a location's CSV row has a cell per column of the header, which are the export's location columns")
+    func locationCSV() {
+        let header = LocationWire.csvHeader.split(separator: ",").map(String.init)
+        #expect(header == CSVWriter.locationColumns)
+        #expect(CSVWriter.header.contains(LocationWire.csvHeader))
+        let row = LocationWire.csvRow(Location(latitude: 1.5, longitude: 2, speedAccuracy: 0.5))
+        let cells = row.split(separator: ",", omittingEmptySubsequences: false)
+        #expect(cells.count == header.count)
+        #expect(cells[0] == "" && cells[1] == "1.5" && cells[7] == "0.5", "\(row)")
     }
 }

@@ -1,32 +1,33 @@
-import Foundation
-public import RouteKit
+internal import Foundation
+package import RouteKit
+package import RouteKitGPX
 
 // The JSON shapes RouteKit prints (`routekit … --json`) and serves (`routekit serve`), defined once. Absent values
 // are written as explicit `null`s, so a consumer sees every key of a shape whether or not it has a value.
 
 /// A route: `routekit routes --json`, `added` in a change set, the routes of `GET /v1/routes`.
-public struct RouteJSON: Codable, Hashable, Sendable {
+package struct RouteJSON: Codable, Hashable, Sendable {
     /// The route's uuid (lowercase).
-    public var uuid: String
+    package var uuid: String
     /// Its workout's uuid.
-    public var workout: String
+    package var workout: String
     /// The source that wrote it.
-    public var source: String
+    package var source: String
     /// Its sync identifier.
-    public var syncIdentifier: String
+    package var syncIdentifier: String
     /// Its sync version.
-    public var syncVersion: Int64
+    package var syncVersion: Int64
     /// The time of its first location (ISO 8601), or `null`.
-    @ExplicitNull public var start: String?
+    @ExplicitNull package var start: String?
     /// The time of its last location, or `null`.
-    @ExplicitNull public var end: String?
+    @ExplicitNull package var end: String?
     /// How many locations it holds.
-    public var locations: Int
+    package var locations: Int
     /// Its metadata.
-    public var metadata: [String: MetadataValue]
+    package var metadata: [String: MetadataValue]
 
     /// The shape of `route`.
-    public init(_ route: RouteSample) {
+    package init(_ route: RouteSample) {
         uuid = route.id.lowercaseText
         workout = route.workoutID.lowercaseText
         source = route.source.name
@@ -44,20 +45,20 @@ public struct RouteJSON: Codable, Hashable, Sendable {
 }
 
 /// A route that stopped being current, as `deleted` in a change set.
-public struct DeletedRouteJSON: Codable, Hashable, Sendable {
+package struct DeletedRouteJSON: Codable, Hashable, Sendable {
     /// The route's uuid.
-    public var uuid: String
+    package var uuid: String
     /// Its source.
-    public var source: String
+    package var source: String
     /// Its workout's uuid.
-    public var workout: String
+    package var workout: String
     /// Its sync identifier.
-    public var syncIdentifier: String
+    package var syncIdentifier: String
     /// Its sync version.
-    public var syncVersion: Int64
+    package var syncVersion: Int64
 
     /// The shape of `deleted`.
-    public init(_ deleted: DeletedRoute) {
+    package init(_ deleted: DeletedRoute) {
         uuid = deleted.id.lowercaseText
         source = deleted.source.name
         workout = deleted.workoutID.lowercaseText
@@ -67,18 +68,18 @@ public struct DeletedRouteJSON: Codable, Hashable, Sendable {
 }
 
 /// A change set: `routekit changes --json`, and `GET /v1/changes`.
-public struct ChangeSetJSON: Codable, Hashable, Sendable {
+package struct ChangeSetJSON: Codable, Hashable, Sendable {
     /// Routes that became current.
-    public var added: [RouteJSON]
+    package var added: [RouteJSON]
     /// Routes that stopped being current (apply these first).
-    public var deleted: [DeletedRouteJSON]
+    package var deleted: [DeletedRouteJSON]
     /// Where the next read starts.
-    public var anchor: String
+    package var anchor: String
     /// Whether more changes are ready now.
-    public var hasMore: Bool
+    package var hasMore: Bool
 
     /// The shape of `set`.
-    public init(_ set: ChangeSet) {
+    package init(_ set: ChangeSet) {
         added = set.added.map(RouteJSON.init)
         deleted = set.deleted.map(DeletedRouteJSON.init)
         anchor = set.anchor.text
@@ -88,20 +89,20 @@ public struct ChangeSetJSON: Codable, Hashable, Sendable {
 
 /// The `error` object of the JSON shapes: code, message, and where in the input (line and column for text, a byte
 /// offset for binary formats).
-public struct ErrorJSON: Codable, Hashable, Sendable {
+package struct ErrorJSON: Codable, Hashable, Sendable {
     /// The error's code (`RouteKitError.Code`).
-    public var code: String
+    package var code: String
     /// What went wrong (never coordinates: see `RouteKitError.privateDetail`).
-    public var message: String
+    package var message: String
     /// The 1-based line, or `null`.
-    @ExplicitNull public var line: Int?
+    @ExplicitNull package var line: Int?
     /// The 1-based column, or `null`.
-    @ExplicitNull public var column: Int?
+    @ExplicitNull package var column: Int?
     /// The byte offset (binary formats), omitted when absent.
-    public var byteOffset: Int?
+    package var byteOffset: Int?
 
     /// The shape of `error`.
-    public init(_ error: RouteKitError) {
+    package init(_ error: RouteKitError) {
         code = error.code.description
         message = error.message
         line = error.line
@@ -113,34 +114,34 @@ public struct ErrorJSON: Codable, Hashable, Sendable {
 }
 
 /// What importing one file did: `routekit import --json`, and each result of `POST /v1/uploads`.
-public struct ImportResultJSON: Codable, Hashable, Sendable {
+package struct ImportResultJSON: Codable, Hashable, Sendable {
     /// One track: its workout, its route (`null` for a track without locations), how many locations.
-    public struct Route: Codable, Hashable, Sendable {
+    package struct Route: Codable, Hashable, Sendable {
         /// The workout's uuid.
-        public var workout: String
+        package var workout: String
         /// The route's uuid, or `null`.
-        @ExplicitNull public var route: String?
+        @ExplicitNull package var route: String?
         /// The route's locations.
-        public var locations: Int
+        package var locations: Int
 
         enum CodingKeys: String, CodingKey { case workout, route, locations }
     }
 
     /// The file (or archive entry) name.
-    public var file: String
+    package var file: String
     /// `imported`, `unchanged`, `partial` or `failed` (``GPXImportResult/Status``).
-    public var status: String
+    package var status: String
     /// The tracks stored.
-    public var routes: [Route]
+    package var routes: [Route]
     /// The waypoints read.
-    public var waypoints: Int
+    package var waypoints: Int
     /// What was dropped or repaired.
-    public var warnings: [String]
+    package var warnings: [String]
     /// Why it failed (`partial`, `failed`), or `null`.
-    @ExplicitNull public var error: ErrorJSON?
+    @ExplicitNull package var error: ErrorJSON?
 
     /// The shape of `result`.
-    public init(_ result: GPXImportResult) {
+    package init(_ result: GPXImportResult) {
         file = result.file
         status = result.status.rawValue
         routes = result.tracks.map {
@@ -157,30 +158,30 @@ public struct ImportResultJSON: Codable, Hashable, Sendable {
 }
 
 /// A workout: `routekit workouts --json`, and `GET /v1/workouts`.
-public struct WorkoutJSON: Codable, Hashable, Sendable {
+package struct WorkoutJSON: Codable, Hashable, Sendable {
     /// The workout's uuid.
-    public var uuid: String
+    package var uuid: String
     /// Its activity type.
-    public var activity: String
+    package var activity: String
     /// The source that wrote it.
-    public var source: String
+    package var source: String
     /// Its sync identifier, or `null`.
-    @ExplicitNull public var syncIdentifier: String?
+    @ExplicitNull package var syncIdentifier: String?
     /// Its sync version, or `null`.
-    @ExplicitNull public var syncVersion: Int64?
+    @ExplicitNull package var syncVersion: Int64?
     /// When it started (ISO 8601), or `null`.
-    @ExplicitNull public var start: String?
+    @ExplicitNull package var start: String?
     /// When it ended, or `null`.
-    @ExplicitNull public var end: String?
+    @ExplicitNull package var end: String?
     /// Its current routes.
-    public var routes: Int
+    package var routes: Int
     /// The locations of its current routes.
-    public var locations: Int
+    package var locations: Int
     /// Its metadata.
-    public var metadata: [String: MetadataValue]
+    package var metadata: [String: MetadataValue]
 
     /// The shape of `workout` with its current `routes`.
-    public init(_ workout: Workout, routes: [RouteSample]) {
+    package init(_ workout: Workout, routes: [RouteSample]) {
         uuid = workout.id.lowercaseText
         activity = workout.activityType.rawValue
         source = workout.source.name
@@ -205,7 +206,7 @@ extension ChangeSetJSON {
     ///   - set: the change set.
     ///   - anchorText: the anchor's text as the reader gets it (the server seals a source-limited token's anchors);
     ///     `set.anchor`'s own text by default.
-    public static func bytes(_ set: ChangeSet, anchorText: String? = nil) -> [UInt8] {
+    package static func bytes(_ set: ChangeSet, anchorText: String? = nil) -> [UInt8] {
         var w = JSONText()
         w.bytes.reserveCapacity(128 + set.added.count * 300 + set.deleted.count * 200)
         w.raw("{\"added\":[")
@@ -265,26 +266,8 @@ struct JSONText {
         if let text { string(text) } else { raw("null") }
     }
 
-    /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`; the rest as UTF-8.
-    mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for b in text.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
-            case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
-            case 0x08: bytes.append(contentsOf: [92, UInt8(ascii: "b")])
-            case 0x0C: bytes.append(contentsOf: [92, UInt8(ascii: "f")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
-            default: bytes.append(b)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    /// A JSON string (``JSONEscaping``).
+    mutating func string(_ text: String) { JSONEscaping.appendQuoted(text, to: &bytes) }
 
     /// Metadata, keys sorted as `JSONEncoder`'s `.sortedKeys` sorts them.
     mutating func metadata(_ m: [String: MetadataValue]) {
@@ -314,34 +297,34 @@ struct JSONText {
 
 /// One sample of a quantity series: `{"time": "…", "value": x}` (`routekit series --json`, and the lines of
 /// `GET /v1/workouts/ID/series/TYPE`).
-public struct SampleJSON: Codable, Hashable, Sendable {
+package struct SampleJSON: Codable, Hashable, Sendable {
     /// ISO 8601, with the sample's own UTC offset.
-    public var time: String
+    package var time: String
     /// In the type's unit.
-    public var value: Double
+    package var value: Double
 
     /// The shape of `sample`.
-    public init(_ sample: QuantitySample) {
+    package init(_ sample: QuantitySample) {
         time = sample.timestamp.iso8601
         value = sample.value
     }
 }
 
 /// An effort score related to a workout: `routekit effort --json`, and `GET /v1/workouts/ID/effort`.
-public struct EffortScoreJSON: Codable, Hashable, Sendable {
-    public var uuid: String
-    public var source: String
+package struct EffortScoreJSON: Codable, Hashable, Sendable {
+    package var uuid: String
+    package var source: String
     /// 1–10.
-    public var score: Double
+    package var score: Double
     /// Given by a person (it wins over estimates).
-    public var manual: Bool
+    package var manual: Bool
     /// When it was related, ISO 8601.
-    public var created: String
+    package var created: String
     /// Whether it is the score that counts for the workout.
-    public var effective: Bool
+    package var effective: Bool
 
     /// The shape of `score`.
-    public init(_ score: EffortScore, effective: Bool) {
+    package init(_ score: EffortScore, effective: Bool) {
         uuid = score.id.lowercaseText
         source = score.source.name
         self.score = score.score
