@@ -68,10 +68,11 @@ let package = Package(
 
         // The processing pipeline: outlier removal, Kalman/RTS smoothing, GEOS simplification, metrics.
         .target(
-            name: "RouteKitProcessing", dependencies: ["RouteKit", "RouteKitGEOS", "CMalloc"],
+            name: "RouteKitProcessing", dependencies: ["RouteKit", "RouteKitGEOS", "CRouteKitSystem"],
             swiftSettings: swiftSettings),
-        // glibc's mallopt, for the batch job's allocator settings (part of libc: no library to link).
-        .systemLibrary(name: "CMalloc"),
+        // The system calls beyond Foundation: glibc's allocator tuning (mallopt, malloc_trim), thread names and ids
+        // (part of libc: no library to link).
+        .systemLibrary(name: "CRouteKitSystem"),
 
         // zlib, for gzip-compressed GPX.
         .systemLibrary(
@@ -87,7 +88,7 @@ let package = Package(
         ),
         // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
         .target(
-            name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate", "CMalloc"],
+            name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate", "CRouteKitSystem"],
             swiftSettings: swiftSettings),
 
         // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).
@@ -113,7 +114,7 @@ let package = Package(
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
             name: "RouteKitSQLite",
-            dependencies: ["RouteKit", "CMalloc", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["RouteKit", "CRouteKitSystem", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 
@@ -172,7 +173,8 @@ let package = Package(
         // The application both doors (routekit and RouteKitServer) call, package access and no product: the wire
         // shapes (every JSON and CSV shape), defined once.
         .target(
-            name: "RouteKitApplication", dependencies: ["RouteKit", "RouteKitGPX", "RouteKitProcessing"],
+            name: "RouteKitApplication",
+            dependencies: ["RouteKit", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender"],
             swiftSettings: swiftSettings),
 
         // Support for tests: the store conformance suite every backend runs, the in-memory reference store,

@@ -229,7 +229,7 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
                     // Made before the first read, so that no commit between a read and the wait is missed.
                     waiter = WaiterHandle(try await store.makeCommitWaiter())
                 }
-                var backoff = 0.1
+                var backoff = UnavailableBackoff()
                 while !Task.isCancelled {
                     if caughtUp, let waiter {
                         await waiter.wait(timeout: 1)
@@ -246,11 +246,10 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
                         // A store that cannot be reached (a database server restarting) is waited for, with
                         // backoff, and asked again from the same anchor: nothing is lost or repeated.
                         caughtUp = false
-                        do { try await Task.sleep(for: .milliseconds(Int(backoff * 1000))) } catch { break }
-                        backoff = Swift.min(backoff * 2, 2)
+                        do { try await backoff.wait() } catch { break }
                         continue
                     }
-                    backoff = 0.1
+                    backoff.reset()
                     anchor = set.anchor
                     caughtUp = !set.hasMore
                     if first || !set.added.isEmpty || !set.deleted.isEmpty {

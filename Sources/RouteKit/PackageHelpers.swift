@@ -76,3 +76,23 @@ package enum JSONEscaping {
         }
     }
 }
+
+/// How a follower of the change feed waits out a store that cannot be reached (``RouteKitError/Code/unavailable``:
+/// a database server restarting): 0.1 s, doubling up to 2 s, from the same anchor again each time; back to 0.1 s
+/// once the store answers. One policy for `ChangeUpdates` (`routekit changes --follow`) and the HTTP service's event
+/// streams and long-polls.
+package struct UnavailableBackoff: Sendable {
+    /// The next wait, in seconds.
+    package private(set) var seconds = 0.1
+
+    package init() {}
+
+    /// The store answered: the next wait is the shortest again.
+    package mutating func reset() { seconds = 0.1 }
+
+    /// Waits, then doubles the next wait (at most 2 s). Throws `CancellationError` when the task is cancelled.
+    package mutating func wait() async throws {
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        seconds = Swift.min(seconds * 2, 2)
+    }
+}

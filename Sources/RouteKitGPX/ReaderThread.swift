@@ -1,4 +1,4 @@
-private import CMalloc
+private import CRouteKitSystem
 import Foundation
 package import RouteKit
 

@@ -16,11 +16,8 @@ public enum GPXStoreExport {
         var series: [QuantitySeries] = []
         if let workout {
             for type in try await store.seriesTypes(ofWorkout: workout.id) {
-                var samples: [QuantitySample] = []
-                for try await batch in store.samples(of: type, workout: workout.id, batchSize: 65_536) {
-                    samples += batch.samples
-                }
-                series.append(QuantitySeries(type: type, samples: samples))
+                series.append(
+                    QuantitySeries(type: type, samples: try await store.allSamples(of: type, workout: workout.id)))
             }
         }
         var merger = SeriesMerger(series)

@@ -1,4 +1,4 @@
-internal import CMalloc
+internal import CRouteKitSystem
 
 /// Process-wide allocator settings for batch processing.
 public enum BatchAllocator {

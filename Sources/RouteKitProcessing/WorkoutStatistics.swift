@@ -120,9 +120,7 @@ public enum WorkoutStatistics {
             // The recording as imported: processed versions (smoothed, simplified, privacy-trimmed) are for
             // display and must not change the workout's numbers.
             if let current = try await store.routes(matching: RouteFilter(workout: id)).first {
-                route =
-                    try await store.rawRoute(source: current.source, syncIdentifier: current.sync.identifier)
-                    ?? current
+                route = try await store.recording(of: current)
             }
         } else {
             throw RouteKitError(.notFound, "no route or workout \(id)")
@@ -136,14 +134,9 @@ public enum WorkoutStatistics {
         if let route {
             for try await batch in store.locations(of: route.id, batchSize: 16_384) { accumulator.add(batch.locations) }
         }
-        func samples(_ type: QuantityType) async throws -> [QuantitySample] {
-            var out: [QuantitySample] = []
-            for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
-            return out
-        }
         // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
-        let heartRate = try await samples(.heartRate)
-        let cadence = try await samples(.cadence)
+        let heartRate = try await store.allSamples(of: .heartRate, workout: workout.id)
+        let cadence = try await store.allSamples(of: .cadence, workout: workout.id)
         let zones: Zones?
         if let z = request.zones {
             zones = z
@@ -156,7 +149,7 @@ public enum WorkoutStatistics {
         } else {
             zones = nil
         }
-        let power = try await samples(.power)
+        let power = try await store.allSamples(of: .power, workout: workout.id)
         var usedFTP: Double?
         var powerZones: Zones?
         if let z = request.powerZones {

@@ -200,7 +200,7 @@ public enum RoutePicture {
     }
 
     /// Samples placed along the route by time: (distance, value), in time order.
-    static func series(_ samples: [QuantitySample], on track: RenderTrack) -> [(Double, Double)] {
+    package static func series(_ samples: [QuantitySample], on track: RenderTrack) -> [(Double, Double)] {
         var out: [(Double, Double)] = []
         for s in samples where s.value > 0 && s.value.isFinite {
             let t = Double(s.timestamp.instant.seconds) + Double(s.timestamp.instant.nanoseconds) / 1e9

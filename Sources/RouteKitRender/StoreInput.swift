@@ -23,11 +23,9 @@ extension RoutePictureInput {
         }
         let processing = ProcessingNumbers(metadata: route.metadata)
         var raw: RouteSample?
-        if processing != nil, drawRaw,
-            let r = try await store.rawRoute(source: route.source, syncIdentifier: route.sync.identifier),
-            r.id != route.id
-        {
-            raw = r
+        if processing != nil, drawRaw {
+            let r = try await store.recording(of: route)
+            if r.id != route.id { raw = r }
         }
         var main = route
         if !drawCurrent, let r = raw {
@@ -61,13 +59,8 @@ extension RoutePictureInput {
         }
         input.pauses = pauses.map { seconds($0.lowerBound)...seconds($0.upperBound) }
         input.privacyZones = try await store.privacyZones(of: main.source)
-        func samples(_ type: QuantityType) async throws -> [QuantitySample] {
-            var out: [QuantitySample] = []
-            for try await b in store.samples(of: type, workout: workout.id, batchSize: 65_536) { out += b.samples }
-            return out
-        }
-        input.heartRate = try await samples(.heartRate)
-        input.power = try await samples(.power)
+        input.heartRate = try await store.allSamples(of: .heartRate, workout: workout.id)
+        input.power = try await store.allSamples(of: .power, workout: workout.id)
         input.setZones(maximumHeartRate: maximumHeartRate, accumulator: &accumulator)
         return input
     }

@@ -1,4 +1,4 @@
-import CMalloc
+import CRouteKitSystem
 public import Foundation
 import GRDB
 @_spi(RouteKitBackend) public import RouteKit

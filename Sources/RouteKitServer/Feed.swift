@@ -226,6 +226,7 @@
             }
             if wait > 0 {
                 let deadline = ContinuousClock.now + .seconds(wait)
+                var backoff = UnavailableBackoff()
                 while set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
                     let left = deadline - ContinuousClock.now
                     guard left > .zero else { break }
@@ -235,11 +236,12 @@
                     seen = hub.signal.current
                     do {
                         set = try await read(since: set.anchor, predicate, limit, token, shared: true)
+                        backoff.reset()
                     } catch {
                         // Waited out until the deadline, as the event stream does: the answer is then the last set
                         // read (its anchor still good), not an error.
                         guard error.code == .unavailable else { throw error }
-                        try? await Task.sleep(for: .milliseconds(200))
+                        try? await backoff.wait()
                     }
                 }
             }
@@ -323,7 +325,7 @@
             var set = first
             var seen = start
             var upToDateSent = false
-            var backoff = 0.1
+            var backoff = UnavailableBackoff()
             var waitingLogged = false
             while true {
                 if !set.added.isEmpty || !set.deleted.isEmpty {
@@ -353,7 +355,7 @@
                 seen = hub.signal.current
                 do {
                     set = try await read(since: set.anchor, predicate, limit, token, shared: true)
-                    backoff = 0.1
+                    backoff.reset()
                     if waitingLogged {
                         logger.notice("event stream: the store answers again")
                         waitingLogged = false
@@ -364,17 +366,16 @@
                         try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
                         return
                     }
-                    // A store that cannot be reached (a database server restarting) is waited for, with backoff up
-                    // to 2 s, as `ChangeUpdates` (`routekit changes --follow`) waits: a comment keeps the connection
+                    // A store that cannot be reached (a database server restarting) is waited for with the backoff
+                    // `ChangeUpdates` (`routekit changes --follow`) uses (UnavailableBackoff): a comment keeps the connection
                     // open meanwhile, and the stream reads on from the same anchor, losing and repeating nothing.
                     if !waitingLogged {
                         logger.warning("event stream waiting for the store", metadata: ["code": "\(error.code)"])
                         waitingLogged = true
                     }
                     try await writer.write(ByteBuffer(string: ": waiting for the store\n\n"))
-                    try await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+                    try await backoff.wait()
                     if Task.isCancelled || Task.isShuttingDownGracefully { return }
-                    backoff = min(backoff * 2, 2)
                     // Read again at once: nothing of `set` is sent twice.
                     set.added = []
                     set.deleted = []

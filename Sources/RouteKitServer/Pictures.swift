@@ -5,6 +5,7 @@
     import Hummingbird
     import NIOCore
     import RouteKit
+    import RouteKitApplication
     import RouteKitRender
 
     /// Pictures being drawn, process-wide.
@@ -70,6 +71,39 @@
                 .eTag: tag, .cacheControl: "private, max-age=3600",
             ]
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+
+        /// A route's profiles as numbers, for a client that draws them (the web view): elevation and speed against
+        /// distance at `max` evenly spread locations (default 2,000, 2–20,000) of the recording (the raw one of a
+        /// processed route, as the pictures and the statistics use), heart rate and power at their samples, and the
+        /// recording's length by the statistics' rules (``ProfileWire``). Revalidated hourly, as pictures are.
+        func profile(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let route = try await readableRoute(context)
+            let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: 2_000, 2...20_000)
+            let tag = "\"\(route.id.uuidString.lowercased())-profile-\(max)\""
+            if Self.matches(request, tag) {
+                return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
+            }
+            // A recording is held whole while it is measured (about 56 bytes a location): as many at once as
+            // pictures.
+            let admitted = picturesInFlight.withLock { n in
+                guard n < configuration.maxConcurrentPictures else { return false }
+                n += 1
+                return true
+            }
+            guard admitted else {
+                throw Problem(
+                    status: .serviceUnavailable, type: "busy", title: "Busy drawing",
+                    detail: "\(configuration.maxConcurrentPictures) pictures are being drawn; try again shortly",
+                    headers: [.retryAfter: "1"])
+            }
+            defer { picturesInFlight.withLock { $0 -= 1 } }
+            let input = try await RoutePictureInput.load(from: store, route: route, raw: true, current: false)
+            let text = ProfileWire.json(RouteProfile(input, maxPoints: max))
+            let headers: HTTPFields = [
+                .contentType: "application/json", .eTag: tag, .cacheControl: "private, max-age=3600",
+            ]
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
     }
 #endif

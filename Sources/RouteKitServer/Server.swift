@@ -93,6 +93,7 @@
             router.get("/v1/routes/:id/locations", use: reads.locations)
             router.get("/v1/routes/:id/export", use: reads.export)
             router.get("/v1/routes/:id/picture", use: reads.picture)
+            router.get("/v1/routes/:id/profile", use: reads.profile)
             let builders = BuilderRoutes(store: store, configuration: configuration, metrics: metrics)
             router.post("/v1/builders", use: builders.create)
             router.get("/v1/builders/:id", use: builders.get)

@@ -4,7 +4,6 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitImport
-import RouteKitSQLite
 import RouteKitTCX
 
 struct Builders: AsyncParsableCommand {

@@ -3,7 +3,6 @@ import Foundation
 import RouteKit
 import RouteKitApplication
 import RouteKitGPX
-import RouteKitSQLite
 
 /// Exit code for an anchor the store cannot answer (malformed, foreign, expired, ahead).
 let exitAnchorUnusable = ExitCode(3)

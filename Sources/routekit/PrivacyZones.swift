@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import RouteKit
-import RouteKitSQLite
 
 struct PrivacyZones: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

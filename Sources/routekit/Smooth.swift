@@ -4,7 +4,6 @@ import RouteKit
 import RouteKitGEOS
 import RouteKitGPX
 import RouteKitProcessing
-import RouteKitSQLite
 
 struct Smooth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,7 +4,6 @@ import RouteKit
 import RouteKitApplication
 import RouteKitGPX
 import RouteKitProcessing
-import RouteKitSQLite
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

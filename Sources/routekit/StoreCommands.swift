@@ -3,7 +3,6 @@ import Foundation
 import RouteKit
 import RouteKitApplication
 import RouteKitGPX
-import RouteKitSQLite
 
 struct Routes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -34,7 +34,7 @@
                 of: " km", with: "")
         }
 
-        @Test("a spiky run: stats over HTTP and from the CLI, the picture's caption from both, one distance; no spike speed")
+        @Test("a spiky run: stats over HTTP and from the CLI, the pictures' captions, the web view's profile: one distance, no spike speed")
         func spikyDistance() async throws {
             guard let binary = routekitBinary else {
                 Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
@@ -57,6 +57,19 @@
                 let svg = try await client.execute(
                     uri: "/v1/routes/\(route)/picture", method: .get, headers: auth(token)
                 ) { String(buffer: $0.body) }
+                // The web view's numbers: the profile endpoint measures as the statistics do.
+                let profile = try await client.execute(
+                    uri: "/v1/routes/\(route)/profile?max=50", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                #expect(profile["distanceMetres"] as? Double == stats["distanceMetres"] as? Double)
+                #expect(profile["locations"] as? Int == 120)
+                let distances = profile["distance"] as? [Double] ?? []
+                let speeds = (profile["speed"] as? [Any] ?? []).compactMap { $0 as? Double }
+                #expect(distances.count == 50 && distances.first == 0, "\(distances.count)")
+                #expect(distances == distances.sorted(), "distance only grows along the route")
+                #expect(abs((distances.last ?? 0) - (profile["distanceMetres"] as? Double ?? -1)) < 0.05)
+                #expect(!speeds.isEmpty && speeds.allSatisfy { $0 < 5 }, "no spike speed in the profile: \(speeds)")
+                #expect(profile["heartRate"] is NSNull && profile["elevation"] is NSNull)
                 return (
                     workout, route, stats["distanceMetres"] as? Double, stats["maxSpeed"] as? Double,
                     Self.captionKilometres(svg)

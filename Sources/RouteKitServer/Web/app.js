@@ -16,7 +16,7 @@
     next: null,
     anchor: null,
     rows: new Map(), // workout uuid -> { li, workout }
-    distances: new Map(), // workout uuid -> metres, measured from its route
+    distances: new Map(), // workout uuid -> metres, the server's measure of its route (readProfile)
     selected: null,
     detailGeneration: 0,
     detailAbort: null,
@@ -108,7 +108,7 @@
   }
 
   function formatDistance(metres) {
-    if (metres == null) return '– km'; // not stored for this workout: measured when its route is opened
+    if (metres == null) return '– km'; // not stored for this workout: the server measures it when its route is opened
     return metres >= 1000 ? `${(metres / 1000).toFixed(2)} km` : `${Math.round(metres)} m`;
   }
 
@@ -424,18 +424,10 @@
     return Array.from({ length: max }, (_, i) => Math.round(i * step));
   }
 
-  function haversine(lat1, lon1, lat2, lon2) {
-    const rad = Math.PI / 180;
-    const dLat = (lat2 - lat1) * rad;
-    const dLon = (lon2 - lon1) * rad;
-    const a = Math.sin(dLat / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(dLon / 2) ** 2;
-    return 2 * 6371008.8 * Math.asin(Math.min(1, Math.sqrt(a)));
-  }
-
-  /// Reads a route's locations (NDJSON) as it streams, into flat arrays; the page stays responsive between chunks.
+  /// Reads a route's positions (NDJSON) as they stream, into flat arrays; the page stays responsive between chunks.
   async function readLocations(routeID, signal, progress) {
     const response = await api(`/v1/routes/${routeID}/locations?max=${READ_LOCATIONS}`, { signal });
-    const points = { lat: [], lon: [], alt: [], time: [], speed: [] };
+    const points = { lat: [], lon: [] }; // for the map: the profiles come measured (readProfile)
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let pending = '';
     const take = (line) => {
@@ -443,9 +435,6 @@
       const l = JSON.parse(line);
       points.lat.push(l.latitude);
       points.lon.push(l.longitude);
-      points.alt.push(typeof l.altitude === 'number' ? l.altitude : NaN);
-      points.time.push(l.time ? Date.parse(l.time) : NaN);
-      points.speed.push(typeof l.speed === 'number' && l.speed >= 0 ? l.speed : NaN);
     };
     for (;;) {
       const { value, done } = await reader.read();
@@ -460,34 +449,20 @@
     return points;
   }
 
-  /// The workout's heart rate placed along the route by time (`/v1/workouts/ID/series/heartRate`, NDJSON):
-  /// `{distance, value}` arrays, or `null` without samples or without times on the route.
-  async function readHeartRate(workoutID, points, distance, signal) {
-    const n = points.time.length;
-    if (n < 2 || !points.time.every(Number.isFinite)) return null;
-    const response = await api(`/v1/workouts/${workoutID}/series/heartRate`, { signal });
-    const text = await response.text();
-    const out = { distance: [], value: [] };
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      const sample = JSON.parse(line);
-      const t = Date.parse(sample.time);
-      if (!(sample.value > 0) || t < points.time[0] || t > points.time[n - 1]) continue;
-      // The last location at or before t, then linear between it and the next.
-      let lo = 0;
-      let hi = n - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (points.time[mid] <= t) lo = mid;
-        else hi = mid - 1;
-      }
-      const next = Math.min(lo + 1, n - 1);
-      const span = points.time[next] - points.time[lo];
-      const f = span > 0 ? (t - points.time[lo]) / span : 0;
-      out.distance.push(distance[lo] + f * (distance[next] - distance[lo]));
-      out.value.push(sample.value);
-    }
-    return out.value.length >= 2 ? out : null;
+  /// The route's profiles as the server measures them (`/v1/routes/ID/profile`): the distance along the recording
+  /// by the statistics' rules (the figure `routekit stats` prints), elevation and speed at up to 2,000 locations,
+  /// heart rate at its samples. Nulls (absent values) become NaN.
+  async function readProfile(routeID, signal) {
+    const response = await api(`/v1/routes/${routeID}/profile?max=2000`, { signal });
+    const p = await response.json();
+    const numbers = (a) => (a ? Float64Array.from(a, (v) => (v === null ? NaN : v)) : null);
+    return {
+      metres: p.distanceMetres,
+      distance: numbers(p.distance),
+      elevation: numbers(p.elevation),
+      speed: numbers(p.speed),
+      heartRate: p.heartRate && p.heartRate.value.length >= 2 ? { distance: numbers(p.heartRate.distance), value: numbers(p.heartRate.value) } : null,
+    };
   }
 
   function drawMap(points, total) {
@@ -601,48 +576,33 @@
         status.textContent = 'The route has no locations.';
         return;
       }
-      const distance = new Float64Array(n);
-      for (let i = 1; i < n; i++) {
-        distance[i] = distance[i - 1] + haversine(points.lat[i - 1], points.lon[i - 1], points.lat[i], points.lon[i]);
-      }
-      // Speed: as recorded, else over about ten seconds of the track.
-      const speed = new Float64Array(n).fill(NaN);
-      let j = 0;
-      for (let i = 0; i < n; i++) {
-        if (Number.isFinite(points.speed[i])) {
-          speed[i] = points.speed[i] * 3.6;
-          continue;
-        }
-        while (j < i && points.time[i] - points.time[j] > 10000) j++;
-        const dt = (points.time[i] - points.time[j]) / 1000;
-        if (dt > 0) speed[i] = ((distance[i] - distance[j]) / dt) * 3.6;
-      }
-      const metres = distance[n - 1];
+      const profile = await readProfile(route.uuid, abort.signal);
+      if (generation !== state.detailGeneration) return;
+      const metres = profile.metres;
       const sampled = route.locations > n;
       state.distances.set(w.uuid, metres);
       const row = state.rows.get(w.uuid);
       if (row) fillRow(row.li, row.workout);
       summaryRows([
         ...facts,
-        ['Distance', (sampled ? '≈ ' : '') + formatDistance(metres)],
+        ['Distance', formatDistance(metres)],
         ['Points', route.locations.toLocaleString() + (sampled ? ` (${n.toLocaleString()} read)` : '')],
       ]);
       drawMap(points, route.locations);
       $('map-figure').hidden = false;
-      const elevation = drawProfile($('elevation'), distance, points.alt);
+      const elevation = profile.elevation ? drawProfile($('elevation'), profile.distance, profile.elevation, false, metres) : null;
       $('elevation-figure').hidden = !elevation;
       if (elevation) {
         $('elevation-figure').querySelector('figcaption').textContent =
           `Elevation against distance: ${Math.round(elevation[0])}–${Math.round(elevation[1])} m over ${formatDistance(metres)}`;
       }
-      const speeds = drawProfile($('speed'), distance, speed, true);
+      const speeds = profile.speed ? drawProfile($('speed'), profile.distance, profile.speed.map((v) => v * 3.6), true, metres) : null;
       $('speed-figure').hidden = !speeds;
       if (speeds) {
         $('speed-figure').querySelector('figcaption').textContent =
           `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
       }
-      const heart = await readHeartRate(w.uuid, points, distance, abort.signal);
-      if (generation !== state.detailGeneration) return;
+      const heart = profile.heartRate;
       const hr = heart ? drawProfile($('heart-rate'), heart.distance, heart.value, false, metres) : null;
       $('heart-rate-figure').hidden = !hr;
       $('heart-rate-note').hidden = !!hr;

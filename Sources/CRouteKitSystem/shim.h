@@ -1,6 +1,7 @@
-#ifndef ROUTEKIT_CMALLOC_SHIM_H
-#define ROUTEKIT_CMALLOC_SHIM_H
-// glibc's allocator tuning (mallopt, malloc_trim) and naming the calling thread; absent elsewhere.
+#ifndef ROUTEKIT_SYSTEM_SHIM_H
+#define ROUTEKIT_SYSTEM_SHIM_H
+// The system calls RouteKit makes beyond Foundation: glibc's allocator tuning (mallopt, malloc_trim), naming the
+// calling thread and its kernel id. Absent (no-ops) elsewhere.
 #if defined(__linux__) && __has_include(<malloc.h>)
 #include <malloc.h>
 #define ROUTEKIT_HAS_MALLOPT 1

@@ -1,0 +1,30 @@
+internal import RouteKitGPX
+package import RouteKitRender
+
+/// A route's profiles as JSON (`GET /v1/routes/ID/profile`, what the web view draws), keys sorted:
+/// `{"distance": [m…], "distanceMetres": m, "elevation": [m|null…]|null, "heartRate": {"distance": [m…], "value":
+/// [bpm…]}|null, "locations": n, "power": {…}|null, "speed": [m/s|null…]|null}`. Distances and elevations to the
+/// decimetre, speeds to the millimetre per second; `distanceMetres` is the statistics' distance, unrounded.
+package enum ProfileWire {
+    /// The JSON text of `profile`.
+    package static func json(_ profile: RouteProfile) -> String {
+        func number(_ v: Double, _ places: Double) -> String {
+            v.isFinite ? decimalText((v * places).rounded() / places) : "null"
+        }
+        func array(_ values: [Double], _ places: Double) -> String {
+            "[" + values.map { number($0, places) }.joined(separator: ",") + "]"
+        }
+        func series(_ s: [(distance: Double, value: Double)]) -> String {
+            guard !s.isEmpty else { return "null" }
+            return "{\"distance\":" + array(s.map(\.distance), 10) + ",\"value\":" + array(s.map(\.value), 10) + "}"
+        }
+        var out = "{\"distance\":" + array(profile.distance, 10)
+        out += ",\"distanceMetres\":" + (profile.distanceMetres.isFinite ? decimalText(profile.distanceMetres) : "0")
+        out += ",\"elevation\":" + (profile.elevation.isEmpty ? "null" : array(profile.elevation, 10))
+        out += ",\"heartRate\":" + series(profile.heartRate)
+        out += ",\"locations\":" + String(profile.locations)
+        out += ",\"power\":" + series(profile.power)
+        out += ",\"speed\":" + (profile.speed.isEmpty ? "null" : array(profile.speed, 1000))
+        return out + "}"
+    }
+}
