@@ -341,7 +341,7 @@ public struct WorkoutFilter: Hashable, Sendable {
 /// A store that can tell whether it can take writes now, more surely than a read can: `routekit serve`'s `/readyz`
 /// asks it, so that a full disk or a store file deleted under the server takes the server out of rotation instead
 /// of answering uploads it cannot keep.
-public protocol StoreReadiness: Sendable {
+package protocol StoreReadiness: Sendable {
     /// Checks that a write would succeed now.
     /// - Throws: ``RouteKitError/Code/storageFull`` when the device is (nearly) full,
     ///   ``RouteKitError/Code/unavailable`` when the store cannot be written (its file gone, its device read-only).
