@@ -106,7 +106,7 @@ extension GPXImportResult {
 ///   stored with the route as `extras` chunks; values of points without a time (which cannot be series
 ///   samples) go there too.
 /// - **Waypoints and `<rte>` routes** are stored as attachments of the workout of the file's first track
-///   (``GPXAttachments``); a file with only waypoints and routes becomes a workout without a route, of activity
+///   (`GPXAttachments`); a file with only waypoints and routes becomes a workout without a route, of activity
 ///   `other`, identified by their content, that holds them.
 /// - **Oddities** are recorded in the route's metadata, never fixed: `timeWentBackwards`, `duplicateTimes`,
 ///   `locationsWithoutTime` (counts).
