@@ -47,7 +47,7 @@ public final class RouteImporter {
     }
 
     /// What a path holds, from its content.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// One activity file (GPX, FIT or TCX, plain or gzip).
         case file(InputFile.Format)
         /// A zip archive.
@@ -59,7 +59,7 @@ public final class RouteImporter {
     }
 
     /// What `path` is; `nil` for a folder that is not an export (its files are imported one by one).
-    public static func kind(of path: String) -> Kind? {
+    package static func kind(of path: String) -> Kind? {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             if FileManager.default.fileExists(atPath: path + "/activities.csv") { return .stravaFolder }
