@@ -80,14 +80,14 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
     /// When its last batch was acknowledged.
     public var updated: Date
     /// The sequence number its next chunk takes.
-    public var nextSequence: Int
+    package var nextSequence: Int
     /// Who holds the builder: only the ``RouteBuilder`` with this claim may add to or finish it. Resuming a
     /// builder takes a new claim (`RouteStore.claimBuilder(id:expectedLocationCount:previous:claim:)`), so a process
     /// that was presumed dead but is not can no longer write into it.
-    public var claim: UUID
+    package var claim: UUID
 
     /// Creates a record.
-    public init(
+    package init(
         id: UUID = UUID(), source: Source, order: LocationOrder, origin: BuilderOrigin?,
         progress: BuilderProgress = BuilderProgress(locationCount: 0), metadata: [String: MetadataValue] = [:],
         created: Date = Date(), updated: Date = Date(), nextSequence: Int = 0, claim: UUID = UUID()
