@@ -77,7 +77,7 @@ public struct Heatmap: Sendable {
     }
 
     /// The pixel of a location (may lie outside the image).
-    public func pixel(latitude: Double, longitude: Double) -> (x: Int, y: Int) {
+    package func pixel(latitude: Double, longitude: Double) -> (x: Int, y: Int) {
         let x = (Self.mercatorX(longitude) - originX) * scale
         let y = (Self.mercatorY(latitude) - originY) * scale
         return (Int(x.rounded(.down)), Int(y.rounded(.down)))
@@ -155,13 +155,13 @@ public struct Heatmap: Sendable {
     }
 
     /// How many routes crossed pixel (x, y).
-    public func count(x: Int, y: Int) -> Int {
+    package func count(x: Int, y: Int) -> Int {
         guard x >= 0, y >= 0, x < width, y < height else { return 0 }
         return Int(counts[y * width + x])
     }
 
     /// The highest count.
-    public var maximumCount: Int { Int(counts.max() ?? 0) }
+    package var maximumCount: Int { Int(counts.max() ?? 0) }
 
     /// The colour of a count: dark background, then purple, red, orange, yellow to white on a log scale.
     static func color(count: UInt32, maximum: UInt32) -> (UInt8, UInt8, UInt8) {

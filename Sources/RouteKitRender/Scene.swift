@@ -101,7 +101,7 @@ public struct Scene: Sendable, Hashable {
     public mutating func add(_ element: SceneElement) { elements.append(element) }
 
     /// The number of vertices of every path (a test's and a caller's measure of how much was drawn).
-    public var pathVertexCount: Int {
+    package var pathVertexCount: Int {
         elements.reduce(0) { n, e in
             if case .path(let points, _, _) = e { return n + points.count }
             return n
