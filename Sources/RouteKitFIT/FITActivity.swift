@@ -133,7 +133,7 @@ public struct FITRecord: Sendable, Hashable {
     public var hasPosition: Bool { latitude != nil && longitude != nil }
 
     /// The record message `m` read: the fields RouteKit maps, scale and offset applied.
-    public init(_ m: FITMessage) {
+    package init(_ m: FITMessage) {
         timestamp = m.timestamp
         // One pass over the fields the message has (a record has about ten), instead of a lookup per field
         // RouteKit maps.
@@ -185,7 +185,7 @@ public struct FITRecord: Sendable, Hashable {
     }
 
     /// A record with only the fields given.
-    public init(timestamp: UInt32?) { self.timestamp = timestamp }
+    package init(timestamp: UInt32?) { self.timestamp = timestamp }
 }
 
 /// What a FIT file holds, read in one pass without keeping its records: what kind of file, its sessions, laps,
@@ -230,7 +230,7 @@ public struct FITSummary: Sendable {
     public var utcOffsetSeconds: Int32?
     /// For a file whose times are device-relative (FR60/70 and other early devices): what turns them into local
     /// wall-clock time, `activity.local_timestamp - activity.timestamp`.
-    public var relativeToLocal: Int64?
+    package var relativeToLocal: Int64?
     /// The course's name (course files).
     public var courseName: String?
     /// The course's sport (course files).
@@ -454,7 +454,7 @@ public enum FITFile {
 extension FITSummary {
     /// A FIT time as a RouteKit timestamp: UTC, with the file's UTC offset when it gives one. A device-relative
     /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
-    /// (``relativeToLocal``), else `nil`.
+    /// (`relativeToLocal`), else `nil`.
     public func timestamp(_ fit: UInt32?) -> Timestamp? {
         FITClock(self).timestamp(fit)
     }
@@ -492,7 +492,7 @@ public struct FITRecordReader {
     private var decoder = FITDecoder(checksCRC: false)
     private var finished = false
     /// Bytes decoded per ``next()``.
-    public var sliceSize = 64 * 1024
+    package var sliceSize = 64 * 1024
 
     /// A reader of `bytes`.
     public init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }

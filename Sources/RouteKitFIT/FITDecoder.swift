@@ -23,9 +23,9 @@ import RouteKit
 /// `RouteKitError.Code.invalidFIT` naming the byte offset.
 public struct FITDecoder: Sendable {
     /// Seconds between the Unix epoch and FIT's (1989-12-31T00:00:00Z).
-    public static let epochOffset: Int64 = 631_065_600
+    package static let epochOffset: Int64 = 631_065_600
     /// FIT times below this are seconds since the device powered on, not since the FIT epoch.
-    public static let minimumAbsoluteTime: UInt32 = 0x1000_0000
+    package static let minimumAbsoluteTime: UInt32 = 0x1000_0000
 
     /// Something odd that was read past or recovered from, with the byte offset it concerns.
     public struct Warning: Sendable, Hashable, CustomStringConvertible {
@@ -105,18 +105,18 @@ public struct FITDecoder: Sendable {
     private var trailingStart = 0
     private var trailingCount = 0
     /// How many FIT files (header + data) were started.
-    public private(set) var files = 0
+    package private(set) var files = 0
     /// Data messages handed over.
-    public private(set) var messages = 0
+    package private(set) var messages = 0
     /// Definition messages read.
-    public private(set) var definitionCount = 0
+    package private(set) var definitionCount = 0
     /// Data messages with a compressed-timestamp header.
-    public private(set) var compressedTimestampMessages = 0
+    package private(set) var compressedTimestampMessages = 0
     /// What was read past or recovered from.
     public private(set) var warnings: [Warning] = []
     /// Whether anything was skipped or cut short (a warning of kind truncated, dataSize or
     /// undefinedLocalType).
-    public var recovered: Bool {
+    package var recovered: Bool {
         warnings.contains { [.truncated, .dataSize, .undefinedLocalType].contains($0.kind) }
     }
 

@@ -27,7 +27,7 @@ public import RouteKitGPX
 ///   metadata), HRV, swim lengths and device information.
 public final class FITImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "fit-import"
+    package static let originKind = "fit-import"
 
     /// The store written to.
     public let store: any RouteStore

@@ -157,10 +157,10 @@ public struct GPXSummary: Sendable, Hashable {
     /// The time of the previous point of the current segment.
     private var previousTime: Instant?
 
-    public init(file: String) { self.file = file }
+    package init(file: String) { self.file = file }
 
     /// Counts one event (for readers of other formats that produce ``GPXEvent``s).
-    public mutating func add(_ event: GPXEvent) {
+    package mutating func add(_ event: GPXEvent) {
         switch event {
         case .document(let info):
             version = info.version

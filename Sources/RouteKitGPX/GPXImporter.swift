@@ -30,7 +30,7 @@ public struct GPXImportResult: Sendable, Hashable {
         public var resumedFrom: Int?
 
         /// Creates a track outcome.
-        public init(workout: UUID, route: UUID?, locations: Int, unchanged: Bool, resumedFrom: Int? = nil) {
+        package init(workout: UUID, route: UUID?, locations: Int, unchanged: Bool, resumedFrom: Int? = nil) {
             self.workout = workout
             self.route = route
             self.locations = locations
@@ -53,7 +53,7 @@ public struct GPXImportResult: Sendable, Hashable {
     public var error: RouteKitError?
 
     /// Creates a result.
-    public init(
+    package init(
         file: String, status: Status, tracks: [Track] = [], waypoints: Int = 0, warnings: [String] = [],
         error: RouteKitError? = nil
     ) {
@@ -112,7 +112,7 @@ extension GPXImportResult {
 ///   `locationsWithoutTime` (counts).
 public final class GPXImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "gpx-import"
+    package static let originKind = "gpx-import"
 
     /// The store written to.
     public let store: any RouteStore

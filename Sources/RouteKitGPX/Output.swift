@@ -58,7 +58,7 @@ public final class OutputSink {
     public var bytes: [UInt8] { memory ?? [] }
 
     /// Writes text as UTF-8; buffered, and flushed when the buffer grows large or on ``flush()``.
-    public func writeText(_ s: String) throws(RouteKitError) {
+    package func writeText(_ s: String) throws(RouteKitError) {
         write(s)
         try maybeFlush()
     }

@@ -293,7 +293,7 @@ public final class RouteImporter {
     }
 
     /// Imports an archive: a Strava export when it holds `activities.csv`, else every activity file in it.
-    public func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
+    package func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
         if let index = archive.paths.first(where: { $0 == "activities.csv" || $0.hasSuffix("/activities.csv") }),
             index.split(separator: "/").count <= 2
         {

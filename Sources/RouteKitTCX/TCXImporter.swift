@@ -28,7 +28,7 @@ public import RouteKitGPX
 ///   as written.
 public final class TCXImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "tcx-import"
+    package static let originKind = "tcx-import"
 
     /// The store written to.
     public let store: any RouteStore
@@ -85,7 +85,7 @@ public final class TCXImporter {
     }
 
     /// Imports a parsed document (``importFile(_:)`` without the file): `label` names it in builders.
-    public func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
+    package func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
         async throws
     {
         result.warnings += document.warnings
