@@ -41,7 +41,7 @@ public final class FITImporter {
     }
 
     /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
-    public var workoutOverrides: WorkoutOverrides?
+    package var workoutOverrides: WorkoutOverrides?
 
     /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.
     public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {

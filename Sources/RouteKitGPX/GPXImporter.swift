@@ -194,7 +194,7 @@ public final class GPXImporter {
 
     /// Values that win over the file's own for the workouts this importer creates (a bulk export's index, such as
     /// Strava's `activities.csv`, names and types its activities).
-    public var workoutOverrides: WorkoutOverrides?
+    package var workoutOverrides: WorkoutOverrides?
 
     /// The file or entry read ahead (`importFile(_:readingAhead:progress:)`, `importEntry(_:readingAhead:)`)
     /// and its reader.
@@ -416,20 +416,20 @@ public final class GPXImporter {
 /// Values that win over a file's own for the workouts an import creates: a bulk export's index (Strava's
 /// `activities.csv`) knows an activity's name and type better than its file does. A workout that was already
 /// stored is left as it is.
-public struct WorkoutOverrides: Sendable, Hashable {
+package struct WorkoutOverrides: Sendable, Hashable {
     /// The activity type, instead of the one the file gives or suggests.
-    public var activityType: ActivityType?
+    package var activityType: ActivityType?
     /// Metadata merged over the file's (these values win).
-    public var metadata: [String: MetadataValue]
+    package var metadata: [String: MetadataValue]
 
     /// Creates overrides.
-    public init(activityType: ActivityType? = nil, metadata: [String: MetadataValue] = [:]) {
+    package init(activityType: ActivityType? = nil, metadata: [String: MetadataValue] = [:]) {
         self.activityType = activityType
         self.metadata = metadata
     }
 
     /// Applies them to a workout about to be saved.
-    public func apply(to workout: inout Workout) {
+    package func apply(to workout: inout Workout) {
         if let activityType { workout.activityType = activityType }
         workout.metadata.merge(metadata) { $1 }
     }

@@ -146,7 +146,13 @@ public final class RouteImporter {
     }
 
     /// Imports bytes held in memory (an archive's entry): gzip decompressed, the format told by content.
-    public func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides? = nil) async -> GPXImportResult {
+    public func importBytes(_ raw: [UInt8], name: String) async -> GPXImportResult {
+        await importBytes(raw, name: name, overrides: nil, readingAhead: nil)
+    }
+
+    /// ``importBytes(_:name:)`` with workout values that win over the file's own (`nil`: none), as an export's
+    /// index gives them.
+    package func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides?) async -> GPXImportResult {
         await importBytes(raw, name: name, overrides: overrides, readingAhead: nil)
     }
 

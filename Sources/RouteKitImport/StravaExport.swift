@@ -46,7 +46,7 @@ public struct StravaActivity: Sendable, Hashable {
     }
 
     /// The workout values the row gives (name, type, description, Strava's id), winning over the file's own.
-    public var overrides: WorkoutOverrides {
+    package var overrides: WorkoutOverrides {
         var m: [String: MetadataValue] = ["stravaActivityID": .string(id)]
         if let name, !name.isEmpty { m["name"] = .string(name) }
         if let description, !description.isEmpty { m["description"] = .string(description) }

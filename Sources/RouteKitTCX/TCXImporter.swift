@@ -42,7 +42,7 @@ public final class TCXImporter {
     }
 
     /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
-    public var workoutOverrides: WorkoutOverrides?
+    package var workoutOverrides: WorkoutOverrides?
 
     private func makeGPXImporter() -> GPXImporter {
         let gpx = GPXImporter(store: store, source: source)
