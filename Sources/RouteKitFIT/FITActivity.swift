@@ -263,7 +263,7 @@ public struct FITSummary: Sendable {
 /// workout's points take; the decoder itself streams).
 public enum FITFile {
     /// Whether `bytes` start like a FIT file (a header whose bytes 8–11 are `.FIT`).
-    public static func isFIT(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isFIT(_ bytes: some Collection<UInt8>) -> Bool {
         guard bytes.count >= 12, let size = bytes.first, size >= 12 else { return false }
         return Array(bytes.dropFirst(8).prefix(4)) == Array(".FIT".utf8)
     }

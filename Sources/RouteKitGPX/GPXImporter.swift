@@ -115,13 +115,13 @@ public final class GPXImporter {
     package static let originKind = "gpx-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
     /// How files are read (``GPXReadOptions/skipInvalidPoints``…). Skipped points are not part of a track's
     /// content; a file that needed `skipInvalidPoints` needs it again to be re-imported or resumed (without it,
     /// the file fails at its first out-of-range point).
-    public let readOptions: GPXReadOptions
+    package let readOptions: GPXReadOptions
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())

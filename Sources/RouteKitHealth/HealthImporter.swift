@@ -149,9 +149,9 @@ public final class HealthImporter {
     package static let originKind = "health-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
     /// Bytes of `export.xml` read at a time.
     package var chunkSize = 1 << 20
 
@@ -162,7 +162,7 @@ public final class HealthImporter {
     }
 
     /// Whether `path` is an export: a folder with an `export.xml` whose root is `HealthData`, or such a file.
-    public static func isExport(_ path: String) -> Bool {
+    package static func isExport(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
         let xml = isDirectory.boolValue ? (path as NSString).appendingPathComponent("export.xml") : path

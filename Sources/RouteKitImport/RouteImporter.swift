@@ -14,9 +14,9 @@ import RouteKitTCX
 /// handed to `each` as it finishes.
 public final class RouteImporter {
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
     /// Entries larger than this once inflated (as their header states), and gzip entries whose data announces more,
     /// are read as streams when they are GPX, TCX or FIT: memory stays the readers' window however large the entry.
     /// Smaller ones are inflated whole, up to this size (faster: libdeflate, and read ahead while the entry before
@@ -28,7 +28,7 @@ public final class RouteImporter {
     /// are read from the archive one at a time, results handed over in entry order).
     public var jobs = 1
     /// How GPX is read.
-    public let readOptions: GPXReadOptions
+    package let readOptions: GPXReadOptions
     private let gpx: GPXImporter
     private let fit: FITImporter
     private let tcx: TCXImporter

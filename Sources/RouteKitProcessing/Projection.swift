@@ -9,7 +9,7 @@ import RouteKit
 /// distances along a route use `StepMeter` instead.
 public struct LocalProjection: Sendable, Hashable {
     /// The WGS 84 equatorial radius, metres.
-    public static let earthRadius = 6_378_137.0
+    package static let earthRadius = 6_378_137.0
     /// Reference latitude, degrees.
     public let latitude: Double
     /// Reference longitude, degrees.

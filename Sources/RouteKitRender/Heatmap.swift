@@ -44,7 +44,7 @@ public struct Heatmap: Sendable {
     private let originY: Double
     private let scale: Double
     /// Routes added.
-    public private(set) var routeCount = 0
+    package private(set) var routeCount = 0
 
     /// A heatmap of `size` covering `bounds` (with a margin of 4%).
     public init(size: PictureSize, bounds: GeoBounds) {

@@ -115,9 +115,9 @@ public struct PictureSize: Sendable, Hashable, CustomStringConvertible {
     public var height: Int
 
     /// The largest side accepted: 8,192 pixels (a 256 MiB image at most).
-    public static let maximumSide = 8_192
+    package static let maximumSide = 8_192
     /// The smallest side accepted: 64 pixels.
-    public static let minimumSide = 64
+    package static let minimumSide = 64
 
     /// A size within the accepted range.
     public init(width: Int, height: Int) throws(RouteKitError) {

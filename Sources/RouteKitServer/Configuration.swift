@@ -44,7 +44,7 @@
         /// memory: a quarter of it at 64 MiB an import, from 2 to 256.
         public var maxConcurrentImports = ServerConfiguration.defaultConcurrentImports
         /// The default of ``maxConcurrentImports`` on this machine.
-        public static var defaultConcurrentImports: Int {
+        package static var defaultConcurrentImports: Int {
             Int(clamping: min(256, max(2, ProcessInfo.processInfo.physicalMemory / 4 / (64 << 20))))
         }
         /// The slowest a request body may arrive, in bytes a second, measured over ``bodyRateWindowSeconds`` of the

@@ -137,9 +137,9 @@ public struct TCXDocument: Sendable, Hashable {
     /// Quirks that were tolerated (leading whitespace, a byte order mark, values that are not numbers…).
     public var warnings: [String] = []
     /// Trackpoints with a `Position` whose coordinates are not numbers: read as trackpoints without a position.
-    public var unreadablePositions = 0
+    package var unreadablePositions = 0
     /// Workout plans (`Workouts/Workout`), which RouteKit does not import.
-    public var workoutPlans = 0
+    package var workoutPlans = 0
 
     /// Creates an empty document.
     package init() {}

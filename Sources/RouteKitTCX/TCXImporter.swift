@@ -31,9 +31,9 @@ public final class TCXImporter {
     package static let originKind = "tcx-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport) {
