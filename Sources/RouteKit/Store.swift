@@ -274,7 +274,7 @@ public struct EffortScore: Hashable, Sendable, Identifiable {
     }
 
     /// The score that counts among several: the newest manual one, else the newest estimate.
-    public static func effective(_ scores: [EffortScore]) -> EffortScore? {
+    package static func effective(_ scores: [EffortScore]) -> EffortScore? {
         let manual = scores.filter(\.isManual)
         let pool = manual.isEmpty ? scores : manual
         return pool.max { ($0.created, $0.id.uuidString) < ($1.created, $1.id.uuidString) }

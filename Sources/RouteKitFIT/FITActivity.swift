@@ -246,13 +246,13 @@ public struct FITSummary: Sendable {
     /// Data messages of every kind.
     public var messages = 0
     /// Data messages by global number.
-    public var messageCounts: [UInt16: Int] = [:]
+    package var messageCounts: [UInt16: Int] = [:]
     /// Chained FIT files read.
     public var files = 0
     /// Data messages with a compressed-timestamp header.
-    public var compressedTimestampMessages = 0
+    package var compressedTimestampMessages = 0
     /// Developer field values read.
-    public var developerFieldValues = 0
+    package var developerFieldValues = 0
     /// What the decoder read past or recovered from.
     public var warnings: [FITDecoder.Warning] = []
     /// Whether the decoder skipped or cut anything short.

@@ -32,8 +32,8 @@ public struct GeoBounds: Sendable, Hashable {
 ///
 /// The projection is Web Mercator fitted to the bounds, so shapes look as on a web map at any latitude.
 public struct Heatmap: Sendable {
-    public let width: Int
-    public let height: Int
+    package let width: Int
+    package let height: Int
     private var counts: [UInt32]
     private var stamps: [UInt32]
     private var route: UInt32 = 0

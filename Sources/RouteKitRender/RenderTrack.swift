@@ -34,7 +34,7 @@ public struct RenderTrack: Sendable {
     }
 
     /// Locations in the track.
-    public var count: Int { latitude.count }
+    package var count: Int { latitude.count }
 
     /// The length in metres.
     package var length: Double { distance.last ?? 0 }

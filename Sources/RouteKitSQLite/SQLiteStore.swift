@@ -53,7 +53,7 @@ public final class SQLiteStore: RouteStore {
     }
 
     /// The file's path.
-    public let path: String
+    package let path: String
     public let storeID: UUID
     let pool: DatabasePool
     let commitSignal: CommitSignal
