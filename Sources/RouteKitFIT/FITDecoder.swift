@@ -402,7 +402,7 @@ public final class FITDefinition: Sendable {
         public var number: UInt8
         /// Its size in bytes (a multiple of the base type's for arrays; not always, in real files).
         public var size: Int
-        /// The base type byte (``FITBaseType``).
+        /// The base type byte (`FITBaseType`).
         public var baseType: UInt8
         /// Its offset in the message's content.
         public var offset: Int
@@ -445,13 +445,13 @@ public final class FITDefinition: Sendable {
 }
 
 /// The FIT base types (the low five bits of a field's base type byte).
-public enum FITBaseType: UInt8, Sendable {
+package enum FITBaseType: UInt8, Sendable {
     case enumeration = 0x00, sint8 = 0x01, uint8 = 0x02, sint16 = 0x03, uint16 = 0x04, sint32 = 0x05
     case uint32 = 0x06, string = 0x07, float32 = 0x08, float64 = 0x09, uint8z = 0x0A, uint16z = 0x0B
     case uint32z = 0x0C, byte = 0x0D, sint64 = 0x0E, uint64 = 0x0F, uint64z = 0x10
 
     /// The size of one value in bytes.
-    public var size: Int {
+    package var size: Int {
         switch self {
         case .enumeration, .sint8, .uint8, .string, .uint8z, .byte: 1
         case .sint16, .uint16, .uint16z: 2
