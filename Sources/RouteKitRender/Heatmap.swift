@@ -212,14 +212,14 @@ public struct Heatmap: Sendable {
 }
 
 /// A PNG read back into pixels (through cairo): what tests and tools use to look at a rendered picture.
-public struct DecodedPNG: Sendable {
-    public let width: Int
-    public let height: Int
+package struct DecodedPNG: Sendable {
+    package let width: Int
+    package let height: Int
     /// 0xAARRGGBB, row by row (premultiplied alpha, as cairo keeps it; opaque pictures are unaffected).
-    public let pixels: [UInt32]
+    package let pixels: [UInt32]
 
     /// Decodes PNG bytes; throws when they are not a PNG cairo can read.
-    public init(_ bytes: [UInt8]) throws(RouteKitError) {
+    package init(_ bytes: [UInt8]) throws(RouteKitError) {
         final class Source {
             let bytes: [UInt8]
             var offset = 0
@@ -264,10 +264,10 @@ public struct DecodedPNG: Sendable {
     }
 
     /// The pixel at (x, y), 0xAARRGGBB.
-    public func pixel(x: Int, y: Int) -> UInt32 { pixels[y * width + x] }
+    package func pixel(x: Int, y: Int) -> UInt32 { pixels[y * width + x] }
 
     /// Perceived brightness of the pixel at (x, y), 0–255.
-    public func brightness(x: Int, y: Int) -> Double {
+    package func brightness(x: Int, y: Int) -> Double {
         let p = pixel(x: x, y: y)
         return 0.299 * Double(p >> 16 & 0xFF) + 0.587 * Double(p >> 8 & 0xFF) + 0.114 * Double(p & 0xFF)
     }
