@@ -194,15 +194,15 @@ public struct FITSummary: Sendable {
     /// How many of each kind of message a summary keeps; the rest are counted in a warning of kind
     /// ``FITDecoder/Warning/Kind/limit``. Far above what devices write (an ultramarathon has hundreds of laps), they
     /// bound what a hostile file can make a summary hold.
-    public enum Limits {
+    package enum Limits {
         /// Sessions (each becomes a workout).
-        public static let sessions = 10_000
+        package static let sessions = 10_000
         /// Laps.
-        public static let laps = 100_000
+        package static let laps = 100_000
         /// Timer start and stop events.
-        public static let timerEvents = 100_000
+        package static let timerEvents = 100_000
         /// Developer field descriptions.
-        public static let developerFields = 1_000
+        package static let developerFields = 1_000
     }
 
     /// `file_id.type` (4 activity, 6 course), `nil` without a `file_id`.

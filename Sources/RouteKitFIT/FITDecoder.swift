@@ -47,7 +47,7 @@ public struct FITDecoder: Sendable {
             /// A definition with an architecture byte other than 0 or 1 (read as little-endian).
             case architecture
             /// More sessions, laps, timer events or developer field descriptions than a summary keeps
-            /// (``FITSummary/Limits``): the first ones are kept, the rest counted.
+            /// (`FITSummary.Limits`): the first ones are kept, the rest counted.
             case limit
         }
         /// What kind of oddity.
