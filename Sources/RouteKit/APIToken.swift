@@ -63,19 +63,19 @@ public struct APIToken: Hashable, Sendable, Identifiable {
     }
 
     /// Whether it works at `date`: not revoked, not expired.
-    public func isActive(at date: Date) -> Bool {
+    package func isActive(at date: Date) -> Bool {
         revoked == nil && (expires.map { date < $0 } ?? true)
     }
 
     /// Whether it may read objects of `source`.
-    public func mayRead(_ source: Source) -> Bool { readableSources?.contains(source) ?? true }
+    package func mayRead(_ source: Source) -> Bool { readableSources?.contains(source) ?? true }
 
     /// The scopes as stored: comma-separated, in ``APIScope`` order.
-    public var scopesText: String { scopes.sorted().map(\.rawValue).joined(separator: ",") }
+    package var scopesText: String { scopes.sorted().map(\.rawValue).joined(separator: ",") }
 
     /// Reads stored scopes.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` naming an unknown scope.
-    public static func scopes(from text: String) throws(RouteKitError) -> Set<APIScope> {
+    package static func scopes(from text: String) throws(RouteKitError) -> Set<APIScope> {
         var out: Set<APIScope> = []
         for part in text.split(separator: ",") {
             let name = part.trimmingCharacters(in: .whitespaces)
@@ -90,10 +90,10 @@ public struct APIToken: Hashable, Sendable, Identifiable {
     }
 
     /// The readable sources as stored: names, one per line (`nil`: every source).
-    public var readableSourcesText: String? { readableSources.map { $0.map(\.name).sorted().joined(separator: "\n") } }
+    package var readableSourcesText: String? { readableSources.map { $0.map(\.name).sorted().joined(separator: "\n") } }
 
     /// Reads stored readable sources.
-    public static func readableSources(from text: String?) throws(RouteKitError) -> Set<Source>? {
+    package static func readableSources(from text: String?) throws(RouteKitError) -> Set<Source>? {
         guard let text else { return nil }
         var out: Set<Source> = []
         for name in text.split(separator: "\n") { out.insert(try Source(name: String(name))) }

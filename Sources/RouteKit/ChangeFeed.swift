@@ -13,21 +13,21 @@ import Foundation
 /// starts again without an anchor (every current route), which is always correct.
 public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
     /// The format version written first.
-    public static let formatVersion: UInt8 = 1
+    package static let formatVersion: UInt8 = 1
     /// The store it belongs to.
-    public var storeID: UUID
+    package var storeID: UUID
     /// The store's history epoch.
-    public var epoch: UInt32
+    package var epoch: UInt32
     /// The position of the last change it covers (0: before any change).
-    public var position: Int64
+    package var position: Int64
     /// While a consumer pages through its first read (no anchor): the newest position when that read began.
     /// Deletions up to it are of routes the consumer never received, and are skipped. 0 otherwise.
     public var horizon: Int64
     /// The token of the transaction that ends at `max(position, horizon)` (0 when that is 0).
-    public var token: UInt64
+    package var token: UInt64
 
     /// Creates an anchor (stores do; consumers parse ``init(text:)``).
-    public init(storeID: UUID, epoch: UInt32, position: Int64, horizon: Int64 = 0, token: UInt64) {
+    package init(storeID: UUID, epoch: UInt32, position: Int64, horizon: Int64 = 0, token: UInt64) {
         self.storeID = storeID
         self.epoch = epoch
         self.position = position
@@ -36,7 +36,7 @@ public struct ChangeAnchor: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The position its token names: the later of ``position`` and ``horizon``.
-    public var checkpoint: Int64 { max(position, horizon) }
+    package var checkpoint: Int64 { max(position, horizon) }
 
     /// The opaque text: `1.` then base64url without padding of 16 + 4 + 8 + 8 + 8 bytes.
     public var text: String {
@@ -85,7 +85,7 @@ public struct DeletedRoute: Hashable, Sendable {
     public var sync: SyncIdentity
 
     /// Creates a record.
-    public init(id: UUID, source: Source, workoutID: UUID, sync: SyncIdentity) {
+    package init(id: UUID, source: Source, workoutID: UUID, sync: SyncIdentity) {
         self.id = id
         self.source = source
         self.workoutID = workoutID
@@ -108,7 +108,7 @@ public struct ChangeSet: Hashable, Sendable {
     public var hasMore: Bool
 
     /// Creates a change set.
-    public init(deleted: [DeletedRoute], added: [RouteSample], anchor: ChangeAnchor, hasMore: Bool) {
+    package init(deleted: [DeletedRoute], added: [RouteSample], anchor: ChangeAnchor, hasMore: Bool) {
         self.deleted = deleted
         self.added = added
         self.anchor = anchor

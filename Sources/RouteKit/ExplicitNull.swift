@@ -9,12 +9,12 @@
 /// }
 /// ```
 @propertyWrapper
-public struct ExplicitNull<Value> {
+package struct ExplicitNull<Value> {
     /// The value, `nil` written as `null`.
-    public var wrappedValue: Value?
+    package var wrappedValue: Value?
 
     /// Wraps a value.
-    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+    package init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
 }
 
 extension ExplicitNull: Sendable where Value: Sendable {}
@@ -23,7 +23,7 @@ extension ExplicitNull: Hashable where Value: Hashable {}
 
 extension ExplicitNull: Encodable where Value: Encodable {
     /// Writes the value, or `null`.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
     }
@@ -31,7 +31,7 @@ extension ExplicitNull: Encodable where Value: Encodable {
 
 extension ExplicitNull: Decodable where Value: Decodable {
     /// Reads the value, or `nil` for `null`.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         wrappedValue = container.decodeNil() ? nil : try container.decode(Value.self)
     }
@@ -39,7 +39,7 @@ extension ExplicitNull: Decodable where Value: Decodable {
 
 extension KeyedDecodingContainer {
     /// Reads a missing key as `nil` (synthesized decoding asks for every key of a non-optional wrapper).
-    public func decode<Value: Decodable>(_ type: ExplicitNull<Value>.Type, forKey key: Key) throws
+    package func decode<Value: Decodable>(_ type: ExplicitNull<Value>.Type, forKey key: Key) throws
         -> ExplicitNull<Value>
     {
         try decodeIfPresent(type, forKey: key) ?? ExplicitNull(wrappedValue: nil)

@@ -1,10 +1,10 @@
-public import Foundation
+package import Foundation
 
 /// A processing job as a store keeps it for `routekit serve`: its state and the document the server answers with
 /// (`GET /v1/jobs/ID`), so that a job outlives the server that ran it and any server of the store can report it.
-public struct StoredJob: Hashable, Sendable, Identifiable {
+package struct StoredJob: Hashable, Sendable, Identifiable {
     /// Where a job stands.
-    public enum State: String, Hashable, Sendable, CaseIterable {
+    package enum State: String, Hashable, Sendable, CaseIterable {
         /// Its workers are taking routes.
         case running
         /// Every route was taken.
@@ -14,17 +14,17 @@ public struct StoredJob: Hashable, Sendable, Identifiable {
     }
 
     /// The job's id.
-    public var id: UUID
+    package var id: UUID
     /// Where it stands.
-    public var state: State
+    package var state: State
     /// The job's resource as served: a JSON object (progress, counts, per-route outcomes).
-    public var document: String
+    package var document: String
     /// When it was started.
-    public var created: Date
+    package var created: Date
     /// When it was last saved: a running job whose last save is old was left by a server that stopped.
-    public var updated: Date
+    package var updated: Date
     /// Whether someone asked for it to stop (any server of the store may ask; the one running it stops it).
-    public var cancelRequested: Bool
+    package var cancelRequested: Bool
 
     /// A job.
     /// - Parameters:
@@ -34,7 +34,7 @@ public struct StoredJob: Hashable, Sendable, Identifiable {
     ///   - created: when it was started.
     ///   - updated: when it was last saved.
     ///   - cancelRequested: whether someone asked for it to stop.
-    public init(
+    package init(
         id: UUID, state: State, document: String, created: Date, updated: Date, cancelRequested: Bool = false
     ) {
         self.id = id
@@ -47,7 +47,7 @@ public struct StoredJob: Hashable, Sendable, Identifiable {
 }
 
 /// A store that keeps processing jobs (`routekit serve`'s `/v1/jobs`). Both backends conform.
-public protocol JobStore: AnyObject, Sendable {
+package protocol JobStore: AnyObject, Sendable {
     /// Saves a job: its state, document and update time replace what was stored (a request to cancel it is kept).
     /// - Returns: whether its cancellation was requested, so that the server running it stops it.
     func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool

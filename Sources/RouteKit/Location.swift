@@ -128,7 +128,7 @@ public struct Location: Sendable, Hashable {
 
 extension Array where Element == Location {
     /// Validates a whole batch; the first bad location's index and reason are in the error.
-    public func validateBatch() throws(RouteKitError) {
+    package func validateBatch() throws(RouteKitError) {
         for (i, location) in enumerated() { try location.validate(index: i) }
     }
 }

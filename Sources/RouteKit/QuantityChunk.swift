@@ -45,13 +45,13 @@ public enum QuantityChunk {
 ///
 /// It is not a cryptographic hash: it tells contents apart, it does not resist a forger. A forger could
 /// only collide tracks of their own source, since sync identifiers are scoped to one source.
-public struct ContentHasher: Hashable, Sendable {
+package struct ContentHasher: Hashable, Sendable {
     private var a: UInt64
     private var b: UInt64
     private var count: UInt64
 
     /// A fresh hasher; `domain` separates uses (`"gpx-track-v1"`).
-    public init(domain: String) {
+    package init(domain: String) {
         a = 0x243F_6A88_85A3_08D3
         b = 0x1319_8A2E_0370_7344
         count = 0
@@ -71,7 +71,7 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// Feeds one 64-bit word.
-    @inline(__always) public mutating func combine(_ word: UInt64) {
+    @inline(__always) package mutating func combine(_ word: UInt64) {
         // MurmurHash3 x64-128's block step, one 64-bit lane at a time alternating a and b.
         count &+= 1
         var k = word &* 0x87C3_7B91_1142_53D5
@@ -88,18 +88,18 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// Feeds a `Double`'s exact bits (so `-0.0` and `0.0` differ, as they do when written back).
-    @inline(__always) public mutating func combine(_ value: Double) { combine(value.bitPattern) }
+    @inline(__always) package mutating func combine(_ value: Double) { combine(value.bitPattern) }
 
     /// Feeds an optional `Double`; `nil` differs from every number.
-    @inline(__always) public mutating func combine(_ value: Double?) {
+    @inline(__always) package mutating func combine(_ value: Double?) {
         if let value { combine(value.bitPattern) } else { combine(0x7FF8_DEAD_0000_0001 as UInt64) }
     }
 
     /// Feeds an integer.
-    @inline(__always) public mutating func combine(_ value: Int64) { combine(UInt64(bitPattern: value)) }
+    @inline(__always) package mutating func combine(_ value: Int64) { combine(UInt64(bitPattern: value)) }
 
     /// Feeds a string (its UTF-8 bytes and length).
-    public mutating func combine(_ text: String) {
+    package mutating func combine(_ text: String) {
         var word: UInt64 = 0
         var n = 0
         for byte in text.utf8 {
@@ -115,7 +115,7 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// Feeds an optional string; `nil` differs from `""`.
-    public mutating func combine(_ text: String?) {
+    package mutating func combine(_ text: String?) {
         if let text {
             combine(1 as UInt64)
             combine(text)
@@ -125,7 +125,7 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// Feeds a timestamp: its instant and its written UTC offset.
-    @inline(__always) public mutating func combine(_ t: Timestamp?) {
+    @inline(__always) package mutating func combine(_ t: Timestamp?) {
         guard let t else { return combine(0x7FF8_DEAD_0000_0002 as UInt64) }
         combine(t.instant.seconds)
         let offset = t.utcOffsetSeconds.map { UInt64(UInt32(bitPattern: $0)) } ?? 0x1_0000_0000
@@ -133,7 +133,7 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// Feeds every field of a location.
-    @inline(__always) public mutating func combine(_ l: Location) {
+    @inline(__always) package mutating func combine(_ l: Location) {
         combine(l.timestamp)
         combine(l.latitude)
         combine(l.longitude)
@@ -148,7 +148,7 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// The 128-bit digest as 32 lowercase hex digits. The hasher can go on being fed afterwards.
-    public var hexDigest: String {
+    package var hexDigest: String {
         var h1 = a ^ count
         var h2 = b ^ count
         h1 &+= h2
@@ -161,10 +161,10 @@ public struct ContentHasher: Hashable, Sendable {
     }
 
     /// The hasher's whole state, to compare a resumed hash with a recorded one (``init(state:)`` reads it).
-    public var state: String { Self.hex(a) + Self.hex(b) + Self.hex(count) }
+    package var state: String { Self.hex(a) + Self.hex(b) + Self.hex(count) }
 
     /// Restores a hasher from ``state``; `nil` when the text is not a state.
-    public init?(state text: String) {
+    package init?(state text: String) {
         let u = Array(text.utf8)
         guard u.count == 48 else { return nil }
         var words: [UInt64] = []

@@ -37,7 +37,7 @@ public struct RouteFinish: Hashable, Sendable {
 ///   nothing stored changes.
 /// - Locations go to the store as they arrive, in packed chunks of ``chunkSize``; memory stays bounded
 ///   whatever the route's length (finishing a builder whose batches overlap in time merges them on disk,
-///   holding at most ``mergeFanIn`` chunks in memory).
+///   holding at most `mergeFanIn` chunks in memory).
 /// - A builder that never finishes stays in the store as a ``PendingBuilder``: ``resume(_:in:)`` picks it up
 ///   again; ``discard()`` drops it.
 ///
@@ -46,7 +46,7 @@ public final class RouteBuilder {
     /// Locations (or samples) per stored chunk: also the importer's batch size.
     public static let chunkSize = 1024
     /// How many sorted runs one merge pass reads at once.
-    public static let mergeFanIn = 16
+    package static let mergeFanIn = 16
 
     /// The builder's identity (what `routekit builders` lists).
     public let id: UUID
@@ -254,7 +254,7 @@ public final class RouteBuilder {
     }
 
     /// The metadata added so far.
-    public var currentMetadata: [String: MetadataValue] { metadata }
+    package var currentMetadata: [String: MetadataValue] { metadata }
 
     /// Turns the collected locations into a route of `workout`, which must already be saved.
     ///

@@ -57,7 +57,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let storageFull = Code(.storageFull)
         /// Whether the store (or the device under it) failed, rather than the input or the request: ``storage``,
         /// ``storageFull`` and ``unavailable``.
-        public var isStoreFailure: Bool { self == .storage || self == .storageFull || self == .unavailable }
+        package var isStoreFailure: Bool { self == .storage || self == .storageFull || self == .unavailable }
         /// The store's server cannot be reached right now (connection refused or lost, server restarting). Nothing
         /// is wrong with the request: retrying later may succeed. A write that failed this way may or may not have
         /// been committed; every RouteKit write can be retried safely (sync identity makes it idempotent).
@@ -143,7 +143,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
     }
 
     /// The same error with a file name filled in (if it had none).
-    public func inFile(_ name: String) -> RouteKitError {
+    package func inFile(_ name: String) -> RouteKitError {
         var copy = self
         if copy.file == nil { copy.file = name }
         return copy

@@ -8,7 +8,7 @@ public struct LocationBatch: Hashable, Sendable {
     public var isDone: Bool
 
     /// Creates a batch.
-    public init(locations: [Location], isDone: Bool) {
+    package init(locations: [Location], isDone: Bool) {
         self.locations = locations
         self.isDone = isDone
     }

@@ -80,14 +80,14 @@ public struct PendingBuilder: Hashable, Sendable, Identifiable {
     /// When its last batch was acknowledged.
     public var updated: Date
     /// The sequence number its next chunk takes.
-    public var nextSequence: Int
+    package var nextSequence: Int
     /// Who holds the builder: only the ``RouteBuilder`` with this claim may add to or finish it. Resuming a
     /// builder takes a new claim (`RouteStore.claimBuilder(id:expectedLocationCount:previous:claim:)`), so a process
     /// that was presumed dead but is not can no longer write into it.
-    public var claim: UUID
+    package var claim: UUID
 
     /// Creates a record.
-    public init(
+    package init(
         id: UUID = UUID(), source: Source, order: LocationOrder, origin: BuilderOrigin?,
         progress: BuilderProgress = BuilderProgress(locationCount: 0), metadata: [String: MetadataValue] = [:],
         created: Date = Date(), updated: Date = Date(), nextSequence: Int = 0, claim: UUID = UUID()
@@ -274,7 +274,7 @@ public struct EffortScore: Hashable, Sendable, Identifiable {
     }
 
     /// The score that counts among several: the newest manual one, else the newest estimate.
-    public static func effective(_ scores: [EffortScore]) -> EffortScore? {
+    package static func effective(_ scores: [EffortScore]) -> EffortScore? {
         let manual = scores.filter(\.isManual)
         let pool = manual.isEmpty ? scores : manual
         return pool.max { ($0.created, $0.id.uuidString) < ($1.created, $1.id.uuidString) }
@@ -341,7 +341,7 @@ public struct WorkoutFilter: Hashable, Sendable {
 /// A store that can tell whether it can take writes now, more surely than a read can: `routekit serve`'s `/readyz`
 /// asks it, so that a full disk or a store file deleted under the server takes the server out of rotation instead
 /// of answering uploads it cannot keep.
-public protocol StoreReadiness: Sendable {
+package protocol StoreReadiness: Sendable {
     /// Checks that a write would succeed now.
     /// - Throws: ``RouteKitError/Code/storageFull`` when the device is (nearly) full,
     ///   ``RouteKitError/Code/unavailable`` when the store cannot be written (its file gone, its device read-only).

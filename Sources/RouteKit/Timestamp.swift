@@ -109,7 +109,7 @@ public struct Timestamp: Hashable, Sendable, Codable {
 
     /// Hands ``iso8601``'s UTF-8 bytes to `emit`, one at a time, without allocating.
     @inlinable
-    public func writeISO8601(_ emit: (UInt8) -> Void) {
+    package func writeISO8601(_ emit: (UInt8) -> Void) {
         let offset = Int64(utcOffsetSeconds ?? 0)
         let local = instant.seconds + offset
         var days = local / 86_400
@@ -213,24 +213,24 @@ extension Timestamp {
     /// a time without a zone keeps `utcOffsetSeconds == nil`. Leap second `:60` is taken as the next second.
     ///
     /// About 20 ns per timestamp; no allocation.
-    public static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int) -> Timestamp? {
+    package static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int) -> Timestamp? {
         var cache = DayCache()
         return parse(s0, count0, dayCache: &cache)
     }
 
     /// The date part of the last time parsed and its day number, so that a run of times on the same day (every
     /// GPS track) skips date validation and calendar arithmetic.
-    public struct DayCache: Sendable {
+    package struct DayCache: Sendable {
         var word: UInt64 = 0
         var tail: UInt16 = 0
         var days: Int64 = 0
         var valid = false
         /// An empty cache.
-        public init() {}
+        package init() {}
     }
 
     /// ``parse(_:_:)`` with a cache of the last date seen (see ``DayCache``).
-    public static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int, dayCache: inout DayCache) -> Timestamp? {
+    package static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int, dayCache: inout DayCache) -> Timestamp? {
         var s = s0
         var count = count0
         while count > 0 && isISOSpace(s[0]) {

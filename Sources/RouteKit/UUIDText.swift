@@ -4,7 +4,7 @@ extension UUID {
     /// The lowercase text form (`0c1d2e3f-…`), as RouteKit stores, prints and serves uuids. Written directly from the
     /// bytes: `uuidString.lowercased()` costs two strings and a case mapping, which showed in reading large change
     /// sets.
-    public var lowercaseText: String {
+    package var lowercaseText: String {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         return withUnsafeBytes(of: uuid) { raw in
             String(unsafeUninitializedCapacity: 36) { out in
@@ -25,7 +25,7 @@ extension UUID {
 
     /// Reads a uuid's text (either case, with its four dashes); `nil` for anything else. Foundation's
     /// `UUID(uuidString:)` goes through `sscanf` on Linux.
-    public init?(text: String) {
+    package init?(text: String) {
         var bytes = [UInt8](repeating: 0, count: 16)
         var n = 0
         var high = true

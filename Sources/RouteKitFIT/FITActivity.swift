@@ -133,7 +133,7 @@ public struct FITRecord: Sendable, Hashable {
     public var hasPosition: Bool { latitude != nil && longitude != nil }
 
     /// The record message `m` read: the fields RouteKit maps, scale and offset applied.
-    public init(_ m: FITMessage) {
+    package init(_ m: FITMessage) {
         timestamp = m.timestamp
         // One pass over the fields the message has (a record has about ten), instead of a lookup per field
         // RouteKit maps.
@@ -185,7 +185,7 @@ public struct FITRecord: Sendable, Hashable {
     }
 
     /// A record with only the fields given.
-    public init(timestamp: UInt32?) { self.timestamp = timestamp }
+    package init(timestamp: UInt32?) { self.timestamp = timestamp }
 }
 
 /// What a FIT file holds, read in one pass without keeping its records: what kind of file, its sessions, laps,
@@ -194,15 +194,15 @@ public struct FITSummary: Sendable {
     /// How many of each kind of message a summary keeps; the rest are counted in a warning of kind
     /// ``FITDecoder/Warning/Kind/limit``. Far above what devices write (an ultramarathon has hundreds of laps), they
     /// bound what a hostile file can make a summary hold.
-    public enum Limits {
+    package enum Limits {
         /// Sessions (each becomes a workout).
-        public static let sessions = 10_000
+        package static let sessions = 10_000
         /// Laps.
-        public static let laps = 100_000
+        package static let laps = 100_000
         /// Timer start and stop events.
-        public static let timerEvents = 100_000
+        package static let timerEvents = 100_000
         /// Developer field descriptions.
-        public static let developerFields = 1_000
+        package static let developerFields = 1_000
     }
 
     /// `file_id.type` (4 activity, 6 course), `nil` without a `file_id`.
@@ -230,7 +230,7 @@ public struct FITSummary: Sendable {
     public var utcOffsetSeconds: Int32?
     /// For a file whose times are device-relative (FR60/70 and other early devices): what turns them into local
     /// wall-clock time, `activity.local_timestamp - activity.timestamp`.
-    public var relativeToLocal: Int64?
+    package var relativeToLocal: Int64?
     /// The course's name (course files).
     public var courseName: String?
     /// The course's sport (course files).
@@ -246,13 +246,13 @@ public struct FITSummary: Sendable {
     /// Data messages of every kind.
     public var messages = 0
     /// Data messages by global number.
-    public var messageCounts: [UInt16: Int] = [:]
+    package var messageCounts: [UInt16: Int] = [:]
     /// Chained FIT files read.
     public var files = 0
     /// Data messages with a compressed-timestamp header.
-    public var compressedTimestampMessages = 0
+    package var compressedTimestampMessages = 0
     /// Developer field values read.
-    public var developerFieldValues = 0
+    package var developerFieldValues = 0
     /// What the decoder read past or recovered from.
     public var warnings: [FITDecoder.Warning] = []
     /// Whether the decoder skipped or cut anything short.
@@ -263,7 +263,7 @@ public struct FITSummary: Sendable {
 /// workout's points take; the decoder itself streams).
 public enum FITFile {
     /// Whether `bytes` start like a FIT file (a header whose bytes 8–11 are `.FIT`).
-    public static func isFIT(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isFIT(_ bytes: some Collection<UInt8>) -> Bool {
         guard bytes.count >= 12, let size = bytes.first, size >= 12 else { return false }
         return Array(bytes.dropFirst(8).prefix(4)) == Array(".FIT".utf8)
     }
@@ -454,7 +454,7 @@ public enum FITFile {
 extension FITSummary {
     /// A FIT time as a RouteKit timestamp: UTC, with the file's UTC offset when it gives one. A device-relative
     /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
-    /// (``relativeToLocal``), else `nil`.
+    /// (`relativeToLocal`), else `nil`.
     public func timestamp(_ fit: UInt32?) -> Timestamp? {
         FITClock(self).timestamp(fit)
     }
@@ -492,7 +492,7 @@ public struct FITRecordReader {
     private var decoder = FITDecoder(checksCRC: false)
     private var finished = false
     /// Bytes decoded per ``next()``.
-    public var sliceSize = 64 * 1024
+    package var sliceSize = 64 * 1024
 
     /// A reader of `bytes`.
     public init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }

@@ -23,9 +23,9 @@ import RouteKit
 /// `RouteKitError.Code.invalidFIT` naming the byte offset.
 public struct FITDecoder: Sendable {
     /// Seconds between the Unix epoch and FIT's (1989-12-31T00:00:00Z).
-    public static let epochOffset: Int64 = 631_065_600
+    package static let epochOffset: Int64 = 631_065_600
     /// FIT times below this are seconds since the device powered on, not since the FIT epoch.
-    public static let minimumAbsoluteTime: UInt32 = 0x1000_0000
+    package static let minimumAbsoluteTime: UInt32 = 0x1000_0000
 
     /// Something odd that was read past or recovered from, with the byte offset it concerns.
     public struct Warning: Sendable, Hashable, CustomStringConvertible {
@@ -47,7 +47,7 @@ public struct FITDecoder: Sendable {
             /// A definition with an architecture byte other than 0 or 1 (read as little-endian).
             case architecture
             /// More sessions, laps, timer events or developer field descriptions than a summary keeps
-            /// (``FITSummary/Limits``): the first ones are kept, the rest counted.
+            /// (`FITSummary.Limits`): the first ones are kept, the rest counted.
             case limit
         }
         /// What kind of oddity.
@@ -105,18 +105,18 @@ public struct FITDecoder: Sendable {
     private var trailingStart = 0
     private var trailingCount = 0
     /// How many FIT files (header + data) were started.
-    public private(set) var files = 0
+    package private(set) var files = 0
     /// Data messages handed over.
-    public private(set) var messages = 0
+    package private(set) var messages = 0
     /// Definition messages read.
-    public private(set) var definitionCount = 0
+    package private(set) var definitionCount = 0
     /// Data messages with a compressed-timestamp header.
-    public private(set) var compressedTimestampMessages = 0
+    package private(set) var compressedTimestampMessages = 0
     /// What was read past or recovered from.
     public private(set) var warnings: [Warning] = []
     /// Whether anything was skipped or cut short (a warning of kind truncated, dataSize or
     /// undefinedLocalType).
-    public var recovered: Bool {
+    package var recovered: Bool {
         warnings.contains { [.truncated, .dataSize, .undefinedLocalType].contains($0.kind) }
     }
 
@@ -402,7 +402,7 @@ public final class FITDefinition: Sendable {
         public var number: UInt8
         /// Its size in bytes (a multiple of the base type's for arrays; not always, in real files).
         public var size: Int
-        /// The base type byte (``FITBaseType``).
+        /// The base type byte (`FITBaseType`).
         public var baseType: UInt8
         /// Its offset in the message's content.
         public var offset: Int
@@ -445,13 +445,13 @@ public final class FITDefinition: Sendable {
 }
 
 /// The FIT base types (the low five bits of a field's base type byte).
-public enum FITBaseType: UInt8, Sendable {
+package enum FITBaseType: UInt8, Sendable {
     case enumeration = 0x00, sint8 = 0x01, uint8 = 0x02, sint16 = 0x03, uint16 = 0x04, sint32 = 0x05
     case uint32 = 0x06, string = 0x07, float32 = 0x08, float64 = 0x09, uint8z = 0x0A, uint16z = 0x0B
     case uint32z = 0x0C, byte = 0x0D, sint64 = 0x0E, uint64 = 0x0F, uint64z = 0x10
 
     /// The size of one value in bytes.
-    public var size: Int {
+    package var size: Int {
         switch self {
         case .enumeration, .sint8, .uint8, .string, .uint8z, .byte: 1
         case .sint16, .uint16, .uint16z: 2

@@ -27,12 +27,12 @@ public import RouteKitGPX
 ///   metadata), HRV, swim lengths and device information.
 public final class FITImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "fit-import"
+    package static let originKind = "fit-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport) {
@@ -41,7 +41,7 @@ public final class FITImporter {
     }
 
     /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
-    public var workoutOverrides: WorkoutOverrides?
+    package var workoutOverrides: WorkoutOverrides?
 
     /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.
     public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {

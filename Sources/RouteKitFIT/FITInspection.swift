@@ -1,5 +1,5 @@
-public import RouteKit
-public import RouteKitGPX
+package import RouteKit
+package import RouteKitGPX
 
 extension FITFile {
     /// A FIT file's ``FITSummary`` and the `GPXSummary` of its GPX events (what `routekit inspect` shows), in one
@@ -14,7 +14,7 @@ extension FITFile {
     ///   - bytes: the whole file.
     ///   - file: the name the GPX summary gives (`GPXSummary.file`).
     /// - Throws: `RouteKitError.Code.invalidFIT` as ``summary(_:)`` and ``gpxEvents(_:summary:_:)`` do.
-    public static func inspect(_ bytes: [UInt8], file: String) throws(RouteKitError) -> (FITSummary, GPXSummary) {
+    package static func inspect(_ bytes: [UInt8], file: String) throws(RouteKitError) -> (FITSummary, GPXSummary) {
         try inspect(FITInput(bytes: bytes), file: file)
     }
 

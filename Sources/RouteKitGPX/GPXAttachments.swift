@@ -4,25 +4,25 @@ import Foundation
 /// A file's `<wpt>` and `<rte>`, as the importer stores them: `ChunkKind.attachment` chunks of the workout of
 /// the file's first track (or of a workout of their own when the file has no track), JSON-encoded, at most
 /// ``GPXAttachments/pointsPerChunk`` points per chunk, waypoints before routes.
-public struct GPXAttachments: Sendable {
+package struct GPXAttachments: Sendable {
     /// Points per stored chunk.
-    public static let pointsPerChunk = 1024
+    package static let pointsPerChunk = 1024
     /// Waypoints and route points kept per file; beyond this they are counted and reported, not stored.
-    public static let maxPoints = 1_000_000
+    package static let maxPoints = 1_000_000
 
     /// Waypoints, in file order.
-    public var waypoints: [GPXPoint] = []
+    package var waypoints: [GPXPoint] = []
     /// Routes, in file order: their fields and points.
-    public var routes: [(info: GPXPathInfo, points: [GPXPoint])] = []
+    package var routes: [(info: GPXPathInfo, points: [GPXPoint])] = []
     /// Points that were read but not kept (over ``maxPoints``).
-    public private(set) var dropped = 0
+    package private(set) var dropped = 0
     private var kept = 0
 
     /// Nothing yet.
-    public init() {}
+    package init() {}
 
     /// Whether there is nothing to store.
-    public var isEmpty: Bool { waypoints.isEmpty && routes.isEmpty }
+    package var isEmpty: Bool { waypoints.isEmpty && routes.isEmpty }
 
     package mutating func add(waypoint p: GPXPoint) {
         guard kept < Self.maxPoints else { return dropped += 1 }
@@ -151,7 +151,7 @@ public struct GPXAttachments: Sendable {
     }
 
     /// Reads a workout's attachments back.
-    public static func read(workout: UUID, from store: any RouteStore) async throws(RouteKitError) -> GPXAttachments {
+    package static func read(workout: UUID, from store: any RouteStore) async throws(RouteKitError) -> GPXAttachments {
         var result = GPXAttachments()
         let cursor = try await store.workoutChunks(ofWorkout: workout, kind: .attachment)
         defer { cursor.close() }

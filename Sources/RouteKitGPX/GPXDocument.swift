@@ -132,35 +132,35 @@ public struct GPXDocument: Sendable, Hashable {
 }
 
 /// What `routekit inspect` reports for one file, computed while streaming (no points kept).
-public struct GPXSummary: Sendable, Hashable {
-    public var file: String
-    public var version: String?
-    public var creator: String?
-    public var tracks = 0
-    public var segments = 0
-    public var trackPoints = 0
-    public var routes = 0
-    public var routePoints = 0
-    public var waypoints = 0
-    public var pauses = 0
-    public var firstTime: Timestamp?
-    public var lastTime: Timestamp?
+package struct GPXSummary: Sendable, Hashable {
+    package var file: String
+    package var version: String?
+    package var creator: String?
+    package var tracks = 0
+    package var segments = 0
+    package var trackPoints = 0
+    package var routes = 0
+    package var routePoints = 0
+    package var waypoints = 0
+    package var pauses = 0
+    package var firstTime: Timestamp?
+    package var lastTime: Timestamp?
     /// Points whose time is earlier than the point before (within a segment).
-    public var timeReversals = 0
-    public var pointsWithHeartRate = 0
-    public var pointsWithCadence = 0
-    public var pointsWithPower = 0
-    public var pointsWithTemperature = 0
-    public var warnings: [GPXWarning] = []
-    public var bytes: Int = 0
+    package var timeReversals = 0
+    package var pointsWithHeartRate = 0
+    package var pointsWithCadence = 0
+    package var pointsWithPower = 0
+    package var pointsWithTemperature = 0
+    package var warnings: [GPXWarning] = []
+    package var bytes: Int = 0
 
     /// The time of the previous point of the current segment.
     private var previousTime: Instant?
 
-    public init(file: String) { self.file = file }
+    package init(file: String) { self.file = file }
 
     /// Counts one event (for readers of other formats that produce ``GPXEvent``s).
-    public mutating func add(_ event: GPXEvent) {
+    package mutating func add(_ event: GPXEvent) {
         switch event {
         case .document(let info):
             version = info.version
@@ -194,7 +194,7 @@ public struct GPXSummary: Sendable, Hashable {
     }
 
     /// Reads a file to the end and summarises it.
-    public static func read(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError)
+    package static func read(path: String, options: GPXReadOptions = GPXReadOptions()) throws(RouteKitError)
         -> GPXSummary
     {
         let reader = try GPXReader(path: path, options: options)

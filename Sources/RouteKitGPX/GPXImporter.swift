@@ -30,7 +30,7 @@ public struct GPXImportResult: Sendable, Hashable {
         public var resumedFrom: Int?
 
         /// Creates a track outcome.
-        public init(workout: UUID, route: UUID?, locations: Int, unchanged: Bool, resumedFrom: Int? = nil) {
+        package init(workout: UUID, route: UUID?, locations: Int, unchanged: Bool, resumedFrom: Int? = nil) {
             self.workout = workout
             self.route = route
             self.locations = locations
@@ -53,7 +53,7 @@ public struct GPXImportResult: Sendable, Hashable {
     public var error: RouteKitError?
 
     /// Creates a result.
-    public init(
+    package init(
         file: String, status: Status, tracks: [Track] = [], waypoints: Int = 0, warnings: [String] = [],
         error: RouteKitError? = nil
     ) {
@@ -106,22 +106,22 @@ extension GPXImportResult {
 ///   stored with the route as `extras` chunks; values of points without a time (which cannot be series
 ///   samples) go there too.
 /// - **Waypoints and `<rte>` routes** are stored as attachments of the workout of the file's first track
-///   (``GPXAttachments``); a file with only waypoints and routes becomes a workout without a route, of activity
+///   (`GPXAttachments`); a file with only waypoints and routes becomes a workout without a route, of activity
 ///   `other`, identified by their content, that holds them.
 /// - **Oddities** are recorded in the route's metadata, never fixed: `timeWentBackwards`, `duplicateTimes`,
 ///   `locationsWithoutTime` (counts).
 public final class GPXImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "gpx-import"
+    package static let originKind = "gpx-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
     /// How files are read (``GPXReadOptions/skipInvalidPoints``…). Skipped points are not part of a track's
     /// content; a file that needed `skipInvalidPoints` needs it again to be re-imported or resumed (without it,
     /// the file fails at its first out-of-range point).
-    public let readOptions: GPXReadOptions
+    package let readOptions: GPXReadOptions
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
@@ -194,7 +194,7 @@ public final class GPXImporter {
 
     /// Values that win over the file's own for the workouts this importer creates (a bulk export's index, such as
     /// Strava's `activities.csv`, names and types its activities).
-    public var workoutOverrides: WorkoutOverrides?
+    package var workoutOverrides: WorkoutOverrides?
 
     /// The file or entry read ahead (`importFile(_:readingAhead:progress:)`, `importEntry(_:readingAhead:)`)
     /// and its reader.
@@ -416,20 +416,20 @@ public final class GPXImporter {
 /// Values that win over a file's own for the workouts an import creates: a bulk export's index (Strava's
 /// `activities.csv`) knows an activity's name and type better than its file does. A workout that was already
 /// stored is left as it is.
-public struct WorkoutOverrides: Sendable, Hashable {
+package struct WorkoutOverrides: Sendable, Hashable {
     /// The activity type, instead of the one the file gives or suggests.
-    public var activityType: ActivityType?
+    package var activityType: ActivityType?
     /// Metadata merged over the file's (these values win).
-    public var metadata: [String: MetadataValue]
+    package var metadata: [String: MetadataValue]
 
     /// Creates overrides.
-    public init(activityType: ActivityType? = nil, metadata: [String: MetadataValue] = [:]) {
+    package init(activityType: ActivityType? = nil, metadata: [String: MetadataValue] = [:]) {
         self.activityType = activityType
         self.metadata = metadata
     }
 
     /// Applies them to a workout about to be saved.
-    public func apply(to workout: inout Workout) {
+    package func apply(to workout: inout Workout) {
         if let activityType { workout.activityType = activityType }
         workout.metadata.merge(metadata) { $1 }
     }

@@ -45,7 +45,7 @@ public final class GPXReader {
     }
 
     /// The name used in errors (the path as given).
-    public let fileName: String
+    package let fileName: String
 
     /// Opens a GPX file.
     /// - Throws: `RouteKitError.Code.io` if it cannot be opened.

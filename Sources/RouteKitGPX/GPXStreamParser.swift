@@ -30,7 +30,7 @@ public struct GPXReadOptions: Sendable {
     public var chunkSize: Int = 1 << 20
     /// The largest single XML token (a tag, a text node, a comment) held in memory while more input is read, in
     /// bytes. Default 64 MiB. With the read buffer, this bounds the reader's memory whatever the input.
-    public var maxTokenSize: Int = 64 << 20
+    package var maxTokenSize: Int = 64 << 20
     /// Whether a point (`<trkpt>`, `<rtept>`, `<wpt>`) whose latitude is outside -90...90 or whose longitude is
     /// outside -180...180 is skipped (with its time, values and extensions), with one warning that counts such
     /// points, instead of failing the file. Default `false`: such a file is refused with an error naming the

@@ -21,7 +21,7 @@ extension GPXEventWriter {
 ///
 /// - Known extension values go back into each point's `<extensions>`: heart rate, cadence, temperatures,
 ///   depth, speed and course as Garmin TrackPointExtension v2; power as Garmin PowerExtension
-///   `PowerInWatts`; the accuracies as RouteKit's own namespace (``GPXNamespaces/routeKit``).
+///   `PowerInWatts`; the accuracies as RouteKit's own namespace (`https://routekit.dev/xmlns/gpx/v1`).
 /// - Unknown extension elements are written back as they were read, when they are in a foreign namespace.
 ///   Elements in the GPX namespace or in no namespace (which producers sometimes put in `<extensions>`)
 ///   cannot be written validly and are counted in ``droppedElements`` instead.

@@ -1,6 +1,6 @@
 private import CLibdeflate
 private import CRouteKitZlib
-public import RouteKit
+package import RouteKit
 
 #if canImport(Glibc)
     import Glibc
@@ -12,9 +12,9 @@ public import RouteKit
 
 /// Reading an input file whole (formats that are read twice, such as FIT), gzip decompressed, and telling
 /// formats apart by content rather than by name.
-public enum InputFile {
+package enum InputFile {
     /// A format RouteKit reads.
-    public enum Format: String, Sendable, Hashable {
+    package enum Format: String, Sendable, Hashable {
         /// GPX (or anything else that starts like XML; the GPX reader names what is wrong with it).
         case gpx
         /// Garmin FIT.
@@ -27,12 +27,12 @@ public enum InputFile {
     }
 
     /// The largest input read whole, after decompression (a gzip bomb stops here).
-    public static let defaultLimit = 512 << 20
+    package static let defaultLimit = 512 << 20
 
     /// The format of the file at `path`, from its first bytes (decompressed when it is gzip).
     /// - Throws: `RouteKitError.Code.io` when it cannot be read, `RouteKitError.Code.compression` for
     ///   corrupt gzip.
-    public static func format(of path: String) throws(RouteKitError) -> Format {
+    package static func format(of path: String) throws(RouteKitError) -> Format {
         let head = try contents(of: path, limit: headSize, stopAtLimit: true).bytes
         // Too short to tell by content: the name decides (an empty .fit gets a FIT error, not a GPX one).
         let lower = path.lowercased()
@@ -41,10 +41,10 @@ public enum InputFile {
     }
 
     /// How much of a file ``format(of:)`` reads to tell its format.
-    public static let headSize = 4096
+    package static let headSize = 4096
 
     /// The format of a file that starts with `head` (decompressed; ``headSize`` bytes are enough).
-    public static func format(ofHead head: [UInt8]) -> Format {
+    package static func format(ofHead head: [UInt8]) -> Format {
         if head.count >= 12, head[0] >= 12, head[8] == 0x2E, head[9] == 0x46, head[10] == 0x49, head[11] == 0x54 {
             return .fit
         }
@@ -129,7 +129,7 @@ public enum InputFile {
     ///   - stopAtLimit: return the first `limit` bytes instead of failing.
     /// - Throws: `RouteKitError.Code.io` when the file cannot be read or is larger than `limit`,
     ///   `RouteKitError.Code.compression` for corrupt or truncated gzip.
-    public static func contents(of path: String, limit: Int = defaultLimit, stopAtLimit: Bool = false)
+    package static func contents(of path: String, limit: Int = defaultLimit, stopAtLimit: Bool = false)
         throws(RouteKitError) -> (bytes: [UInt8], gzip: Bool)
     {
         let fd = open(path, O_RDONLY)
@@ -197,7 +197,7 @@ public enum InputFile {
     }
 
     /// Whether `bytes` start with gzip's magic number.
-    public static func isGzip(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isGzip(_ bytes: some Collection<UInt8>) -> Bool {
         var i = bytes.makeIterator()
         return i.next() == 0x1F && i.next() == 0x8B
     }
@@ -334,19 +334,19 @@ public enum InputFile {
     }
 
     /// What `stat` says of a path (following links).
-    public struct Status: Sendable, Hashable {
+    package struct Status: Sendable, Hashable {
         /// A regular file.
-        public var isRegularFile: Bool
+        package var isRegularFile: Bool
         /// A folder.
-        public var isDirectory: Bool
+        package var isDirectory: Bool
         /// Its size in bytes.
-        public var size: Int
+        package var size: Int
         /// The device and inode: two paths with the same are the same file.
-        public var identity: [UInt64]
+        package var identity: [UInt64]
     }
 
     /// What `stat` says of `path`, `nil` when it cannot be read.
-    public static func status(of path: String) -> Status? {
+    package static func status(of path: String) -> Status? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         let type = st.st_mode & S_IFMT

@@ -20,7 +20,7 @@ public final class OutputSink {
     private var memory: [UInt8]?
     private let flushAt = 1 << 20
     /// The path, for errors.
-    public let name: String
+    package let name: String
 
     /// Writes to a new file at `path` (replacing it).
     public init(path: String) throws(RouteKitError) {
@@ -58,7 +58,7 @@ public final class OutputSink {
     public var bytes: [UInt8] { memory ?? [] }
 
     /// Writes text as UTF-8; buffered, and flushed when the buffer grows large or on ``flush()``.
-    public func writeText(_ s: String) throws(RouteKitError) {
+    package func writeText(_ s: String) throws(RouteKitError) {
         write(s)
         try maybeFlush()
     }
@@ -134,7 +134,7 @@ public final class OutputSink {
     }
 
     /// Writes everything buffered.
-    public func flush() throws(RouteKitError) {
+    package func flush() throws(RouteKitError) {
         if memory != nil {
             memory?.append(contentsOf: UnsafeBufferPointer(start: buffer.base, count: buffer.count))
             buffer.count = 0

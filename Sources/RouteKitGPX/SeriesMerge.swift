@@ -50,7 +50,7 @@ public struct SeriesMerger {
 extension GPXDocument {
     /// The track's known extension values as quantity series keyed by timestamp (points without a time are
     /// left out: a series sample needs a time).
-    public static func series(of points: [GPXPoint]) -> [QuantitySeries] {
+    package static func series(of points: [GPXPoint]) -> [QuantitySeries] {
         QuantityType.all.compactMap { type in
             let samples = points.compactMap { p -> QuantitySample? in
                 guard let t = p.location.timestamp, let v = p.values[type] else { return nil }

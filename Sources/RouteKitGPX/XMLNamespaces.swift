@@ -38,19 +38,19 @@ enum KnownNamespace: UInt8 {
 }
 
 /// Namespace URIs RouteKit reads and writes.
-public enum GPXNamespaces {
+package enum GPXNamespaces {
     /// GPX 1.1.
-    public static let gpx11 = "http://www.topografix.com/GPX/1/1"
+    package static let gpx11 = "http://www.topografix.com/GPX/1/1"
     /// GPX 1.0.
-    public static let gpx10 = "http://www.topografix.com/GPX/1/0"
+    package static let gpx10 = "http://www.topografix.com/GPX/1/0"
     /// Garmin TrackPointExtension v1 (hr, cad, atemp, wtemp, depth).
-    public static let trackPointExtensionV1 = "http://www.garmin.com/xmlschemas/TrackPointExtension/v1"
+    package static let trackPointExtensionV1 = "http://www.garmin.com/xmlschemas/TrackPointExtension/v1"
     /// Garmin TrackPointExtension v2 (adds speed and course).
-    public static let trackPointExtensionV2 = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
+    package static let trackPointExtensionV2 = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
     /// Garmin PowerExtension v1 (`PowerInWatts`).
-    public static let powerExtension = "http://www.garmin.com/xmlschemas/PowerExtension/v1"
+    package static let powerExtension = "http://www.garmin.com/xmlschemas/PowerExtension/v1"
     /// RouteKit's own extension for `CLLocation` fields GPX has no element for (accuracies).
-    public static let routeKit = "https://routekit.dev/xmlns/gpx/v1"
+    package static let routeKit = "https://routekit.dev/xmlns/gpx/v1"
 }
 
 /// A namespace declaration in scope: its prefix and URI, as offsets into ``NamespaceScope/arena``, and what the URI is.

@@ -146,14 +146,14 @@ public struct HealthImportSummary: Sendable, Hashable {
 /// - **Again:** importing the same export again changes nothing; a newer export adds only what is new.
 public final class HealthImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "health-import"
+    package static let originKind = "health-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
     /// Bytes of `export.xml` read at a time.
-    public var chunkSize = 1 << 20
+    package var chunkSize = 1 << 20
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport) {
@@ -162,7 +162,7 @@ public final class HealthImporter {
     }
 
     /// Whether `path` is an export: a folder with an `export.xml` whose root is `HealthData`, or such a file.
-    public static func isExport(_ path: String) -> Bool {
+    package static func isExport(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
         let xml = isDirectory.boolValue ? (path as NSString).appendingPathComponent("export.xml") : path
@@ -170,13 +170,13 @@ public final class HealthImporter {
     }
 
     /// The name of the first element of the XML file at `path` (past its DTD), `nil` if it has none or is not XML.
-    public static func rootElement(of path: String) -> String? {
+    package static func rootElement(of path: String) -> String? {
         guard let stream = try? FileByteStream(path: path) else { return nil }
         return rootElement(of: stream, name: path)
     }
 
     /// The name of the first element read from `stream` (past its DTD), `nil` if it has none or is not XML.
-    public static func rootElement(of stream: any HealthByteStream, name: String) -> String? {
+    package static func rootElement(of stream: any HealthByteStream, name: String) -> String? {
         let scanner = HealthXMLScanner(stream: stream, fileName: name, chunkSize: 64 << 10, maxMarkup: 1 << 20)
         guard (try? scanner.next()) == .start else { return nil }
         return scanner.name

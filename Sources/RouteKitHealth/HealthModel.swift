@@ -1,5 +1,5 @@
 import Foundation
-public import RouteKit
+package import RouteKit
 
 #if canImport(Glibc)
     import Glibc
@@ -10,14 +10,14 @@ public import RouteKit
 #endif
 
 /// Apple Health's dates: `2019-06-11 15:00:00 -0700`, the offset kept.
-public enum HealthDate {
+package enum HealthDate {
     /// The timestamp written as `YYYY-MM-DD HH:MM:SS ±HHMM`; `nil` for anything else.
-    public static func parse(_ text: String) -> Timestamp? {
+    package static func parse(_ text: String) -> Timestamp? {
         Array(text.utf8).withUnsafeBufferPointer { parse($0) }
     }
 
     /// The timestamp in `b` (see ``parse(_:)-(String)``).
-    public static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+    package static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20
         else { return nil }
         func num(_ from: Int, _ n: Int) -> Int64? {

@@ -14,9 +14,9 @@ import RouteKitTCX
 /// handed to `each` as it finishes.
 public final class RouteImporter {
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
     /// Entries larger than this once inflated (as their header states), and gzip entries whose data announces more,
     /// are read as streams when they are GPX, TCX or FIT: memory stays the readers' window however large the entry.
     /// Smaller ones are inflated whole, up to this size (faster: libdeflate, and read ahead while the entry before
@@ -28,7 +28,7 @@ public final class RouteImporter {
     /// are read from the archive one at a time, results handed over in entry order).
     public var jobs = 1
     /// How GPX is read.
-    public let readOptions: GPXReadOptions
+    package let readOptions: GPXReadOptions
     private let gpx: GPXImporter
     private let fit: FITImporter
     private let tcx: TCXImporter
@@ -47,7 +47,7 @@ public final class RouteImporter {
     }
 
     /// What a path holds, from its content.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// One activity file (GPX, FIT or TCX, plain or gzip).
         case file(InputFile.Format)
         /// A zip archive.
@@ -59,7 +59,7 @@ public final class RouteImporter {
     }
 
     /// What `path` is; `nil` for a folder that is not an export (its files are imported one by one).
-    public static func kind(of path: String) -> Kind? {
+    package static func kind(of path: String) -> Kind? {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             if FileManager.default.fileExists(atPath: path + "/activities.csv") { return .stravaFolder }
@@ -146,7 +146,13 @@ public final class RouteImporter {
     }
 
     /// Imports bytes held in memory (an archive's entry): gzip decompressed, the format told by content.
-    public func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides? = nil) async -> GPXImportResult {
+    public func importBytes(_ raw: [UInt8], name: String) async -> GPXImportResult {
+        await importBytes(raw, name: name, overrides: nil, readingAhead: nil)
+    }
+
+    /// ``importBytes(_:name:)`` with workout values that win over the file's own (`nil`: none), as an export's
+    /// index gives them.
+    package func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides?) async -> GPXImportResult {
         await importBytes(raw, name: name, overrides: overrides, readingAhead: nil)
     }
 
@@ -293,7 +299,7 @@ public final class RouteImporter {
     }
 
     /// Imports an archive: a Strava export when it holds `activities.csv`, else every activity file in it.
-    public func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
+    package func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
         if let index = archive.paths.first(where: { $0 == "activities.csv" || $0.hasSuffix("/activities.csv") }),
             index.split(separator: "/").count <= 2
         {

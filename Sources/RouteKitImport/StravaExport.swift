@@ -1,6 +1,6 @@
 import CSV
 import Foundation
-public import RouteKit
+package import RouteKit
 import RouteKitGPX
 
 /// What a Strava export's import goes through, in order: the index's rows, files no row names, planned routes.
@@ -11,30 +11,30 @@ enum StravaItem {
 }
 
 /// One row of a Strava bulk export's `activities.csv`.
-public struct StravaActivity: Sendable, Hashable {
+package struct StravaActivity: Sendable, Hashable {
     /// `Activity ID` (not the number in `Filename`).
-    public var id: String
+    package var id: String
     /// `Activity Date`, as written (`Sep 12, 2018, 3:02:23 PM`, UTC).
-    public var date: String
+    package var date: String
     /// `Activity Name`.
-    public var name: String?
+    package var name: String?
     /// `Activity Type` (`Run`, `Ride`, `Nordic Ski`…).
-    public var type: String?
+    package var type: String?
     /// `Activity Description`.
-    public var description: String?
+    package var description: String?
     /// Elapsed time in seconds (the precise second `Elapsed Time` column where there is one).
-    public var elapsedSeconds: Double?
+    package var elapsedSeconds: Double?
     /// Moving time in seconds.
-    public var movingSeconds: Double?
+    package var movingSeconds: Double?
     /// Distance in metres (the second `Distance` column; the first is in the account's display unit).
-    public var distanceMeters: Double?
+    package var distanceMeters: Double?
     /// `Commute`.
-    public var commute: Bool?
+    package var commute: Bool?
     /// `Filename` (`activities/123.fit.gz`), `nil` for a manual activity.
-    public var filename: String?
+    package var filename: String?
 
     /// The start as an instant (Strava writes UTC), `nil` when the date cannot be read.
-    public var start: Timestamp? {
+    package var start: Timestamp? {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "UTC")
@@ -46,7 +46,7 @@ public struct StravaActivity: Sendable, Hashable {
     }
 
     /// The workout values the row gives (name, type, description, Strava's id), winning over the file's own.
-    public var overrides: WorkoutOverrides {
+    package var overrides: WorkoutOverrides {
         var m: [String: MetadataValue] = ["stravaActivityID": .string(id)]
         if let name, !name.isEmpty { m["name"] = .string(name) }
         if let description, !description.isEmpty { m["description"] = .string(description) }
@@ -59,7 +59,7 @@ public struct StravaActivity: Sendable, Hashable {
 /// Strava's `activities.csv`: read by position after matching the header row (names repeat: two `Distance` and
 /// two `Elapsed Time` columns; headers follow the account's language), or by name in the pre-2019 layout
 /// (`id,date,name,type,…,filename`).
-public enum StravaIndex {
+package enum StravaIndex {
     /// The English header of the current layout, by position (the columns RouteKit reads).
     static let current: [Int: String] = [
         0: "Activity ID", 1: "Activity Date", 2: "Activity Name", 3: "Activity Type", 4: "Activity Description",
@@ -69,7 +69,7 @@ public enum StravaIndex {
 
     /// The rows, with warnings for a person.
     /// - Throws: `RouteKitError.Code.invalidValue` when the file is not a Strava activity index.
-    public static func parse(_ text: String, name: String) throws(RouteKitError) -> ([StravaActivity], [String]) {
+    package static func parse(_ text: String, name: String) throws(RouteKitError) -> ([StravaActivity], [String]) {
         let reader: CSVReader
         do {
             reader = try CSVReader(string: text, hasHeaderRow: true)

@@ -1,10 +1,10 @@
 #if Postgres
     import Foundation
     import PostgresNIO
-    public import RouteKit
+    package import RouteKit
 
     extension PostgresStore: JobStore {
-        public func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
+        package func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
             try await write("saving job \(job.id)") { tx in
                 let row = try await tx.first(
                     """
@@ -30,7 +30,7 @@
             var cancelRequested: Bool
         }
 
-        public func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
+        package func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
             let rows = try await read("reading job \(id)") { tx in
                 try await tx.rows("SELECT * FROM job WHERE id = \(Self.key(id))").map { row in
                     JobFields(
@@ -48,14 +48,14 @@
                 updated: Date(timeIntervalSince1970: f.updated), cancelRequested: f.cancelRequested)
         }
 
-        public func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
+        package func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
             try await write("asking job \(id) to stop") { tx in
                 try await tx.first(
                     "UPDATE job SET cancel_requested = TRUE WHERE id = \(Self.key(id)) RETURNING id") != nil
             }
         }
 
-        public func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
+        package func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
             try await write("deleting old jobs") { tx in
                 try await tx.rows(
                     """

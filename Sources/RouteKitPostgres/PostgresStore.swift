@@ -78,7 +78,7 @@
 
         public let storeID: UUID
         /// The server and database, without the password (what messages and listings print).
-        public let label: String
+        package let label: String
         let client: PostgresClient
         let endpoint: Endpoint
         let commitSignal = CommitSignal()

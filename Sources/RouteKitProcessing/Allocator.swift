@@ -19,7 +19,7 @@ public enum BatchAllocator {
 
     /// Gives memory the allocator holds but no longer uses back to the system (glibc's `malloc_trim`): for a
     /// server after a burst of connections has gone. Does nothing on platforms without glibc.
-    public static func returnFreeMemory() {
+    package static func returnFreeMemory() {
         #if os(Linux)
             _ = malloc_trim(0)
         #endif

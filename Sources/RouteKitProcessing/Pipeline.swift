@@ -16,7 +16,7 @@ public enum PipelineStage: String, CaseIterable, Codable, Sendable, Hashable {
 
 extension PrivacyZone {
     /// Whether a location lies inside (or on) the circle (ellipsoidal distance to the centre).
-    public func contains(_ l: Location) -> Bool {
+    package func contains(_ l: Location) -> Bool {
         let centre = Location(latitude: latitude, longitude: longitude)
         return ellipsoidalDistance(centre, l) <= radiusMetres
     }
@@ -60,7 +60,7 @@ public struct PipelineConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The stages as text (`"outliers,smoothing,simplification"`).
-    public var stageList: String { stages.map(\.rawValue).joined(separator: ",") }
+    package var stageList: String { stages.map(\.rawValue).joined(separator: ",") }
 }
 
 /// What a run did: the numbers every processed version records (<doc:ProcessingPipeline>).

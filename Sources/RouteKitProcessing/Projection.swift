@@ -6,10 +6,10 @@ import RouteKit
 /// Over the few kilometres one chunk of a route spans, its distortion is far below GPS noise: the east–west
 /// scale error grows with the latitude difference from the reference, about 0.1 % per 5 km. Smoothing
 /// projects each window around its first fix, simplification each chunk around the middle of its extent;
-/// distances along a route use ``StepMeter`` instead.
+/// distances along a route use `StepMeter` instead.
 public struct LocalProjection: Sendable, Hashable {
     /// The WGS 84 equatorial radius, metres.
-    public static let earthRadius = 6_378_137.0
+    package static let earthRadius = 6_378_137.0
     /// Reference latitude, degrees.
     public let latitude: Double
     /// Reference longitude, degrees.

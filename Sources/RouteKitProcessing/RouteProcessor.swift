@@ -40,11 +40,11 @@ public struct ProcessOutcome: Sendable, Hashable {
 /// One processor per worker task; the GEOS context is the worker's.
 public final class RouteProcessor {
     /// The store.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// The pipeline.
-    public let pipeline: RoutePipeline
+    package let pipeline: RoutePipeline
     /// This worker's identity in claims.
-    public let worker: UUID
+    package let worker: UUID
     /// How long a claim lasts.
     public let leaseSeconds: Double
 

@@ -26,7 +26,7 @@ public struct SimplificationOptions: Sendable, Hashable, Codable {
 /// Simplifies in chunks; returns the indices kept (a subsequence, first and last always kept) and the largest
 /// distance of a dropped point to the output segment that spans it, in the same chunk projection.
 ///
-/// Each chunk is projected around the middle of its extent (``SimplifiedIndices/frames``): the tolerance holds
+/// Each chunk is projected around the middle of its extent (`SimplifiedIndices.frames`): the tolerance holds
 /// exactly in that projection, and within its scale error (about tan(latitude) × the chunk's half-height in
 /// radians: a few parts in ten thousand for a chunk 5 km high) in any other.
 ///
@@ -149,7 +149,7 @@ public struct SimplifiedIndices: @unchecked Sendable {
     public var maxDeviation: Double
     /// The projections: each applies from its start index (a segment is measured in the projection of the
     /// chunk its first point is in).
-    public var frames: [(start: Int, projection: LocalProjection)]
+    package var frames: [(start: Int, projection: LocalProjection)]
 
     /// The projection a segment starting at index `i` is measured in.
     public func frame(at i: Int) -> LocalProjection {

@@ -6,14 +6,14 @@ public import RouteKit
 /// agrees with the exact ellipsoidal geodesic to well under a millimetre, at the cost of one sine and one
 /// cosine (an exact iterative solution would cost a hundred times more per fix). Along a route,
 /// ``StepMeter`` gives the same result without the trigonometry at every step.
-@inline(__always) public func ellipsoidalDistance(_ a: Location, _ b: Location) -> Double {
+@inline(__always) package func ellipsoidalDistance(_ a: Location, _ b: Location) -> Double {
     StepMeter.Scale(latitude: (a.latitude + b.latitude) / 2).distance(a, b)
 }
 
 /// Measures the steps of a route: ``ellipsoidalDistance(_:_:)`` with the radii of curvature kept while the
 /// latitude moves less than 0.001° (about 110 m), so most steps cost no trigonometry (the radii's relative
 /// change over that band is below 2·10⁻⁵: 0.1 mm on a 5 m step).
-public struct StepMeter: Sendable {
+package struct StepMeter: Sendable {
     struct Scale {
         static let semiMajor = 6_378_137.0
         static let e2 = 0.006_694_379_990_14  // first eccentricity squared (WGS 84)
@@ -42,10 +42,10 @@ public struct StepMeter: Sendable {
     private var scale = Scale(latitude: 0)
 
     /// A meter.
-    public init() {}
+    package init() {}
 
     /// The distance from `a` to `b`, metres.
-    @inline(__always) public mutating func distance(_ a: Location, _ b: Location) -> Double {
+    @inline(__always) package mutating func distance(_ a: Location, _ b: Location) -> Double {
         let mid = (a.latitude + b.latitude) / 2
         if abs(mid - scale.latitude) > 0.001 { scale = Scale(latitude: mid) }
         return scale.distance(a, b)

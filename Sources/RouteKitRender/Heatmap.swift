@@ -32,8 +32,8 @@ public struct GeoBounds: Sendable, Hashable {
 ///
 /// The projection is Web Mercator fitted to the bounds, so shapes look as on a web map at any latitude.
 public struct Heatmap: Sendable {
-    public let width: Int
-    public let height: Int
+    package let width: Int
+    package let height: Int
     private var counts: [UInt32]
     private var stamps: [UInt32]
     private var route: UInt32 = 0
@@ -44,7 +44,7 @@ public struct Heatmap: Sendable {
     private let originY: Double
     private let scale: Double
     /// Routes added.
-    public private(set) var routeCount = 0
+    package private(set) var routeCount = 0
 
     /// A heatmap of `size` covering `bounds` (with a margin of 4%).
     public init(size: PictureSize, bounds: GeoBounds) {
@@ -77,7 +77,7 @@ public struct Heatmap: Sendable {
     }
 
     /// The pixel of a location (may lie outside the image).
-    public func pixel(latitude: Double, longitude: Double) -> (x: Int, y: Int) {
+    package func pixel(latitude: Double, longitude: Double) -> (x: Int, y: Int) {
         let x = (Self.mercatorX(longitude) - originX) * scale
         let y = (Self.mercatorY(latitude) - originY) * scale
         return (Int(x.rounded(.down)), Int(y.rounded(.down)))
@@ -155,13 +155,13 @@ public struct Heatmap: Sendable {
     }
 
     /// How many routes crossed pixel (x, y).
-    public func count(x: Int, y: Int) -> Int {
+    package func count(x: Int, y: Int) -> Int {
         guard x >= 0, y >= 0, x < width, y < height else { return 0 }
         return Int(counts[y * width + x])
     }
 
     /// The highest count.
-    public var maximumCount: Int { Int(counts.max() ?? 0) }
+    package var maximumCount: Int { Int(counts.max() ?? 0) }
 
     /// The colour of a count: dark background, then purple, red, orange, yellow to white on a log scale.
     static func color(count: UInt32, maximum: UInt32) -> (UInt8, UInt8, UInt8) {
@@ -212,14 +212,14 @@ public struct Heatmap: Sendable {
 }
 
 /// A PNG read back into pixels (through cairo): what tests and tools use to look at a rendered picture.
-public struct DecodedPNG: Sendable {
-    public let width: Int
-    public let height: Int
+package struct DecodedPNG: Sendable {
+    package let width: Int
+    package let height: Int
     /// 0xAARRGGBB, row by row (premultiplied alpha, as cairo keeps it; opaque pictures are unaffected).
-    public let pixels: [UInt32]
+    package let pixels: [UInt32]
 
     /// Decodes PNG bytes; throws when they are not a PNG cairo can read.
-    public init(_ bytes: [UInt8]) throws(RouteKitError) {
+    package init(_ bytes: [UInt8]) throws(RouteKitError) {
         final class Source {
             let bytes: [UInt8]
             var offset = 0
@@ -264,10 +264,10 @@ public struct DecodedPNG: Sendable {
     }
 
     /// The pixel at (x, y), 0xAARRGGBB.
-    public func pixel(x: Int, y: Int) -> UInt32 { pixels[y * width + x] }
+    package func pixel(x: Int, y: Int) -> UInt32 { pixels[y * width + x] }
 
     /// Perceived brightness of the pixel at (x, y), 0–255.
-    public func brightness(x: Int, y: Int) -> Double {
+    package func brightness(x: Int, y: Int) -> Double {
         let p = pixel(x: x, y: y)
         return 0.299 * Double(p >> 16 & 0xFF) + 0.587 * Double(p >> 8 & 0xFF) + 0.114 * Double(p & 0xFF)
     }

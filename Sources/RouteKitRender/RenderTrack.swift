@@ -5,22 +5,22 @@ import RouteKitProcessing
 /// `Location`): position, altitude, time, speed and the distance along the route. Fed batch by batch from a
 /// route query or a file.
 public struct RenderTrack: Sendable {
-    public private(set) var latitude: [Double] = []
-    public private(set) var longitude: [Double] = []
+    package private(set) var latitude: [Double] = []
+    package private(set) var longitude: [Double] = []
     /// Metres, NaN where absent.
-    public private(set) var altitude: [Double] = []
+    package private(set) var altitude: [Double] = []
     /// Seconds since 1970, NaN where absent.
-    public private(set) var time: [Double] = []
+    package private(set) var time: [Double] = []
     /// Metres per second as recorded, NaN where absent.
-    public private(set) var recordedSpeed: [Double] = []
+    package private(set) var recordedSpeed: [Double] = []
     /// Metres along the route from its first location, as `RouteOdometer` counts them (the statistics' distance:
     /// no step across a segment break, GPS spikes left out).
-    public private(set) var distance: [Double] = []
+    package private(set) var distance: [Double] = []
     /// Metres per second at each location as `WindowSpeed` tells it (the statistics' speed), NaN where it cannot
     /// be told (a spike, the first seconds after a break, a location without a time).
-    public private(set) var speed: [Double] = []
+    package private(set) var speed: [Double] = []
     /// Indices where a new segment begins (after a pause), besides 0.
-    public private(set) var segmentStarts: [Int] = []
+    package private(set) var segmentStarts: [Int] = []
 
     private var odometer: RouteOdometer
     private var speedWindow: WindowSpeed
@@ -34,22 +34,22 @@ public struct RenderTrack: Sendable {
     }
 
     /// Locations in the track.
-    public var count: Int { latitude.count }
+    package var count: Int { latitude.count }
 
     /// The length in metres.
-    public var length: Double { distance.last ?? 0 }
+    package var length: Double { distance.last ?? 0 }
 
     /// Whether every location has a time (a speed profile and series against distance need it).
-    public var hasTimes: Bool { count > 0 && untimed == 0 }
+    package var hasTimes: Bool { count > 0 && untimed == 0 }
 
     /// Whether any location has an altitude.
-    public var hasAltitude: Bool { withAltitude > 0 }
+    package var hasAltitude: Bool { withAltitude > 0 }
 
     private var untimed = 0
     private var withAltitude = 0
 
     /// Reserves room for `n` locations.
-    public mutating func reserve(_ n: Int) {
+    package mutating func reserve(_ n: Int) {
         for k in [\RenderTrack.latitude, \.longitude, \.altitude, \.time, \.recordedSpeed, \.distance, \.speed]
             as [WritableKeyPath<RenderTrack, [Double]>]
         {
@@ -101,7 +101,7 @@ public struct RenderTrack: Sendable {
 
     /// Measures the track again under the statistics' rules for `activity` (a file's activity is known only at its
     /// track's end): its distance and speed columns, from the locations it holds.
-    public mutating func measure(activity: ActivityType) {
+    package mutating func measure(activity: ActivityType) {
         var again = RenderTrack(activity: activity)
         again.reserve(count)
         let breaks = Set(segmentStarts)
@@ -122,13 +122,13 @@ public struct RenderTrack: Sendable {
     }
 
     /// The index of the last location at or before `t` (times must be in order, as a route's are), or nil.
-    public func index(atOrBefore t: Double) -> Int? {
+    package func index(atOrBefore t: Double) -> Int? {
         guard hasTimes, let first = time.first, t >= first else { return nil }
         return time.partitioningIndex { $0 > t } - 1
     }
 
     /// The distance along the route at time `t` (linear between locations), or nil outside the route's times.
-    public func distance(at t: Double) -> Double? {
+    package func distance(at t: Double) -> Double? {
         guard let i = index(atOrBefore: t), t <= time[time.count - 1] else { return nil }
         guard i + 1 < count, time[i + 1] > time[i] else { return distance[i] }
         let f = (t - time[i]) / (time[i + 1] - time[i])

@@ -3,16 +3,16 @@ public import RouteKit
 public import RouteKitProcessing
 
 /// What processing did to a route: the numbers `routekit smooth` keeps in a processed version's metadata.
-public struct ProcessingNumbers: Sendable, Hashable {
-    public var pointsIn: Int
-    public var pointsOut: Int
-    public var smoothingRmsMetres: Double?
-    public var maxDeviationMetres: Double?
-    public var lengthInMetres: Double?
-    public var lengthOutMetres: Double?
+package struct ProcessingNumbers: Sendable, Hashable {
+    package var pointsIn: Int
+    package var pointsOut: Int
+    package var smoothingRmsMetres: Double?
+    package var maxDeviationMetres: Double?
+    package var lengthInMetres: Double?
+    package var lengthOutMetres: Double?
 
     /// The numbers from a route version's metadata, or nil when it is not a processed version.
-    public init?(metadata: [String: MetadataValue]) {
+    package init?(metadata: [String: MetadataValue]) {
         func int(_ key: String) -> Int? {
             switch metadata[key] {
             case .integer(let v)?: return Int(exactly: v)
@@ -38,7 +38,7 @@ public struct ProcessingNumbers: Sendable, Hashable {
     }
 
     /// The caption line: `5,400 → 812 points · smoothing RMS 1.8 m · max deviation 4.9 m · 12.41 → 12.38 km`.
-    public var caption: String {
+    package var caption: String {
         var parts = ["\(grouped(pointsIn)) → \(grouped(pointsOut)) points"]
         if let v = smoothingRmsMetres { parts.append("smoothing RMS " + String(format: "%.1f m", v)) }
         if let v = maxDeviationMetres { parts.append("max deviation " + String(format: "%.1f m", v)) }
@@ -81,7 +81,7 @@ public struct RoutePictureInput: Sendable {
     /// Time in each heart-rate zone (`StatisticsAccumulator.timeInZones(_:zones:)`): the time-in-zone bar.
     public var zoneTimes: [ZoneTime]?
     /// What processing did, for the caption.
-    public var processing: ProcessingNumbers?
+    package var processing: ProcessingNumbers?
 
     /// A picture of `current` and nothing else.
     public init(current: RenderTrack, title: String = "") {

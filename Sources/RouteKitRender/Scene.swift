@@ -1,16 +1,16 @@
 public import RouteKit
 
 /// A colour with straight (not premultiplied) alpha.
-public struct RGBA: Sendable, Hashable {
+package struct RGBA: Sendable, Hashable {
     /// Red, green, blue, 0–255.
-    public var red: UInt8
-    public var green: UInt8
-    public var blue: UInt8
+    package var red: UInt8
+    package var green: UInt8
+    package var blue: UInt8
     /// Opacity, 0 (transparent) to 1 (opaque).
-    public var alpha: Double
+    package var alpha: Double
 
     /// A colour from its components.
-    public init(_ red: UInt8, _ green: UInt8, _ blue: UInt8, alpha: Double = 1) {
+    package init(_ red: UInt8, _ green: UInt8, _ blue: UInt8, alpha: Double = 1) {
         self.red = red
         self.green = green
         self.blue = blue
@@ -18,10 +18,10 @@ public struct RGBA: Sendable, Hashable {
     }
 
     /// The same colour with another opacity.
-    public func opacity(_ alpha: Double) -> RGBA { RGBA(red, green, blue, alpha: alpha) }
+    package func opacity(_ alpha: Double) -> RGBA { RGBA(red, green, blue, alpha: alpha) }
 
     /// `#rrggbb`.
-    public var hex: String {
+    package var hex: String {
         let digits = Array("0123456789abcdef")
         var s = "#"
         for c in [red, green, blue] {
@@ -33,28 +33,28 @@ public struct RGBA: Sendable, Hashable {
 }
 
 /// A point in picture coordinates: pixels from the top-left corner, y downwards.
-public struct Point: Sendable, Hashable {
-    public var x: Double
-    public var y: Double
-    public init(_ x: Double, _ y: Double) {
+package struct Point: Sendable, Hashable {
+    package var x: Double
+    package var y: Double
+    package init(_ x: Double, _ y: Double) {
         self.x = x
         self.y = y
     }
 }
 
 /// How a shape is painted.
-public struct Style: Sendable, Hashable {
+package struct Style: Sendable, Hashable {
     /// The fill, or `nil` for none.
-    public var fill: RGBA?
+    package var fill: RGBA?
     /// The outline, or `nil` for none.
-    public var stroke: RGBA?
+    package var stroke: RGBA?
     /// The outline's width in pixels.
-    public var lineWidth: Double
+    package var lineWidth: Double
     /// Dash lengths in pixels, or empty for a solid line.
-    public var dash: [Double]
+    package var dash: [Double]
 
     /// A style; by default nothing is painted.
-    public init(fill: RGBA? = nil, stroke: RGBA? = nil, lineWidth: Double = 1, dash: [Double] = []) {
+    package init(fill: RGBA? = nil, stroke: RGBA? = nil, lineWidth: Double = 1, dash: [Double] = []) {
         self.fill = fill
         self.stroke = stroke
         self.lineWidth = lineWidth
@@ -63,12 +63,12 @@ public struct Style: Sendable, Hashable {
 }
 
 /// Where a text's anchor point lies on its baseline.
-public enum TextAnchor: String, Sendable, Hashable {
+package enum TextAnchor: String, Sendable, Hashable {
     case start, middle, end
 }
 
 /// One thing drawn. The same list draws the SVG and the PNG, so both show the same picture.
-public enum SceneElement: Sendable, Hashable {
+package enum SceneElement: Sendable, Hashable {
     /// A polyline (or a polygon, when closed).
     case path([Point], closed: Bool, style: Style)
     /// A circle.
@@ -86,22 +86,22 @@ public struct Scene: Sendable, Hashable {
     public var width: Int
     public var height: Int
     /// The background colour.
-    public var background: RGBA
+    package var background: RGBA
     /// The elements, back to front.
-    public var elements: [SceneElement] = []
+    package var elements: [SceneElement] = []
 
     /// An empty picture.
-    public init(width: Int, height: Int, background: RGBA = RGBA(255, 255, 255)) {
+    package init(width: Int, height: Int, background: RGBA = RGBA(255, 255, 255)) {
         self.width = width
         self.height = height
         self.background = background
     }
 
     /// Appends an element.
-    public mutating func add(_ element: SceneElement) { elements.append(element) }
+    package mutating func add(_ element: SceneElement) { elements.append(element) }
 
     /// The number of vertices of every path (a test's and a caller's measure of how much was drawn).
-    public var pathVertexCount: Int {
+    package var pathVertexCount: Int {
         elements.reduce(0) { n, e in
             if case .path(let points, _, _) = e { return n + points.count }
             return n
@@ -115,9 +115,9 @@ public struct PictureSize: Sendable, Hashable, CustomStringConvertible {
     public var height: Int
 
     /// The largest side accepted: 8,192 pixels (a 256 MiB image at most).
-    public static let maximumSide = 8_192
+    package static let maximumSide = 8_192
     /// The smallest side accepted: 64 pixels.
-    public static let minimumSide = 64
+    package static let minimumSide = 64
 
     /// A size within the accepted range.
     public init(width: Int, height: Int) throws(RouteKitError) {

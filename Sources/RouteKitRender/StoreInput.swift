@@ -67,7 +67,7 @@ extension RoutePictureInput {
 
     /// Heart-rate zones from `maximumHeartRate` (else the observed maximum, when above 60) and the time in each,
     /// over the moving time `accumulator` saw.
-    public mutating func setZones(maximumHeartRate: Double?, accumulator: inout StatisticsAccumulator) {
+    package mutating func setZones(maximumHeartRate: Double?, accumulator: inout StatisticsAccumulator) {
         let maximum = maximumHeartRate ?? heartRate.map(\.value).max()
         guard let maximum, maximum > 60, let zones = try? Zones.heartRate(maximum: maximum) else { return }
         self.zones = zones

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-public import RouteKit
+package import RouteKit
 
 extension SQLiteStore: JobStore {
-    public func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
+    package func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
         try await write("saving job \(job.id)") { db in
             try db.execute(
                 sql: """
@@ -21,7 +21,7 @@ extension SQLiteStore: JobStore {
         }
     }
 
-    public func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
+    package func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
         try await read("reading job \(id)") { db in
             try Row.fetchOne(db, sql: "SELECT * FROM job WHERE id = ?", arguments: [Self.key(id)]).map { row in
                 guard let state = StoredJob.State(rawValue: row["state"]) else {
@@ -35,14 +35,14 @@ extension SQLiteStore: JobStore {
         }
     }
 
-    public func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
+    package func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
         try await write("asking job \(id) to stop") { db in
             try db.execute(sql: "UPDATE job SET cancel_requested = 1 WHERE id = ?", arguments: [Self.key(id)])
             return db.changesCount > 0
         }
     }
 
-    public func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
+    package func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
         try await write("deleting old jobs") { db in
             try db.execute(
                 sql: "DELETE FROM job WHERE state <> 'running' AND updated < ?",

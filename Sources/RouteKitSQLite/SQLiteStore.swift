@@ -53,7 +53,7 @@ public final class SQLiteStore: RouteStore {
     }
 
     /// The file's path.
-    public let path: String
+    package let path: String
     public let storeID: UUID
     let pool: DatabasePool
     let commitSignal: CommitSignal
@@ -118,7 +118,7 @@ public final class SQLiteStore: RouteStore {
     }
 
     /// The least free space the store's disk must have for ``checkReady()`` to pass: 1 MiB.
-    public static let minimumFreeBytes = 1 << 20
+    package static let minimumFreeBytes = 1 << 20
 
     /// A file's device and inode.
     struct FileIdentity: Equatable, Sendable {
@@ -876,7 +876,7 @@ final class SnapshotCursor: ChunkCursor {
 extension SQLiteStore: StoreReadiness {
     /// Checks that the store file is still the one opened, that its disk has at least ``minimumFreeBytes`` free,
     /// and that a small write commits (a row of `store_info`).
-    public func checkReady() async throws(RouteKitError) {
+    package func checkReady() async throws(RouteKitError) {
         try checkFile()
         if let free = Self.freeBytes(near: path), free < UInt64(Self.minimumFreeBytes) {
             throw RouteKitError(.storageFull, "the disk holding the store at \(path) has \(free) bytes free")

@@ -12,21 +12,21 @@
         /// sends one, before the body is read).
         public var maxUploadBytes = 512 << 20
         /// The largest a gzip-compressed upload may grow when decompressed (gzip bombs get `413`).
-        public var maxDecompressedBytes = 2 << 30
+        package var maxDecompressedBytes = 2 << 30
         /// The limits an uploaded zip archive (a Strava or Apple Health export among them) is read within: entries
         /// listed, the largest entry, all entries together, the compression ratio.
         public var archiveLimits = ArchiveLimits()
         /// The largest batch of locations a route builder accepts in one request, in bytes.
-        public var maxBatchBytes = 16 << 20
+        package var maxBatchBytes = 16 << 20
         /// Where uploads are spooled while they arrive (deleted once imported). Default: the system's temporary
         /// folder.
-        public var uploadDirectory: String = NSTemporaryDirectory()
+        package var uploadDirectory: String = NSTemporaryDirectory()
         /// The longest a long-poll (`GET /v1/changes?wait=S`) waits, in seconds.
-        public var maxWaitSeconds = 55
+        package var maxWaitSeconds = 55
         /// How often an idle event stream gets a comment, in seconds.
-        public var heartbeatSeconds = 15.0
+        package var heartbeatSeconds = 15.0
         /// The most change sets' worth of routes a client may ask for at once (`limit`).
-        public var maxLimit = 5_000
+        package var maxLimit = 5_000
         /// The most event streams one token may hold open (`429` beyond).
         public var maxStreamsPerToken = 4
         /// Pictures (`/v1/routes/ID/picture`) drawn at once; beyond, `503` with `Retry-After` (drawing a
@@ -44,7 +44,7 @@
         /// memory: a quarter of it at 64 MiB an import, from 2 to 256.
         public var maxConcurrentImports = ServerConfiguration.defaultConcurrentImports
         /// The default of ``maxConcurrentImports`` on this machine.
-        public static var defaultConcurrentImports: Int {
+        package static var defaultConcurrentImports: Int {
             Int(clamping: min(256, max(2, ProcessInfo.processInfo.physicalMemory / 4 / (64 << 20))))
         }
         /// The slowest a request body may arrive, in bytes a second, measured over ``bodyRateWindowSeconds`` of the
@@ -64,7 +64,7 @@
         public var pendingBuilderExpirySeconds: Double? = 86_400
         /// How often a running job's progress is saved to a store that keeps jobs, in seconds (and how soon it sees
         /// a request to stop it made through another server).
-        public var jobSaveSeconds = 1.0
+        package var jobSaveSeconds = 1.0
 
         /// The defaults.
         public init() {}

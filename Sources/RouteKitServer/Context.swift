@@ -1,15 +1,15 @@
 #if Server
-    public import Hummingbird
-    public import RouteKit
+    package import Hummingbird
+    package import RouteKit
 
     /// What a request carries through the server: Hummingbird's core context and the API token that
     /// authenticated it (set by the authentication middleware).
-    public struct RouteKitRequestContext: RequestContext {
-        public var coreContext: CoreRequestContextStorage
+    package struct RouteKitRequestContext: RequestContext {
+        package var coreContext: CoreRequestContextStorage
         /// The token of the request, once authenticated.
-        public var token: APIToken?
+        package var token: APIToken?
 
-        public init(source: ApplicationRequestContextSource) {
+        package init(source: ApplicationRequestContextSource) {
             coreContext = .init(source: source)
             token = nil
         }

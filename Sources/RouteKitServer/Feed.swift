@@ -1,6 +1,6 @@
 #if Server
     import Foundation
-    public import HTTPTypes
+    package import HTTPTypes
     import Hummingbird
     import Logging
     import NIOCore
@@ -179,15 +179,15 @@
 
     extension HTTPField.Name {
         /// `Last-Event-ID`: where an event stream resumes (an anchor).
-        public static let lastEventID = named("Last-Event-ID")
+        package static let lastEventID = named("Last-Event-ID")
         /// `X-Accel-Buffering`: `no` tells nginx not to buffer an event stream.
-        public static let accelBuffering = named("X-Accel-Buffering")
+        package static let accelBuffering = named("X-Accel-Buffering")
         /// `RouteKit-Anchor`: the anchor of a change set.
-        public static let routeKitAnchor = named("RouteKit-Anchor")
+        package static let routeKitAnchor = named("RouteKit-Anchor")
         /// `RouteKit-Up-To-Date`: whether a change set caught up with the store.
-        public static let routeKitUpToDate = named("RouteKit-Up-To-Date")
+        package static let routeKitUpToDate = named("RouteKit-Up-To-Date")
         /// `X-Request-Id`: the id of a request in the server's log.
-        public static let requestID = named("X-Request-Id")
+        package static let requestID = named("X-Request-Id")
 
         /// A field name from text that is a valid token (all of the above are, so the fallback is never taken).
         private static func named(_ text: String) -> HTTPField.Name { HTTPField.Name(text) ?? .via }

@@ -1,32 +1,32 @@
 #if Server
     import Foundation
-    public import HTTPTypes
-    public import Hummingbird
+    package import HTTPTypes
+    package import Hummingbird
     import NIOCore
-    public import RouteKit
+    package import RouteKit
 
     /// An RFC 9457 problem: every error the server answers, as `application/problem+json` with a stable `type`
     /// (`urn:routekit:problem:<name>`). Its text comes from `RouteKitError.message`, which never holds
     /// coordinates, and never carries a token.
-    public struct Problem: Error, HTTPResponseError, Sendable {
+    package struct Problem: Error, HTTPResponseError, Sendable {
         /// The status.
-        public var status: HTTPResponse.Status
+        package var status: HTTPResponse.Status
         /// The short name in the `type` URI (`anchor-expired`).
-        public var type: String
+        package var type: String
         /// The same for every problem of a type.
-        public var title: String
+        package var title: String
         /// This occurrence.
-        public var detail: String
+        package var detail: String
         /// Extra members (`line`, `column`, `results`, …), as JSON values.
-        public var extra: [String: JSONValue] = [:]
+        package var extra: [String: JSONValue] = [:]
         /// Extra headers (`Retry-After`, `WWW-Authenticate`).
-        public var headers: HTTPFields = [:]
+        package var headers: HTTPFields = [:]
 
         /// The prefix of every `type`.
-        public static let typePrefix = "urn:routekit:problem:"
+        package static let typePrefix = "urn:routekit:problem:"
 
         /// Creates a problem.
-        public init(
+        package init(
             status: HTTPResponse.Status, type: String, title: String, detail: String,
             extra: [String: JSONValue] = [:], headers: HTTPFields = [:]
         ) {
@@ -39,7 +39,7 @@
         }
 
         /// The problem for a store or input error: its status and type by code, and where in the input.
-        public init(_ error: RouteKitError) {
+        package init(_ error: RouteKitError) {
             let (status, type, title) = Self.mapping(error.code)
             self.init(status: status, type: type, title: title, detail: error.message)
             if let line = error.line { extra["line"] = .number(Double(line)) }
@@ -110,7 +110,7 @@
         /// The JSON body.
         func body() -> [UInt8] { JSONValue.object(members()).encoded() }
 
-        public func response(from request: Request, context: some RequestContext) throws -> Response {
+        package func response(from request: Request, context: some RequestContext) throws -> Response {
             var fields = headers
             fields[.contentType] = "application/problem+json"
             fields[.cacheControl] = "no-store"
@@ -119,7 +119,7 @@
     }
 
     /// A JSON value, for problem members and small bodies.
-    public enum JSONValue: Sendable, Hashable, Encodable {
+    package enum JSONValue: Sendable, Hashable, Encodable {
         case null
         case bool(Bool)
         case number(Double)
@@ -127,7 +127,7 @@
         case array([JSONValue])
         case object([String: JSONValue])
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var c = encoder.singleValueContainer()
             switch self {
             case .null: try c.encodeNil()

@@ -15,9 +15,9 @@
         /// The store served.
         public let store: any RouteStore & TokenStore
         /// Where it listens and its limits.
-        public let configuration: ServerConfiguration
+        package let configuration: ServerConfiguration
         /// Where request logs go (a request id in every line; never a token or a coordinate).
-        public let logger: Logger
+        package let logger: Logger
 
         /// Creates a server for `store`.
         public init(store: any RouteStore & TokenStore, configuration: ServerConfiguration, logger: Logger) {

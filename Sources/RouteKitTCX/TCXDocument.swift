@@ -117,16 +117,16 @@ public struct TCXCourse: Sendable, Hashable {
 /// namespaces are skipped with everything inside them. External entities are never loaded.
 public struct TCXDocument: Sendable, Hashable {
     /// The most elements open at once: 256 (a TCX nests eight). Deeper is `malformedXML`.
-    public static let maxDepth = 256
+    package static let maxDepth = 256
 
     /// The longest text kept of one element: 64 KiB. No TCX value is near it; a longer run (megabytes of
     /// whitespace between two elements) is read past, not kept.
-    public static let maxTextBytes = 64 << 10
+    package static let maxTextBytes = 64 << 10
 
     /// The TCX namespace.
-    public static let namespace = "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"
+    package static let namespace = "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"
     /// The namespace of Garmin's activity extension (`TPX`, `LX`).
-    public static let extensionNamespace = "http://www.garmin.com/xmlschemas/ActivityExtension/v2"
+    package static let extensionNamespace = "http://www.garmin.com/xmlschemas/ActivityExtension/v2"
 
     /// The activities (a `MultiSportSession`'s included), in file order.
     public var activities: [TCXActivity] = []
@@ -137,17 +137,17 @@ public struct TCXDocument: Sendable, Hashable {
     /// Quirks that were tolerated (leading whitespace, a byte order mark, values that are not numbers…).
     public var warnings: [String] = []
     /// Trackpoints with a `Position` whose coordinates are not numbers: read as trackpoints without a position.
-    public var unreadablePositions = 0
+    package var unreadablePositions = 0
     /// Workout plans (`Workouts/Workout`), which RouteKit does not import.
-    public var workoutPlans = 0
+    package var workoutPlans = 0
 
     /// Creates an empty document.
-    public init() {}
+    package init() {}
 
     /// Parses a TCX file's bytes (decompressed).
     ///
     /// Spaces, tabs, line breaks or a UTF-8 byte order mark before `<?xml` (Strava writes spaces there, which
-    /// makes the file invalid XML) are skipped with a warning. Elements nested more than ``maxDepth`` deep are
+    /// makes the file invalid XML) are skipped with a warning. Elements nested more than `maxDepth` deep are
     /// `malformedXML`.
     /// - Throws: `RouteKitError.Code.malformedXML` with the line and column for XML that is not well-formed;
     ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`. Messages never

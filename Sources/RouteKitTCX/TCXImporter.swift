@@ -28,12 +28,12 @@ public import RouteKitGPX
 ///   as written.
 public final class TCXImporter {
     /// The origin kind of the importer's builders.
-    public static let originKind = "tcx-import"
+    package static let originKind = "tcx-import"
 
     /// The store written to.
-    public let store: any RouteStore
+    package let store: any RouteStore
     /// Who the workouts, routes and series belong to.
-    public let source: Source
+    package let source: Source
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport) {
@@ -42,7 +42,7 @@ public final class TCXImporter {
     }
 
     /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
-    public var workoutOverrides: WorkoutOverrides?
+    package var workoutOverrides: WorkoutOverrides?
 
     private func makeGPXImporter() -> GPXImporter {
         let gpx = GPXImporter(store: store, source: source)
@@ -85,7 +85,7 @@ public final class TCXImporter {
     }
 
     /// Imports a parsed document (``importFile(_:)`` without the file): `label` names it in builders.
-    public func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
+    package func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
         async throws
     {
         result.warnings += document.warnings

@@ -567,7 +567,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     // MARK: Jobs
 
     /// Saves a job (a request to cancel it is kept); returns whether its cancellation was requested.
-    public func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
+    package func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {
         write { s in
             var saved = job
             saved.cancelRequested = job.cancelRequested || (s.jobs[job.id]?.cancelRequested ?? false)
@@ -578,12 +578,12 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     }
 
     /// The job with `id`, or `nil`.
-    public func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
+    package func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
         read { s in s.jobs[id] }
     }
 
     /// Asks for a job to stop; `false` when there is none with `id`.
-    public func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
+    package func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
         write { s in
             guard s.jobs[id] != nil else { return false }
             s.jobs[id]?.cancelRequested = true
@@ -592,7 +592,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     }
 
     /// Deletes the jobs no longer running that were last saved before `date`.
-    public func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
+    package func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
         write { s in
             let old = s.jobs.values.filter { $0.state != .running && $0.updated < date }.map(\.id)
             for id in old { s.jobs[id] = nil }

@@ -1,12 +1,12 @@
 import Foundation
-public import RouteKit
+package import RouteKit
 
 /// What every ``JobStore`` must do, run against each backend.
-public enum JobStoreConformance {
+package enum JobStoreConformance {
     /// Saves, updates and reads back jobs; a request to cancel survives later saves; old ended jobs are deleted,
     /// running ones never.
     /// - Throws: ``ConformanceFailure`` naming what differed.
-    public static func run(_ store: any JobStore) async throws {
+    package static func run(_ store: any JobStore) async throws {
         func check(_ ok: Bool, _ what: String) throws {
             if !ok { throw ConformanceFailure(description: "job store: \(what)") }
         }
