@@ -15,7 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
-$SWIFT build --build-tests --sanitize=thread --traits Server --scratch-path .build-tsan
+# shellcheck disable=SC2086 # $ROUTEKIT_BUILD_FLAGS holds several flags (CI: no debug information, see .ci/run)
+$SWIFT build --build-tests --sanitize=thread --traits Server --scratch-path .build-tsan ${ROUTEKIT_BUILD_FLAGS:-}
 concurrent='ReaderThreadTests|PipelineTests|ImportJobsCLITests|ChangesCLITests|SmoothStoreCLITests'
 concurrent+='|SQLiteStoreTests/concurrentWriters|SQLiteFeedTests/commitPollerThread|SQLiteConformanceTests/conformance\('
 concurrent+='|ImportTests/readAheadOfLongFiles|ArchiveImportTests/(parallelEntries|readAhead)\('

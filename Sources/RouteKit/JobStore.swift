@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// A processing job as a store keeps it for `routekit serve`: its state and the document the server answers with
 /// (`GET /v1/jobs/ID`), so that a job outlives the server that ran it and any server of the store can report it.

@@ -11,11 +11,7 @@ extension RouteStore {
     /// A workout's whole series of `type`, in time order (held in memory: a series is small beside its route).
     package func allSamples(of type: QuantityType, workout: UUID) async throws(RouteKitError) -> [QuantitySample] {
         var out: [QuantitySample] = []
-        do {
-            for try await batch in samples(of: type, workout: workout, batchSize: 65_536) { out += batch.samples }
-        } catch {
-            throw error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
-        }
+        for try await batch in samples(of: type, workout: workout, batchSize: 65_536) { out += batch.samples }
         return out
     }
 }

@@ -1,5 +1,5 @@
 public import RouteKit
-package import RouteKitGPX
+import RouteKitGPX
 
 /// The FIT profile numbers RouteKit reads (Garmin's FIT SDK profile, `Profile.xlsx`).
 enum FITProfile {

@@ -1,5 +1,5 @@
-package import RouteKit
-package import RouteKitGPX
+import RouteKit
+import RouteKitGPX
 
 extension FITFile {
     /// A FIT file's ``FITSummary`` and the `GPXSummary` of its GPX events (what `routekit inspect` shows), in one

@@ -1,6 +1,6 @@
 private import CLibdeflate
 private import CRouteKitZlib
-package import RouteKit
+import RouteKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
 private import CRouteKitSystem
 import Foundation
-package import RouteKit
+import RouteKit
 
 /// Reads a GPX file on a thread of its own, handing events to an async consumer through a small bounded
 /// queue: the importer parses on one core while the other packs and stores the previous batch.

@@ -1,5 +1,5 @@
 import Foundation
-package import RouteKit
+import RouteKit
 
 #if canImport(Glibc)
     import Glibc

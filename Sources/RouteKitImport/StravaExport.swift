@@ -1,6 +1,6 @@
 import CSV
 import Foundation
-package import RouteKit
+import RouteKit
 import RouteKitGPX
 
 /// What a Strava export's import goes through, in order: the index's rows, files no row names, planned routes.

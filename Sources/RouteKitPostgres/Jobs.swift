@@ -1,7 +1,7 @@
 #if Postgres
     import Foundation
     import PostgresNIO
-    package import RouteKit
+    import RouteKit
 
     extension PostgresStore: JobStore {
         package func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-package import RouteKit
+import RouteKit
 
 extension SQLiteStore: JobStore {
     package func saveJob(_ job: StoredJob) async throws(RouteKitError) -> Bool {

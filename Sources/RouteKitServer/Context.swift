@@ -1,6 +1,6 @@
 #if Server
-    package import Hummingbird
-    package import RouteKit
+    import Hummingbird
+    import RouteKit
 
     /// What a request carries through the server: Hummingbird's core context and the API token that
     /// authenticated it (set by the authentication middleware).

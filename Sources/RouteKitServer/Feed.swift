@@ -1,6 +1,6 @@
 #if Server
     import Foundation
-    package import HTTPTypes
+    import HTTPTypes
     import Hummingbird
     import Logging
     import NIOCore

@@ -1,9 +1,9 @@
 #if Server
     import Foundation
-    package import HTTPTypes
-    package import Hummingbird
+    import HTTPTypes
+    import Hummingbird
     import NIOCore
-    package import RouteKit
+    import RouteKit
 
     /// An RFC 9457 problem: every error the server answers, as `application/problem+json` with a stable `type`
     /// (`urn:routekit:problem:<name>`). Its text comes from `RouteKitError.message`, which never holds

@@ -1,5 +1,5 @@
 import Foundation
-package import RouteKit
+import RouteKit
 
 /// What every ``JobStore`` must do, run against each backend.
 package enum JobStoreConformance {
