@@ -41,17 +41,7 @@
             if Self.matches(request, tag) {
                 return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
             }
-            let admitted = picturesInFlight.withLock { n in
-                guard n < configuration.maxConcurrentPictures else { return false }
-                n += 1
-                return true
-            }
-            guard admitted else {
-                throw Problem(
-                    status: .serviceUnavailable, type: "busy", title: "Busy drawing",
-                    detail: "\(configuration.maxConcurrentPictures) pictures are being drawn; try again shortly",
-                    headers: [.retryAfter: "1"])
-            }
+            try admitPicture()
             defer { picturesInFlight.withLock { $0 -= 1 } }
             let input = try await RoutePictureInput.load(
                 from: store, route: route, raw: parts.contains("raw"), current: parts.contains("current"))
@@ -73,6 +63,22 @@
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
 
+        /// Counts one more picture (or profile) being drawn, or refuses it with `503 busy` and `Retry-After` when
+        /// `maxConcurrentPictures` are: the caller gives it back (`picturesInFlight`, minus one) when done.
+        func admitPicture() throws(Problem) {
+            let admitted = picturesInFlight.withLock { n in
+                guard n < configuration.maxConcurrentPictures else { return false }
+                n += 1
+                return true
+            }
+            guard admitted else {
+                throw Problem(
+                    status: .serviceUnavailable, type: "busy", title: "Busy drawing",
+                    detail: "\(configuration.maxConcurrentPictures) pictures are being drawn; try again shortly",
+                    headers: [.retryAfter: "1"])
+            }
+        }
+
         /// A route's profiles as numbers, for a client that draws them (the web view): elevation and speed against
         /// distance at `max` evenly spread locations (default 2,000, 2–20,000) of the recording (the raw one of a
         /// processed route, as the pictures and the statistics use), heart rate and power at their samples, and the
@@ -86,17 +92,7 @@
             }
             // A recording is held whole while it is measured (about 56 bytes a location): as many at once as
             // pictures.
-            let admitted = picturesInFlight.withLock { n in
-                guard n < configuration.maxConcurrentPictures else { return false }
-                n += 1
-                return true
-            }
-            guard admitted else {
-                throw Problem(
-                    status: .serviceUnavailable, type: "busy", title: "Busy drawing",
-                    detail: "\(configuration.maxConcurrentPictures) pictures are being drawn; try again shortly",
-                    headers: [.retryAfter: "1"])
-            }
+            try admitPicture()
             defer { picturesInFlight.withLock { $0 -= 1 } }
             let input = try await RoutePictureInput.load(from: store, route: route, raw: true, current: false)
             let text = ProfileWire.json(RouteProfile(input, maxPoints: max))

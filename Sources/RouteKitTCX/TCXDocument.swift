@@ -150,8 +150,9 @@ public struct TCXDocument: Sendable, Hashable {
     /// makes the file invalid XML) are skipped with a warning. Elements nested more than `maxDepth` deep are
     /// `malformedXML`.
     /// - Throws: `RouteKitError.Code.malformedXML` with the line and column for XML that is not well-formed;
-    ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`. Messages never
-    ///   contain the file's content.
+    ///   `RouteKitError.Code.invalidTCX` when the root element is not `TrainingCenterDatabase`, or when the XML
+    ///   declaration names an encoding other than UTF-8, US-ASCII or ISO-8859-1. Messages never contain the file's
+    ///   content.
     public static func parse(_ bytes: [UInt8]) throws(RouteKitError) -> TCXDocument {
         let source = MemoryByteSource(bytes)
         return try parse { (buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int in
@@ -176,6 +177,15 @@ public struct TCXDocument: Sendable, Hashable {
             warnings.append(
                 "\(whitespace) whitespace character(s) before the XML declaration (invalid XML, as Strava writes it): skipped"
             )
+        }
+        if let encoding = try stream.declaredEncoding(),
+            !TCXInputStream.readableEncodings.contains(encoding.lowercased())
+        {
+            let shown = String(encoding.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 }.prefix(40))
+            throw RouteKitError(
+                .invalidTCX,
+                "the XML declaration names the encoding '\(shown)'; a TCX file is read as UTF-8, US-ASCII or ISO-8859-1",
+                line: stream.skippedLines + 1)
         }
         let handler = TCXParserDelegate()
         let parser = XMLParser(stream: stream)
@@ -530,6 +540,32 @@ final class TCXInputStream: InputStream {
             }
         }
     }
+
+    /// The encoding the document's XML declaration names (`encoding="…"`), `nil` without a declaration or an
+    /// encoding in it. Reads ahead up to the declaration's end (at most 512 bytes); what it reads stays for the
+    /// parser.
+    func declaredEncoding() throws(RouteKitError) -> String? {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 512, alignment: 1)
+        defer { chunk.deallocate() }
+        func declarationEnd() -> Int? {
+            guard carry.count >= 2 else { return nil }
+            for i in 0..<(min(carry.count, 512) - 1) where carry[i] == 0x3F && carry[i + 1] == 0x3E { return i }
+            return nil
+        }
+        while carry.count < 512 && declarationEnd() == nil {
+            let n = try source(chunk)
+            if n == 0 { break }
+            carry += UnsafeRawBufferPointer(rebasing: chunk[0..<n])
+        }
+        guard carry.starts(with: Array("<?xml".utf8)) else { return nil }
+        let declaration = String(decoding: carry[..<(declarationEnd() ?? min(carry.count, 512))], as: UTF8.self)
+        guard let match = declaration.firstMatch(of: #/encoding\s*=\s*["']([^"']*)["']/#) else { return nil }
+        return String(match.output.1)
+    }
+
+    /// The encodings libxml2 reads itself, without iconv; an XML declaration naming another one is refused before
+    /// the parser sees it (libxml2 read a file declaring UTF-7 past the end of a buffer: a crash the fuzzer found).
+    static let readableEncodings: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1"]
 
     override func open() {}
     override func close() {}
