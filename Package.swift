@@ -257,7 +257,8 @@ let package = Package(
             name: "RouteKitRenderTests", dependencies: ["RouteKitRender", "RouteKitGPX", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "RouteKitApplicationTests", dependencies: ["RouteKitApplication", "RouteKit", "RouteKitGPX"],
+            name: "RouteKitApplicationTests",
+            dependencies: ["RouteKitApplication", "RouteKit", "RouteKitGPX", "RouteKitProcessing", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(

@@ -179,9 +179,15 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
     package var locations: Int
     /// Its metadata.
     package var metadata: [String: MetadataValue]
+    /// The distance along its recording (metres, as its statistics give it), or `null` without a route.
+    @ExplicitNull package var distanceMetres: Double?
+    /// The time from its recording's first fix to the last (seconds), or `null`.
+    @ExplicitNull package var elapsedSeconds: Double?
+    /// The time spent moving (seconds), or `null`.
+    @ExplicitNull package var movingSeconds: Double?
 
-    /// The shape of `workout` with its current `routes`.
-    package init(_ workout: Workout, routes: [RouteSample]) {
+    /// The shape of `workout` with its current `routes` and its `figures` (``WorkoutFigures/of(_:in:)``).
+    package init(_ workout: Workout, routes: [RouteSample], figures: WorkoutFigures?) {
         uuid = workout.id.lowercaseText
         activity = workout.activityType.rawValue
         source = workout.source.name
@@ -192,10 +198,29 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
         self.routes = routes.count
         locations = routes.reduce(0) { $0 + $1.locationCount }
         metadata = workout.metadata
+        distanceMetres = figures?.distanceMetres
+        elapsedSeconds = figures?.elapsedSeconds
+        movingSeconds = figures?.movingSeconds
+    }
+
+    /// The shape of `workout` with its current `routes` and its figures, read (or measured once) as a list has them.
+    package init(_ workout: Workout, routes: [RouteSample], in store: any RouteStore) async throws {
+        let figures = try await WorkoutFigures.of([(workout, routes)], in: store)
+        self.init(workout, routes: routes, figures: figures[workout.id])
+    }
+
+    /// The shapes of `workouts` with their current routes, their figures read (or measured once) as a list has
+    /// them.
+    package static func list(_ workouts: [(workout: Workout, routes: [RouteSample])], in store: any RouteStore)
+        async throws -> [WorkoutJSON]
+    {
+        let figures = try await WorkoutFigures.of(workouts, in: store)
+        return workouts.map { WorkoutJSON($0.workout, routes: $0.routes, figures: figures[$0.workout.id]) }
     }
 
     enum CodingKeys: String, CodingKey {
         case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
+        case distanceMetres, elapsedSeconds, movingSeconds
     }
 }
 

@@ -176,6 +176,17 @@
                     expires DOUBLE PRECISION NOT NULL);
                 """
             ),
+            (
+                "v5-workout-summaries",
+                """
+                -- Workouts' figures (distance, durations) as the statistics computed them, and what from: a cache
+                -- that a workout list reads instead of measuring every route (deleted with the workout).
+                CREATE TABLE workout_summary(
+                    workout_uuid TEXT PRIMARY KEY,
+                    basis TEXT NOT NULL,
+                    document TEXT NOT NULL);
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

@@ -126,6 +126,7 @@
                 let series = try await tx.rows(
                     "DELETE FROM series WHERE workout_uuid = \(workout) RETURNING container")
                 try await tx.run("DELETE FROM effort WHERE workout_uuid = \(workout)")
+                try await tx.run("DELETE FROM workout_summary WHERE workout_uuid = \(workout)")
                 try await tx.run("DELETE FROM workout WHERE uuid = \(workout)")
                 try await dropContainersIfUnused(tx, routes + series)
             case .insertWorkout(let workout, let body):

@@ -125,15 +125,8 @@ public enum WorkoutStatistics {
         } else {
             throw RouteKitError(.notFound, "no route or workout \(id)")
         }
-        var options = StatisticsOptions(activity: workout.activityType)
-        if let v = request.minimumSpeed { options.minimumSpeed = v }
-        if let v = request.grace { options.grace = v }
-        if let v = request.elevationHysteresis { options.elevationHysteresis = v }
-        var accumulator = StatisticsAccumulator(
-            options: options, segmentStarts: route?.segmentStarts ?? [], pauses: workout.pauseIntervals)
-        if let route {
-            for try await batch in store.locations(of: route.id, batchSize: 16_384) { accumulator.add(batch.locations) }
-        }
+        let options = statisticsOptions(workout, request)
+        var accumulator = try await measure(route, of: workout, in: store, options: options)
         // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
         let heartRate = try await store.allSamples(of: .heartRate, workout: workout.id)
         let cadence = try await store.allSamples(of: .cadence, workout: workout.id)
@@ -161,5 +154,41 @@ public enum WorkoutStatistics {
         let statistics = accumulator.finish(
             heartRate: heartRate, cadence: cadence, zones: zones, power: power, powerZones: powerZones)
         return WorkoutStatisticsReport(workout: workout, route: route, statistics: statistics, ftp: usedFTP)
+    }
+
+    /// The options `request` asks for, over the defaults of `workout`'s activity.
+    static func statisticsOptions(_ workout: Workout, _ request: WorkoutStatisticsRequest) -> StatisticsOptions {
+        var options = StatisticsOptions(activity: workout.activityType)
+        if let v = request.minimumSpeed { options.minimumSpeed = v }
+        if let v = request.grace { options.grace = v }
+        if let v = request.elevationHysteresis { options.elevationHysteresis = v }
+        return options
+    }
+
+    /// Measures `route` (a workout's recording, see ``compute(store:id:request:)``) with `workout`'s pauses: the
+    /// numbers that come from the route alone.
+    static func measure(
+        _ route: RouteSample?, of workout: Workout, in store: any RouteStore, options: StatisticsOptions
+    )
+        async throws -> StatisticsAccumulator
+    {
+        var accumulator = StatisticsAccumulator(
+            options: options, segmentStarts: route?.segmentStarts ?? [], pauses: workout.pauseIntervals)
+        if let route {
+            for try await batch in store.locations(of: route.id, batchSize: 16_384) { accumulator.add(batch.locations) }
+        }
+        return accumulator
+    }
+
+    /// The numbers of `workout` that come from its route alone (distance, elapsed and moving time, climb, speeds),
+    /// with the default options: what ``compute(store:id:request:)`` gives for them, from the recording of
+    /// `current` (one of the workout's current routes, the first as ``compute(store:id:request:)`` takes it).
+    package static func routeStatistics(of workout: Workout, current: RouteSample, in store: any RouteStore)
+        async throws -> RouteStatistics
+    {
+        let recording = try await store.recording(of: current)
+        var accumulator = try await measure(
+            recording, of: workout, in: store, options: statisticsOptions(workout, WorkoutStatisticsRequest()))
+        return accumulator.finish(heartRate: [], cadence: [], zones: nil, power: [], powerZones: nil)
     }
 }

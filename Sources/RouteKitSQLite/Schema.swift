@@ -205,6 +205,17 @@ enum Schema {
                         expires REAL NOT NULL);
                     """)
         }
+        m.registerMigration("v10-workout-summaries") { db in
+            try db.execute(
+                sql: """
+                    -- Workouts' figures (distance, durations) as the statistics computed them, and what from: a
+                    -- cache that a workout list reads instead of measuring every route (deleted with the workout).
+                    CREATE TABLE workout_summary(
+                        workout_uuid TEXT PRIMARY KEY,
+                        basis TEXT NOT NULL,
+                        document TEXT NOT NULL);
+                    """)
+        }
         return m
     }
 }

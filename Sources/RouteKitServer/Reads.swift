@@ -43,11 +43,10 @@
                 page = Array(all[from..<min(all.count, from + limit)])
                 more = from + page.count < all.count
             }
-            var out: [WorkoutJSON] = []
-            out.reserveCapacity(page.count)
-            for w in page {
-                out.append(WorkoutJSON(w, routes: try await store.routes(matching: RouteFilter(workout: w.id))))
-            }
+            var items: [(workout: Workout, routes: [RouteSample])] = []
+            items.reserveCapacity(page.count)
+            for w in page { items.append((w, try await store.routes(matching: RouteFilter(workout: w.id)))) }
+            let out = try await WorkoutJSON.list(items, in: store)
             struct Body: Encodable {
                 var workouts: [WorkoutJSON]
                 @ExplicitNull var next: String?
@@ -85,7 +84,8 @@
                 var workout: WorkoutJSON
                 var routes: [RouteJSON]
             }
-            return JSONBody.response(Body(workout: WorkoutJSON(w, routes: routes), routes: routes.map(RouteJSON.init)))
+            let workout = try await WorkoutJSON(w, routes: routes, in: store)
+            return JSONBody.response(Body(workout: workout, routes: routes.map(RouteJSON.init)))
         }
 
         /// Current routes a page at a time, as ``workouts(_:context:)`` pages workouts: keyset queries of the store,

@@ -18,8 +18,8 @@ public import Foundation
 ///   current route and one row per deletion, each transaction with its token; a first read owes deletions only
 ///   after its horizon, and compaction raises the floor below which anchors expire. Followers in the same process
 ///   are woken at once after each commit that recorded changes.
-/// - It is also a ``TokenStore`` and a ``JobStore``.
-public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked Sendable {
+/// - It is also a ``TokenStore``, a ``JobStore`` and a ``SummaryStore``.
+public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore, @unchecked Sendable {
     /// The store's own identity (anchors name it).
     public let storeID: UUID
     private let lock = NSLock()
@@ -601,6 +601,24 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, @unchecked S
     }
 }
 
+extension InMemoryStore {
+    // MARK: Summaries
+
+    /// The summaries stored for `ids`.
+    package func summaries(ofWorkouts ids: [UUID]) async throws(RouteKitError) -> [UUID: StoredSummary] {
+        read { s in
+            var out: [UUID: StoredSummary] = [:]
+            for id in ids { out[id] = s.summaries[id] }
+            return out
+        }
+    }
+
+    /// Saves a workout's summary, when the workout is stored.
+    package func saveSummary(_ summary: StoredSummary, ofWorkout id: UUID) async throws(RouteKitError) {
+        write { s in if s.workouts[id] != nil { s.summaries[id] = summary } }
+    }
+}
+
 // MARK: - State
 
 extension InMemoryStore {
@@ -692,6 +710,7 @@ extension InMemoryStore {
         var tokens: [UUID: APIToken] = [:]
         var usedTickets: [String: Date] = [:]
         var jobs: [UUID: StoredJob] = [:]
+        var summaries: [UUID: StoredSummary] = [:]
         /// The change log, by position.
         var log: [Change] = []
         /// The change log's transactions, by position.
@@ -833,6 +852,7 @@ extension InMemoryStore {
             case .releaseClaim(let claim):
                 if leases[claim.key]?.holder == claim.holder { leases[claim.key] = nil }
             case .deleteWorkoutRows(let id):
+                summaries[id] = nil
                 let owned = routes.values.filter { $0.route.workoutID == id }
                 let containers = owned.map(\.container) + series.filter { $0.workout == id }.map(\.container)
                 for r in owned { routes[r.route.id] = nil }

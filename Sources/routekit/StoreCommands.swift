@@ -55,7 +55,10 @@ struct Workouts: AsyncParsableCommand {
         discussion: """
             JSON (--json), one object per workout:
               {"uuid": "…", "activity": "…", "source": "…", "syncIdentifier": "…"|null, "syncVersion": N|null,
-               "start": "ISO 8601"|null, "end": "ISO 8601"|null, "routes": N, "locations": N, "metadata": {…}}
+               "start": "ISO 8601"|null, "end": "ISO 8601"|null, "routes": N, "locations": N, "metadata": {…},
+               "distanceMetres": M|null, "elapsedSeconds": S|null, "movingSeconds": S|null}
+            the object of GET /v1/workouts. The distance and durations are those of `routekit stats` (null without
+            a route), measured once per route version and kept in the store.
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -76,7 +79,7 @@ struct Workouts: AsyncParsableCommand {
             for w in workouts {
                 let routes = try await store.routes(matching: RouteFilter(workout: w.id))
                 if json {
-                    printJSONLine(WorkoutJSON(w, routes: routes))
+                    printJSONLine(try await WorkoutJSON(w, routes: routes, in: store))
                 } else {
                     var name = ""
                     if case .string(let n)? = w.metadata["name"] { name = n }

@@ -46,8 +46,9 @@ struct JSONShapesTests {
         let routeText = String(decoding: try encoder.encode(RouteJSON(route)), as: UTF8.self)
         #expect(routeText.contains(#""end":null"#) && routeText.contains(#""start":null"#), "\(routeText)")
         let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
-        let workoutText = String(decoding: try encoder.encode(WorkoutJSON(workout, routes: [])), as: UTF8.self)
+        let workoutText = String(decoding: try encoder.encode(WorkoutJSON(workout, routes: [], figures: nil)), as: UTF8.self)
         #expect(workoutText.contains(#""syncIdentifier":null"#) && workoutText.contains(#""syncVersion":null"#))
+        #expect(workoutText.contains(#""distanceMetres":null"#) && workoutText.contains(#""movingSeconds":null"#))
         let error = String(
             decoding: try encoder.encode(ErrorJSON(RouteKitError(.invalidArgument, "bad"))), as: UTF8.self)
         #expect(error.contains(#""column":null"#) && error.contains(#""line":null"#), "\(error)")

@@ -55,6 +55,13 @@ import Testing
             defer { fixture.done() }
             try await JobStoreConformance.run(fixture.store)
         }
+
+        @Test("workouts' summaries save, replace, and go with their workout")
+        func summaries() async throws {
+            let fixture = try await PostgresFixture()
+            defer { fixture.done() }
+            try await SummaryStoreConformance.run(fixture.store)
+        }
     }
 
     @Suite("PostgreSQL store", .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))

@@ -38,4 +38,9 @@ struct SQLiteTokenStoreTests {
     func jobs() async throws {
         try await JobStoreConformance.run(try makeTemporaryStore())
     }
+
+    @Test("workouts' summaries save, replace, and go with their workout")
+    func summaries() async throws {
+        try await SummaryStoreConformance.run(try makeTemporaryStore())
+    }
 }

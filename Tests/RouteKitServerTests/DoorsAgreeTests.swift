@@ -34,7 +34,9 @@
                 of: " km", with: "")
         }
 
-        @Test("a spiky run: stats over HTTP and from the CLI, the pictures' captions, the web view's profile: one distance, no spike speed")
+        @Test(
+            "a spiky run: stats and the workout list over HTTP and from the CLI, the pictures' captions, the web view's profile: one distance, no spike speed"
+        )
         func spikyDistance() async throws {
             guard let binary = routekitBinary else {
                 Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
@@ -62,6 +64,17 @@
                     uri: "/v1/routes/\(route)/profile?max=50", method: .get, headers: auth(token)
                 ) { json($0.body) }
                 #expect(profile["distanceMetres"] as? Double == stats["distanceMetres"] as? Double)
+                // The list's figures (the web page's list reads them) are the statistics'.
+                let list = try await client.execute(uri: "/v1/workouts", method: .get, headers: auth(token)) {
+                    (json($0.body)["workouts"] as? [[String: Any]])?.first
+                }
+                #expect(list?["distanceMetres"] as? Double == stats["distanceMetres"] as? Double)
+                #expect(list?["elapsedSeconds"] as? Double == stats["elapsedSeconds"] as? Double)
+                #expect(list?["movingSeconds"] as? Double == stats["movingSeconds"] as? Double)
+                let one = try await client.execute(
+                    uri: "/v1/workouts/\(workout)", method: .get, headers: auth(token)
+                ) { json($0.body)["workout"] as? [String: Any] }
+                #expect(one?["distanceMetres"] as? Double == stats["distanceMetres"] as? Double)
                 #expect(profile["locations"] as? Int == 120)
                 let distances = profile["distance"] as? [Double] ?? []
                 let speeds = (profile["speed"] as? [Any] ?? []).compactMap { $0 as? Double }
@@ -85,6 +98,11 @@
             #expect(cli.status == 0, "\(cli.errorOutput)")
             let cliStats = try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [String: Any]
             #expect(cliStats?["distanceMetres"] as? Double == distance)
+            let listed = try runChildProcess(binary, ["workouts", "--store", f.folder + "/store.sqlite", "--json"])
+            #expect(listed.status == 0, "\(listed.errorOutput)")
+            let cliWorkout = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any]
+            #expect(cliWorkout?["distanceMetres"] as? Double == distance, "\(listed.output)")
+            #expect(cliWorkout?["elapsedSeconds"] as? Double == cliStats?["elapsedSeconds"] as? Double)
             let svgPath = f.folder + "/spiky.svg"
             let rendered = try runChildProcess(
                 binary, ["render", "--store", f.folder + "/store.sqlite", route, "-o", svgPath])

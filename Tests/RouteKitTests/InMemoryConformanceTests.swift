@@ -20,4 +20,9 @@ struct InMemoryConformanceTests {
     func jobs() async throws {
         try await JobStoreConformance.run(InMemoryStore())
     }
+
+    @Test("InMemory summary store: workouts' summaries save, replace, and go with their workout")
+    func summaries() async throws {
+        try await SummaryStoreConformance.run(InMemoryStore())
+    }
 }

@@ -103,12 +103,14 @@
     return w.syncIdentifier || w.activity || w.uuid;
   }
 
+  /// The server's figure for a workout with a route (`distanceMetres`, what its statistics give); the file's own
+  /// total for one without (a FIT or TCX summary), else the profile's once its route was opened.
   function workoutDistance(w) {
-    return metaNumber(w, 'totalDistance') ?? state.distances.get(w.uuid) ?? null;
+    return w.distanceMetres ?? metaNumber(w, 'totalDistance') ?? state.distances.get(w.uuid) ?? null;
   }
 
   function formatDistance(metres) {
-    if (metres == null) return '– km'; // not stored for this workout: the server measures it when its route is opened
+    if (metres == null) return '– km'; // a workout without a route, whose file gave no total
     return metres >= 1000 ? `${(metres / 1000).toFixed(2)} km` : `${Math.round(metres)} m`;
   }
 
@@ -122,6 +124,7 @@
   }
 
   function workoutSeconds(w) {
+    if (w.elapsedSeconds != null) return w.elapsedSeconds;
     if (!w.start || !w.end) return null;
     return (Date.parse(w.end) - Date.parse(w.start)) / 1000;
   }
