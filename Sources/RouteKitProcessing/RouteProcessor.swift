@@ -47,9 +47,14 @@ public final class RouteProcessor {
     package let worker: UUID
     /// How long a claim lasts.
     public let leaseSeconds: Double
+    /// How long a claim lasts unless told otherwise: 5 minutes.
+    public static let defaultLeaseSeconds: Double = 300
 
     /// Creates a processor.
-    public init(store: any RouteStore, pipeline: RoutePipeline, worker: UUID = UUID(), leaseSeconds: Double = 300) {
+    public init(
+        store: any RouteStore, pipeline: RoutePipeline, worker: UUID = UUID(),
+        leaseSeconds: Double = RouteProcessor.defaultLeaseSeconds
+    ) {
         self.store = store
         self.pipeline = pipeline
         self.worker = worker

@@ -5,7 +5,7 @@
     import Logging
     import NIOCore
     import RouteKit
-    import RouteKitGEOS
+    import RouteKitApplication
     import RouteKitProcessing
 
     /// Smoothing jobs over HTTP (`admin` scope): `POST /v1/jobs` starts the batch job of `routekit smooth` for given
@@ -58,11 +58,6 @@
                 for job in ended.dropFirst(keep) { all[job.id] = nil }
             }
         }
-    }
-
-    /// The next route a job's workers take.
-    final class Cursor: Sendable {
-        let next = Locked(0)
     }
 
     /// One route's outcome in a job.
@@ -193,50 +188,33 @@
                     await save(id, jobStore: jobStore, registry: registry, logger: logger)
                 }
             }
-            let cursor = Cursor()
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<min(workers, max(1, ids.count)) {
-                    group.addTask {
-                        // The pipeline runs on a GEOS thread of the worker's own, not on the cooperative threads
-                        // that serve requests.
-                        let thread: GEOSThread
-                        do {
-                            thread = try GEOSThread(name: "rk-job-geos")  // Linux keeps 15 characters of a name
-                        } catch {
-                            logger.error("a job worker could not start GEOS", metadata: ["job": "\(id)"])
-                            return
-                        }
-                        let processor = RouteProcessor(store: store, pipeline: pipeline)
-                        while !Task.isCancelled {
-                            let batch: [UUID] = cursor.next.withLock { i in
-                                let n = RouteProcessor.batchSize(pending: ids.count - i, workers: workers)
-                                defer { i += n }
-                                return Array(ids[i..<i + n])
-                            }
-                            if batch.isEmpty { break }
-                            await processor.process(batch, on: thread) { index, result in
-                                var outcome = JobOutcome(route: batch[index].uuidString.lowercased())
-                                registry.update(id) { job in
-                                    job.done += 1
-                                    switch result {
-                                    case .success(let o):
-                                        outcome.newRoute = o.newRoute?.uuidString.lowercased()
-                                        outcome.syncVersion = o.syncVersion
-                                        outcome.skipped = o.skipped
-                                        outcome.pointsIn = o.metrics?.pointsIn
-                                        outcome.pointsOut = o.metrics?.pointsOut
-                                        if o.skipped != nil { job.skipped += 1 } else { job.saved += 1 }
-                                    case .failure(let error):
-                                        outcome.error = "\(error.code): \(error.message)"
-                                        job.failed += 1
-                                    }
-                                    // The first 10,000 outcomes (every count stays exact).
-                                    if job.outcomes.count < 10_000 { job.outcomes.append(outcome) }
-                                }
-                            }
-                        }
+            let job = SmoothingJob(
+                store: store, pipeline: pipeline, routes: ids, workers: workers,
+                leaseSeconds: RouteProcessor.defaultLeaseSeconds)
+            do throws(RouteKitError) {
+                try await job.run { route, result, tally in
+                    var outcome = JobOutcome(route: route.uuidString.lowercased())
+                    switch result {
+                    case .success(let o):
+                        outcome.newRoute = o.newRoute?.uuidString.lowercased()
+                        outcome.syncVersion = o.syncVersion
+                        outcome.skipped = o.skipped
+                        outcome.pointsIn = o.metrics?.pointsIn
+                        outcome.pointsOut = o.metrics?.pointsOut
+                    case .failure(let error):
+                        outcome.error = "\(error.code): \(error.message)"
+                    }
+                    registry.update(id) { job in
+                        job.done = max(job.done, tally.done)
+                        job.saved = max(job.saved, tally.saved)
+                        job.skipped = max(job.skipped, tally.skipped)
+                        job.failed = max(job.failed, tally.failed)
+                        // The first 10,000 outcomes (every count stays exact).
+                        if job.outcomes.count < 10_000 { job.outcomes.append(outcome) }
                     }
                 }
+            } catch {
+                logger.error("a job could not start GEOS", metadata: ["job": "\(id)", "code": "\(error.code)"])
             }
             let cancelled = Task.isCancelled
             saver.cancel()

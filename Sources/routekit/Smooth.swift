@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGEOS
 import RouteKitGPX
 import RouteKitProcessing
@@ -257,33 +258,6 @@ struct Smooth: AsyncParsableCommand {
         printError(line)
     }
 
-    /// Hands out route ids to workers, and collects what they did.
-    actor Batch {
-        var pending: [UUID]
-        var done = 0
-        var saved = 0
-        var skipped = 0
-        var failed: [(UUID, RouteKitError)] = []
-        var pointsIn = 0
-        var pointsOut = 0
-        init(_ ids: [UUID]) { pending = ids.reversed() }
-        /// The next routes for a worker (``RouteProcessor/batchSize(pending:workers:)``).
-        func next(workers: Int) -> [UUID] {
-            let n = RouteProcessor.batchSize(pending: pending.count, workers: workers)
-            return (0..<n).compactMap { _ in pending.popLast() }
-        }
-        func record(_ outcome: ProcessOutcome) {
-            done += 1
-            if outcome.newRoute != nil { saved += 1 } else { skipped += 1 }
-            pointsIn += outcome.metrics?.pointsIn ?? 0
-            pointsOut += outcome.metrics?.pointsOut ?? 0
-        }
-        func fail(_ id: UUID, _ error: RouteKitError) {
-            done += 1
-            failed.append((id, error))
-        }
-    }
-
     func runStore() async throws {
         let workers = jobs
         let (store, pipeline, ids) = try await runReportingErrors {
@@ -295,61 +269,43 @@ struct Smooth: AsyncParsableCommand {
                 all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
             )
         }
-        let batch = Batch(ids)
         let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count), unit: .items("routes"))
         let started = Date()
-        let leaseSeconds = leaseSeconds
         let json = json
-        let jobs = jobs
         let total = ids.count
         BatchAllocator.tuneForBatchProcessing()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<min(jobs, max(1, ids.count)) {
-                group.addTask {
-                    let context = try GEOSContext()
-                    let processor = RouteProcessor(store: store, pipeline: pipeline, leaseSeconds: leaseSeconds)
-                    while case let some = await batch.next(workers: jobs), !some.isEmpty {
-                        // One claim transaction per batch of routes (RouteProcessor.process(_:context:)).
-                        await processor.process(some, context: context) { index, result in
-                            let id = some[index]
-                            let label = id.uuidString.lowercased()
-                            switch result {
-                            case .success(let outcome):
-                                await batch.record(outcome)
-                                if let reason = outcome.skipped {
-                                    if json {
-                                        printJSONLine(TrackJSON(route: label, skipped: reason))
-                                    } else {
-                                        printError("\(label): skipped: \(reason)")
-                                    }
-                                } else if let m = outcome.metrics {
-                                    report(
-                                        label, outcome.newRoute?.uuidString.lowercased(), m,
-                                        version: outcome.syncVersion)
-                                }
-                            case .failure(let error):
-                                await batch.fail(id, error)
-                                printError("\(label): error: \(error)")
-                            }
-                            let done = await batch.done
-                            let elapsed = Date().timeIntervalSince(started)
-                            let eta = done > 0 ? elapsed / Double(done) * Double(total - done) : 0
-                            progress.update(done, label: "\(done)/\(total) routes, ETA \(Int(eta.rounded())) s")
+        let job = SmoothingJob(
+            store: store, pipeline: pipeline, routes: ids, workers: workers, leaseSeconds: leaseSeconds)
+        let tally = try await runReportingErrors {
+            try await job.run { id, result, tally in
+                let label = id.uuidString.lowercased()
+                switch result {
+                case .success(let outcome):
+                    if let reason = outcome.skipped {
+                        if json {
+                            printJSONLine(TrackJSON(route: label, skipped: reason))
+                        } else {
+                            printError("\(label): skipped: \(reason)")
                         }
+                    } else if let m = outcome.metrics {
+                        report(label, outcome.newRoute?.uuidString.lowercased(), m, version: outcome.syncVersion)
                     }
+                case .failure(let error):
+                    printError("\(label): error: \(error)")
                 }
+                let elapsed = Date().timeIntervalSince(started)
+                let done = tally.done
+                let eta = done > 0 ? elapsed / Double(done) * Double(total - done) : 0
+                progress.update(done, label: "\(done)/\(total) routes, ETA \(Int(eta.rounded())) s")
             }
-            try await group.waitForAll()
         }
         progress.clear()
-        let (saved, skipped, failed, pin, pout) = await (
-            batch.saved, batch.skipped, batch.failed, batch.pointsIn, batch.pointsOut
-        )
         printError(
-            "\(ids.count) route(s): \(saved) new version(s), \(skipped) skipped, \(failed.count) failed; "
-                + "\(pin) → \(pout) points in \(String(format: "%.2f", Date().timeIntervalSince(started))) s with "
-                + "\(jobs) worker(s) → \(storeOptions.label)")
-        if !failed.isEmpty { throw exitInputFailed }
+            "\(ids.count) route(s): \(tally.saved) new version(s), \(tally.skipped) skipped, \(tally.failed) failed; "
+                + "\(tally.pointsIn) → \(tally.pointsOut) points in "
+                + "\(String(format: "%.2f", Date().timeIntervalSince(started))) s with \(jobs) worker(s) → "
+                + "\(storeOptions.label)")
+        if tally.failed > 0 { throw exitInputFailed }
     }
 }
 
