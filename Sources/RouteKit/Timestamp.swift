@@ -212,7 +212,7 @@ extension Timestamp {
     /// surrounding whitespace allowed. Any year from 0001 to 9999 (a leading `-` or more digits are refused);
     /// a time without a zone keeps `utcOffsetSeconds == nil`. Leap second `:60` is taken as the next second.
     ///
-    /// About 20 ns per timestamp; no allocation.
+    /// No allocation.
     package static func parse(_ s0: UnsafePointer<UInt8>, _ count0: Int) -> Timestamp? {
         var cache = DayCache()
         return parse(s0, count0, dayCache: &cache)

@@ -226,7 +226,8 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
 
 extension ChangeSetJSON {
     /// `set` as JSON bytes, written directly: the same JSON (sorted keys, slashes unescaped) as `JSONEncoder` makes
-    /// of ``ChangeSetJSON``, several times faster (a catch-up page of 5,000 routes is mostly this).
+    /// of ``ChangeSetJSON``, without going through `Encodable` (what a catch-up page writes; see
+    /// `Benchmarks/README.md`, Serving over HTTP).
     /// - Parameters:
     ///   - set: the change set.
     ///   - anchorText: the anchor's text as the reader gets it (the server seals a source-limited token's anchors);

@@ -228,8 +228,8 @@ public final class GPXReader {
     /// The largest gzip input decompressed whole (compressed, and as its trailer announces it decompressed).
     static let wholeGzipLimit = 64 << 20
 
-    /// The whole gzip input decompressed in one call (`InputFile.wholeMember`, libdeflate: several times faster than
-    /// zlib's streaming inflate) when it is one member of at most ``wholeGzipLimit`` bytes either way, held in memory or
+    /// The whole gzip input decompressed in one call (`InputFile.wholeMember`, libdeflate, instead of zlib's
+    /// streaming inflate) when it is one member of at most ``wholeGzipLimit`` bytes either way, held in memory or
     /// a regular file; `n` bytes of it are in `scratch`. `nil` otherwise, with nothing moved: the file's offset is
     /// where it was (the rest is read with `pread`), and the streaming path reads on as before, errors and all.
     private func wholeGzip(head n: Int) -> [UInt8]? {

@@ -255,11 +255,10 @@ package enum InputFile {
         return out
     }
 
-    /// The data decompressed in one call to libdeflate (several times faster than zlib's streaming inflate: GPX
-    /// inflates several times faster; `Benchmarks/README.md` has the numbers), when it is one gzip
-    /// member whose trailer announces its size exactly and no more than `limit`. `nil` when that does not hold (several
-    /// members, a trailer that does not match, corrupt data, an empty member): the streaming path then decompresses
-    /// it, or names what is wrong, as it always has.
+    /// The data decompressed in one call to libdeflate (instead of zlib's streaming inflate; `Benchmarks/README.md`
+    /// compares the two), when it is one gzip member whose trailer announces its size exactly and no more than
+    /// `limit`. `nil` when that does not hold (several members, a trailer that does not match, corrupt data, an
+    /// empty member): the streaming path then decompresses it, or names what is wrong, as it always has.
     static func wholeMember(_ bytes: [UInt8], limit: Int) -> [UInt8]? {
         let size = gzipSizeHint(bytes, limit: limit)
         // The hint is the trailer's size only when neither the limit nor deflate's largest ratio cut it.

@@ -19,8 +19,8 @@ public final class RouteImporter {
     package let source: Source
     /// Entries larger than this once inflated (as their header states), and gzip entries whose data announces more,
     /// are read as streams when they are GPX, TCX or FIT: memory stays the readers' window however large the entry.
-    /// Smaller ones are inflated whole, up to this size (faster: libdeflate, and read ahead while the entry before
-    /// is stored).
+    /// Smaller ones are inflated whole, up to this size (in one call to libdeflate, and read ahead while the entry
+    /// before is stored).
     package var streamedEntryBytes = 16 << 20
     /// The limits for archives.
     public var archiveLimits = ArchiveLimits()

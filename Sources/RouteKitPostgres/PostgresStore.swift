@@ -46,10 +46,10 @@
             ///
             /// Memory: each time a connection goes back to the pool, the driver starts a timer for this check and,
             /// above ``minimumConnections``, one for the 60 s idle timeout; the next use cancels them, but Swift keeps
-            /// a cancelled timer's memory until its deadline. A process running many statements a second holds
-            /// about (statements per second) × (this interval + the idle timeout) × 1 KB: measured for `routekit
-            /// serve` under 10,000 builder sessions, +84 MiB with the defaults, +10 MiB with every connection kept
-            /// and a check every 5 s (the options `serve` uses).
+            /// a cancelled timer's memory until its deadline. A process running many statements a second so holds
+            /// memory in proportion to its statements per second times (this interval + the idle timeout). Keeping
+            /// every connection and checking every 5 s (``longRunning(maximumConnections:logger:)``, what `routekit
+            /// serve` uses) bounds it; `Benchmarks/README.md` has what `serve` measured both ways.
             public var keepAliveInterval: Duration?
 
             /// Creates options.

@@ -6,9 +6,10 @@ public enum BatchAllocator {
     /// instead of mapping and unmapping them for every route, and lets freed memory stay for the next route.
     ///
     /// With glibc's defaults, each worker maps its pipeline's arrays afresh and unmaps them after the route; the
-    /// page faults and unmaps of two workers serialise on the process's memory map, so two workers ran the
-    /// pipeline at 1.4× the speed of one; with this, at 2.0× (measured by the `BatchScaling` benchmark's
-    /// compute-only mode). Larger buffers (routes of millions of points) are still mapped and given back.
+    /// page faults and unmaps of two workers serialise on the process's memory map, and two workers fall well
+    /// short of twice the speed of one; with this they come close (the `BatchScaling` benchmark's compute-only
+    /// mode; figures in `Benchmarks/README.md`). Larger buffers (routes of millions of points) are still mapped
+    /// and given back.
     /// Call it once, before starting workers; it does nothing on platforms without glibc.
     public static func tuneForBatchProcessing() {
         #if os(Linux)

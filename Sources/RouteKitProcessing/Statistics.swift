@@ -4,7 +4,7 @@ public import RouteKit
 /// Distance in metres between two nearby points on the WGS 84 ellipsoid: the arc from the meridian and
 /// prime-vertical radii of curvature at their mean latitude. For the metres between consecutive GPS fixes it
 /// agrees with the exact ellipsoidal geodesic to well under a millimetre, at the cost of one sine and one
-/// cosine (an exact iterative solution would cost a hundred times more per fix). Along a route,
+/// cosine (the exact geodesic needs an iterative solution per fix). Along a route,
 /// ``StepMeter`` gives the same result without the trigonometry at every step.
 @inline(__always) package func ellipsoidalDistance(_ a: Location, _ b: Location) -> Double {
     StepMeter.Scale(latitude: (a.latitude + b.latitude) / 2).distance(a, b)

@@ -28,17 +28,18 @@ public final class SQLiteStore: RouteStore {
         /// How long a write waits for another process's write to finish.
         public var busyTimeout: TimeInterval
         /// Runs each write transaction on the calling thread instead of handing it to GRDB's writer thread and
-        /// back. That saves two thread switches per write: the batch smoothing job (two writes per batch of
-        /// routes, one per route) ran 1.75–1.87× faster with two workers than with one, against 1.63–1.75×
-        /// without it (the `BatchScaling` benchmark). The price: while another connection holds the write lock
+        /// back. That saves two thread switches per write, which lets the batch smoothing job (two writes per
+        /// batch of routes, one per route) scale better from one worker to two (the `BatchScaling` benchmark;
+        /// figures in `Benchmarks/README.md`). The price: while another connection holds the write lock
         /// (up to ``busyTimeout``), the calling task's thread waits instead of running other tasks. Meant for
         /// command-line batch jobs; leave it off where Swift concurrency's few threads must stay free (a server).
         public var writesOnCallingThread: Bool
         /// Runs each read on the calling thread instead of on one of GRDB's reader threads. In WAL mode a read
-        /// never waits for a writer, and skipping the hop saves about 0.2 ms per read, which kept two batch
-        /// workers from scaling. But a long read (a page of 5,000 changes, a route's chunks) then occupies one of
-        /// Swift concurrency's few threads (two on a 2-core machine) for its whole length: leave it off where
-        /// other tasks must keep running (a server); batch jobs turn it on with ``writesOnCallingThread``.
+        /// never waits for a writer, and skipping the hop saves two thread switches per read, which kept two
+        /// batch workers from scaling (`Benchmarks/README.md`). But a long read (a page of 5,000 changes, a
+        /// route's chunks) then occupies one of Swift concurrency's few threads (two on a 2-core machine) for its
+        /// whole length: leave it off where other tasks must keep running (a server); batch jobs turn it on with
+        /// ``writesOnCallingThread``.
         public var readsOnCallingThread: Bool
         /// Creates options.
         public init(

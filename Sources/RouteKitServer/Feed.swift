@@ -452,11 +452,11 @@
     }
 
     /// When to give freed memory back to the system (`malloc_trim`) after event streams close. glibc keeps what a
-    /// burst of connections freed (1,000 followers: about 60 MiB) and returns it only when asked; asked at once, it
-    /// returns little, since the closed connections' memory is still being released, and each closed stream's
-    /// heartbeat timer lives on until its deadline (15 s), pinning pages. So: once the open streams fall to half of
-    /// their high-water mark (at least 16 streams gone), trim after each of `delays` (the last one past the
-    /// heartbeat); a few streams coming and going never trigger it.
+    /// burst of connections freed (`Benchmarks/README.md` has how much) and returns it only when asked; asked at
+    /// once, it returns little, since the closed connections' memory is still being released, and each closed
+    /// stream's heartbeat timer lives on until its deadline (15 s), pinning pages. So: once the open streams fall
+    /// to half of their high-water mark (at least 16 streams gone), trim after each of `delays` (the last one past
+    /// the heartbeat); a few streams coming and going never trigger it.
     struct TrimSchedule {
         /// The most streams open since the last drop.
         var highWater = 0
