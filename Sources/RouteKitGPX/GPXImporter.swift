@@ -2,7 +2,7 @@ public import Foundation
 @_spi(RouteKitBackend) public import RouteKit
 
 /// What importing one file did (the shape of `routekit import --json`).
-public struct GPXImportResult: Sendable, Hashable {
+public struct ImportResult: Sendable, Hashable {
     /// How the file went.
     public enum Status: String, Sendable, Hashable {
         /// At least one track was stored as new.
@@ -66,14 +66,14 @@ public struct GPXImportResult: Sendable, Hashable {
     }
 }
 
-extension GPXImportResult {
+extension ImportResult {
     /// Runs an import that fills a result: what it throws becomes the result's error (`failed`, or `partial` when
     /// tracks were stored before it), and a result whose tracks were all stored already is `unchanged`. The
     /// importers of other formats share it.
     package static func collect(
-        file: String, warnings: [String] = [], _ body: (inout GPXImportResult) async throws -> Void
-    ) async -> GPXImportResult {
-        var result = GPXImportResult(file: file, status: .imported, warnings: warnings)
+        file: String, warnings: [String] = [], _ body: (inout ImportResult) async throws -> Void
+    ) async -> ImportResult {
+        var result = ImportResult(file: file, status: .imported, warnings: warnings)
         do {
             try await body(&result)
         } catch {
@@ -159,7 +159,7 @@ public final class GPXImporter {
         /// for entries small once decompressed).
         package var loadFirst: Bool
         /// Opens the entry as a stream instead (an entry too large to hold in memory): read as it is inflated.
-        package var open: (@Sendable () throws(RouteKitError) -> any GPXByteSource)?
+        package var open: (@Sendable () throws(RouteKitError) -> any ByteSource)?
 
         /// An entry.
         package init(name: String, loadFirst: Bool, load: @escaping @Sendable () throws(RouteKitError) -> [UInt8]) {
@@ -169,7 +169,7 @@ public final class GPXImporter {
         }
 
         /// An entry read as a stream that `open` makes on the reading thread, never held whole.
-        package init(name: String, streaming open: @escaping @Sendable () throws(RouteKitError) -> any GPXByteSource) {
+        package init(name: String, streaming open: @escaping @Sendable () throws(RouteKitError) -> any ByteSource) {
             self.name = name
             self.load = { [] }
             self.loadFirst = false
@@ -218,7 +218,7 @@ public final class GPXImporter {
     ///     its size. The next call picks that reader up if it imports `next`, and stops it otherwise.
     ///   - progress: called now and then with the bytes of the file read so far.
     public func importFile(_ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil) async
-        -> GPXImportResult
+        -> ImportResult
     {
         let reader = takeAhead(.path(path)) ?? GPXReaderThread(path: path, options: readOptions)
         ahead = next.map { (.path($0), GPXReaderThread(path: $0, options: readOptions, after: reader)) }
@@ -228,7 +228,7 @@ public final class GPXImporter {
     /// Imports an archive's entry whose GPX its `load` makes (decompressing it) on the reading thread, reported as its
     /// `name`; `next`, the entry imported next, is read on a thread of its own once this one is read to its end (as
     /// `importFile(_:readingAhead:progress:)` does for files). An error `load` throws is the result's error.
-    package func importEntry(_ entry: Entry, readingAhead next: Entry?) async -> GPXImportResult {
+    package func importEntry(_ entry: Entry, readingAhead next: Entry?) async -> ImportResult {
         let reader = takeAhead(.entry(entry.name)) ?? entry.reader(readOptions)
         ahead = next.map { (.entry($0.name), $0.reader(readOptions, after: reader)) }
         return await run(.loaded(entry), reader: reader, progress: nil)
@@ -237,11 +237,11 @@ public final class GPXImporter {
     /// Imports GPX held in memory (an archive's entry), reported and labelled as `name` (`export.zip!a/b.gpx`).
     /// An interrupted import of it resumes when the same bytes are imported again; `routekit recover` cannot
     /// re-read it.
-    public func importBytes(_ bytes: [UInt8], name: String, progress: ((Int) -> Void)? = nil) async -> GPXImportResult {
+    public func importBytes(_ bytes: [UInt8], name: String, progress: ((Int) -> Void)? = nil) async -> ImportResult {
         await run(.bytes(bytes, name: name), reader: nil, progress: progress)
     }
 
-    private func run(_ input: Input, reader: GPXReaderThread?, progress: ((Int) -> Void)?) async -> GPXImportResult {
+    private func run(_ input: Input, reader: GPXReaderThread?, progress: ((Int) -> Void)?) async -> ImportResult {
         do {
             return try await attempt(input, reader: reader, allowResume: true, progress: progress)
         } catch {
@@ -250,7 +250,7 @@ public final class GPXImporter {
                 return try await attempt(input, allowResume: false, progress: progress)
             } catch {
                 let e = RouteKitError(.storage, "the import could not resume and then failed", file: input.name)
-                return GPXImportResult(file: input.name, status: .failed, error: e)
+                return ImportResult(file: input.name, status: .failed, error: e)
             }
         }
     }
@@ -264,10 +264,10 @@ public final class GPXImporter {
         _ input: Input, reader started: GPXReaderThread? = nil, allowResume: Bool,
         progress: ((Int) -> Void)?
     ) async throws(ResumeMismatch)
-        -> GPXImportResult
+        -> ImportResult
     {
         let path = input.name
-        var result = GPXImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
+        var result = ImportResult(file: path, status: .imported, tracks: [], waypoints: 0, warnings: [], error: nil)
         var track: TrackImport?
         var attachments = GPXAttachments()
         // Builders record the file by its absolute path: `routekit recover` may run from another folder.
@@ -370,7 +370,7 @@ public final class GPXImporter {
     /// Stores a file's waypoints and routes with the workout of its first track, when that workout is new;
     /// a file without tracks gets a workout of its own (identified by their content).
     package func store(
-        _ attachments: GPXAttachments, creator: String?, into result: inout GPXImportResult,
+        _ attachments: GPXAttachments, creator: String?, into result: inout ImportResult,
         syncPrefix: String = "gpx-", metadata extra: [String: MetadataValue] = [:], activityType: ActivityType = .other
     )
         async throws
@@ -792,7 +792,7 @@ package final class TrackImport {
     }
 
     package struct Done {
-        package var track: GPXImportResult.Track
+        package var track: ImportResult.Track
         package var warnings: [String]
     }
 

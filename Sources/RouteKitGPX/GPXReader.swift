@@ -41,7 +41,7 @@ public final class GPXReader {
     private enum Input {
         case file(Int32)
         case bytes([UInt8], offset: Int)
-        case source(any GPXByteSource)
+        case source(any ByteSource)
     }
 
     /// The name used in errors (the path as given).
@@ -84,7 +84,7 @@ public final class GPXReader {
 
     /// Reads GPX from `source` a chunk at a time (an archive's entry inflated as it is read): memory stays the
     /// reader's window whatever the entry's size. gzip data is decompressed as it streams.
-    package init(source: any GPXByteSource, name: String, options: GPXReadOptions = GPXReadOptions()) {
+    package init(source: any ByteSource, name: String, options: GPXReadOptions = GPXReadOptions()) {
         let options = Self.clamped(options)
         self.fileName = name
         self.input = .source(source)
@@ -312,13 +312,13 @@ public final class GPXReader {
 extension GPXReader: Sendable {}
 
 /// Bytes read in order from something that is neither a file nor memory: an archive's entry inflated as it is read.
-package protocol GPXByteSource: AnyObject {
+package protocol ByteSource: AnyObject {
     /// Reads up to `buffer.count` bytes; 0 at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
 }
 
-/// Bytes held in memory as a ``GPXByteSource`` (a small archive entry that inflates large).
-package final class MemoryByteSource: GPXByteSource {
+/// Bytes held in memory as a ``ByteSource`` (a small archive entry that inflates large).
+package final class MemoryByteSource: ByteSource {
     private let bytes: [UInt8]
     private var offset = 0
 

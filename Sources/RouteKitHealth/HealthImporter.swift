@@ -184,7 +184,7 @@ public final class HealthImporter {
 
     /// Imports the export at `path`: a folder (`apple_health_export/`) or its `export.xml`.
     public func importPath(
-        _ path: String, progress: ((Double) -> Void)? = nil, each: (GPXImportResult) -> Void
+        _ path: String, progress: ((Double) -> Void)? = nil, each: (ImportResult) -> Void
     ) async -> HealthImportSummary {
         var isDirectory: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
@@ -199,7 +199,7 @@ public final class HealthImporter {
     ///   - progress: the fraction of the work done (both passes over `export.xml`), now and then.
     ///   - each: called with each result as soon as it is known.
     public func importExport(
-        _ files: any HealthExportFiles, progress: ((Double) -> Void)? = nil, each: (GPXImportResult) -> Void
+        _ files: any HealthExportFiles, progress: ((Double) -> Void)? = nil, each: (ImportResult) -> Void
     ) async -> HealthImportSummary {
         var summary = HealthImportSummary()
         let size = Double(max(files.xmlSize ?? 1, 1))
@@ -220,7 +220,7 @@ public final class HealthImporter {
             progress?(1)
         } catch {
             summary.error = error.file == nil ? error.inFile(files.xmlName) : error
-            each(GPXImportResult(file: files.xmlName, status: .failed, error: summary.error))
+            each(ImportResult(file: files.xmlName, status: .failed, error: summary.error))
             return summary
         }
         summary.workouts = first.workouts.count
@@ -293,7 +293,7 @@ public final class HealthImporter {
 
     /// The result for `export.xml` itself: what it held that was not imported.
     private func exportResult(_ first: FirstPass, summary: HealthImportSummary, files: any HealthExportFiles)
-        -> GPXImportResult
+        -> ImportResult
     {
         var warnings: [String] = []
         let topLevelEfforts = first.efforts.count - summary.unmatchedEffortScores
@@ -325,7 +325,7 @@ public final class HealthImporter {
         if let root = first.rootName, root != "HealthData" {
             warnings.append("the root element is <\(root)>, not <HealthData>: read as a fragment of an export")
         }
-        return GPXImportResult(file: files.xmlName, status: .unchanged, warnings: warnings)
+        return ImportResult(file: files.xmlName, status: .unchanged, warnings: warnings)
     }
 
     /// `/workout-routes/x.gpx` or `workout-routes/x.gpx` → `workout-routes/x.gpx`; `nil` for a path that leaves the
@@ -337,11 +337,11 @@ public final class HealthImporter {
     }
 
     private func importWorkout(_ w: HealthWorkout, files: any HealthExportFiles, summary: inout HealthImportSummary)
-        async -> GPXImportResult
+        async -> ImportResult
     {
         let routePaths = w.routes.map { $0.path.flatMap(Self.exportPath) }
         let label = routePaths.compactMap { $0 }.first.map(files.label) ?? "\(files.xmlName)#workout-\(w.number)"
-        var result = GPXImportResult(file: label, status: .imported)
+        var result = ImportResult(file: label, status: .imported)
         var metadata = w.metadata
         if !w.statistics.isEmpty { metadata["healthStatistics"] = .string(HealthNames.json(w.statistics)) }
         if !w.activities.isEmpty { metadata["healthActivities"] = .string(HealthNames.json(w.activities)) }

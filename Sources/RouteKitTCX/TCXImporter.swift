@@ -51,7 +51,7 @@ public final class TCXImporter {
     }
 
     /// Imports TCX held in memory (an archive's entry, decompressed), reported and labelled as `name`.
-    public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
+    public func importBytes(_ bytes: [UInt8], name: String) async -> ImportResult {
         await .collect(file: name) { result in
             try await importDocument(TCXDocument.parse(bytes), label: name, into: &result)
         }
@@ -61,7 +61,7 @@ public final class TCXImporter {
     /// labelled as `name`.
     package func importStream(
         name: String, reading read: @escaping (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
-    ) async -> GPXImportResult {
+    ) async -> ImportResult {
         await .collect(file: name) { result in
             try await importDocument(TCXDocument.parse(reading: read), label: name, into: &result)
         }
@@ -69,7 +69,7 @@ public final class TCXImporter {
 
     /// Imports one file. Never throws: failures are in the result, naming the file (and the line and column of
     /// malformed XML).
-    public func importFile(_ path: String) async -> GPXImportResult {
+    public func importFile(_ path: String) async -> ImportResult {
         await .collect(file: path) { result in
             // Read as a stream (gzip decompressed on the fly): memory does not grow with the file.
             let file = try StreamingFile(path: path)
@@ -85,7 +85,7 @@ public final class TCXImporter {
     }
 
     /// Imports a parsed document (``importFile(_:)`` without the file): `label` names it in builders.
-    package func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
+    package func importDocument(_ document: TCXDocument, label: String, into result: inout ImportResult)
         async throws
     {
         result.warnings += document.warnings
@@ -172,7 +172,7 @@ public final class TCXImporter {
 
     private func importActivity(
         _ activity: TCXActivity, number n: Int, of count: Int, author: String?, label: String,
-        into result: inout GPXImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
+        into result: inout ImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
     ) async throws {
         var firstTime: Timestamp?
         var lastTime: Timestamp?
@@ -268,7 +268,7 @@ public final class TCXImporter {
     }
 
     /// Courses: planned routes (GPX `<rte>`), their course points as waypoints.
-    private func importCourses(_ courses: [TCXCourse], into result: inout GPXImportResult, invalid: inout Int)
+    private func importCourses(_ courses: [TCXCourse], into result: inout ImportResult, invalid: inout Int)
         async throws
     {
         var attachments = GPXAttachments()

@@ -63,8 +63,8 @@ enum HealthFixtures {
         try SQLiteStore(path: dir.deletingLastPathComponent().appendingPathComponent("store.sqlite").path)
     }
 
-    static func run(_ importer: HealthImporter, _ path: String) async -> (HealthImportSummary, [GPXImportResult]) {
-        var results: [GPXImportResult] = []
+    static func run(_ importer: HealthImporter, _ path: String) async -> (HealthImportSummary, [ImportResult]) {
+        var results: [ImportResult] = []
         let summary = await importer.importPath(path) { results.append($0) }
         return (summary, results)
     }
@@ -290,7 +290,7 @@ struct GeneratedExportTests {
         }
         let export = MemoryExport(xml: Array(try Data(contentsOf: dir.appendingPathComponent("export.xml"))), files: files)
         let store = try HealthFixtures.store(in: dir)
-        var results: [GPXImportResult] = []
+        var results: [ImportResult] = []
         let summary = await HealthImporter(store: store).importExport(export) { results.append($0) }
         #expect(summary.workouts == expected["workouts"] as? Int)
         #expect(summary.locations == expected["route_points"] as? Int)
