@@ -1,6 +1,6 @@
 internal import Foundation
 package import RouteKit
-package import RouteKitGPX
+package import RouteKitIngest
 
 // The JSON shapes RouteKit prints (`routekit … --json`) and serves (`routekit serve`), defined once. Absent values
 // are written as explicit `null`s, so a consumer sees every key of a shape whether or not it has a value.

@@ -1,5 +1,5 @@
 public import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 
 /// The FIT profile numbers RouteKit reads (Garmin's FIT SDK profile, `Profile.xlsx`).
 enum FITProfile {

@@ -1,6 +1,6 @@
 import Foundation
 public import RouteKit
-public import RouteKitGPX
+public import RouteKitIngest
 
 /// Imports FIT files (plain or gzip-compressed) into a store.
 ///
@@ -40,7 +40,8 @@ public final class FITImporter {
         self.source = source
     }
 
-    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
+    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in
+    /// RouteKitIngest).
     package var workoutOverrides: WorkoutOverrides?
 
     /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.
@@ -127,8 +128,7 @@ public final class FITImporter {
             }
             sessions = [FITSession()]
         }
-        let gpx = GPXImporter(store: store, source: source)
-        gpx.workoutOverrides = workoutOverrides
+        let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
         var imports: [SessionImport] = []
         let timeline = EventTimeline(summary)
         for (n, session) in sessions.enumerated() {
@@ -147,7 +147,7 @@ public final class FITImporter {
             let source = self.source
             let holder = SeenTimes()
             let track = TrackImport(
-                importer: gpx, label: sessions.count > 1 ? "\(label)#session\(n + 1)" : label, info: GPXPathInfo(),
+                context: context, label: sessions.count > 1 ? "\(label)#session\(n + 1)" : label, info: GPXPathInfo(),
                 creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "fit-",
                 makeWorkout: { sync in
                     let end =
@@ -299,8 +299,7 @@ public final class FITImporter {
     }
 
     /// A course: a planned route (GPX `<rte>`), its course points as waypoints.
-    private func importCourse(_ input: FITInput, _ summary: FITSummary, into result: inout ImportResult) async throws
-    {
+    private func importCourse(_ input: FITInput, _ summary: FITSummary, into result: inout ImportResult) async throws {
         var attachments = GPXAttachments()
         var info = GPXPathInfo()
         info.name = summary.courseName
@@ -336,9 +335,8 @@ public final class FITImporter {
         }
         if dropped > 0 { result.warnings.append("\(dropped) point(s) with a position outside the valid range dropped") }
         if positioned == 0 { result.warnings.append("the course has no positioned records") }
-        let gpx = GPXImporter(store: store, source: source)
-        gpx.workoutOverrides = workoutOverrides
-        try await gpx.store(
+        let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
+        try await context.store(
             attachments, creator: nil, into: &result, syncPrefix: "fit-course-",
             metadata: ["fitFileType": .string("course")],
             activityType: FITProfile.activityType(sport: summary.courseSport))

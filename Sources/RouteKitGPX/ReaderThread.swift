@@ -1,6 +1,7 @@
 private import CRouteKitSystem
 import Foundation
 import RouteKit
+import RouteKitIngest
 
 /// Reads a GPX file on a thread of its own, handing events to an async consumer through a small bounded
 /// queue: the importer parses on one core while the other packs and stores the previous batch.

@@ -3,6 +3,7 @@ public import RouteKit
 import RouteKitFIT
 public import RouteKitGPX
 import RouteKitHealth
+public import RouteKitIngest
 import RouteKitTCX
 
 /// Every way in, behind one call: a file's format is told by its content (GPX, FIT, TCX; gzip decompressed), a zip
@@ -43,7 +44,7 @@ public final class RouteImporter {
         self.gpx = GPXImporter(store: store, source: source, readOptions: readOptions)
         self.fit = FITImporter(store: store, source: source)
         self.tcx = TCXImporter(store: store, source: source)
-        self.health = HealthImporter(store: store, source: source)
+        self.health = HealthImporter(store: store, source: source, routeFiles: .gpx)
     }
 
     /// What a path holds, from its content.

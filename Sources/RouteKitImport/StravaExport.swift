@@ -2,6 +2,7 @@ import CSV
 import Foundation
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 
 /// What a Strava export's import goes through, in order: the index's rows, files no row names, planned routes.
 enum StravaItem {
@@ -253,11 +254,10 @@ extension RouteImporter {
                 default: break
                 }
             }
-            try await plannedRouteStore.store(
+            // Without the index's workout overrides: a planned route is none of the export's activities.
+            try await ImportContext(store: store, source: source).store(
                 attachments, creator: creator, into: &result, syncPrefix: "planned-",
                 metadata: ["plannedRoute": .bool(true)])
         }
     }
-
-    private var plannedRouteStore: GPXImporter { GPXImporter(store: store, source: source) }
 }

@@ -1,7 +1,7 @@
 import CRouteKitZlib
 import Foundation
 import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc

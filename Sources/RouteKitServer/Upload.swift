@@ -6,7 +6,7 @@
     import NIOCore
     import RouteKit
     import RouteKitApplication
-    import RouteKitGPX
+    import RouteKitIngest
     import RouteKitImport
 
     /// `POST /v1/uploads`: a file (GPX, FIT, TCX, gzip-compressed or not, or a zip archive of them) in the body,

@@ -1,6 +1,6 @@
 import Foundation
 public import RouteKit
-public import RouteKitGPX
+public import RouteKitIngest
 
 /// Imports TCX (Garmin Training Center Database v2) files, plain or gzip-compressed, into a store.
 ///
@@ -41,13 +41,12 @@ public final class TCXImporter {
         self.source = source
     }
 
-    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
+    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in
+    /// RouteKitIngest).
     package var workoutOverrides: WorkoutOverrides?
 
-    private func makeGPXImporter() -> GPXImporter {
-        let gpx = GPXImporter(store: store, source: source)
-        gpx.workoutOverrides = workoutOverrides
-        return gpx
+    private func makeContext() -> ImportContext {
+        ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
     }
 
     /// Imports TCX held in memory (an archive's entry, decompressed), reported and labelled as `name`.
@@ -207,9 +206,9 @@ public final class TCXImporter {
         if let v = author { metadata["tcxAuthor"] = .string(v) }
         if count > 1 { metadata["tcxActivity"] = .integer(Int64(n)) }
         let source = self.source
-        let gpx = makeGPXImporter()
+        let context = makeContext()
         let track = TrackImport(
-            importer: gpx, label: count > 1 ? "\(label)#activity\(n + 1)" : label, info: GPXPathInfo(), creator: nil,
+            context: context, label: count > 1 ? "\(label)#activity\(n + 1)" : label, info: GPXPathInfo(), creator: nil,
             allowResume: true, originKind: Self.originKind, syncPrefix: "tcx-",
             makeWorkout: { sync in
                 Workout(
@@ -291,8 +290,8 @@ public final class TCXImporter {
                 result.waypoints += 1
             }
         }
-        let gpx = makeGPXImporter()
-        try await gpx.store(
+        let context = makeContext()
+        try await context.store(
             attachments, creator: nil, into: &result, syncPrefix: "tcx-course-",
             metadata: ["tcxContent": .string("course")], activityType: .other)
         if attachments.dropped > 0 {

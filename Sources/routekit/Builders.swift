@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitTCX
 
 struct Builders: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitApplication
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitProcessing
 import RouteKitSQLite
 

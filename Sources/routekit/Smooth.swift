@@ -3,6 +3,7 @@ import Foundation
 import RouteKit
 import RouteKitGEOS
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitProcessing
 
 struct Smooth: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTCX
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTesting
 import Testing
