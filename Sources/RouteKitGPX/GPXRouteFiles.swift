@@ -1,4 +1,4 @@
-public import RouteKit
+import RouteKit
 public import RouteKitIngest
 
 extension RouteFileReader {
