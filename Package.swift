@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "RouteKit", targets: ["RouteKit"]),
+        .library(name: "RouteKitIngest", targets: ["RouteKitIngest"]),
         .library(name: "RouteKitGPX", targets: ["RouteKitGPX"]),
         .library(name: "RouteKitGEOS", targets: ["RouteKitGEOS"]),
         .library(name: "RouteKitFIT", targets: ["RouteKitFIT"]),
@@ -74,7 +75,7 @@ let package = Package(
         // (part of libc: no library to link).
         .systemLibrary(name: "CRouteKitSystem"),
 
-        // zlib, for gzip-compressed GPX.
+        // zlib, for gzip-compressed input (any format) and zip archives.
         .systemLibrary(
             name: "CRouteKitZlib",
             pkgConfig: "zlib",
@@ -86,30 +87,37 @@ let package = Package(
             pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
-        // Streaming GPX reader, GPX 1.1 writer, GeoJSON and CSV export.
+        // What every format's importer shares, no format's parser: the point and event model they convert to (the
+        // GPX 1.1 data model, names and all), the import engine (a track's identity, resume and storage, ImportResult),
+        // input files told apart by content, gzip, byte sources, and the writer protocol.
         .target(
-            name: "RouteKitGPX", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate", "CRouteKitSystem"],
+            name: "RouteKitIngest", dependencies: ["RouteKit", "CRouteKitZlib", "CLibdeflate"],
+            swiftSettings: swiftSettings),
+
+        // Streaming GPX reader, GPX 1.1 writer, the GPX importer.
+        .target(
+            name: "RouteKitGPX", dependencies: ["RouteKit", "RouteKitIngest", "CRouteKitSystem"],
             swiftSettings: swiftSettings),
 
         // Garmin FIT: a streaming decoder and the importer (sessions as workouts, records as routes and series).
-        .target(name: "RouteKitFIT", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+        .target(name: "RouteKitFIT", dependencies: ["RouteKit", "RouteKitIngest"], swiftSettings: swiftSettings),
 
         // Every way in behind one call: formats told by content, zip archives in memory, Strava bulk exports.
         .target(
             name: "RouteKitImport",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth", "CRouteKitZlib",
-                .product(name: "CSV", package: "CSV.swift"),
+                "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth",
+                "CRouteKitZlib", .product(name: "CSV", package: "CSV.swift"),
             ],
             swiftSettings: swiftSettings),
 
         // Garmin TCX (Training Center Database v2) through Foundation's XMLParser: activities as workouts with
         // routes and series, courses as planned routes.
-        .target(name: "RouteKitTCX", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+        .target(name: "RouteKitTCX", dependencies: ["RouteKit", "RouteKitIngest"], swiftSettings: swiftSettings),
 
         // Apple Health exports (`export.xml` and `workout-routes/`) through a streaming scanner of our own:
         // workouts with their GPX routes, heart rate and power as series, effort scores.
-        .target(name: "RouteKitHealth", dependencies: ["RouteKit", "RouteKitGPX"], swiftSettings: swiftSettings),
+        .target(name: "RouteKitHealth", dependencies: ["RouteKit", "RouteKitIngest"], swiftSettings: swiftSettings),
 
         // The embedded default store: one SQLite file (WAL) through GRDB.
         .target(
@@ -139,8 +147,8 @@ let package = Package(
         .target(
             name: "RouteKitServer",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing", "RouteKitRender",
-                "RouteKitApplication",
+                "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing",
+                "RouteKitRender", "RouteKitApplication",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
@@ -171,10 +179,11 @@ let package = Package(
             swiftSettings: swiftSettings),
 
         // The application both doors (routekit and RouteKitServer) call, package access and no product: the wire
-        // shapes (every JSON and CSV shape), defined once.
+        // shapes (every JSON and CSV shape), defined once, the GeoJSON and CSV writers and the export of a store's
+        // routes as events.
         .target(
             name: "RouteKitApplication",
-            dependencies: ["RouteKit", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender"],
+            dependencies: ["RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender"],
             swiftSettings: swiftSettings),
 
         // Support for tests: the store conformance suite every backend runs, the in-memory reference store,
@@ -184,8 +193,8 @@ let package = Package(
         .executableTarget(
             name: "routekit",
             dependencies: [
-                "RouteKit", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX", "RouteKitHealth",
-                "RouteKitGEOS",
+                "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX",
+                "RouteKitHealth", "RouteKitGEOS",
                 "RouteKitSQLite",
                 "RouteKitProcessing", "RouteKitRender", "RouteKitApplication",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
@@ -204,7 +213,8 @@ let package = Package(
         .testTarget(
             name: "RouteKitSQLiteTests",
             dependencies: [
-                "RouteKitSQLite", "RouteKitGPX", "RouteKitTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                "RouteKitSQLite", "RouteKitIngest", "RouteKitGPX", "RouteKitApplication", "RouteKitTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
         // The conformance suites and PostgreSQL's own tests; they need `--traits Postgres` and a server
@@ -225,22 +235,22 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitFITTests",
-            dependencies: ["RouteKitFIT", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            dependencies: ["RouteKitFIT", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitImportTests",
             dependencies: [
-                "RouteKitImport", "RouteKitFIT", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting",
+                "RouteKitImport", "RouteKitFIT", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitTCXTests",
-            dependencies: ["RouteKitTCX", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            dependencies: ["RouteKitTCX", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitHealthTests",
-            dependencies: ["RouteKitHealth", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            dependencies: ["RouteKitHealth", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         // The HTTP service's suites (router and live server); they need `--traits Server` and say so without it.
         .testTarget(
@@ -258,16 +268,20 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitApplicationTests",
-            dependencies: ["RouteKitApplication", "RouteKit", "RouteKitGPX", "RouteKitProcessing", "RouteKitTesting"],
+            dependencies: [
+                "RouteKitApplication", "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing",
+                "RouteKitTesting",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitTesting"], swiftSettings: swiftSettings),
+            name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitIngest", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
         // End-to-end tests of the built `routekit` executable (it is a dependency so it gets built first).
         .testTarget(
             name: "RoutekitCLITests",
             dependencies: [
-                "routekit", "RouteKitTesting", "RouteKitSQLite",
+                "routekit", "RouteKitTesting", "RouteKitSQLite", "RouteKitIngest",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitIngest", package: "RouteKit"),
                 .product(name: "RouteKitGPX", package: "RouteKit"),
             ],
             path: "Benchmarks/GPXParse",
@@ -54,6 +55,7 @@ let package = Package(
             dependencies: [
                 .product(name: "RouteKit", package: "RouteKit"),
                 .product(name: "RouteKitGEOS", package: "RouteKit"),
+                .product(name: "RouteKitIngest", package: "RouteKit"),
                 .product(name: "RouteKitGPX", package: "RouteKit"),
                 .product(name: "RouteKitProcessing", package: "RouteKit"),
             ],

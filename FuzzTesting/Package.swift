@@ -18,6 +18,7 @@ let package = Package(
             dependencies: [
                 "CLibFuzzer",
                 .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitIngest", package: "RouteKit"),
                 .product(name: "RouteKitGPX", package: "RouteKit"),
             ]
         ),
@@ -27,7 +28,7 @@ let package = Package(
                 "CLibFuzzer",
                 .product(name: "RouteKit", package: "RouteKit"),
                 .product(name: "RouteKitFIT", package: "RouteKit"),
-                .product(name: "RouteKitGPX", package: "RouteKit"),
+                .product(name: "RouteKitIngest", package: "RouteKit"),
             ]
         ),
         .executableTarget(

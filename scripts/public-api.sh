@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-check}
-modules="RouteKit RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth RouteKitSQLite
-RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
+modules="RouteKit RouteKitIngest RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth
+RouteKitSQLite RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
 ROUTEKIT_SYMBOLS_BUILD=${ROUTEKIT_API_BUILD:-.build-full} scripts/symbol-graphs.sh "$graphs/modules" \

@@ -17,8 +17,8 @@ if [ ! -d "$modules_dir" ]; then
     echo "error: $modules_dir is missing: build first with scripts/build-full.sh" >&2
     exit 2
 fi
-modules="RouteKit RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth RouteKitSQLite
-RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
+modules="RouteKit RouteKitIngest RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth
+RouteKitSQLite RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
 args=()
 while IFS= read -r map; do args+=(-Xcc "-fmodule-map-file=$PWD/$map"); done < <(
     find "$build/debug/" -maxdepth 2 -name module.modulemap -not -path "*-tool.build/*"; find Sources "$build/checkouts" -name module.modulemap)

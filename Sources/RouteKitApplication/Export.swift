@@ -1,15 +1,16 @@
 package import Foundation
 package import RouteKit
 package import RouteKitGPX
+package import RouteKitIngest
 
 /// The formats a route or workout is exported in (`routekit export`, `routekit convert`,
 /// `GET /v1/routes/ID/export`), and the writer of each: one switch for every door.
 package enum ExportFormat: String, CaseIterable, Sendable {
     /// GPX 1.1 (``RouteKitGPX/GPXWriter``).
     case gpx
-    /// GeoJSON, RFC 7946 (``RouteKitGPX/GeoJSONWriter``).
+    /// GeoJSON, RFC 7946 (``GeoJSONWriter``).
     case geojson
-    /// CSV, a row per point (``RouteKitGPX/CSVWriter``).
+    /// CSV, a row per point (``CSVWriter``).
     case csv
 
     /// The format an output's extension names (`.geojson`/`.json`, `.csv`), else GPX.
@@ -48,7 +49,7 @@ package enum ExportFormat: String, CaseIterable, Sendable {
 }
 
 /// Export from a store, for both doors: routes as tracks, after their workout's waypoints and planned routes when a
-/// workout is exported (``RouteKitGPX/GPXStoreExport``).
+/// workout is exported (``StoredRouteEvents``).
 package enum StoreExport {
     /// Writes `routes` in `format` to `sink` (which the caller closes); with `workout`, its attachments first.
     package static func write(
@@ -57,8 +58,8 @@ package enum StoreExport {
     ) async throws(RouteKitError) {
         try await format.withWriter(to: sink) { (w: inout any GPXEventWriter) async throws(RouteKitError) in
             try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
-            if let workout { try await GPXStoreExport.writeAttachments(workout: workout, store: store, to: &w) }
-            for r in routes { try await GPXStoreExport.writeTrack(route: r, store: store, to: &w) }
+            if let workout { try await StoredRouteEvents.writeAttachments(workout: workout, store: store, to: &w) }
+            for r in routes { try await StoredRouteEvents.writeTrack(route: r, store: store, to: &w) }
             try w.finish()
         }
     }

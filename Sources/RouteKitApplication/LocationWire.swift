@@ -3,7 +3,7 @@ internal import RouteKitGPX
 
 /// A location as every door writes it, defined once: the objects of `routekit locations --json` and the lines of
 /// `GET /v1/routes/ID/locations` are the same bytes, the rows of `routekit locations` have the columns of a location
-/// in `routekit export … .csv` (``RouteKitGPX/CSVWriter/locationColumns``).
+/// in `routekit export … .csv` (``CSVWriter/locationColumns``).
 ///
 /// JSON: keys sorted (as every JSON RouteKit prints), an absent value's key left out (the shape a builder accepts,
 /// `LocationInput` in the OpenAPI description): `altitude`, `course`, `courseAccuracy`, `horizontalAccuracy`,

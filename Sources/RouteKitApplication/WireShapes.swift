@@ -1,6 +1,6 @@
 internal import Foundation
 package import RouteKit
-package import RouteKitGPX
+package import RouteKitIngest
 
 // The JSON shapes RouteKit prints (`routekit … --json`) and serves (`routekit serve`), defined once. Absent values
 // are written as explicit `null`s, so a consumer sees every key of a shape whether or not it has a value.
@@ -129,7 +129,7 @@ package struct ImportResultJSON: Codable, Hashable, Sendable {
 
     /// The file (or archive entry) name.
     package var file: String
-    /// `imported`, `unchanged`, `partial` or `failed` (``GPXImportResult/Status``).
+    /// `imported`, `unchanged`, `partial` or `failed` (``ImportResult/Status``).
     package var status: String
     /// The tracks stored.
     package var routes: [Route]
@@ -141,7 +141,7 @@ package struct ImportResultJSON: Codable, Hashable, Sendable {
     @ExplicitNull package var error: ErrorJSON?
 
     /// The shape of `result`.
-    package init(_ result: GPXImportResult) {
+    package init(_ result: ImportResult) {
         file = result.file
         status = result.status.rawValue
         routes = result.tracks.map {

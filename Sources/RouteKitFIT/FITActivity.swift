@@ -1,5 +1,5 @@
 public import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 
 /// The FIT profile numbers RouteKit reads (Garmin's FIT SDK profile, `Profile.xlsx`).
 enum FITProfile {
@@ -486,7 +486,7 @@ struct FITClock {
 /// whatever the file's length.
 public struct FITRecordReader {
     private let input: FITInput
-    private var source: (any GPXByteSource)?
+    private var source: (any ByteSource)?
     private var chunk: [UInt8] = []
     /// A second pass: the summary pass checked the CRCs.
     private var decoder = FITDecoder(checksCRC: false)
@@ -529,10 +529,10 @@ public struct FITRecordReader {
 /// that memory does not grow with the file, whatever its (decompressed) size.
 package struct FITInput {
     /// Opens the bytes from their start.
-    package let open: () throws(RouteKitError) -> any GPXByteSource
+    package let open: () throws(RouteKitError) -> any ByteSource
 
     /// Bytes opened by `open` (a file, an archive's entry).
-    package init(open: @escaping () throws(RouteKitError) -> any GPXByteSource) { self.open = open }
+    package init(open: @escaping () throws(RouteKitError) -> any ByteSource) { self.open = open }
 
     /// Bytes held in memory.
     package init(bytes: [UInt8]) {

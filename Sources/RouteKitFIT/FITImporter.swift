@@ -1,6 +1,6 @@
 import Foundation
 public import RouteKit
-public import RouteKitGPX
+public import RouteKitIngest
 
 /// Imports FIT files (plain or gzip-compressed) into a store.
 ///
@@ -40,23 +40,24 @@ public final class FITImporter {
         self.source = source
     }
 
-    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
+    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in
+    /// RouteKitIngest).
     package var workoutOverrides: WorkoutOverrides?
 
     /// Imports FIT held in memory (an archive's entry, decompressed), reported and labelled as `name`.
-    public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
+    public func importBytes(_ bytes: [UInt8], name: String) async -> ImportResult {
         await importInput(FITInput(bytes: bytes), name: name)
     }
 
     /// Imports one file (plain or gzip-compressed), read a chunk at a time (twice: the summary, then the records),
     /// so that memory does not grow with the file. Never throws: failures are in the result, naming the file and
     /// the byte offset.
-    public func importFile(_ path: String) async -> GPXImportResult {
+    public func importFile(_ path: String) async -> ImportResult {
         let gzip: Bool
         do {
             gzip = try InputFile.contents(of: path, limit: 2, stopAtLimit: true).gzip
         } catch {
-            return GPXImportResult(file: path, status: .failed, error: error.file == nil ? error.inFile(path) : error)
+            return ImportResult(file: path, status: .failed, error: error.file == nil ? error.inFile(path) : error)
         }
         // Builders record the file by its absolute path, as the GPX importer's do.
         return await importInput(
@@ -67,14 +68,14 @@ public final class FITImporter {
     /// Imports FIT from `input` (an archive's entry, opened again for each pass), reported as `name` and labelled
     /// `label` (`name` by default).
     package func importInput(_ input: FITInput, name: String, label: String? = nil, warnings: [String] = []) async
-        -> GPXImportResult
+        -> ImportResult
     {
         await .collect(file: name, warnings: warnings) { result in
             try await importInput(input, label: label ?? name, into: &result)
         }
     }
 
-    private func importInput(_ input: FITInput, label: String, into result: inout GPXImportResult) async throws {
+    private func importInput(_ input: FITInput, label: String, into result: inout ImportResult) async throws {
         let summary = try FITFile.summary(input)
         result.warnings += summary.warnings.map { "FIT: \($0)" }
         if summary.warnings.count >= 100 { result.warnings.append("FIT: further decoder warnings were not listed") }
@@ -114,7 +115,7 @@ public final class FITImporter {
     }
 
     private func importActivity(
-        _ input: FITInput, _ summary: FITSummary, label: String, into result: inout GPXImportResult
+        _ input: FITInput, _ summary: FITSummary, label: String, into result: inout ImportResult
     )
         async throws
     {
@@ -127,8 +128,7 @@ public final class FITImporter {
             }
             sessions = [FITSession()]
         }
-        let gpx = GPXImporter(store: store, source: source)
-        gpx.workoutOverrides = workoutOverrides
+        let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
         var imports: [SessionImport] = []
         let timeline = EventTimeline(summary)
         for (n, session) in sessions.enumerated() {
@@ -147,7 +147,7 @@ public final class FITImporter {
             let source = self.source
             let holder = SeenTimes()
             let track = TrackImport(
-                importer: gpx, label: sessions.count > 1 ? "\(label)#session\(n + 1)" : label, info: GPXPathInfo(),
+                context: context, label: sessions.count > 1 ? "\(label)#session\(n + 1)" : label, info: GPXPathInfo(),
                 creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "fit-",
                 makeWorkout: { sync in
                     let end =
@@ -299,8 +299,7 @@ public final class FITImporter {
     }
 
     /// A course: a planned route (GPX `<rte>`), its course points as waypoints.
-    private func importCourse(_ input: FITInput, _ summary: FITSummary, into result: inout GPXImportResult) async throws
-    {
+    private func importCourse(_ input: FITInput, _ summary: FITSummary, into result: inout ImportResult) async throws {
         var attachments = GPXAttachments()
         var info = GPXPathInfo()
         info.name = summary.courseName
@@ -336,9 +335,8 @@ public final class FITImporter {
         }
         if dropped > 0 { result.warnings.append("\(dropped) point(s) with a position outside the valid range dropped") }
         if positioned == 0 { result.warnings.append("the course has no positioned records") }
-        let gpx = GPXImporter(store: store, source: source)
-        gpx.workoutOverrides = workoutOverrides
-        try await gpx.store(
+        let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
+        try await context.store(
             attachments, creator: nil, into: &result, syncPrefix: "fit-course-",
             metadata: ["fitFileType": .string("course")],
             activityType: FITProfile.activityType(sport: summary.courseSport))

@@ -1,5 +1,5 @@
 import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 
 extension FITFile {
     /// A FIT file's ``FITSummary`` and the `GPXSummary` of its GPX events (what `routekit inspect` shows), in one

@@ -1,4 +1,5 @@
 internal import RouteKit
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 internal import RouteKit
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +17,7 @@ internal import RouteKit
 
 extension GPXStreamParser {
     /// The root element: exactly one, `<gpx>`, in the GPX 1.0 or 1.1 namespace or in none; its `version`,
-    /// `creator` and `xmlns` go out as the ``GPXEvent/document(_:)`` event.
+    /// `creator` and `xmlns` go out as the `GPXEvent.document(_:)` event.
     mutating func openRoot(ns: KnownNamespace, localStart: Int, nameEnd: Int) throws(RouteKitError) {
         if rootSeen {
             throw error(.malformedXML, "a second root element: a document has exactly one")

@@ -1,4 +1,5 @@
 internal import RouteKit
+import RouteKitIngest
 
 // The GPX reader's parser, in layers. Each file holds one job and says what it hands to the next:
 //
@@ -23,7 +24,7 @@ internal import RouteKit
 
 /// Options for reading GPX.
 public struct GPXReadOptions: Sendable {
-    /// Points per ``GPXEvent/trackPoints(_:)`` or ``GPXEvent/routePoints(_:)`` batch. Default 1024 (1 to 2^20).
+    /// Points per `GPXEvent.trackPoints(_:)` or `GPXEvent.routePoints(_:)` batch. Default 1024 (1 to 2^20).
     public var batchSize: Int = 1024
     /// Bytes read from the file at a time. Default 1 MiB (1 byte to 64 MiB). Memory stays near this whatever the
     /// file size.
@@ -44,13 +45,13 @@ public struct GPXReadOptions: Sendable {
     public init() {}
 }
 
-/// The push parser: bytes in, ``GPXEvent``s out. Not thread-safe; one owner (``GPXReader``). Not copyable: it owns
+/// The push parser: bytes in, `GPXEvent`s out. Not thread-safe; one owner (``GPXReader``). Not copyable: it owns
 /// its buffers, which are freed when it ends.
 ///
 /// Feed it chunks of any size (one byte at a time works): it parses every complete token and keeps the
 /// incomplete tail for the next chunk. It checks XML well-formedness (tag nesting, attribute syntax,
 /// entity references, namespace prefixes bound everywhere, a single root) while it maps GPX elements to
-/// ``GPXPoint``s; it never builds a tree.
+/// `GPXPoint`s; it never builds a tree.
 struct GPXStreamParser: ~Copyable {
     let options: GPXReadOptions
     /// Limits that keep hostile input linear: attributes on one element, namespace declarations in scope.

@@ -1,13 +1,6 @@
 import Foundation
 public import RouteKit
-
-/// Something that writes ``GPXEvent``s to an output, streaming: ``GPXWriter``, ``GeoJSONWriter``, ``CSVWriter``.
-public protocol GPXEventWriter {
-    /// Writes one event.
-    mutating func write(_ event: GPXEvent) throws(RouteKitError)
-    /// Ends the output and flushes it.
-    mutating func finish() throws(RouteKitError)
-}
+public import RouteKitIngest
 
 extension GPXEventWriter {
     /// Writes every event of `reader`, then finishes.
@@ -17,7 +10,7 @@ extension GPXEventWriter {
     }
 }
 
-/// Writes GPX 1.1 that validates against the GPX 1.1 schema, from ``GPXEvent``s, streaming.
+/// Writes GPX 1.1 that validates against the GPX 1.1 schema, from `GPXEvent`s (RouteKitIngest), streaming.
 ///
 /// - Known extension values go back into each point's `<extensions>`: heart rate, cadence, temperatures,
 ///   depth, speed and course as Garmin TrackPointExtension v2; power as Garmin PowerExtension

@@ -63,19 +63,19 @@ public final class OutputSink {
         try maybeFlush()
     }
 
-    @inline(__always) func write(_ s: StaticString) {
+    @inline(__always) package func write(_ s: StaticString) {
         buffer.append(s.utf8Start, s.utf8CodeUnitCount)
     }
 
-    @inline(__always) func write(_ s: String) {
+    @inline(__always) package func write(_ s: String) {
         buffer.append(s)
     }
 
-    @inline(__always) func write(_ bytes: [UInt8]) {
+    @inline(__always) package func write(_ bytes: [UInt8]) {
         buffer.append(bytes)
     }
 
-    @inline(__always) func writeByte(_ b: UInt8) {
+    @inline(__always) package func writeByte(_ b: UInt8) {
         buffer.append(b)
     }
 
@@ -112,13 +112,13 @@ public final class OutputSink {
 
     /// Writes a `Double` in the shortest decimal text that reads back as the same `Double`, never in
     /// exponent notation (XML Schema's `xsd:decimal` has none).
-    func writeDecimal(_ value: Double) {
+    package func writeDecimal(_ value: Double) {
         buffer.appendDecimal(value)
     }
 
     /// Hands the buffer to `body` for many appends at once: one access to it instead of one per value (each
     /// access to a class's stored property is checked for exclusivity at run time).
-    @inline(__always) func withBuffer<R>(_ body: (inout RawBytes) -> R) -> R {
+    @inline(__always) package func withBuffer<R>(_ body: (inout RawBytes) -> R) -> R {
         body(&buffer)
     }
 
@@ -129,7 +129,7 @@ public final class OutputSink {
     }
 
     /// Flushes buffered bytes when over the block size.
-    @inline(__always) func maybeFlush() throws(RouteKitError) {
+    @inline(__always) package func maybeFlush() throws(RouteKitError) {
         if buffer.count >= flushAt { try flush() }
     }
 

@@ -8,23 +8,26 @@
 
 /// A growable byte buffer on manually managed memory: no uniqueness checks, no bounds checks in the
 /// hot path. Not copyable: exactly one owner (a parser, a writer, a local), which frees the memory when it ends.
-struct RawBytes: ~Copyable {
-    var base: UnsafeMutablePointer<UInt8>
-    var count: Int = 0
-    var capacity: Int
+///
+/// Package access for the writers outside this module (RouteKitApplication's CSV and GeoJSON writers), the appends
+/// they call per value inlinable there.
+package struct RawBytes: ~Copyable {
+    @usableFromInline package var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline package var count: Int = 0
+    @usableFromInline package var capacity: Int
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(capacity, 16)
         self.base = .allocate(capacity: self.capacity)
     }
 
     deinit { base.deallocate() }
 
-    @inline(__always) mutating func reserve(_ extra: Int) {
+    @inlinable @inline(__always) package mutating func reserve(_ extra: Int) {
         if count + extra > capacity { grow(count + extra) }
     }
 
-    mutating func grow(_ needed: Int) {
+    @usableFromInline package mutating func grow(_ needed: Int) {
         var newCapacity = capacity * 2
         while newCapacity < needed { newCapacity *= 2 }
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
@@ -34,31 +37,31 @@ struct RawBytes: ~Copyable {
         capacity = newCapacity
     }
 
-    @inline(__always) mutating func append(_ byte: UInt8) {
+    @inlinable @inline(__always) package mutating func append(_ byte: UInt8) {
         if count == capacity { grow(count + 1) }
         base[count] = byte
         count += 1
     }
 
-    @inline(__always) mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
+    @inlinable @inline(__always) package mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
         reserve(n)
         (base + count).update(from: p, count: n)
         count += n
     }
 
     /// Appends a character as UTF-8.
-    mutating func append(_ scalar: Unicode.Scalar) {
+    package mutating func append(_ scalar: Unicode.Scalar) {
         for u in scalar.utf8 { append(u) }
     }
 
-    mutating func append(_ s: String) {
+    package mutating func append(_ s: String) {
         var s = s
         s.withUTF8 { u in
             if let b = u.baseAddress { append(b, u.count) }
         }
     }
 
-    mutating func append(_ bytes: [UInt8]) {
+    package mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { u in
             if let b = u.baseAddress { append(b, u.count) }
         }
@@ -82,7 +85,7 @@ struct RawBytes: ~Copyable {
     }
 
     /// Appends `value` in decimal digits, without an intermediate string.
-    @inline(__always) mutating func appendInteger(_ value: Int64) {
+    @inlinable @inline(__always) package mutating func appendInteger(_ value: Int64) {
         reserve(20)
         if value < 0 {
             base[count] = UInt8(ascii: "-")
@@ -106,7 +109,7 @@ struct RawBytes: ~Copyable {
 
     /// Appends a `Double` in the shortest decimal text that reads back as the same `Double`, never in
     /// exponent notation (integers without a fraction, `-0.0` as `-0`).
-    mutating func appendDecimal(_ value: Double) {
+    package mutating func appendDecimal(_ value: Double) {
         if value == value.rounded() && abs(value) < 1e15 {
             if value == 0 && value.sign == .minus {
                 append(UInt8(ascii: "-"))

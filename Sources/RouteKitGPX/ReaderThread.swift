@@ -1,6 +1,7 @@
 private import CRouteKitSystem
 import Foundation
-import RouteKit
+package import RouteKit
+import RouteKitIngest
 
 /// Reads a GPX file on a thread of its own, handing events to an async consumer through a small bounded
 /// queue: the importer parses on one core while the other packs and stores the previous batch.
@@ -56,7 +57,7 @@ package final class GPXReaderThread: Sendable {
     /// error `open` throws is the reader's error.
     package init(
         name: String, capacity: Int = 8, options: GPXReadOptions = GPXReadOptions(), after previous: GPXReaderThread?,
-        open: @escaping @Sendable () throws(RouteKitError) -> any GPXByteSource
+        open: @escaping @Sendable () throws(RouteKitError) -> any ByteSource
     ) {
         self.capacity = max(1, capacity)
         state = Self.start(capacity: capacity, after: previous?.state) { state in
@@ -197,7 +198,7 @@ package final class GPXReaderThread: Sendable {
         }
 
         func produce(
-            opening open: () throws(RouteKitError) -> any GPXByteSource, name: String, options: GPXReadOptions
+            opening open: () throws(RouteKitError) -> any ByteSource, name: String, options: GPXReadOptions
         ) {
             switch Result(catching: open) {
             case .success(let source): run(GPXReader(source: source, name: name, options: options))

@@ -1,6 +1,6 @@
 import Foundation
 public import RouteKit
-public import RouteKitGPX
+public import RouteKitIngest
 
 /// The files of an Apple Health export: `export.xml` read as a stream (twice), and the files it references
 /// (`workout-routes/route_….gpx`) read whole, one at a time.
@@ -133,7 +133,8 @@ public struct HealthImportSummary: Sendable, Hashable {
 ///   (`healthStatistics`, JSON) and iOS 16 `WorkoutActivity` blocks (`healthActivities`, JSON). The workout's
 ///   sync identifier is `health-` and a hash of its activity, source, times and duration.
 /// - **Routes:** each `WorkoutRoute` through its `FileReference` (absolute `/workout-routes/…` or relative; never
-///   outside the export), read with the GPX reader, or its inline `Location` elements (before iOS 13). The route
+///   outside the export), read by the importer's `RouteFileReader` (RouteKitGPX's `RouteFileReader.gpx`), or its
+///   inline `Location` elements (before iOS 13). The route
 ///   keeps HealthKit's `HKMetadataKeySyncIdentifier` and `HKMetadataKeySyncVersion` when the export has them,
 ///   else a content-derived identifier (`health-`).
 /// - **Series:** heart rate (`count/min`), cycling cadence (`count/min`), cycling and running power (`W`) in
@@ -154,11 +155,15 @@ public final class HealthImporter {
     package let source: Source
     /// Bytes of `export.xml` read at a time.
     package var chunkSize = 1 << 20
+    /// Reads the route files the export references (`workout-routes/*.gpx`).
+    package let routeFiles: RouteFileReader
 
-    /// Creates an importer.
-    public init(store: any RouteStore, source: Source = .defaultImport) {
+    /// Creates an importer that reads the export's route files with `routeFiles` (`.gpx`, from RouteKitGPX: the
+    /// files are GPX).
+    public init(store: any RouteStore, source: Source = .defaultImport, routeFiles: RouteFileReader) {
         self.store = store
         self.source = source
+        self.routeFiles = routeFiles
     }
 
     /// Whether `path` is an export: a folder with an `export.xml` whose root is `HealthData`, or such a file.
@@ -184,7 +189,7 @@ public final class HealthImporter {
 
     /// Imports the export at `path`: a folder (`apple_health_export/`) or its `export.xml`.
     public func importPath(
-        _ path: String, progress: ((Double) -> Void)? = nil, each: (GPXImportResult) -> Void
+        _ path: String, progress: ((Double) -> Void)? = nil, each: (ImportResult) -> Void
     ) async -> HealthImportSummary {
         var isDirectory: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
@@ -199,7 +204,7 @@ public final class HealthImporter {
     ///   - progress: the fraction of the work done (both passes over `export.xml`), now and then.
     ///   - each: called with each result as soon as it is known.
     public func importExport(
-        _ files: any HealthExportFiles, progress: ((Double) -> Void)? = nil, each: (GPXImportResult) -> Void
+        _ files: any HealthExportFiles, progress: ((Double) -> Void)? = nil, each: (ImportResult) -> Void
     ) async -> HealthImportSummary {
         var summary = HealthImportSummary()
         let size = Double(max(files.xmlSize ?? 1, 1))
@@ -220,7 +225,7 @@ public final class HealthImporter {
             progress?(1)
         } catch {
             summary.error = error.file == nil ? error.inFile(files.xmlName) : error
-            each(GPXImportResult(file: files.xmlName, status: .failed, error: summary.error))
+            each(ImportResult(file: files.xmlName, status: .failed, error: summary.error))
             return summary
         }
         summary.workouts = first.workouts.count
@@ -293,7 +298,7 @@ public final class HealthImporter {
 
     /// The result for `export.xml` itself: what it held that was not imported.
     private func exportResult(_ first: FirstPass, summary: HealthImportSummary, files: any HealthExportFiles)
-        -> GPXImportResult
+        -> ImportResult
     {
         var warnings: [String] = []
         let topLevelEfforts = first.efforts.count - summary.unmatchedEffortScores
@@ -325,7 +330,7 @@ public final class HealthImporter {
         if let root = first.rootName, root != "HealthData" {
             warnings.append("the root element is <\(root)>, not <HealthData>: read as a fragment of an export")
         }
-        return GPXImportResult(file: files.xmlName, status: .unchanged, warnings: warnings)
+        return ImportResult(file: files.xmlName, status: .unchanged, warnings: warnings)
     }
 
     /// `/workout-routes/x.gpx` or `workout-routes/x.gpx` → `workout-routes/x.gpx`; `nil` for a path that leaves the
@@ -337,11 +342,11 @@ public final class HealthImporter {
     }
 
     private func importWorkout(_ w: HealthWorkout, files: any HealthExportFiles, summary: inout HealthImportSummary)
-        async -> GPXImportResult
+        async -> ImportResult
     {
         let routePaths = w.routes.map { $0.path.flatMap(Self.exportPath) }
         let label = routePaths.compactMap { $0 }.first.map(files.label) ?? "\(files.xmlName)#workout-\(w.number)"
-        var result = GPXImportResult(file: label, status: .imported)
+        var result = ImportResult(file: label, status: .imported)
         var metadata = w.metadata
         if !w.statistics.isEmpty { metadata["healthStatistics"] = .string(HealthNames.json(w.statistics)) }
         if !w.activities.isEmpty { metadata["healthActivities"] = .string(HealthNames.json(w.activities)) }
@@ -359,7 +364,7 @@ public final class HealthImporter {
                     + w.otherChildren.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
             )
         }
-        let gpx = GPXImporter(store: store, source: source)
+        let context = ImportContext(store: store, source: source)
         let routes: [HealthRoute?] = w.routes.isEmpty ? [nil] : w.routes
         let samples = w.samples.sorted { $0.1.timestamp.instant < $1.1.timestamp.instant }
         do {
@@ -368,7 +373,7 @@ public final class HealthImporter {
             ).isEmpty
             for (n, route) in routes.enumerated() {
                 let track = TrackImport(
-                    importer: gpx, label: label + (routes.count > 1 ? "#route\(n + 1)" : ""), info: GPXPathInfo(),
+                    context: context, label: label + (routes.count > 1 ? "#route\(n + 1)" : ""), info: GPXPathInfo(),
                     creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "health-",
                     makeWorkout: makeWorkout)
                 track.combineIdentity([
@@ -432,7 +437,7 @@ public final class HealthImporter {
         return result
     }
 
-    /// A route's points in batches: its GPX file read whole, or its inline locations.
+    /// A route's points in batches: its GPX file read whole (by `routeFiles`), or its inline locations.
     private func readRoute(
         _ route: HealthRoute, path: String?, files: any HealthExportFiles, warnings: inout [String]
     ) throws(RouteKitError) -> [[GPXPoint]] {
@@ -446,10 +451,9 @@ public final class HealthImporter {
             throw RouteKitError(.invalidValue, "a FileReference points outside the export: the route was not read")
         }
         let bytes = try files.contents(of: path)
-        let reader = GPXReader(bytes: bytes, name: files.label(path))
         var batches: [[GPXPoint]] = []
         var waypoints = 0
-        while let event = try reader.next() {
+        try routeFiles.events(of: bytes, name: files.label(path)) { event in
             switch event {
             case .trackPoints(let p): batches.append(p)
             case .waypoint, .routePoints: waypoints += 1

@@ -3,6 +3,7 @@ public import RouteKit
 import RouteKitFIT
 public import RouteKitGPX
 import RouteKitHealth
+public import RouteKitIngest
 import RouteKitTCX
 
 /// Every way in, behind one call: a file's format is told by its content (GPX, FIT, TCX; gzip decompressed), a zip
@@ -10,7 +11,7 @@ import RouteKitTCX
 /// archive or a folder with `activities.csv`) is imported activity by activity with the names and types of its
 /// index.
 ///
-/// Each input gives one `GPXImportResult` (an archive one per entry, named `archive.zip!path/in/archive`),
+/// Each input gives one `ImportResult` (an archive one per entry, named `archive.zip!path/in/archive`),
 /// handed to `each` as it finishes.
 public final class RouteImporter {
     /// The store written to.
@@ -43,7 +44,7 @@ public final class RouteImporter {
         self.gpx = GPXImporter(store: store, source: source, readOptions: readOptions)
         self.fit = FITImporter(store: store, source: source)
         self.tcx = TCXImporter(store: store, source: source)
-        self.health = HealthImporter(store: store, source: source)
+        self.health = HealthImporter(store: store, source: source, routeFiles: .gpx)
     }
 
     /// What a path holds, from its content.
@@ -100,7 +101,7 @@ public final class RouteImporter {
     ///   - each: called with each result (one per file, per archive entry or per workout of an export).
     public func importPath(
         _ path: String, readingAhead next: String? = nil, progress: ((Int) -> Void)? = nil,
-        each: (GPXImportResult) -> Void
+        each: (ImportResult) -> Void
     ) async {
         let kind = rememberedKind(of: path)
         var gpxNext: String?
@@ -122,7 +123,7 @@ public final class RouteImporter {
                     await importArchive(archive, depth: 0, each: each)
                 }
             } catch {
-                each(GPXImportResult(file: path, status: .failed, error: error))
+                each(ImportResult(file: path, status: .failed, error: error))
             }
         case .stravaFolder?:
             await importStrava(FolderFiles(root: path), each: each)
@@ -146,13 +147,13 @@ public final class RouteImporter {
     }
 
     /// Imports bytes held in memory (an archive's entry): gzip decompressed, the format told by content.
-    public func importBytes(_ raw: [UInt8], name: String) async -> GPXImportResult {
+    public func importBytes(_ raw: [UInt8], name: String) async -> ImportResult {
         await importBytes(raw, name: name, overrides: nil, readingAhead: nil)
     }
 
     /// ``importBytes(_:name:)`` with workout values that win over the file's own (`nil`: none), as an export's
     /// index gives them.
-    package func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides?) async -> GPXImportResult {
+    package func importBytes(_ raw: [UInt8], name: String, overrides: WorkoutOverrides?) async -> ImportResult {
         await importBytes(raw, name: name, overrides: overrides, readingAhead: nil)
     }
 
@@ -188,14 +189,14 @@ public final class RouteImporter {
     /// of its own while this one is stored, when both are GPX.
     func importBytes(
         _ raw: [UInt8], name: String, overrides: WorkoutOverrides?, readingAhead next: (bytes: [UInt8], name: String)?
-    ) async -> GPXImportResult {
+    ) async -> ImportResult {
         // gzip that announces more than `streamedEntryBytes` is inflated as it is read, from memory: a small entry
         // must not become a large buffer. One that announces less is inflated whole, up to that size (a trailer that
         // lies about its size fails there).
         if InputFile.isGzip(raw), InputFile.gzipSizeHint(raw, limit: .max) > streamedEntryBytes,
             let work = Self.streamedWork(gzip: raw, name: name, overrides: overrides)
         {
-            return await run(work).first ?? GPXImportResult(file: name, status: .unchanged)
+            return await run(work).first ?? ImportResult(file: name, status: .unchanged)
         }
         // The entry as the last call made it to read it ahead (its reader is then the one that runs), else anew.
         let known = aheadEntry.flatMap { $0.entry.name == name ? $0 : nil }
@@ -221,17 +222,17 @@ public final class RouteImporter {
                 bytes = try InputFile.gunzip(
                     raw, name: name, limit: min(archiveLimits.maxEntryBytes, streamedEntryBytes))
             } catch {
-                return GPXImportResult(file: name, status: .failed, error: error)
+                return ImportResult(file: name, status: .failed, error: error)
             }
             warnings.append("the entry is gzip-compressed; it was decompressed in memory")
         }
-        var result: GPXImportResult
+        var result: ImportResult
         switch InputFile.format(ofHead: Array(bytes.prefix(4096))) {
         case .fit: result = await fit.importBytes(bytes, name: name)
         case .tcx: result = await tcx.importBytes(bytes, name: name)
         case .gpx: result = await gpx.importBytes(bytes, name: name)
         case .healthExport:
-            result = GPXImportResult(
+            result = ImportResult(
                 file: name, status: .failed,
                 error: RouteKitError(
                     .invalidArgument,
@@ -281,7 +282,7 @@ public final class RouteImporter {
                 name: name, format: format, gzip: gzip, open: try archive.opener(of: path), overrides: overrides,
                 note: note)
         } catch {
-            return .done([GPXImportResult(file: name, status: .failed, error: error)])
+            return .done([ImportResult(file: name, status: .failed, error: error)])
         }
     }
 
@@ -299,7 +300,7 @@ public final class RouteImporter {
     }
 
     /// Imports an archive: a Strava export when it holds `activities.csv`, else every activity file in it.
-    package func importArchive(_ archive: ZipArchive, depth: Int, each: (GPXImportResult) -> Void) async {
+    package func importArchive(_ archive: ZipArchive, depth: Int, each: (ImportResult) -> Void) async {
         if let index = archive.paths.first(where: { $0 == "activities.csv" || $0.hasSuffix("/activities.csv") }),
             index.split(separator: "/").count <= 2
         {
@@ -324,15 +325,15 @@ public final class RouteImporter {
             do throws(RouteKitError) {
                 bytes = try archive.contents(of: path)
             } catch {
-                return .done([GPXImportResult(file: name, status: .failed, error: error)])
+                return .done([ImportResult(file: name, status: .failed, error: error)])
             }
             guard ZipArchive.isZip(bytes.prefix(4)) else { return .entry(bytes, name: name, overrides: nil, note: nil) }
             guard depth == 0 else {
                 let e = RouteKitError(
                     .compression, "an archive inside an archive inside an archive is not read", file: name)
-                return .done([GPXImportResult(file: name, status: .failed, error: e)])
+                return .done([ImportResult(file: name, status: .failed, error: e)])
             }
-            var results: [GPXImportResult] = []
+            var results: [ImportResult] = []
             do throws(RouteKitError) {
                 let inner = try ZipArchive(bytes: bytes, name: name, limits: archiveLimits)
                 // An importer of its own: this one may be reading the outer archive's next entry ahead.
@@ -342,13 +343,13 @@ public final class RouteImporter {
                 nested.jobs = jobs
                 await nested.importArchive(inner, depth: depth + 1) { results.append($0) }
             } catch {
-                results.append(GPXImportResult(file: name, status: .failed, error: error))
+                results.append(ImportResult(file: name, status: .failed, error: error))
             }
             return .done(results)
         }
         if skipped > 0 {
             each(
-                GPXImportResult(
+                ImportResult(
                     file: archive.name, status: .unchanged,
                     warnings: [
                         "\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT, TCX or archives skipped"
@@ -365,12 +366,12 @@ enum Work: Sendable {
     /// A planned route (Strava's `routes/`).
     case plannedRoute([UInt8], name: String)
     /// Already done (an error, a manual activity, a nested archive).
-    case done([GPXImportResult])
+    case done([ImportResult])
     /// A large GPX, TCX or FIT entry (plain or gzip), read as a stream from the readers `open` makes, with the
     /// workout values of an export's index and a warning to add.
     case streamed(
         name: String, format: InputFile.Format, gzip: Bool,
-        open: @Sendable () throws(RouteKitError) -> any GPXByteSource,
+        open: @Sendable () throws(RouteKitError) -> any ByteSource,
         overrides: WorkoutOverrides?, note: String?)
     /// A large file of an export folder, imported from its path as a file is (streamed), with the workout values of
     /// the export's index and a warning to add.
@@ -381,7 +382,7 @@ extension RouteImporter {
     /// Prepares items 0..<count one at a time, in order (`prepare` reads the archive, which is not shared), and
     /// imports up to ``jobs`` of them at once, each with an importer of its own; `each` gets the results in item
     /// order, whatever order they finish in.
-    func inOrder(_ count: Int, each: (GPXImportResult) -> Void, prepare: (Int) async -> Work) async {
+    func inOrder(_ count: Int, each: (ImportResult) -> Void, prepare: (Int) async -> Work) async {
         if jobs <= 1 {
             // One at a time, each item prepared before the one before it is imported: a GPX entry is then
             // decompressed and parsed on a thread of its own while the one before it is stored.
@@ -400,11 +401,11 @@ extension RouteImporter {
         let options = self.readOptions
         let limits = self.archiveLimits
         let streamed = self.streamedEntryBytes
-        await withTaskGroup(of: (Int, [GPXImportResult]).self) { group in
+        await withTaskGroup(of: (Int, [ImportResult]).self) { group in
             var next = 0
-            var waiting: [Int: [GPXImportResult]] = [:]
+            var waiting: [Int: [ImportResult]] = [:]
             var handed = 0
-            func hand(_ n: Int, _ results: [GPXImportResult]) {
+            func hand(_ n: Int, _ results: [ImportResult]) {
                 waiting[n] = results
                 while let ready = waiting.removeValue(forKey: handed) {
                     ready.forEach(each)
@@ -436,7 +437,7 @@ extension RouteImporter {
     }
 
     /// Does one unit of work; `next` is the one done after it, read ahead when both are GPX entries.
-    func run(_ work: Work, readingAhead next: Work? = nil) async -> [GPXImportResult] {
+    func run(_ work: Work, readingAhead next: Work? = nil) async -> [ImportResult] {
         switch work {
         case .entry(let bytes, let name, let overrides, let note):
             var ahead: (bytes: [UInt8], name: String)?
@@ -447,7 +448,7 @@ extension RouteImporter {
         case .plannedRoute(let bytes, let name): return [await importPlannedRoute(bytes, name: name)]
         case .done(let results): return results
         case .file(let path, let overrides, let note):
-            var result: GPXImportResult
+            var result: ImportResult
             setOverrides(overrides)
             switch Self.kind(of: path) {
             case .file(.fit)?: result = await fit.importFile(path)
@@ -460,7 +461,7 @@ extension RouteImporter {
         case .streamed(let name, let format, let gzip, let open, let overrides, let note):
             setOverrides(overrides)
             defer { setOverrides(nil) }
-            var result: GPXImportResult
+            var result: ImportResult
             // The entry opened, gzip inside it inflated as it streams.
             let limit = archiveLimits.maxEntryBytes
             let inflated = { () throws(RouteKitError) -> StreamingFile in
@@ -480,7 +481,7 @@ extension RouteImporter {
                         try stream.read(into: b)
                     }
                 } catch {
-                    result = GPXImportResult(file: name, status: .failed, error: error)
+                    result = ImportResult(file: name, status: .failed, error: error)
                 }
             } else {
                 result = await gpx.importEntry(

@@ -2,6 +2,7 @@ import CSV
 import Foundation
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 
 /// What a Strava export's import goes through, in order: the index's rows, files no row names, planned routes.
 enum StravaItem {
@@ -137,7 +138,7 @@ extension RouteImporter {
     /// Imports a Strava bulk export: every row of `activities.csv` (its file through `Filename`, named and typed
     /// from the row; a manual activity as a workout without a route), then `routes/` as planned routes. Files of
     /// `activities/` that no row names are imported as they are, with a warning.
-    func importStrava(_ files: some ExportFiles, each: (GPXImportResult) -> Void) async {
+    func importStrava(_ files: some ExportFiles, each: (ImportResult) -> Void) async {
         let indexName = files.label("activities.csv")
         let rows: [StravaActivity]
         do {
@@ -145,11 +146,11 @@ extension RouteImporter {
             let (parsed, warnings) = try StravaIndex.parse(String(decoding: bytes, as: UTF8.self), name: indexName)
             rows = parsed
             each(
-                GPXImportResult(
+                ImportResult(
                     file: indexName, status: .unchanged,
                     warnings: warnings + ["a Strava export: \(rows.count) activit\(rows.count == 1 ? "y" : "ies")"]))
         } catch {
-            each(GPXImportResult(file: indexName, status: .failed, error: error))
+            each(ImportResult(file: indexName, status: .failed, error: error))
             return
         }
         let named = Set(rows.compactMap(\.filename))
@@ -169,7 +170,7 @@ extension RouteImporter {
                 let label = files.label(filename)
                 guard files.contains(filename) else {
                     let e = RouteKitError(.notFound, "activity \(row.id)'s file is not in the export", file: label)
-                    return .done([GPXImportResult(file: label, status: .failed, error: e)])
+                    return .done([ImportResult(file: label, status: .failed, error: e)])
                 }
                 if let work = files.streamedWork(filename, above: streamed, overrides: row.overrides, note: nil) {
                     return work
@@ -177,7 +178,7 @@ extension RouteImporter {
                 do throws(RouteKitError) {
                     return .entry(try read(filename), name: label, overrides: row.overrides, note: nil)
                 } catch {
-                    return .done([GPXImportResult(file: label, status: .failed, error: error)])
+                    return .done([ImportResult(file: label, status: .failed, error: error)])
                 }
             case .unnamed(let path):
                 // No row names it: imported as it is (the result says so).
@@ -186,20 +187,20 @@ extension RouteImporter {
                 do throws(RouteKitError) {
                     return .entry(try read(path), name: files.label(path), overrides: nil, note: note)
                 } catch {
-                    return .done([GPXImportResult(file: files.label(path), status: .failed, error: error)])
+                    return .done([ImportResult(file: files.label(path), status: .failed, error: error)])
                 }
             case .route(let path):
                 do throws(RouteKitError) {
                     return .plannedRoute(try read(path), name: files.label(path))
                 } catch {
-                    return .done([GPXImportResult(file: files.label(path), status: .failed, error: error)])
+                    return .done([ImportResult(file: files.label(path), status: .failed, error: error)])
                 }
             }
         }
     }
 
     /// A manual activity (no file): a workout without a route, identified by Strava's activity id.
-    func importManual(_ row: StravaActivity, label: String) async -> GPXImportResult {
+    func importManual(_ row: StravaActivity, label: String) async -> ImportResult {
         let start = row.start
         var end: Timestamp?
         if let start, let e = row.elapsedSeconds, e.isFinite, e >= 0 {
@@ -218,23 +219,23 @@ extension RouteImporter {
         do {
             switch try await store.saveWorkout(workout) {
             case .inserted, .replaced:
-                return GPXImportResult(
+                return ImportResult(
                     file: label, status: .imported,
                     tracks: [.init(workout: workout.id, route: nil, locations: 0, unchanged: false, resumedFrom: nil)],
                     warnings: ["a manual activity: a workout without a route"])
             case .stale(let current, _):
-                return GPXImportResult(
+                return ImportResult(
                     file: label, status: .unchanged,
                     tracks: [.init(workout: current, route: nil, locations: 0, unchanged: true, resumedFrom: nil)])
             }
         } catch {
-            return GPXImportResult(file: label, status: .failed, error: error)
+            return ImportResult(file: label, status: .failed, error: error)
         }
     }
 
     /// A planned route (`routes/*.gpx`, tracks without times): stored as GPX routes are, not as a workout's
     /// recording.
-    func importPlannedRoute(_ raw: [UInt8], name: String) async -> GPXImportResult {
+    func importPlannedRoute(_ raw: [UInt8], name: String) async -> ImportResult {
         await .collect(file: name) { result in
             let bytes = InputFile.isGzip(raw) ? try InputFile.gunzip(raw, name: name) : raw
             let reader = GPXReader(bytes: bytes, name: name)
@@ -253,11 +254,10 @@ extension RouteImporter {
                 default: break
                 }
             }
-            try await plannedRouteStore.store(
+            // Without the index's workout overrides: a planned route is none of the export's activities.
+            try await ImportContext(store: store, source: source).store(
                 attachments, creator: creator, into: &result, syncPrefix: "planned-",
                 metadata: ["plannedRoute": .bool(true)])
         }
     }
-
-    private var plannedRouteStore: GPXImporter { GPXImporter(store: store, source: source) }
 }

@@ -1,7 +1,7 @@
 import CRouteKitZlib
 import Foundation
 import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc
@@ -328,7 +328,7 @@ final class ZipBudget: @unchecked Sendable {
 /// One entry read as a stream: its compressed bytes read 64 KiB at a time and inflated by zlib, so memory stays the
 /// same whatever the entry's size. The archive's limits apply as it is read; at its end the size and CRC-32 are
 /// checked against the directory's.
-final class ZipEntryReader: GPXByteSource {
+final class ZipEntryReader: ByteSource {
     private let source: ZipSource
     private let entry: ZipEntry
     private let budget: ZipBudget

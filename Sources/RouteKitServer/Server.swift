@@ -5,7 +5,7 @@
     public import Logging
     import NIOCore
     public import RouteKit
-    import RouteKitGPX
+    import RouteKitIngest
     public import ServiceLifecycle
 
     /// RouteKit's HTTP service (`routekit serve`): upload files, read workouts and routes, and tail the change feed

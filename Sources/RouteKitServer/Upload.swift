@@ -6,7 +6,7 @@
     import NIOCore
     import RouteKit
     import RouteKitApplication
-    import RouteKitGPX
+    import RouteKitIngest
     import RouteKitImport
 
     /// `POST /v1/uploads`: a file (GPX, FIT, TCX, gzip-compressed or not, or a zip archive of them) in the body,
@@ -56,7 +56,7 @@
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let path = (folder as NSString).appendingPathComponent(name)
             try await spool(request.body, to: path)
-            var results: [GPXImportResult] = []
+            var results: [ImportResult] = []
             let importer = RouteImporter(store: store, source: token.source)
             importer.archiveLimits = configuration.archiveLimits
             await importer.importPath(path) { result in
@@ -88,7 +88,7 @@
         }
 
         /// The outcomes of a failed upload, for its problem's `results`.
-        static func resultsJSON(_ results: [GPXImportResult]) -> JSONValue {
+        static func resultsJSON(_ results: [ImportResult]) -> JSONValue {
             .array(
                 results.map { r in
                     .object([

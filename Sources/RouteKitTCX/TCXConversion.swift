@@ -1,5 +1,5 @@
 public import RouteKit
-public import RouteKitGPX
+public import RouteKitIngest
 
 extension TCXDocument {
     /// The document as the GPX reader's events, for `routekit convert` and `inspect`: what GPX can hold.

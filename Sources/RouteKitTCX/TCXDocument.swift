@@ -1,6 +1,6 @@
 import Foundation
 public import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 
 #if canImport(FoundationXML)
     import FoundationXML

@@ -1,6 +1,6 @@
 import Foundation
 public import RouteKit
-public import RouteKitGPX
+public import RouteKitIngest
 
 /// Imports TCX (Garmin Training Center Database v2) files, plain or gzip-compressed, into a store.
 ///
@@ -41,17 +41,16 @@ public final class TCXImporter {
         self.source = source
     }
 
-    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in RouteKitGPX).
+    /// Values that win over the file's own for the workouts this importer creates (see `WorkoutOverrides` in
+    /// RouteKitIngest).
     package var workoutOverrides: WorkoutOverrides?
 
-    private func makeGPXImporter() -> GPXImporter {
-        let gpx = GPXImporter(store: store, source: source)
-        gpx.workoutOverrides = workoutOverrides
-        return gpx
+    private func makeContext() -> ImportContext {
+        ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
     }
 
     /// Imports TCX held in memory (an archive's entry, decompressed), reported and labelled as `name`.
-    public func importBytes(_ bytes: [UInt8], name: String) async -> GPXImportResult {
+    public func importBytes(_ bytes: [UInt8], name: String) async -> ImportResult {
         await .collect(file: name) { result in
             try await importDocument(TCXDocument.parse(bytes), label: name, into: &result)
         }
@@ -61,7 +60,7 @@ public final class TCXImporter {
     /// labelled as `name`.
     package func importStream(
         name: String, reading read: @escaping (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
-    ) async -> GPXImportResult {
+    ) async -> ImportResult {
         await .collect(file: name) { result in
             try await importDocument(TCXDocument.parse(reading: read), label: name, into: &result)
         }
@@ -69,7 +68,7 @@ public final class TCXImporter {
 
     /// Imports one file. Never throws: failures are in the result, naming the file (and the line and column of
     /// malformed XML).
-    public func importFile(_ path: String) async -> GPXImportResult {
+    public func importFile(_ path: String) async -> ImportResult {
         await .collect(file: path) { result in
             // Read as a stream (gzip decompressed on the fly): memory does not grow with the file.
             let file = try StreamingFile(path: path)
@@ -85,7 +84,7 @@ public final class TCXImporter {
     }
 
     /// Imports a parsed document (``importFile(_:)`` without the file): `label` names it in builders.
-    package func importDocument(_ document: TCXDocument, label: String, into result: inout GPXImportResult)
+    package func importDocument(_ document: TCXDocument, label: String, into result: inout ImportResult)
         async throws
     {
         result.warnings += document.warnings
@@ -172,7 +171,7 @@ public final class TCXImporter {
 
     private func importActivity(
         _ activity: TCXActivity, number n: Int, of count: Int, author: String?, label: String,
-        into result: inout GPXImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
+        into result: inout ImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
     ) async throws {
         var firstTime: Timestamp?
         var lastTime: Timestamp?
@@ -207,9 +206,9 @@ public final class TCXImporter {
         if let v = author { metadata["tcxAuthor"] = .string(v) }
         if count > 1 { metadata["tcxActivity"] = .integer(Int64(n)) }
         let source = self.source
-        let gpx = makeGPXImporter()
+        let context = makeContext()
         let track = TrackImport(
-            importer: gpx, label: count > 1 ? "\(label)#activity\(n + 1)" : label, info: GPXPathInfo(), creator: nil,
+            context: context, label: count > 1 ? "\(label)#activity\(n + 1)" : label, info: GPXPathInfo(), creator: nil,
             allowResume: true, originKind: Self.originKind, syncPrefix: "tcx-",
             makeWorkout: { sync in
                 Workout(
@@ -268,7 +267,7 @@ public final class TCXImporter {
     }
 
     /// Courses: planned routes (GPX `<rte>`), their course points as waypoints.
-    private func importCourses(_ courses: [TCXCourse], into result: inout GPXImportResult, invalid: inout Int)
+    private func importCourses(_ courses: [TCXCourse], into result: inout ImportResult, invalid: inout Int)
         async throws
     {
         var attachments = GPXAttachments()
@@ -291,8 +290,8 @@ public final class TCXImporter {
                 result.waypoints += 1
             }
         }
-        let gpx = makeGPXImporter()
-        try await gpx.store(
+        let context = makeContext()
+        try await context.store(
             attachments, creator: nil, into: &result, syncPrefix: "tcx-course-",
             metadata: ["tcxContent": .string("course")], activityType: .other)
         if attachments.dropped > 0 {

@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitTCX
 
 struct Builders: AsyncParsableCommand {
@@ -101,9 +102,9 @@ struct Recover: AsyncParsableCommand {
                 if let kind = b.origin?.kind, reimportable.contains(kind), let file = b.origin?.label,
                     FileManager.default.isReadableFile(atPath: file)
                 {
-                    var results: [GPXImportResult] = []
+                    var results: [ImportResult] = []
                     await importer.importPath(file) { results.append($0) }
-                    let r = results.first ?? GPXImportResult(file: file, status: .unchanged)
+                    let r = results.first ?? ImportResult(file: file, status: .unchanged)
                     print("\(b.id.uuidString.lowercased()): re-imported \(file): \(r.status.rawValue)")
                     if let e = r.error {
                         printError("error: \(e)")

@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitApplication
 import RouteKitFIT
 import RouteKitGPX
+import RouteKitIngest
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(

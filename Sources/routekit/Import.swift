@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitApplication
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitProcessing
 import RouteKitSQLite
 
@@ -184,7 +185,7 @@ struct Import: AsyncParsableCommand {
         let totalBytes = max(1, sizes.reduce(0, +))
         let progress = ProgressBar(enabled: stderrIsTerminal && !noProgress, total: totalBytes)
         let started = Date()
-        var counts: [GPXImportResult.Status: Int] = [:]
+        var counts: [ImportResult.Status: Int] = [:]
         var failed: [(String, RouteKitError)] = []
         var locations = 0
         var newRoutes = 0
@@ -194,7 +195,7 @@ struct Import: AsyncParsableCommand {
             printError(
                 "warning: no .gpx, .fit, .tcx, .zip (or .gz) file found under \(paths.joined(separator: ", "))")
         }
-        func report(_ result: GPXImportResult) {
+        func report(_ result: ImportResult) {
             inputs += 1
             counts[result.status, default: 0] += 1
             for t in result.tracks where !t.unchanged {
@@ -251,7 +252,7 @@ struct Import: AsyncParsableCommand {
                     return next - 1
                 }
             }
-            let (finished, sink) = AsyncStream.makeStream(of: (Int, [GPXImportResult]).self)
+            let (finished, sink) = AsyncStream.makeStream(of: (Int, [ImportResult]).self)
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(jobs, files.count) {
                     group.addTask {
@@ -260,7 +261,7 @@ struct Import: AsyncParsableCommand {
                         var current = take()
                         while let n = current {
                             let next = take()
-                            var results: [GPXImportResult] = []
+                            var results: [ImportResult] = []
                             await importer.importPath(files[n], readingAhead: next.map { files[$0] }) {
                                 results.append($0)
                             }
@@ -269,7 +270,7 @@ struct Import: AsyncParsableCommand {
                         }
                     }
                 }
-                var waiting: [Int: [GPXImportResult]] = [:]
+                var waiting: [Int: [ImportResult]] = [:]
                 var printed = 0
                 for await (n, results) in finished {
                     waiting[n] = results

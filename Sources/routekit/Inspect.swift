@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitApplication
 import RouteKitFIT
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitProcessing
 
 struct Inspect: ParsableCommand {

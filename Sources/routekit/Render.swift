@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitProcessing
 import RouteKitRender
 

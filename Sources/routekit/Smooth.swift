@@ -4,6 +4,7 @@ import RouteKit
 import RouteKitApplication
 import RouteKitGEOS
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitProcessing
 
 struct Smooth: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import Foundation
 import RouteKit
-import RouteKitGPX
+import RouteKitIngest
 import RouteKitTCX
 
 /// TCX in `routekit inspect` and `convert`: a TCX file (told by its content) is read whole, parsed once, and

@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitFIT
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTesting
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 import Testing
 
 @Suite("GPX corpus", .enabled(if: Corpus.available, "../shared/gpx-corpus not found: corpus tests skipped"))

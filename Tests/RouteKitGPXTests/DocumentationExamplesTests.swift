@@ -1,5 +1,6 @@
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 import Testing
 
 /// The example of RouteKitGPX's DocC catalog, compiled (it reads `ride.gpx` from the working directory, so it is

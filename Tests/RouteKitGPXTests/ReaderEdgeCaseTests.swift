@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitIngest
 import Testing
 
 @testable import RouteKitGPX
@@ -121,43 +122,6 @@ struct ReaderEdgeCaseTests {
         #expect(!text.contains("<magvar>"))
         #expect(!text.contains("<year>"))
         try SchemaValidator.validate(Array(text.utf8), name: "writer-schema")
-    }
-
-    @Test("GeoJSON: waypoints inside a path come after it, short paths get null geometry, output is JSON")
-    func geoJSON() throws {
-        let sink = OutputSink()
-        var writer = GeoJSONWriter(to: sink)
-        for event in try GPXDocumentEvents.inFileOrder(
-            Array(
-                (Self.head
-                    + "<rte><rtept lat=\"1\" lon=\"2\"/><wpt lat=\"3\" lon=\"4\"/><rtept lat=\"5\" lon=\"6\"/></rte>"
-                    + "<rte><rtept lat=\"1\" lon=\"2\"/></rte><trk><trkseg/></trk>"
-                    + "<trk><trkseg><trkpt lat=\"1\" lon=\"1\"/></trkseg><trkseg><trkpt lat=\"2\" lon=\"2\"/><trkpt lat=\"3\" lon=\"3\"/></trkseg></trk></gpx>")
-                    .utf8))
-        {
-            try writer.write(event)
-        }
-        try writer.finish()
-        try sink.close()
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(sink.bytes)) as? [String: Any])
-        let features = try #require(json["features"] as? [[String: Any]])
-        let kinds = features.compactMap { ($0["properties"] as? [String: Any])?["kind"] as? String }
-        #expect(kinds == ["route", "waypoint", "route", "track", "track"])
-        #expect(features[2]["geometry"] is NSNull)
-        #expect(features[3]["geometry"] is NSNull)
-        let lines = (features[4]["geometry"] as? [String: Any])?["coordinates"] as? [[[Double]]]
-        #expect(lines == [[[2, 2], [3, 3]]])
-        #expect((features[4]["properties"] as? [String: Any])?["pointsNotInGeometry"] as? Int == 1)
-    }
-}
-
-/// The reader's events in file order (what `convert` streams), for writer tests.
-enum GPXDocumentEvents {
-    static func inFileOrder(_ bytes: [UInt8]) throws -> [GPXEvent] {
-        let reader = GPXReader(bytes: bytes)
-        var events: [GPXEvent] = []
-        while let e = try reader.next() { events.append(e) }
-        return events
     }
 }
 

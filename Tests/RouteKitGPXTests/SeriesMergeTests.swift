@@ -1,4 +1,5 @@
 import RouteKit
+import RouteKitIngest
 import RouteKitTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitIngest
 import RouteKitTesting
 import Testing
 

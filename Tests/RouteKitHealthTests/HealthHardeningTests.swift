@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitHealth
+import RouteKitIngest
 import RouteKitSQLite
 import Testing
 
@@ -38,7 +39,7 @@ struct HealthHardeningTests {
             duration="2" durationUnit="min"/>
             """)
         let store = try HealthFixtures.store(in: dir)
-        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(summary.error == nil)
         #expect(summary.newWorkouts == 1)
         let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
@@ -69,13 +70,13 @@ struct HealthHardeningTests {
         // HealthData and Workout are two levels.
         let fits = try Self.export(nested(254))
         let store = try HealthFixtures.store(in: fits)
-        let (ok, _) = await HealthFixtures.run(HealthImporter(store: store), fits.path)
+        let (ok, _) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), fits.path)
         #expect(ok.error == nil)
         #expect(ok.newWorkouts == 1)
 
         let deep = try Self.export(nested(100_000) + "<WorkoutStatistics type=\"x\" sum=\"1\"/>")
         let store2 = try HealthFixtures.store(in: deep)
-        let (refused, _) = await HealthFixtures.run(HealthImporter(store: store2), deep.path)
+        let (refused, _) = await HealthFixtures.run(HealthImporter(store: store2, routeFiles: .gpx), deep.path)
         let error = try #require(refused.error)
         #expect(error.code == .malformedXML || error.code == .invalidValue, "\(error)")
         #expect(error.message.contains("nested more than 256 deep"), "\(error)")
@@ -93,7 +94,7 @@ struct HealthHardeningTests {
             </WorkoutActivity>
             """)
         let store = try HealthFixtures.store(in: dir)
-        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(summary.error == nil)
         #expect(summary.newWorkouts == 1)
     }
@@ -135,7 +136,7 @@ struct HealthHardeningTests {
         xml += "</HealthData>\n"
         try xml.write(to: dir.appendingPathComponent("export.xml"), atomically: true, encoding: .utf8)
         let store = try HealthFixtures.store(in: dir)
-        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(summary.error == nil)
         #expect(summary.unmatchedEffortScores == 0)
         #expect(summary.newEffortScores == n + 1)

@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitHealth
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTesting
 import Testing
@@ -63,8 +64,8 @@ enum HealthFixtures {
         try SQLiteStore(path: dir.deletingLastPathComponent().appendingPathComponent("store.sqlite").path)
     }
 
-    static func run(_ importer: HealthImporter, _ path: String) async -> (HealthImportSummary, [GPXImportResult]) {
-        var results: [GPXImportResult] = []
+    static func run(_ importer: HealthImporter, _ path: String) async -> (HealthImportSummary, [ImportResult]) {
+        var results: [ImportResult] = []
         let summary = await importer.importPath(path) { results.append($0) }
         return (summary, results)
     }
@@ -84,7 +85,7 @@ struct HealthCorpusTests {
         ])
         #expect(HealthImporter.isExport(dir.path))
         let store = try HealthFixtures.store(in: dir)
-        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(summary.error == nil)
         #expect(summary.workouts == 1 && summary.routes == 1 && summary.locations == 3)
         #expect(summary.records == 2 && summary.recordsNotImported == 2)
@@ -109,7 +110,7 @@ struct HealthCorpusTests {
         #expect(route.metadata["healthRouteStartDate"] == .string("2016-11-14 06:25:44 -0800"))
 
         // Again: nothing changes.
-        let (again, results2) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (again, results2) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(again.newWorkouts == 0 && again.newRoutes == 0)
         #expect(results2.allSatisfy { $0.status == .unchanged })
     }
@@ -118,7 +119,7 @@ struct HealthCorpusTests {
     func inlineLocations() async throws {
         let dir = try HealthFixtures.export(["export.xml": HealthFixtures.dogsheepInline])
         let store = try HealthFixtures.store(in: dir)
-        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), dir.path + "/export.xml")
+        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path + "/export.xml")
         #expect(summary.workouts == 1 && summary.routes == 1 && summary.locations == 2)
         #expect(results.first?.file.hasSuffix("export.xml#workout-1") == true)
         let route = try #require(results.first?.tracks.first?.route)
@@ -136,7 +137,7 @@ struct HealthCorpusTests {
         ])
         let points = try HealthFixtures.count("<trkpt", in: dir.path + "/workout-routes/route_2025-09-16_6.15pm.gpx")
         let store = try HealthFixtures.store(in: dir)
-        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), dir.path + "/export.xml")
+        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path + "/export.xml")
         #expect(summary.error == nil)
         #expect(summary.workouts == 1 && summary.locations == points && points > 3000)
         #expect(results.last?.warnings.contains { $0.contains("fragment") } == true)
@@ -170,7 +171,7 @@ struct HealthCorpusTests {
             let xml = dir.path + "/export.xml"
             let workouts = try HealthFixtures.count("<Workout ", in: xml)
             let store = try HealthFixtures.store(in: dir)
-            let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), xml)
+            let (summary, results) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), xml)
             #expect(summary.error == nil, "\(name)")
             #expect(summary.workouts == workouts, "\(name)")
             #expect(summary.newWorkouts == workouts, "\(name): \(results.map { "\($0.status) \(String(describing: $0.error))" })")
@@ -195,7 +196,7 @@ struct GeneratedExportTests {
         ])
         func n(_ key: String) -> Int { expected[key] as? Int ?? -1 }
         let store = try HealthFixtures.store(in: dir)
-        let importer = HealthImporter(store: store)
+        let importer = HealthImporter(store: store, routeFiles: .gpx)
         importer.chunkSize = 4096  // many chunk boundaries
         let (summary, results) = await HealthFixtures.run(importer, dir.path)
         #expect(summary.error == nil, "\(String(describing: summary.error))")
@@ -226,7 +227,7 @@ struct GeneratedExportTests {
         #expect(routes.filter { !$0.sync.identifier.hasPrefix("health-") && $0.sync.version == 2 }.count == (n("routes") + 1) / 2)
 
         // Again: unchanged.
-        let (again, results2) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (again, results2) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(again.newWorkouts == 0 && again.newRoutes == 0 && again.newEffortScores == 0)
         #expect(again.seriesSamples == n("heart_rate_in_workouts"))
         #expect(results2.allSatisfy { $0.status == .unchanged })
@@ -254,7 +255,7 @@ struct GeneratedExportTests {
         <trkpt lat="46.1" lon="7.1"><time>2024-03-01T08:00:00Z</time></trkpt>
         <trkpt lat="46.2" lon="7.2"><time>2024-03-01T08:00:01Z</time></trkpt></trkseg></trk></gpx>
         """.write(to: dir.appendingPathComponent("workout-routes/route_new.gpx"), atomically: true, encoding: .utf8)
-        let (newer, results3) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (newer, results3) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(newer.workouts == n("workouts") + 1)
         #expect(newer.newWorkouts == 1)
         #expect(newer.newRoutes == 2, "the new workout's route, and the route whose version went up")
@@ -290,8 +291,8 @@ struct GeneratedExportTests {
         }
         let export = MemoryExport(xml: Array(try Data(contentsOf: dir.appendingPathComponent("export.xml"))), files: files)
         let store = try HealthFixtures.store(in: dir)
-        var results: [GPXImportResult] = []
-        let summary = await HealthImporter(store: store).importExport(export) { results.append($0) }
+        var results: [ImportResult] = []
+        let summary = await HealthImporter(store: store, routeFiles: .gpx).importExport(export) { results.append($0) }
         #expect(summary.workouts == expected["workouts"] as? Int)
         #expect(summary.locations == expected["route_points"] as? Int)
         #expect(summary.seriesSamples == expected["heart_rate_in_workouts"] as? Int)
@@ -315,7 +316,7 @@ struct GeneratedExportTests {
             ("<HealthData locale=\"en_US\">\n" + workout(1, "/../../../etc/passwd") + workout(2, "/workout-routes/gone.gpx")
             + "</HealthData>\n").write(to: dir.appendingPathComponent("export.xml"), atomically: true, encoding: .utf8)
         let store = try HealthFixtures.store(in: dir)
-        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), dir.path)
+        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
         #expect(summary.workouts == 2 && summary.newWorkouts == 2 && summary.routes == 0)
         #expect(results[0].status == .partial && results[0].error?.code == .invalidValue)
         #expect(results[0].error?.message.contains("outside the export") == true)
@@ -330,7 +331,7 @@ struct GeneratedExportTests {
         try "<HealthData>\n <Workout workoutActivityType=\"x\" startDate=\"2024-03-01 09:00:00 +0100\">\n</HealthData>\n"
             .write(to: xml, atomically: true, encoding: .utf8)
         let store = try SQLiteStore(path: dir.appendingPathComponent("s.sqlite").path)
-        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store), xml.path)
+        let (summary, results) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), xml.path)
         #expect(summary.error?.code == .malformedXML)
         #expect(summary.error?.line == 3 && summary.error?.column == 1)
         #expect(results.count == 1 && results[0].status == .failed)

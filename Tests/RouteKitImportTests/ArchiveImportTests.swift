@@ -3,6 +3,7 @@ import RouteKit
 import RouteKitFIT
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTCX
 import Testing
@@ -99,8 +100,8 @@ struct ArchiveImportTests {
         try SQLiteStore(path: try Zip.folder() + "/store.sqlite")
     }
 
-    func run(_ importer: RouteImporter, _ path: String) async -> [GPXImportResult] {
-        var out: [GPXImportResult] = []
+    func run(_ importer: RouteImporter, _ path: String) async -> [ImportResult] {
+        var out: [ImportResult] = []
         await importer.importPath(path) { out.append($0) }
         return out
     }
@@ -130,7 +131,7 @@ struct ArchiveImportTests {
         let store = try store()
         let importer = RouteImporter(store: store)
         let results = await run(importer, zip)
-        func result(_ suffix: String) -> GPXImportResult? { results.first { $0.file.hasSuffix(suffix) } }
+        func result(_ suffix: String) -> ImportResult? { results.first { $0.file.hasSuffix(suffix) } }
 
         #expect(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
         let gpx = try #require(result("!export_1234/activities/1.gpx.gz"))
@@ -175,7 +176,7 @@ struct ArchiveImportTests {
         }
         entries[0] = ("activities.csv", Array(csv.utf8))
         try Zip.make(zip, entries)
-        func summary(_ results: [GPXImportResult]) -> [String] {
+        func summary(_ results: [ImportResult]) -> [String] {
             results.map { "\($0.file) \($0.status) \($0.tracks.map(\.locations)) \($0.warnings)" }
         }
         let one = await run(RouteImporter(store: try store()), zip)
@@ -219,7 +220,7 @@ struct ArchiveImportTests {
         #expect(results.map(\.file) == names.map { "\(zip)!\($0)" })
         // Each entry alone, as it was read before entries were read ahead: decompressed first (with the limit), then
         // read by the importer of its format.
-        var alone: [GPXImportResult] = []
+        var alone: [ImportResult] = []
         let archive = try ZipArchive(path: zip, limits: limits)
         for name in names {
             let label = "\(zip)!\(name)"
@@ -229,7 +230,7 @@ struct ArchiveImportTests {
                 do {
                     bytes = try InputFile.gunzip(bytes, name: label, limit: limits.maxEntryBytes)
                 } catch {
-                    alone.append(GPXImportResult(file: label, status: .failed, error: error))
+                    alone.append(ImportResult(file: label, status: .failed, error: error))
                     continue
                 }
                 warnings = ["the entry is gzip-compressed; it was decompressed in memory"]
@@ -242,7 +243,7 @@ struct ArchiveImportTests {
             result.warnings = warnings + result.warnings
             alone.append(result)
         }
-        func summary(_ r: GPXImportResult) -> String {
+        func summary(_ r: ImportResult) -> String {
             "\(r.status) \(r.tracks.map(\.locations)) \(r.warnings) \(r.error.map { "\($0.code) \($0)" } ?? "-")"
         }
         #expect(results.map(summary) == alone.map(summary))

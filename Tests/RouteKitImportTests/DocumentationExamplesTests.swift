@@ -1,6 +1,7 @@
 import RouteKit
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 
 /// The example of RouteKitImport's DocC catalog, compiled (it reads `export_12345.zip` from the working directory,
 /// so it is not run). The `// snippet.NAME` … `// snippet.end` region is, once de-indented, a ```swift block of the

@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTesting
 import Testing
@@ -56,8 +57,8 @@ func healthExportFiles(padding: Int) -> [(String, [UInt8])] {
 
 @Suite("Apple Health export.zip, read without unpacking")
 struct HealthArchiveTests {
-    func run(_ store: SQLiteStore, _ path: String) async -> [GPXImportResult] {
-        var out: [GPXImportResult] = []
+    func run(_ store: SQLiteStore, _ path: String) async -> [ImportResult] {
+        var out: [ImportResult] = []
         await RouteImporter(store: store).importPath(path) { out.append($0) }
         return out
     }

@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import Testing
 
 @Suite("Strava activities.csv")

@@ -2,6 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitImport
+import RouteKitIngest
 import RouteKitSQLite
 import Testing
 import ZIPFoundation
@@ -191,7 +192,7 @@ struct StravaHardeningTests {
         let zip = dir + "/export.zip"
         try Zip.make(zip, [("activities.csv", Array(csv.utf8))])
         let store = try SQLiteStore(path: dir + "/store.sqlite")
-        var results: [GPXImportResult] = []
+        var results: [ImportResult] = []
         await RouteImporter(store: store).importPath(zip) { results.append($0) }
         let manual = try #require(results.first { $0.file.hasSuffix("activities.csv#103") })
         #expect(manual.status == .imported, "\(String(describing: manual.error))")
@@ -217,12 +218,12 @@ struct StreamedEntryTests {
                 ("b.gpx.gz", try Zip.gzip(gpxText(name: "zipped", points: 25, hour: 7))),
                 ("c.tcx", Array(tcxText.replacingOccurrences(of: "<Track>", with: "<Track>" + padding).utf8)),
             ])
-        func run(streamingPast threshold: Int) async throws -> [(String, GPXImportResult.Status, Int, [String])] {
+        func run(streamingPast threshold: Int) async throws -> [(String, ImportResult.Status, Int, [String])] {
             let store = try SQLiteStore(path: dir + "/store-\(threshold)-\(jobs).sqlite")
             let importer = RouteImporter(store: store)
             importer.jobs = jobs
             importer.streamedEntryBytes = threshold
-            var results: [GPXImportResult] = []
+            var results: [ImportResult] = []
             await importer.importPath(zip) { results.append($0) }
             return results.map { ($0.file, $0.status, $0.tracks.first?.locations ?? -1, $0.warnings) }
         }
@@ -249,7 +250,7 @@ struct StreamedEntryTests {
         let store = try SQLiteStore(path: dir + "/store.sqlite")
         let importer = RouteImporter(store: store)
         importer.streamedEntryBytes = 0
-        var results: [GPXImportResult] = []
+        var results: [ImportResult] = []
         await importer.importPath(zip) { results.append($0) }
         #expect(results.count == 2)
         #expect(results.first?.status == .failed)

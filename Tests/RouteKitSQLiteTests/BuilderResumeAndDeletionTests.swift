@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitTesting
 import Testing
 

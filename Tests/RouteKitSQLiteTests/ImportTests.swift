@@ -1,6 +1,8 @@
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTesting
 import Testing
@@ -121,7 +123,7 @@ struct ImportTests {
                 let sink = try OutputSink(path: out)
                 var writer = GPXWriter(to: sink)
                 try writer.write(.document(GPXDocumentInfo(version: "1.1", creator: "test")))
-                try await GPXStoreExport.writeTrack(route: sample, store: store, to: &writer)
+                try await StoredRouteEvents.writeTrack(route: sample, store: store, to: &writer)
                 try writer.finish()
                 try sink.close()
                 let again = await importer.importFile(out)
@@ -355,7 +357,7 @@ struct AttachmentTests {
         let sink = try OutputSink(path: out)
         var writer = GPXWriter(to: sink)
         try writer.write(.document(GPXDocumentInfo(version: "1.1", creator: "test")))
-        try await GPXStoreExport.writeAttachments(workout: workout.id, store: store, to: &writer)
+        try await StoredRouteEvents.writeAttachments(workout: workout.id, store: store, to: &writer)
         try writer.finish()
         try sink.close()
         let exported = try fileAttachments(out)

@@ -1,6 +1,7 @@
 import Foundation
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTCX
 import Testing

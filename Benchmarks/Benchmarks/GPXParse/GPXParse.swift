@@ -8,6 +8,7 @@ import Benchmark
 import Foundation
 @_spi(RouteKitBackend) import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 
 // MARK: - Benchmarks
 

@@ -12,6 +12,7 @@ import Foundation
 import RouteKit
 import RouteKitGEOS
 import RouteKitGPX
+import RouteKitIngest
 import RouteKitProcessing
 
 let args = CommandLine.arguments

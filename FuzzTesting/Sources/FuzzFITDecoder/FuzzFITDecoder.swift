@@ -11,7 +11,7 @@
 import CLibFuzzer
 import RouteKit
 import RouteKitFIT
-import RouteKitGPX
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc

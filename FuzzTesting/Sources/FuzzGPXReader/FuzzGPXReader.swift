@@ -10,6 +10,7 @@
 import CLibFuzzer
 import RouteKit
 import RouteKitGPX
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc

@@ -147,4 +147,4 @@ private final class OpenFile {
     }
 }
 
-extension StreamingFile: GPXByteSource {}
+extension StreamingFile: ByteSource {}

@@ -1,10 +1,15 @@
 public import RouteKit
 
+// The GPX 1.1 data model (points, their fields and the documents' descriptive fields) is RouteKit's interchange
+// model: every format's reader converts to these types and every writer takes them, so they keep their GPX names.
+
 /// Per-point values of the known GPX extensions that become quantity series related to the workout.
 ///
 /// A missing value is `nil` (stored as NaN internally to keep points small).
 public struct GPXPointValues: Sendable, Hashable {
-    @usableFromInline var storage: (Double, Double, Double, Double, Double, Double) = (
+    /// The values in `QuantityType.all`'s order, NaN for a missing one (the GPX reader and the CSV writer use it
+    /// directly).
+    @usableFromInline package var storage: (Double, Double, Double, Double, Double, Double) = (
         .nan, .nan, .nan, .nan, .nan, .nan
     )
 
@@ -252,11 +257,12 @@ public struct GPXWarning: Sendable, Hashable, CustomStringConvertible {
     public var description: String { line.map { "line \($0): \(message)" } ?? message }
 }
 
-/// What the streaming reader hands out, in document order.
+/// What a reader hands out, in document order: RouteKitGPX's streaming reader, and the FIT and TCX conversions,
+/// which give their files as the same events.
 ///
-/// Points come in batches of at most ``GPXReadOptions/batchSize``. A track's descriptive fields arrive
-/// with ``trackStart(_:)``, before its first segment; fields a producer wrote after the segments (against
-/// the schema) arrive with ``trackEnd(_:)``, which carries the complete info.
+/// Points come in batches (of at most `GPXReadOptions.batchSize` from the GPX reader). A track's descriptive
+/// fields arrive with ``trackStart(_:)``, before its first segment; fields a producer wrote after the segments
+/// (against the schema) arrive with ``trackEnd(_:)``, which carries the complete info.
 public enum GPXEvent: Sendable, Hashable {
     /// The root element's attributes.
     case document(GPXDocumentInfo)

@@ -1,4 +1,6 @@
-public import RouteKit
+package import RouteKit
+package import RouteKitGPX
+package import RouteKitIngest
 
 /// Writes GeoJSON (RFC 7946), streaming: one `FeatureCollection` whose features are waypoints (`Point`),
 /// routes (`LineString`) and tracks (`MultiLineString`, one line per segment; a pause also starts a new
@@ -8,7 +10,7 @@ public import RouteKit
 /// RFC 7946 lines need two positions: a route or segment with fewer is left out of the geometry (counted in the
 /// feature's `pointsNotInGeometry`), and a path with no drawable line gets `"geometry": null`. A waypoint that a
 /// producer put inside a route or track is written after that feature.
-public struct GeoJSONWriter: GPXEventWriter {
+package struct GeoJSONWriter: GPXEventWriter {
     private let out: OutputSink
     private var features = 0
     // The open route or track feature.
@@ -24,7 +26,7 @@ public struct GeoJSONWriter: GPXEventWriter {
     private var last: Timestamp?
     private var pendingWaypoints: [GPXPoint] = []
 
-    public init(to out: OutputSink) {
+    package init(to out: OutputSink) {
         self.out = out
         out.write("{\"type\":\"FeatureCollection\",\"features\":[\n")
     }
@@ -136,7 +138,7 @@ public struct GeoJSONWriter: GPXEventWriter {
         pendingWaypoints.removeAll()
     }
 
-    public mutating func write(_ event: GPXEvent) throws(RouteKitError) {
+    package mutating func write(_ event: GPXEvent) throws(RouteKitError) {
         switch event {
         case .waypoint(let p):
             if inPath { pendingWaypoints.append(p) } else { writeWaypoint(p) }
@@ -161,7 +163,7 @@ public struct GeoJSONWriter: GPXEventWriter {
         }
     }
 
-    public mutating func finish() throws(RouteKitError) {
+    package mutating func finish() throws(RouteKitError) {
         out.write("\n]}\n")
         try out.flush()
     }
@@ -173,7 +175,7 @@ public struct GeoJSONWriter: GPXEventWriter {
 /// route), `time` (ISO 8601 as written), `latitude`, `longitude`, `altitude`, the accuracies, `speed`,
 /// `course`, the quantity values (`heartRate`, `cadence`, `temperature`, `waterTemperature`, `depth`,
 /// `power`) and `name`. Empty cells are missing values.
-public struct CSVWriter: GPXEventWriter {
+package struct CSVWriter: GPXEventWriter {
     private let out: OutputSink
     private var track = -1
     private var route = -1
@@ -188,11 +190,11 @@ public struct CSVWriter: GPXEventWriter {
     ]
 
     /// The header row (without its line end).
-    public static let header =
+    package static let header =
         (["kind", "track", "segment", "index"] + locationColumns + QuantityType.all.map(\.identifier) + ["name"])
         .joined(separator: ",")
 
-    public init(to out: OutputSink) {
+    package init(to out: OutputSink) {
         self.out = out
         out.write(Self.header)
         out.write("\n")
@@ -267,7 +269,7 @@ public struct CSVWriter: GPXEventWriter {
         }
     }
 
-    public mutating func write(_ event: GPXEvent) throws(RouteKitError) {
+    package mutating func write(_ event: GPXEvent) throws(RouteKitError) {
         switch event {
         case .waypoint(let p):
             waypoint = rows("wpt", [p], group: 0, segment: nil, from: waypoint)
@@ -291,7 +293,7 @@ public struct CSVWriter: GPXEventWriter {
         }
     }
 
-    public mutating func finish() throws(RouteKitError) {
+    package mutating func finish() throws(RouteKitError) {
         try out.flush()
     }
 }

@@ -2,8 +2,8 @@ public import RouteKit
 
 /// Puts quantity series back onto the points they were measured at, by timestamp.
 ///
-/// The importer stores heart rate, cadence, temperature and power as series related to the workout; the
-/// GPX export writes them back into each `<trkpt>` whose time equals a sample's time (same instant). Points
+/// The importers store heart rate, cadence, temperature and power as series related to the workout; an
+/// export writes them back into each point whose time equals a sample's time (same instant). Points
 /// are usually in time order, so matching walks each series with a cursor (O(n)); a point whose time went
 /// backwards falls back to a binary search.
 public struct SeriesMerger {
@@ -43,20 +43,6 @@ public struct SeriesMerger {
                     series[k].cursor = c
                 }
             }
-        }
-    }
-}
-
-extension GPXDocument {
-    /// The track's known extension values as quantity series keyed by timestamp (points without a time are
-    /// left out: a series sample needs a time).
-    package static func series(of points: [GPXPoint]) -> [QuantitySeries] {
-        QuantityType.all.compactMap { type in
-            let samples = points.compactMap { p -> QuantitySample? in
-                guard let t = p.location.timestamp, let v = p.values[type] else { return nil }
-                return QuantitySample(timestamp: t, value: v)
-            }
-            return samples.isEmpty ? nil : QuantitySeries(type: type, samples: samples)
         }
     }
 }

@@ -259,7 +259,7 @@ package enum InputFile {
     /// compares the two), when it is one gzip member whose trailer announces its size exactly and no more than
     /// `limit`. `nil` when that does not hold (several members, a trailer that does not match, corrupt data, an
     /// empty member): the streaming path then decompresses it, or names what is wrong, as it always has.
-    static func wholeMember(_ bytes: [UInt8], limit: Int) -> [UInt8]? {
+    package static func wholeMember(_ bytes: [UInt8], limit: Int) -> [UInt8]? {
         let size = gzipSizeHint(bytes, limit: limit)
         // The hint is the trailer's size only when neither the limit nor deflate's largest ratio cut it.
         guard size > 0, size == trailerSize(bytes), let decompressor = libdeflate_alloc_decompressor()

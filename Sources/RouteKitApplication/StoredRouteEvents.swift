@@ -1,14 +1,16 @@
-import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+package import Foundation
+@_spi(RouteKitBackend) package import RouteKit
+package import RouteKitIngest
 
-/// Writes routes from a store as GPX events, for any ``GPXEventWriter`` (GPX 1.1, GeoJSON, CSV): the track's
-/// own fields from its workout, segments from `gpxSegmentStarts`, the workout's quantity series merged back
-/// into each point by timestamp, and the GPX-only point fields the importer kept (``GPXImporter``).
-public enum GPXStoreExport {
+/// The events of what a store holds, for any `GPXEventWriter` (GPX 1.1, GeoJSON, CSV): a route as a track (its
+/// own fields from its workout, segments from `gpxSegmentStarts`, the workout's quantity series merged back into
+/// each point by timestamp, and the point fields the importers kept beside the route), a workout's waypoints and
+/// planned routes (its attachments).
+package enum StoredRouteEvents {
     /// Writes one route as a `<trk>` (the caller writes `.document` first and calls `finish()` after).
     ///
     /// Memory: one chunk of locations, plus the workout's series (held whole to merge by timestamp).
-    public static func writeTrack<W: GPXEventWriter>(
+    package static func writeTrack<W: GPXEventWriter>(
         route: RouteSample, store: any RouteStore, to writer: inout W
     ) async throws(RouteKitError) {
         let workout = try await store.workout(id: route.workoutID)
@@ -107,5 +109,25 @@ public enum GPXStoreExport {
             info.extensions = decoded
         }
         return info
+    }
+}
+
+extension StoredRouteEvents {
+    /// Writes a workout's stored waypoints and routes (call it after `.document`, before any track).
+    package static func writeAttachments<W: GPXEventWriter>(
+        workout: UUID, store: any RouteStore, to writer: inout W
+    ) async throws(RouteKitError) {
+        let a = try await GPXAttachments.read(workout: workout, from: store)
+        for p in a.waypoints { try writer.write(.waypoint(p)) }
+        for r in a.routes {
+            try writer.write(.routeStart(r.info))
+            var s = 0
+            while s < r.points.count {
+                let e = min(s + 1024, r.points.count)
+                try writer.write(.routePoints(Array(r.points[s..<e])))
+                s = e
+            }
+            try writer.write(.routeEnd(r.info))
+        }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+@_spi(RouteKitBackend) import RouteKit
 
-/// A file's `<wpt>` and `<rte>`, as the importer stores them: `ChunkKind.attachment` chunks of the workout of
-/// the file's first track (or of a workout of their own when the file has no track), JSON-encoded, at most
-/// ``GPXAttachments/pointsPerChunk`` points per chunk, waypoints before routes.
+/// A file's `<wpt>` and `<rte>` (and a FIT or TCX course's points), as the importers store them:
+/// `ChunkKind.attachment` chunks of the workout of the file's first track (or of a workout of their own when the
+/// file has no track), JSON-encoded, at most ``GPXAttachments/pointsPerChunk`` points per chunk, waypoints before
+/// routes.
 package struct GPXAttachments: Sendable {
     /// Points per stored chunk.
     package static let pointsPerChunk = 1024
@@ -173,25 +174,5 @@ package struct GPXAttachments: Sendable {
             }
         }
         return result
-    }
-}
-
-extension GPXStoreExport {
-    /// Writes a workout's stored waypoints and routes (call it after `.document`, before any track).
-    public static func writeAttachments<W: GPXEventWriter>(
-        workout: UUID, store: any RouteStore, to writer: inout W
-    ) async throws(RouteKitError) {
-        let a = try await GPXAttachments.read(workout: workout, from: store)
-        for p in a.waypoints { try writer.write(.waypoint(p)) }
-        for r in a.routes {
-            try writer.write(.routeStart(r.info))
-            var s = 0
-            while s < r.points.count {
-                let e = min(s + 1024, r.points.count)
-                try writer.write(.routePoints(Array(r.points[s..<e])))
-                s = e
-            }
-            try writer.write(.routeEnd(r.info))
-        }
     }
 }
