@@ -6,6 +6,7 @@
 #   FuzzTesting/run.sh [SECONDS]          fuzz for SECONDS (default 180)
 #   FuzzTesting/run.sh --regress          only replay the target's fail cases (FailCases/*, FailCases/fit-* for FIT)
 #   FuzzTesting/run.sh --smoke SECONDS    build once, then fuzz every target for SECONDS each (CI runs this)
+#   FuzzTesting/run.sh --build            only build the fuzz targets (without the lock; CI builds them beside other work)
 #   FUZZ_TARGET=FuzzFITDecoder FuzzTesting/run.sh 300
 #
 # Environment:
@@ -33,6 +34,12 @@ GPX_CORPUS=${GPX_CORPUS:-$REPO/../shared/gpx-corpus}
 TARGET=${FUZZ_TARGET:-FuzzGPXReader}
 ALL_TARGETS="FuzzGPXReader FuzzFITDecoder FuzzZipReader FuzzHealthScanner FuzzTCXDocument"
 case " $ALL_TARGETS " in *" $TARGET "*) ;; *) echo "FUZZ_TARGET: one of $ALL_TARGETS" >&2; exit 2 ;; esac
+if [ "${1:-}" = --build ]; then
+  # The fuzz targets' build alone, without the lock (CI builds it beside the other suites, see .ci/run): the same
+  # command as below.
+  cd "$HERE"
+  exec swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+fi
 if [ "${1:-}" = --smoke ]; then
   # Every target one after the other (the build is shared and done once), each for a fixed number of inputs from
   # a fixed seed, about SECONDS each on this project's 2-core machines: the same inputs on every run, so CI fails

@@ -17,6 +17,8 @@ SWIFT=${SWIFT:-swift}
 export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
 # shellcheck disable=SC2086 # $ROUTEKIT_BUILD_FLAGS holds several flags (CI: no debug information, see .ci/run)
 $SWIFT build --build-tests --sanitize=thread --traits Server --scratch-path .build-tsan ${ROUTEKIT_BUILD_FLAGS:-}
+# --build-only: the build alone (CI builds it beside the other suites, see .ci/run).
+[ "${1:-}" = --build-only ] && exit 0
 concurrent='ReaderThreadTests|PipelineTests|ImportJobsCLITests|ChangesCLITests|SmoothStoreCLITests'
 concurrent+='|SQLiteStoreTests/concurrentWriters|SQLiteFeedTests/commitPollerThread|SQLiteConformanceTests/conformance\('
 concurrent+='|ImportTests/readAheadOfLongFiles|ArchiveImportTests/(parallelEntries|readAhead)\('
