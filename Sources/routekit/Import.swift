@@ -189,7 +189,6 @@ struct Import: AsyncParsableCommand {
         var failed: [(String, RouteKitError)] = []
         var locations = 0
         var newRoutes = 0
-        var doneBytes = 0
         var inputs = 0
         if files.isEmpty {
             printError(
@@ -220,71 +219,16 @@ struct Import: AsyncParsableCommand {
                 if let e = result.error { print("          error: \(e)") }
             }
         }
-        if jobs == 1 || files.count < 2 {
-            let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
-            importer.archiveLimits = archiveOptions.limits
-            // One input (an archive, an export): its entries are what runs in parallel.
-            importer.jobs = jobs
-            for (n, file) in files.enumerated() {
-                let base = doneBytes
-                let label = "\(n + 1)/\(files.count) \((file as NSString).lastPathComponent)"
-                let next = n + 1 < files.count ? files[n + 1] : nil
-                await importer.importPath(
-                    file, readingAhead: next, progress: { read in progress.update(base + read, label: label) }
-                ) { result in
-                    report(result)
-                    progress.update(base, label: label)
-                }
-                doneBytes += sizes[n]
-                progress.update(doneBytes, label: label)
-            }
-        } else {
-            // `jobs` workers, each with an importer of its own, take the inputs in order, two at a time: the one it
-            // imports and the one it reads ahead meanwhile. Results wait for their turn so that the output is in
-            // input order.
-            let options = readingOptions.readOptions
-            let limits = archiveOptions.limits
-            let taken = Locked(0)
-            let take: @Sendable () -> Int? = {
-                taken.withLock { next in
-                    guard next < files.count else { return nil }
-                    next += 1
-                    return next - 1
-                }
-            }
-            let (finished, sink) = AsyncStream.makeStream(of: (Int, [ImportResult]).self)
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<min(jobs, files.count) {
-                    group.addTask {
-                        let importer = RouteImporter(store: store, source: source, readOptions: options)
-                        importer.archiveLimits = limits
-                        var current = take()
-                        while let n = current {
-                            let next = take()
-                            var results: [ImportResult] = []
-                            await importer.importPath(files[n], readingAhead: next.map { files[$0] }) {
-                                results.append($0)
-                            }
-                            sink.yield((n, results))
-                            current = next
-                        }
-                    }
-                }
-                var waiting: [Int: [ImportResult]] = [:]
-                var printed = 0
-                for await (n, results) in finished {
-                    waiting[n] = results
-                    while let ready = waiting.removeValue(forKey: printed) {
-                        ready.forEach(report)
-                        doneBytes += sizes[printed]
-                        printed += 1
-                        progress.update(doneBytes, label: "\(printed)/\(files.count)")
-                    }
-                    if printed == files.count { break }
-                }
-            }
-            sink.finish()
-        }
+        let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+        importer.archiveLimits = archiveOptions.limits
+        // One input (an archive, an export): its entries are what runs in parallel.
+        importer.jobs = jobs
+        await importer.importPaths(
+            files, sizes: sizes, workers: jobs,
+            progress: { p in
+                let label = p.current.map { "\(min(p.inputsDone + 1, files.count))/\(files.count) \($0)" }
+                progress.update(p.bytesDone, label: label ?? "\(p.inputsDone)/\(files.count)")
+            }, each: report)
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
         let summary =
