@@ -22,7 +22,19 @@ package struct WorkoutFigures: Codable, Hashable, Sendable {
     /// figures are measured again.
     static let definition = 1
 
-    /// What `workout`'s figures are measured from when `current` is its first current route.
+    /// The recording a route's figures are measured from (``RouteStore/recording(of:)``), told without reading the
+    /// store: a processed version names it in `derivedFrom` (`uuid@version`), a raw one is its own.
+    static func recordingID(of route: RouteSample) -> UUID {
+        if case .string(let text)? = route.metadata[MetadataKey.derivedFrom],
+            let id = UUID(uuidString: String(text.prefix { $0 != "@" }))
+        {
+            return id
+        }
+        return route.id
+    }
+
+    /// What `workout`'s figures are measured from when `current` is its first current route: its recording, so that
+    /// a smoothed version (which the statistics do not measure) keeps the figures of the recording it came from.
     static func basis(of workout: Workout, current: RouteSample) -> String {
         var hasher = ContentHasher(domain: "workout-figures")
         hasher.combine(workout.activityType.rawValue)
@@ -32,7 +44,7 @@ package struct WorkoutFigures: Codable, Hashable, Sendable {
             hasher.combine(pause.upperBound.seconds)
             hasher.combine(Int64(pause.upperBound.nanoseconds))
         }
-        return "v\(definition) \(current.id.lowercaseText) \(hasher.hexDigest)"
+        return "v\(definition) \(recordingID(of: current).lowercaseText) \(hasher.hexDigest)"
     }
 
     /// The figures of each workout that has a route, by workout: read from the store when they were measured from
@@ -72,11 +84,11 @@ package struct WorkoutFigures: Codable, Hashable, Sendable {
         return out
     }
 
-    /// Measures and saves the figures of the workouts `routes` belong to, when they are not stored yet: what a
-    /// door calls after saving route versions, so that the next list reads them.
-    package static func refresh(routes: [RouteSample], in store: any RouteStore) async throws {
+    /// Measures and saves the figures of `workouts`, when they are not stored yet: what a door calls after saving a
+    /// route version (an upload, a finished builder), so that a list reads them instead of measuring.
+    package static func refresh(workouts: [UUID], in store: any RouteStore) async throws {
         var items: [(workout: Workout, routes: [RouteSample])] = []
-        for id in Set(routes.map(\.workoutID)).sorted(by: { $0.uuidString < $1.uuidString }) {
+        for id in Set(workouts).sorted(by: { $0.uuidString < $1.uuidString }) {
             guard let workout = try await store.workout(id: id) else { continue }
             items.append((workout, try await store.routes(matching: RouteFilter(workout: id))))
         }

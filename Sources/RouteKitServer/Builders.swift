@@ -162,6 +162,11 @@
                 isNew
                 ? try await builder.finish(creating: workout, metadata: metadata)
                 : try await builder.finish(workout: workout, metadata: metadata)
+            if case .stale = finished.outcome {
+            } else {
+                // The route's figures, for the lists that show them next (a cache: a failure only defers them).
+                try? await WorkoutFigures.refresh(workouts: [finished.route.workoutID], in: store)
+            }
             return try Self.answer(finished)
         }
 

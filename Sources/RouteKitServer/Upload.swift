@@ -75,6 +75,9 @@
             }
             let stored = results.flatMap(\.tracks).filter { !$0.unchanged }.reduce(0) { $0 + $1.locations }
             metrics.stored(stored)
+            // The new routes' figures, for the lists that show them next (a cache: a failure only defers them).
+            let changed = results.flatMap(\.tracks).filter { !$0.unchanged && $0.route != nil }.map(\.workout)
+            if !changed.isEmpty { try? await WorkoutFigures.refresh(workouts: changed, in: store) }
             let body = Body(results: results.map(ImportResultJSON.init))
             if results.isEmpty || results.allSatisfy({ $0.status == .failed }) {
                 let first = results.first?.error ?? RouteKitError(.invalidArgument, "the upload holds no activity")

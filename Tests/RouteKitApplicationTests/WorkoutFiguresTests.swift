@@ -16,17 +16,19 @@ struct WorkoutFiguresTests {
         }
     }
 
-    static func save(_ locations: [Location], version: Int64, workout: Workout, in store: InMemoryStore)
-        async throws -> RouteSample
-    {
+    static func save(
+        _ locations: [Location], version: Int64, workout: Workout, in store: InMemoryStore,
+        metadata: [String: MetadataValue] = [:]
+    ) async throws -> RouteSample {
         let route = RouteSample(
             workoutID: workout.id, source: workout.source, sync: SyncIdentity(identifier: "figures", version: version),
-            start: locations.first?.timestamp, end: locations.last?.timestamp, locationCount: locations.count)
+            start: locations.first?.timestamp, end: locations.last?.timestamp, locationCount: locations.count,
+            metadata: metadata)
         _ = try await store.saveRoute(route, chunks: [.locations(locations, sequence: 0)], releasing: nil)
         return route
     }
 
-    @Test("a list's figures are the statistics', measured once and stored, measured again for a new route version")
+    @Test("a list's figures are the statistics', measured once and stored, kept for a smoothed version, measured again for a new recording")
     func storedOnce() async throws {
         let store = InMemoryStore()
         let source = try Source(name: "watch")
@@ -51,8 +53,14 @@ struct WorkoutFiguresTests {
         let shape = try await WorkoutJSON(workout, routes: [first], in: store)
         #expect(shape.distanceMetres == 12345 && shape.elapsedSeconds == nil)
 
-        // A new version of the route: another basis, measured again.
-        let second = try await Self.save(Self.run(51), version: 2, workout: workout, in: store)
+        // A processed version (smoothed: derivedFrom names the recording) keeps the recording's figures.
+        let smoothed = try await Self.save(
+            Self.run(31), version: 2, workout: workout, in: store,
+            metadata: [MetadataKey.derivedFrom: .string("\(first.id.lowercaseText)@1")])
+        #expect(try await WorkoutFigures.of([(workout, [smoothed])], in: store)[workout.id]?.distanceMetres == 12345)
+
+        // A new recording: another basis, measured again.
+        let second = try await Self.save(Self.run(51), version: 3, workout: workout, in: store)
         let current = try await store.routes(matching: RouteFilter(workout: workout.id))
         #expect(current.map(\.id) == [second.id])
         let again = try #require(try await WorkoutFigures.of([(workout, current)], in: store)[workout.id])
