@@ -1,5 +1,5 @@
 public import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+public import RouteKit
 
 /// What to compute a workout's statistics with: zones and the activity's thresholds. Every field is optional; the
 /// defaults are those `routekit stats` documents.
