@@ -57,6 +57,7 @@ enum FITProfile {
 }
 
 /// One `session` of an activity file: a workout (a multisport file has one per sport, and transitions).
+@_spi(RouteKitInternals)
 public struct FITSession: Sendable, Hashable {
     /// When it started, FIT seconds.
     public var startTime: UInt32?
@@ -79,6 +80,7 @@ public struct FITSession: Sendable, Hashable {
 }
 
 /// One `lap`: its start and end.
+@_spi(RouteKitInternals)
 public struct FITLap: Sendable, Hashable {
     /// When it started, FIT seconds.
     public var startTime: UInt32?
@@ -87,6 +89,7 @@ public struct FITLap: Sendable, Hashable {
 }
 
 /// A timer event: the timer started, or stopped (a pause).
+@_spi(RouteKitInternals)
 public struct FITTimerEvent: Sendable, Hashable {
     /// FIT seconds.
     public var timestamp: UInt32
@@ -95,6 +98,7 @@ public struct FITTimerEvent: Sendable, Hashable {
 }
 
 /// A developer field's description (`field_description`), as the file gives it.
+@_spi(RouteKitInternals)
 public struct FITDeveloperField: Sendable, Hashable {
     /// Which `developer_data_id`.
     public var developerIndex: UInt8
@@ -190,6 +194,10 @@ public struct FITRecord: Sendable, Hashable {
 
 /// What a FIT file holds, read in one pass without keeping its records: what kind of file, its sessions, laps,
 /// timer events, developer fields, and counts.
+///
+/// `@_spi(RouteKitInternals)`, with `FITSession`, `FITLap`, `FITTimerEvent` and `FITDeveloperField`: the importer's
+/// first pass and what `routekit inspect` shows, public only to the FIT fuzzer (FuzzTesting) and the tests.
+@_spi(RouteKitInternals)
 public struct FITSummary: Sendable {
     /// How many of each kind of message a summary keeps; the rest are counted in a warning of kind
     /// ``FITDecoder/Warning/Kind/limit``. Far above what devices write (an ultramarathon has hundreds of laps), they
@@ -270,6 +278,7 @@ public enum FITFile {
 
     /// Reads everything but the records' values.
     /// - Throws: `RouteKitError.Code.invalidFIT` naming the byte offset when there is no FIT file to read.
+    @_spi(RouteKitInternals)
     public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
         try summary(FITInput(bytes: bytes)) { _ in }
     }
@@ -455,12 +464,13 @@ extension FITSummary {
     /// A FIT time as a RouteKit timestamp: UTC, with the file's UTC offset when it gives one. A device-relative
     /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
     /// (`relativeToLocal`), else `nil`.
+    @_spi(RouteKitInternals)
     public func timestamp(_ fit: UInt32?) -> Timestamp? {
         FITClock(self).timestamp(fit)
     }
 }
 
-/// What turns a file's FIT times into timestamps (``FITSummary/timestamp(_:)``), apart from the summary: a
+/// What turns a file's FIT times into timestamps (`FITSummary.timestamp(_:)`), apart from the summary: a
 /// per-record call then copies two numbers, not the summary.
 struct FITClock {
     let utcOffsetSeconds: Int32?
