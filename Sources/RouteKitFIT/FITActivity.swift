@@ -111,30 +111,30 @@ public struct FITDeveloperField: Sendable, Hashable {
 }
 
 /// One `record` message with the fields RouteKit maps, scale and offset applied, invalid values as `nil`.
-public struct FITRecord: Sendable, Hashable {
+package struct FITRecord: Sendable, Hashable {
     /// FIT seconds (field 253 or a compressed timestamp).
-    public var timestamp: UInt32?
+    package var timestamp: UInt32?
     /// Degrees, from semicircles.
-    public var latitude: Double?
+    package var latitude: Double?
     /// Degrees, from semicircles.
-    public var longitude: Double?
+    package var longitude: Double?
     /// Metres (`enhanced_altitude` over `altitude`).
-    public var altitude: Double?
+    package var altitude: Double?
     /// Metres per second (`enhanced_speed` over `speed` over `compressed_speed_distance`).
-    public var speed: Double?
+    package var speed: Double?
     /// Beats per minute.
-    public var heartRate: Double?
+    package var heartRate: Double?
     /// Revolutions or steps per minute (with `fractional_cadence`).
-    public var cadence: Double?
+    package var cadence: Double?
     /// Watts.
-    public var power: Double?
+    package var power: Double?
     /// Degrees Celsius.
-    public var temperature: Double?
+    package var temperature: Double?
     /// Metres from the start.
-    public var distance: Double?
+    package var distance: Double?
 
     /// Whether it has a position.
-    public var hasPosition: Bool { latitude != nil && longitude != nil }
+    package var hasPosition: Bool { latitude != nil && longitude != nil }
 
     /// The record message `m` read: the fields RouteKit maps, scale and offset applied.
     package init(_ m: FITMessage) {
@@ -426,7 +426,7 @@ public enum FITFile {
     }
 
     /// Hands every `record` message to `body`, in file order.
-    public static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
+    package static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
         try records(FITInput(bytes: bytes), body)
     }
 
@@ -494,7 +494,7 @@ struct FITClock {
 
 /// Decodes a FIT file's `record` messages a slice of the file at a time: memory holds one slice's records,
 /// whatever the file's length.
-public struct FITRecordReader {
+package struct FITRecordReader {
     private let input: FITInput
     private var source: (any ByteSource)?
     private var chunk: [UInt8] = []
@@ -505,14 +505,14 @@ public struct FITRecordReader {
     package var sliceSize = 64 * 1024
 
     /// A reader of `bytes`.
-    public init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }
+    package init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }
 
     /// A reader of `input`, opened at the first ``next()``.
     package init(_ input: FITInput) { self.input = input }
 
     /// The records of the next slice (possibly none), or `nil` at the end.
     /// - Throws: `RouteKitError.Code.invalidFIT` when the bytes are not FIT; the input's reading errors.
-    public mutating func next() throws -> [FITRecord]? {
+    package mutating func next() throws -> [FITRecord]? {
         if finished { return nil }
         var out: [FITRecord] = []
         let handle: (FITDecoder.Event) throws -> Void = { event in
