@@ -25,3 +25,34 @@ extension RouteStore {
         CommitWatch(try await makeCommitWaiter())
     }
 }
+
+extension RouteStore {
+    /// Claims `keys` for `holder` for `seconds`, with the rules of `claimWork(keys:holder:seconds:)` (one transaction
+    /// where the backend has it), and returns the keys the holder now holds: the processing batch job's claims.
+    package func claimWorkBatch(_ keys: [String], holder: UUID, seconds: Double) async throws(RouteKitError)
+        -> Set<String>
+    {
+        try await claimWork(keys: keys, holder: holder, seconds: seconds)
+    }
+
+    /// Gives up `holder`'s claim of `key` (`releaseWork(key:holder:)`).
+    package func releaseWorkClaim(_ key: String, holder: UUID) async throws(RouteKitError) {
+        try await releaseWork(key: key, holder: holder)
+    }
+
+    /// Saves a whole route from its locations, packed in chunks of ``RouteBuilder/chunkSize`` in route order, in one
+    /// transaction that also gives up `holder`'s claim of `key` (`saveRoute(_:chunks:releasing:)`): the processing
+    /// batch job's new versions.
+    package func saveWholeRoute(_ route: RouteSample, locations: [Location], releasingWork key: String, holder: UUID)
+        async throws(RouteKitError) -> SaveOutcome
+    {
+        var chunks: [StoredChunk] = []
+        var start = 0
+        while start < locations.count {
+            let end = min(start + RouteBuilder.chunkSize, locations.count)
+            chunks.append(.locations(Array(locations[start..<end]), sequence: chunks.count))
+            start = end
+        }
+        return try await saveRoute(route, chunks: chunks, releasing: WorkClaim(key: key, holder: holder))
+    }
+}
