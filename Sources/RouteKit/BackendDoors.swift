@@ -56,3 +56,61 @@ extension RouteStore {
         return try await saveRoute(route, chunks: chunks, releasing: WorkClaim(key: key, holder: holder))
     }
 }
+
+/// A route's stored locations a chunk at a time, from one consistent version, each chunk with the `extras` chunk of
+/// the same sequence number when there is one (the importers' per-point fields, opaque here): what exporting a stored
+/// route reads.
+package final class StoredRouteChunks {
+    private let locations: any ChunkCursor
+    private let extras: any ChunkCursor
+    /// The next extras chunk not yet matched with a location chunk.
+    private var pendingExtras: StoredChunk?
+
+    init(locations: any ChunkCursor, extras: any ChunkCursor, firstExtras: StoredChunk?) {
+        self.locations = locations
+        self.extras = extras
+        pendingExtras = firstExtras
+    }
+
+    /// The next chunk: its sequence number, its locations, and the bytes of its extras chunk (`nil` when it has
+    /// none); `nil` after the last.
+    /// - Throws: what reading the store throws; ``RouteKitError/Code/invalidArgument`` for a corrupt chunk.
+    package func next() async throws(RouteKitError) -> (sequence: Int, locations: [Location], extras: [UInt8]?)? {
+        guard let chunk = try await locations.next() else { return nil }
+        let decoded = try LocationChunk.decode(chunk.bytes)
+        while let x = pendingExtras, x.sequence < chunk.sequence { pendingExtras = try await extras.next() }
+        var bytes: [UInt8]?
+        if let x = pendingExtras, x.sequence == chunk.sequence {
+            bytes = x.bytes
+            pendingExtras = try await extras.next()
+        }
+        return (chunk.sequence, decoded, bytes)
+    }
+
+    /// Releases what the reads hold.
+    package func close() {
+        locations.close()
+        extras.close()
+    }
+}
+
+extension RouteStore {
+    /// A route's stored location chunks with their extras (`routeChunks(ofRoute:kind:interval:)` of both kinds).
+    /// - Throws: ``RouteKitError/Code/notFound`` when there is no such route.
+    package func storedRouteChunks(ofRoute id: UUID) async throws(RouteKitError) -> StoredRouteChunks {
+        let locations = try await routeChunks(ofRoute: id, kind: .locations, interval: nil)
+        do throws(RouteKitError) {
+            let extras = try await routeChunks(ofRoute: id, kind: .extras, interval: nil)
+            do throws(RouteKitError) {
+                let first = try await extras.next()
+                return StoredRouteChunks(locations: locations, extras: extras, firstExtras: first)
+            } catch {
+                extras.close()
+                throw error
+            }
+        } catch {
+            locations.close()
+            throw error
+        }
+    }
+}
