@@ -114,3 +114,63 @@ extension RouteStore {
         }
     }
 }
+
+/// A workout's attachments (`ChunkKind.attachment` chunks: the opaque data its writer attached, the importers'
+/// waypoints and planned routes) a chunk at a time, in the order they were appended.
+package final class WorkoutAttachments {
+    private let cursor: any ChunkCursor
+
+    init(_ cursor: any ChunkCursor) { self.cursor = cursor }
+
+    /// The next chunk's sequence number and bytes, `nil` after the last.
+    package func next() async throws(RouteKitError) -> (sequence: Int, bytes: [UInt8])? {
+        guard let chunk = try await cursor.next() else { return nil }
+        return (chunk.sequence, chunk.bytes)
+    }
+
+    /// Releases what the read holds.
+    package func close() { cursor.close() }
+}
+
+extension RouteStore {
+    /// A workout's attachments (`workoutChunks(ofWorkout:kind:)` of kind `attachment`).
+    package func attachments(ofWorkout id: UUID) async throws(RouteKitError) -> WorkoutAttachments {
+        WorkoutAttachments(try await workoutChunks(ofWorkout: id, kind: .attachment))
+    }
+
+    /// Attaches opaque data to a workout as `source`, one chunk per element in order (`count`: the items it holds),
+    /// in one transaction (`appendSeries(_:toWorkout:as:)` of `attachment` chunks).
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not current.
+    package func appendAttachments(
+        _ attachments: [(count: Int, bytes: [UInt8])], toWorkout id: UUID, as source: Source
+    ) async throws(RouteKitError) {
+        var chunks: [StoredChunk] = []
+        for a in attachments {
+            chunks.append(
+                StoredChunk(
+                    kind: .attachment, sequence: chunks.count, count: a.count, minTime: nil, maxTime: nil,
+                    bytes: a.bytes))
+        }
+        try await appendSeries(chunks, toWorkout: id, as: source)
+    }
+
+    /// Appends samples of several quantity types to a workout's series in one transaction (`appendSeries`): the
+    /// types by identifier, each type's samples in time order, packed in chunks of ``RouteBuilder/chunkSize``.
+    /// Nothing is written when there are no samples.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not current.
+    package func appendSamples(
+        _ samples: [QuantityType: [QuantitySample]], toWorkout id: UUID, as source: Source
+    ) async throws(RouteKitError) {
+        var chunks: [StoredChunk] = []
+        for type in samples.keys.sorted(by: { $0.identifier < $1.identifier }) {
+            let sorted = (samples[type] ?? []).sorted { $0.timestamp.instant < $1.timestamp.instant }
+            var start = 0
+            while start < sorted.count {
+                let end = min(start + RouteBuilder.chunkSize, sorted.count)
+                chunks.append(.samples(Array(sorted[start..<end]), of: type, sequence: chunks.count))
+                start = end
+            }
+        }
+        if !chunks.isEmpty { try await appendSeries(chunks, toWorkout: id, as: source) }
+    }
+}
