@@ -1,13 +1,12 @@
 /// A compact, lossless binary form for a run of quantity samples (heart rate, cadence, power…), in the same
 /// column coding as `LocationChunk`: times as second deltas plus scaled nanoseconds and their UTC offsets,
 /// values as delta-coded decimal mantissas when exact (raw `Double`s otherwise).
-@_spi(RouteKitBackend)
-public enum QuantityChunk {
+package enum QuantityChunk {
     /// The format version written in the first byte.
-    public static let formatVersion: UInt8 = 1
+    package static let formatVersion: UInt8 = 1
 
     /// Encodes samples in order.
-    public static func encode(_ samples: [QuantitySample]) -> [UInt8] {
+    package static func encode(_ samples: [QuantitySample]) -> [UInt8] {
         var w = LocationChunk.Writer()
         w.byte(formatVersion)
         w.varint(UInt64(samples.count))
@@ -18,7 +17,7 @@ public enum QuantityChunk {
 
     /// Decodes what ``encode(_:)`` wrote.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` if the bytes are not a quantity chunk of this format.
-    public static func decode(_ bytes: [UInt8]) throws(RouteKitError) -> [QuantitySample] {
+    package static func decode(_ bytes: [UInt8]) throws(RouteKitError) -> [QuantitySample] {
         var r = LocationChunk.Reader(bytes: bytes)
         guard try r.byte() == formatVersion else {
             throw RouteKitError(.invalidArgument, "not a quantity chunk of format version \(formatVersion)")

@@ -1,5 +1,5 @@
 package import Foundation
-@_spi(RouteKitBackend) package import RouteKit
+package import RouteKit
 package import RouteKitIngest
 
 /// The events of what a store holds, for any `GPXEventWriter` (GPX 1.1, GeoJSON, CSV): a route as a track (its
@@ -27,21 +27,15 @@ package enum StoredRouteEvents {
         var nextSegment = 0  // index into segmentStarts of the next segment to open
         var index = 0
         var open = false
-        let locations = try await store.routeChunks(ofRoute: route.id, kind: .locations, interval: nil)
-        let extrasCursor = try await store.routeChunks(ofRoute: route.id, kind: .extras, interval: nil)
-        defer {
-            locations.close()
-            extrasCursor.close()
-        }
-        var pendingExtras = try await extrasCursor.next()
+        let chunks = try await store.storedRouteChunks(ofRoute: route.id)
+        defer { chunks.close() }
         let decoder = JSONDecoder()
-        while let chunk = try await locations.next() {
-            var points = try LocationChunk.decode(chunk.bytes).map { GPXPoint(location: $0) }
-            while let x = pendingExtras, x.sequence < chunk.sequence { pendingExtras = try await extrasCursor.next() }
-            if let x = pendingExtras, x.sequence == chunk.sequence {
+        while let chunk = try await chunks.next() {
+            var points = chunk.locations.map { GPXPoint(location: $0) }
+            if let x = chunk.extras {
                 let entries: [ExtrasEntry]
-                do { entries = try decoder.decode([ExtrasEntry].self, from: Data(x.bytes)) } catch {
-                    throw RouteKitError(.storage, "route \(route.id) has unreadable extras (chunk \(x.sequence))")
+                do { entries = try decoder.decode([ExtrasEntry].self, from: Data(x)) } catch {
+                    throw RouteKitError(.storage, "route \(route.id) has unreadable extras (chunk \(chunk.sequence))")
                 }
                 for e in entries where e.i >= 0 && e.i < points.count {
                     if let extras = e.x { points[e.i].extras = extras }
@@ -49,7 +43,6 @@ package enum StoredRouteEvents {
                         if let type = QuantityType(identifier: name) { points[e.i].values[type] = value }
                     }
                 }
-                pendingExtras = try await extrasCursor.next()
             }
             merger.apply(to: &points)
             // Split the chunk at segment starts (several starts at one index are empty segments).

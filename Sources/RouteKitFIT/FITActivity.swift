@@ -57,6 +57,7 @@ enum FITProfile {
 }
 
 /// One `session` of an activity file: a workout (a multisport file has one per sport, and transitions).
+@_spi(RouteKitInternals)
 public struct FITSession: Sendable, Hashable {
     /// When it started, FIT seconds.
     public var startTime: UInt32?
@@ -79,6 +80,7 @@ public struct FITSession: Sendable, Hashable {
 }
 
 /// One `lap`: its start and end.
+@_spi(RouteKitInternals)
 public struct FITLap: Sendable, Hashable {
     /// When it started, FIT seconds.
     public var startTime: UInt32?
@@ -87,6 +89,7 @@ public struct FITLap: Sendable, Hashable {
 }
 
 /// A timer event: the timer started, or stopped (a pause).
+@_spi(RouteKitInternals)
 public struct FITTimerEvent: Sendable, Hashable {
     /// FIT seconds.
     public var timestamp: UInt32
@@ -95,6 +98,7 @@ public struct FITTimerEvent: Sendable, Hashable {
 }
 
 /// A developer field's description (`field_description`), as the file gives it.
+@_spi(RouteKitInternals)
 public struct FITDeveloperField: Sendable, Hashable {
     /// Which `developer_data_id`.
     public var developerIndex: UInt8
@@ -107,30 +111,30 @@ public struct FITDeveloperField: Sendable, Hashable {
 }
 
 /// One `record` message with the fields RouteKit maps, scale and offset applied, invalid values as `nil`.
-public struct FITRecord: Sendable, Hashable {
+package struct FITRecord: Sendable, Hashable {
     /// FIT seconds (field 253 or a compressed timestamp).
-    public var timestamp: UInt32?
+    package var timestamp: UInt32?
     /// Degrees, from semicircles.
-    public var latitude: Double?
+    package var latitude: Double?
     /// Degrees, from semicircles.
-    public var longitude: Double?
+    package var longitude: Double?
     /// Metres (`enhanced_altitude` over `altitude`).
-    public var altitude: Double?
+    package var altitude: Double?
     /// Metres per second (`enhanced_speed` over `speed` over `compressed_speed_distance`).
-    public var speed: Double?
+    package var speed: Double?
     /// Beats per minute.
-    public var heartRate: Double?
+    package var heartRate: Double?
     /// Revolutions or steps per minute (with `fractional_cadence`).
-    public var cadence: Double?
+    package var cadence: Double?
     /// Watts.
-    public var power: Double?
+    package var power: Double?
     /// Degrees Celsius.
-    public var temperature: Double?
+    package var temperature: Double?
     /// Metres from the start.
-    public var distance: Double?
+    package var distance: Double?
 
     /// Whether it has a position.
-    public var hasPosition: Bool { latitude != nil && longitude != nil }
+    package var hasPosition: Bool { latitude != nil && longitude != nil }
 
     /// The record message `m` read: the fields RouteKit maps, scale and offset applied.
     package init(_ m: FITMessage) {
@@ -190,6 +194,10 @@ public struct FITRecord: Sendable, Hashable {
 
 /// What a FIT file holds, read in one pass without keeping its records: what kind of file, its sessions, laps,
 /// timer events, developer fields, and counts.
+///
+/// `@_spi(RouteKitInternals)`, with `FITSession`, `FITLap`, `FITTimerEvent` and `FITDeveloperField`: the importer's
+/// first pass and what `routekit inspect` shows, public only to the FIT fuzzer (FuzzTesting) and the tests.
+@_spi(RouteKitInternals)
 public struct FITSummary: Sendable {
     /// How many of each kind of message a summary keeps; the rest are counted in a warning of kind
     /// ``FITDecoder/Warning/Kind/limit``. Far above what devices write (an ultramarathon has hundreds of laps), they
@@ -270,6 +278,7 @@ public enum FITFile {
 
     /// Reads everything but the records' values.
     /// - Throws: `RouteKitError.Code.invalidFIT` naming the byte offset when there is no FIT file to read.
+    @_spi(RouteKitInternals)
     public static func summary(_ bytes: [UInt8]) throws(RouteKitError) -> FITSummary {
         try summary(FITInput(bytes: bytes)) { _ in }
     }
@@ -417,7 +426,7 @@ public enum FITFile {
     }
 
     /// Hands every `record` message to `body`, in file order.
-    public static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
+    package static func records(_ bytes: [UInt8], _ body: (FITRecord) throws -> Void) throws {
         try records(FITInput(bytes: bytes), body)
     }
 
@@ -455,12 +464,13 @@ extension FITSummary {
     /// A FIT time as a RouteKit timestamp: UTC, with the file's UTC offset when it gives one. A device-relative
     /// time (below 0x10000000) becomes local wall-clock time without a zone when the file says how
     /// (`relativeToLocal`), else `nil`.
+    @_spi(RouteKitInternals)
     public func timestamp(_ fit: UInt32?) -> Timestamp? {
         FITClock(self).timestamp(fit)
     }
 }
 
-/// What turns a file's FIT times into timestamps (``FITSummary/timestamp(_:)``), apart from the summary: a
+/// What turns a file's FIT times into timestamps (`FITSummary.timestamp(_:)`), apart from the summary: a
 /// per-record call then copies two numbers, not the summary.
 struct FITClock {
     let utcOffsetSeconds: Int32?
@@ -484,7 +494,7 @@ struct FITClock {
 
 /// Decodes a FIT file's `record` messages a slice of the file at a time: memory holds one slice's records,
 /// whatever the file's length.
-public struct FITRecordReader {
+package struct FITRecordReader {
     private let input: FITInput
     private var source: (any ByteSource)?
     private var chunk: [UInt8] = []
@@ -495,14 +505,14 @@ public struct FITRecordReader {
     package var sliceSize = 64 * 1024
 
     /// A reader of `bytes`.
-    public init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }
+    package init(_ bytes: [UInt8]) { self.input = FITInput(bytes: bytes) }
 
     /// A reader of `input`, opened at the first ``next()``.
     package init(_ input: FITInput) { self.input = input }
 
     /// The records of the next slice (possibly none), or `nil` at the end.
     /// - Throws: `RouteKitError.Code.invalidFIT` when the bytes are not FIT; the input's reading errors.
-    public mutating func next() throws -> [FITRecord]? {
+    package mutating func next() throws -> [FITRecord]? {
         if finished { return nil }
         var out: [FITRecord] = []
         let handle: (FITDecoder.Event) throws -> Void = { event in

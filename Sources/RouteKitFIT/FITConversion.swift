@@ -15,15 +15,15 @@ extension FITFile {
     ///   course, or what `emit` throws.
     /// - Parameters:
     ///   - bytes: the whole file.
-    ///   - known: the file's ``FITSummary`` when the caller has it already (saves a pass).
     ///   - emit: called with each event, in document order.
-    public static func gpxEvents(
-        _ bytes: [UInt8], summary known: FITSummary? = nil, _ emit: (GPXEvent) throws(RouteKitError) -> Void
-    ) throws(RouteKitError) {
-        try gpxEvents(FITInput(bytes: bytes), summary: known, emit)
+    public static func gpxEvents(_ bytes: [UInt8], _ emit: (GPXEvent) throws(RouteKitError) -> Void)
+        throws(RouteKitError)
+    {
+        try gpxEvents(FITInput(bytes: bytes), summary: nil, emit)
     }
 
-    /// ``gpxEvents(_:summary:_:)`` of an input read a chunk at a time (twice when the summary is not given).
+    /// ``gpxEvents(_:_:)`` of an input read a chunk at a time, from the file's summary when the caller has it
+    /// already (else read first: a second pass).
     package static func gpxEvents(
         _ input: FITInput, summary known: FITSummary? = nil, _ emit: (GPXEvent) throws(RouteKitError) -> Void
     ) throws(RouteKitError) {
@@ -102,7 +102,7 @@ extension FITFile {
 /// An activity's records as GPX: one track per session (sessions by start time; a record before the first
 /// session's start goes to the first), a new segment after a timer stop, points in batches of up to 1,024.
 /// Records are handed over one at a time (``add(_:_:hasPosition:_:_:)``), then ``finish(_:_:)``. Shared by
-/// ``FITFile/gpxEvents(_:summary:_:)`` (`Point` a `GPXPoint`) and ``FITFile/inspect(_:file:)`` (the record's
+/// ``FITFile/gpxEvents(_:_:)`` (`Point` a `GPXPoint`) and ``FITFile/inspect(_:file:)`` (the record's
 /// index in its log), so that both place records alike.
 struct FITActivityLayout<Point> {
     private let sessions: [FITSession]

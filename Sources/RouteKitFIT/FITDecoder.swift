@@ -395,6 +395,10 @@ public struct FITDecoder: Sendable {
 }
 
 /// How the messages of one local type are laid out (a FIT definition message).
+///
+/// `@_spi(RouteKitInternals)`: the decoder's bookkeeping, public only to the FIT fuzzer (FuzzTesting) and the tests;
+/// applications read a message's values by field number.
+@_spi(RouteKitInternals)
 public final class FITDefinition: Sendable {
     /// One field: its number in the global message's profile, size in bytes, base type and offset in the message.
     public struct Field: Sendable, Hashable {
@@ -468,7 +472,7 @@ package enum FITBaseType: UInt8, Sendable {
 /// `nil`, never as 0.
 public struct FITMessage {
     /// How the message is laid out.
-    public let definition: FITDefinition
+    @_spi(RouteKitInternals) public let definition: FITDefinition
     let bytes: UnsafeRawPointer
     /// The byte offset of the message's header in the input.
     public let offset: Int

@@ -5,15 +5,15 @@ extension FITFile {
     /// A FIT file's ``FITSummary`` and the `GPXSummary` of its GPX events (what `routekit inspect` shows), in one
     /// pass over the file instead of two.
     ///
-    /// The GPX summary is the one ``gpxEvents(_:summary:_:)``'s events give to `GPXSummary.add(_:)`, without
+    /// The GPX summary is the one ``gpxEvents(_:_:)``'s events give to `GPXSummary.add(_:)`, without
     /// making the points. Where a record goes and its time need what the file gives at its end (sessions, timer
     /// stops, the time zone), so the records are kept meanwhile as five bytes each: their time and which values
     /// they carry. A course (small, and read with its course points) is read a second time, as
-    /// ``gpxEvents(_:summary:_:)`` reads it.
+    /// ``gpxEvents(_:_:)`` reads it.
     /// - Parameters:
     ///   - bytes: the whole file.
     ///   - file: the name the GPX summary gives (`GPXSummary.file`).
-    /// - Throws: `RouteKitError.Code.invalidFIT` as ``summary(_:)`` and ``gpxEvents(_:summary:_:)`` do.
+    /// - Throws: `RouteKitError.Code.invalidFIT` as ``summary(_:)`` and ``gpxEvents(_:_:)`` do.
     package static func inspect(_ bytes: [UInt8], file: String) throws(RouteKitError) -> (FITSummary, GPXSummary) {
         try inspect(FITInput(bytes: bytes), file: file)
     }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+public import RouteKit
 public import RouteKitIngest
 
 /// Imports GPX files into a store: each `<trk>` becomes a workout with one route holding every `<trkpt>`

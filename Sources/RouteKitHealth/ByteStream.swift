@@ -1,4 +1,4 @@
-public import RouteKit
+import RouteKit
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +10,7 @@ public import RouteKit
 
 /// Bytes read in order, a buffer at a time: a file, memory, or (later) an archive's entry being inflated.
 /// ``HealthXMLScanner`` reads `export.xml` through one, so it never needs the whole document.
-public protocol HealthByteStream: AnyObject {
+package protocol HealthByteStream: AnyObject {
     /// Reads up to `buffer.count` bytes into `buffer`; returns how many, 0 at the end.
     /// - Throws: `RouteKitError.Code.io` when reading fails.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
@@ -60,18 +60,18 @@ package final class FileByteStream: HealthByteStream {
 
 /// Bytes held in memory, handed out at most `readSize` at a time (tests use 1 and 7 to put chunk boundaries
 /// everywhere).
-public final class MemoryByteStream: HealthByteStream {
+package final class MemoryByteStream: HealthByteStream {
     private let bytes: [UInt8]
     private var offset = 0
     private let readSize: Int
 
     /// A stream over `bytes`.
-    public init(_ bytes: [UInt8], readSize: Int = .max) {
+    package init(_ bytes: [UInt8], readSize: Int = .max) {
         self.bytes = bytes
         self.readSize = max(1, readSize)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
         let n = min(buffer.count, readSize, bytes.count - offset)
         guard n > 0 else { return 0 }
         bytes.withUnsafeBytes { src in

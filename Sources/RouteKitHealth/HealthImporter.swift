@@ -7,7 +7,7 @@ public import RouteKitIngest
 ///
 /// ``HealthExportFolder`` reads an unpacked `apple_health_export/` folder; an archive can conform too, handing out
 /// a stream over its inflating `export.xml` entry and its route entries' bytes.
-public protocol HealthExportFiles {
+package protocol HealthExportFiles {
     /// How `export.xml` is named in results and errors.
     var xmlName: String { get }
     /// Its size in bytes, if known (for progress).
@@ -25,7 +25,7 @@ public protocol HealthExportFiles {
 }
 
 extension HealthExportFiles {
-    public func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
+    package func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
         let stream = try openXML()
         var left = offset
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
@@ -42,45 +42,45 @@ extension HealthExportFiles {
 
 /// An unpacked export: a folder with `export.xml` (and `workout-routes/`), or a bare `export.xml` whose route files,
 /// if any, are looked for beside it.
-public struct HealthExportFolder: HealthExportFiles {
+package struct HealthExportFolder: HealthExportFiles {
     /// The export's root folder.
-    public let root: String
+    package let root: String
     /// The `export.xml` file.
-    public let xmlPath: String
+    package let xmlPath: String
 
     /// The export in `folder` (`apple_health_export/`).
-    public init(folder: String) {
+    package init(folder: String) {
         root = folder
         xmlPath = (folder as NSString).appendingPathComponent("export.xml")
     }
 
     /// The export whose `export.xml` is `path`.
-    public init(xmlFile path: String) {
+    package init(xmlFile path: String) {
         xmlPath = path
         let dir = (path as NSString).deletingLastPathComponent
         root = dir.isEmpty ? "." : dir
     }
 
-    public var xmlName: String { xmlPath }
+    package var xmlName: String { xmlPath }
 
-    public var xmlSize: Int? {
+    package var xmlSize: Int? {
         (try? FileManager.default.attributesOfItem(atPath: xmlPath)[.size] as? Int) ?? nil
     }
 
-    public func openXML() throws(RouteKitError) -> any HealthByteStream { try FileByteStream(path: xmlPath) }
+    package func openXML() throws(RouteKitError) -> any HealthByteStream { try FileByteStream(path: xmlPath) }
 
-    public func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
+    package func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
         try FileByteStream(path: xmlPath, offset: offset)
     }
 
-    public func contents(of path: String) throws(RouteKitError) -> [UInt8] {
+    package func contents(of path: String) throws(RouteKitError) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: label(path)) else {
             throw RouteKitError(.io, "the file is missing from the export or cannot be read", file: label(path))
         }
         return Array(data)
     }
 
-    public func label(_ path: String) -> String { (root as NSString).appendingPathComponent(path) }
+    package func label(_ path: String) -> String { (root as NSString).appendingPathComponent(path) }
 }
 
 /// What importing an Apple Health export did, in numbers.
@@ -122,7 +122,7 @@ public struct HealthImportSummary: Sendable, Hashable {
 
 /// Imports Apple Health exports: `export.xml` with its `workout-routes/` GPX files.
 ///
-/// - **Reading:** `export.xml` goes through ``HealthXMLScanner`` twice, a chunk at a time: first for the workouts
+/// - **Reading:** `export.xml` goes through `HealthXMLScanner` twice, a chunk at a time: first for the workouts
 ///   (with everything inside them), effort scores and counts; then, when there are workouts and series records,
 ///   for the heart rate, cycling cadence and cycling or running power records of each workout's source within its
 ///   time. Memory holds the workouts, not the records.
@@ -203,7 +203,7 @@ public final class HealthImporter {
     ///   - files: the export's `export.xml` and route files.
     ///   - progress: the fraction of the work done (both passes over `export.xml`), now and then.
     ///   - each: called with each result as soon as it is known.
-    public func importExport(
+    package func importExport(
         _ files: any HealthExportFiles, progress: ((Double) -> Void)? = nil, each: (ImportResult) -> Void
     ) async -> HealthImportSummary {
         var summary = HealthImportSummary()

@@ -11,7 +11,7 @@ public import RouteKit
 /// A streaming scanner of the elements of an XML document, written for Apple Health's `export.xml` (gigabytes of
 /// flat, attribute-only elements) instead of Foundation's `XMLParser`.
 ///
-/// It reads its ``HealthByteStream`` a chunk at a time and hands out start and end tags with their attributes;
+/// It reads its `HealthByteStream` a chunk at a time and hands out start and end tags with their attributes;
 /// memory stays at the chunk size plus the largest single tag, whatever the document's size.
 ///
 /// - **Attributes** in single or double quotes, with `&amp; &lt; &gt; &quot; &apos;` and numeric character
@@ -24,6 +24,10 @@ public import RouteKit
 ///   fragment of an export) are accepted. The encoding is taken to be UTF-8.
 /// - **Errors** are `RouteKitError.Code.malformedXML` with the file, line and column; they never quote the
 ///   document's content.
+///
+/// `@_spi(RouteKitInternals)`: the importer's scanner, public only to the Health fuzzer (FuzzTesting) and the tests;
+/// applications import exports with `HealthImporter`.
+@_spi(RouteKitInternals)
 public final class HealthXMLScanner {
     /// What ``next()`` found.
     public enum Event: Sendable, Hashable {
@@ -80,7 +84,7 @@ public final class HealthXMLScanner {
     ///     offset of the tag that went too deep. A real export nests six levels.
     ///   - startOffset: where in the document `stream` starts (a second pass over part of it); offsets count from
     ///     the document's start, line numbers from there.
-    public init(
+    package init(
         stream: any HealthByteStream, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20,
         maxDepth: Int = HealthXMLScanner.defaultMaxDepth, startOffset: Int = 0
     ) {
@@ -92,6 +96,17 @@ public final class HealthXMLScanner {
         self.maxMarkup = max(4096, maxMarkup)
         self.capacity = max(2 * self.chunkSize, 4096)
         self.buffer = .allocate(capacity: capacity)
+    }
+
+    /// A scanner over `bytes` held in memory, handed to it at most `readSize` at a time (the fuzzer and the tests use
+    /// small reads to put chunk boundaries everywhere); the other parameters as for a scanner over a stream.
+    public convenience init(
+        bytes: [UInt8], readSize: Int = .max, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20,
+        maxDepth: Int = HealthXMLScanner.defaultMaxDepth
+    ) {
+        self.init(
+            stream: MemoryByteStream(bytes, readSize: readSize), fileName: fileName, chunkSize: chunkSize,
+            maxMarkup: maxMarkup, maxDepth: maxDepth)
     }
 
     deinit { buffer.deallocate() }

@@ -26,6 +26,9 @@ public struct ArchiveLimits: Sendable, Hashable {
 /// entry is inflated by zlib as it is read, so a hostile archive gets a `RouteKitError`, never a trap. Directories,
 /// symbolic links and the litter of archives re-made on a Mac (`__MACOSX/`, `.DS_Store`) are not listed. Nothing from
 /// an archive is ever written to the filesystem.
+///
+/// `@_spi(RouteKitInternals)`: RouteImporter's reader, public only to the zip fuzzer (FuzzTesting) and the tests.
+@_spi(RouteKitInternals)
 public final class ZipArchive {
     /// The name used in results and errors (the archive's path, or `outer.zip!inner.zip`).
     public let name: String

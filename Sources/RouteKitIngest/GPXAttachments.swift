@@ -1,5 +1,5 @@
 import Foundation
-@_spi(RouteKitBackend) import RouteKit
+import RouteKit
 
 /// A file's `<wpt>` and `<rte>` (and a FIT or TCX course's points), as the importers store them:
 /// `ChunkKind.attachment` chunks of the workout of the file's first track (or of a workout of their own when the
@@ -121,16 +121,14 @@ package struct GPXAttachments: Sendable {
         var r: [StoredRoute]?
     }
 
-    /// The chunks to store, waypoints first.
-    func chunks() throws -> [StoredChunk] {
+    /// The chunks to store, waypoints first: each the points it holds and its bytes.
+    func chunks() throws -> [(count: Int, bytes: [UInt8])] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        var out: [StoredChunk] = []
+        var out: [(count: Int, bytes: [UInt8])] = []
         func add(_ c: Chunk, _ count: Int) throws {
-            out.append(
-                StoredChunk(
-                    kind: .attachment, sequence: out.count, count: count, minTime: nil, maxTime: nil,
-                    bytes: Array(try encoder.encode(c))))
+            let bytes = Array(try encoder.encode(c))
+            out.append((count: count, bytes: bytes))
         }
         var start = 0
         while start < waypoints.count {
@@ -154,7 +152,7 @@ package struct GPXAttachments: Sendable {
     /// Reads a workout's attachments back.
     package static func read(workout: UUID, from store: any RouteStore) async throws(RouteKitError) -> GPXAttachments {
         var result = GPXAttachments()
-        let cursor = try await store.workoutChunks(ofWorkout: workout, kind: .attachment)
+        let cursor = try await store.attachments(ofWorkout: workout)
         defer { cursor.close() }
         let decoder = JSONDecoder()
         var lastRoute = -1

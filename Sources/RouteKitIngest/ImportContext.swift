@@ -1,5 +1,5 @@
 import Foundation
-@_spi(RouteKitBackend) import RouteKit
+import RouteKit
 
 /// What every format's importer writes through: the store, the source the workouts, routes and series belong to,
 /// and the values an export's index sets on the workouts an import creates. ``TrackImport`` builds a track through
@@ -25,7 +25,7 @@ package final class ImportContext {
 
     /// Whether the workout has attachments stored (waypoints and routes, ``GPXAttachments``).
     package func hasAttachments(_ workout: UUID) async throws(RouteKitError) -> Bool {
-        let cursor = try await store.workoutChunks(ofWorkout: workout, kind: .attachment)
+        let cursor = try await store.attachments(ofWorkout: workout)
         defer { cursor.close() }
         return try await cursor.next() != nil
     }
@@ -43,7 +43,7 @@ package final class ImportContext {
         if let first = result.tracks.first {
             // Stored with the workout by the import that created it, unless that import stopped before.
             if try await !hasAttachments(first.workout) {
-                try await store.appendSeries(chunks, toWorkout: first.workout, as: source)
+                try await store.appendAttachments(chunks, toWorkout: first.workout, as: source)
             }
             return
         }
@@ -52,7 +52,7 @@ package final class ImportContext {
             .first
         {
             let missing = try await !hasAttachments(existing.id)
-            if missing { try await store.appendSeries(chunks, toWorkout: existing.id, as: source) }
+            if missing { try await store.appendAttachments(chunks, toWorkout: existing.id, as: source) }
             result.tracks.append(
                 .init(workout: existing.id, route: nil, locations: 0, unchanged: !missing, resumedFrom: nil))
             return
@@ -72,7 +72,7 @@ package final class ImportContext {
             result.tracks.append(.init(workout: current, route: nil, locations: 0, unchanged: true, resumedFrom: nil))
             return
         }
-        try await store.appendSeries(chunks, toWorkout: workout.id, as: source)
+        try await store.appendAttachments(chunks, toWorkout: workout.id, as: source)
         result.tracks.append(.init(workout: workout.id, route: nil, locations: 0, unchanged: false, resumedFrom: nil))
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(RouteKitBackend) import RouteKit
+import RouteKit
 
 /// Per-point fields stored beside the route, as `ChunkKind.extras` chunks (JSON): what a location does not hold.
 package struct ExtrasEntry: Codable {
@@ -474,17 +474,7 @@ package final class TrackImport {
             if newWorkout && count == 0 {
                 // Measurements without a position: series of the workout, without a route.
                 let (_, related, _) = scan.take()
-                var chunks: [StoredChunk] = []
-                for type in related.keys.sorted(by: { $0.identifier < $1.identifier }) {
-                    let samples = (related[type] ?? []).sorted { $0.timestamp.instant < $1.timestamp.instant }
-                    var s = 0
-                    while s < samples.count {
-                        let e = min(s + RouteBuilder.chunkSize, samples.count)
-                        chunks.append(.samples(Array(samples[s..<e]), of: type, sequence: chunks.count))
-                        s = e
-                    }
-                }
-                if !chunks.isEmpty { try await store.appendSeries(chunks, toWorkout: workout.id, as: source) }
+                try await store.appendSamples(related, toWorkout: workout.id, as: source)
             }
             return Done(
                 track: .init(workout: workout.id, route: nil, locations: 0, unchanged: !newWorkout, resumedFrom: nil),

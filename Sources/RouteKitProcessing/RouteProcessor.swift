@@ -1,5 +1,5 @@
 import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+public import RouteKit
 public import RouteKitGEOS
 
 /// Metadata keys the pipeline writes on the versions it saves.
@@ -135,7 +135,7 @@ public final class RouteProcessor {
         var held: Set<String> = []
         if !plans.isEmpty {
             do throws(RouteKitError) {
-                held = try await store.claimWork(keys: plans.map(\.plan.key), holder: worker, seconds: leaseSeconds)
+                held = try await store.claimWorkBatch(plans.map(\.plan.key), holder: worker, seconds: leaseSeconds)
             } catch {
                 for (i, _) in plans {
                     results[i] = .failure(error)
@@ -153,7 +153,7 @@ public final class RouteProcessor {
                     // Saving gives the claim up in the same transaction.
                     result = .success(try await run(plan, compute: compute))
                 } catch {
-                    try? await store.releaseWork(key: plan.key, holder: worker)
+                    try? await store.releaseWorkClaim(plan.key, holder: worker)
                     result = .failure(error)
                 }
             }
@@ -259,13 +259,6 @@ public final class RouteProcessor {
         guard let workout else { throw RouteKitError(.notFound, "workout \(route.workoutID) is gone") }
         // The whole result is in memory: one transaction saves it and gives the claim up (a kill before it leaves
         // nothing; the next run recomputes).
-        var chunks: [StoredChunk] = []
-        var start = 0
-        while start < result.locations.count {
-            let end = min(start + RouteBuilder.chunkSize, result.locations.count)
-            chunks.append(.locations(Array(result.locations[start..<end]), sequence: chunks.count))
-            start = end
-        }
         let times = result.locations.compactMap(\.timestamp)
         metadata[MetadataKey.syncIdentifier] = nil
         metadata[MetadataKey.syncVersion] = nil
@@ -274,7 +267,8 @@ public final class RouteProcessor {
             sync: SyncIdentity(identifier: route.sync.identifier, version: current.sync.version + 1),
             start: times.min { $0.instant < $1.instant }, end: times.max { $0.instant < $1.instant },
             locationCount: result.locations.count, metadata: metadata)
-        let outcome = try await store.saveRoute(version, chunks: chunks, releasing: WorkClaim(key: key, holder: worker))
+        let outcome = try await store.saveWholeRoute(
+            version, locations: result.locations, releasingWork: key, holder: worker)
         guard let saved = outcome.savedID else {
             return ProcessOutcome(route: route.id, skipped: "a newer version was saved meanwhile")
         }

@@ -1,28 +1,28 @@
-public import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+import Foundation
+import RouteKit
 
 /// What to compute a workout's statistics with: zones and the activity's thresholds. Every field is optional; the
 /// defaults are those `routekit stats` documents.
-public struct WorkoutStatisticsRequest: Sendable, Hashable {
+package struct WorkoutStatisticsRequest: Sendable, Hashable {
     /// Maximum heart rate for five default zones.
-    public var maximumHeartRate: Double?
+    package var maximumHeartRate: Double?
     /// Age, for five default zones from a maximum heart rate of 208 − 0.7 × age (when no maximum is given).
-    public var age: Double?
+    package var age: Double?
     /// Explicit heart-rate zones (over the maximum and age).
-    public var zones: Zones?
+    package var zones: Zones?
     /// Functional threshold power, for seven power zones (else estimated from the power series).
-    public var ftp: Double?
+    package var ftp: Double?
     /// Explicit power zones (over the FTP).
-    public var powerZones: Zones?
+    package var powerZones: Zones?
     /// Slower than this (m/s) for longer than the grace period is not moving.
-    public var minimumSpeed: Double?
+    package var minimumSpeed: Double?
     /// Seconds a slow stretch may last and still count as moving.
-    public var grace: Double?
+    package var grace: Double?
     /// Elevation changes within this band are noise (metres).
-    public var elevationHysteresis: Double?
+    package var elevationHysteresis: Double?
 
     /// The defaults.
-    public init() {}
+    package init() {}
 }
 
 extension Zones {
@@ -30,7 +30,7 @@ extension Zones {
     /// - Parameters:
     ///   - text: the lower bounds (`0,120,140,160,175`).
     ///   - name: how the text is called in an error (`--zones`, `'zones'`).
-    public init(parsing text: String, name: String) throws(RouteKitError) {
+    package init(parsing text: String, name: String) throws(RouteKitError) {
         let bounds = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard !bounds.isEmpty, bounds.allSatisfy({ $0 != nil }) else {
             throw RouteKitError(.invalidArgument, "\(name) takes numbers separated by commas, not '\(text)'")
@@ -41,15 +41,15 @@ extension Zones {
 
 /// A workout's statistics with what they were computed from: the shape of `routekit stats --json` and of the HTTP
 /// service's `GET /v1/workouts/ID/stats`.
-public struct WorkoutStatisticsReport: Sendable, Encodable {
+package struct WorkoutStatisticsReport: Sendable, Encodable {
     /// The workout.
-    public var workout: Workout
+    package var workout: Workout
     /// The route version the numbers come from (the workout's raw recording, or the route asked for), if any.
-    public var route: RouteSample?
+    package var route: RouteSample?
     /// The numbers.
-    public var statistics: RouteStatistics
+    package var statistics: RouteStatistics
     /// The FTP the power zones used (given, or estimated), if any.
-    public var ftp: Double?
+    package var ftp: Double?
 
     enum CodingKeys: String, CodingKey {
         case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
@@ -71,7 +71,7 @@ public struct WorkoutStatisticsReport: Sendable, Encodable {
     }
 
     /// Every key, `null` where there is no value.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         let s = statistics
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(workout.id.uuidString.lowercased(), forKey: .workout)
@@ -95,7 +95,7 @@ public struct WorkoutStatisticsReport: Sendable, Encodable {
 
 /// A workout's (or one route version's) statistics, read from a store: the rules of `routekit stats` as a library
 /// call, so that the command line and the HTTP service give the same numbers.
-public enum WorkoutStatistics {
+package enum WorkoutStatistics {
     /// The statistics of a route version, or of a workout: its current route's raw version (the recording as
     /// imported), so that smoothing, simplification and privacy zones never change a workout's numbers.
     ///
@@ -104,7 +104,7 @@ public enum WorkoutStatistics {
     ///   - id: a route's or a workout's uuid.
     ///   - request: the heart-rate and power zones to use (a maximum heart rate, an age, zones, an FTP).
     /// - Throws: `RouteKitError.Code.notFound` when it is neither.
-    public static func compute(
+    package static func compute(
         store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest = WorkoutStatisticsRequest()
     ) async throws -> WorkoutStatisticsReport {
         var route: RouteSample?

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(RouteKitBackend) public import RouteKit
+public import RouteKit
 import RouteKitProcessing
 
 extension RoutePictureInput {

@@ -4,13 +4,13 @@
     import Hummingbird
     import Logging
     import NIOCore
-    @_spi(RouteKitBackend) import RouteKit
+    import RouteKit
     import RouteKitApplication
     import RouteKitGPX
     import RouteKitProcessing
     import ServiceLifecycle
 
-    /// One watcher of the store's commits for the whole server: it waits on the store's `CommitWaiter` and wakes
+    /// One watcher of the store's commits for the whole server: it waits on the store's `CommitWatch` and wakes
     /// every long-poll and event stream of this process (through one `CommitSignal`) when the store's newest
     /// anchor moves, so that 500 followers cost one watcher, not 500.
     final class FeedHub: Service, Sendable {
@@ -33,9 +33,9 @@
             let signal = self.signal
             let logger = self.logger
             try await cancelWhenGracefulShutdown {
-                let waiter: any CommitWaiter
+                let waiter: CommitWatch
                 do throws(RouteKitError) {
-                    waiter = try await store.makeCommitWaiter()
+                    waiter = try await store.commitWatch()
                 } catch {
                     logger.error("cannot watch the store for commits", metadata: ["error": "\(error.message)"])
                     throw error

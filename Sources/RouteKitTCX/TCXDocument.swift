@@ -7,6 +7,7 @@ import RouteKitIngest
 #endif
 
 /// One `Trackpoint` of a TCX file: what RouteKit keeps of it.
+@_spi(RouteKitInternals)
 public struct TCXTrackpoint: Sendable, Hashable {
     /// `Time`, with the offset the file wrote.
     public var time: Timestamp?
@@ -37,6 +38,7 @@ public struct TCXTrackpoint: Sendable, Hashable {
 }
 
 /// One `Lap` of an activity: its fields and its `Track`s (a device writes a new track after each pause).
+@_spi(RouteKitInternals)
 public struct TCXLap: Sendable, Hashable {
     /// The `StartTime` attribute.
     public var startTime: Timestamp?
@@ -54,6 +56,7 @@ public struct TCXLap: Sendable, Hashable {
 }
 
 /// One `Activity` (or an activity of a `MultiSportSession`).
+@_spi(RouteKitInternals)
 public struct TCXActivity: Sendable, Hashable {
     /// The `Sport` attribute as written (`Running`, `Biking`, `Other`, or what a producer wrote).
     public var sport: String?
@@ -76,6 +79,7 @@ public struct TCXActivity: Sendable, Hashable {
 }
 
 /// One `CoursePoint` of a course: a named point along it.
+@_spi(RouteKitInternals)
 public struct TCXCoursePoint: Sendable, Hashable {
     /// `Name`.
     public var name: String?
@@ -97,6 +101,7 @@ public struct TCXCoursePoint: Sendable, Hashable {
 }
 
 /// One `Courses/Course`: a planned route.
+@_spi(RouteKitInternals)
 public struct TCXCourse: Sendable, Hashable {
     /// `Name`.
     public var name: String?
@@ -110,6 +115,9 @@ public struct TCXCourse: Sendable, Hashable {
 }
 
 /// A Training Center Database (TCX v2) file as RouteKit reads it: activities, courses, and what was tolerated.
+/// Applications read it as GPX events (``TCXDocument/gpxEvents(_:)``); the parse tree (`activities` and `courses`,
+/// with `TCXActivity`, `TCXLap`, `TCXTrackpoint`, `TCXCourse` and `TCXCoursePoint`) is `@_spi(RouteKitInternals)`,
+/// for the importer, the TCX fuzzer (FuzzTesting) and the tests.
 ///
 /// Elements are matched by namespace and local name, whatever their prefix: the TCX elements in
 /// `http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2` (or in no namespace), `Speed`, `Watts` and
@@ -129,9 +137,9 @@ public struct TCXDocument: Sendable, Hashable {
     package static let extensionNamespace = "http://www.garmin.com/xmlschemas/ActivityExtension/v2"
 
     /// The activities (a `MultiSportSession`'s included), in file order.
-    public var activities: [TCXActivity] = []
+    @_spi(RouteKitInternals) public var activities: [TCXActivity] = []
     /// The courses, in file order.
-    public var courses: [TCXCourse] = []
+    @_spi(RouteKitInternals) public var courses: [TCXCourse] = []
     /// `Author/Name` (the application that wrote the file).
     public var authorName: String?
     /// Quirks that were tolerated (leading whitespace, a byte order mark, values that are not numbers…).

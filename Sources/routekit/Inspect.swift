@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import RouteKit
 import RouteKitApplication
-import RouteKitFIT
+@_spi(RouteKitInternals) import RouteKitFIT
 import RouteKitGPX
 import RouteKitIngest
 import RouteKitProcessing

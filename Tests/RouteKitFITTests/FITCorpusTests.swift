@@ -1,6 +1,6 @@
 import Foundation
 import RouteKit
-import RouteKitFIT
+@_spi(RouteKitInternals) import RouteKitFIT
 import RouteKitGPX
 import RouteKitIngest
 import RouteKitSQLite

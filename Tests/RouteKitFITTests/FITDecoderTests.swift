@@ -1,6 +1,6 @@
 import Foundation
 import RouteKit
-import RouteKitFIT
+@_spi(RouteKitInternals) import RouteKitFIT
 import Testing
 
 /// Writes small FIT files for tests: a header, definitions and messages, the CRC.

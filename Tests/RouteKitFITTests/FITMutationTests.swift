@@ -1,6 +1,6 @@
 import Foundation
 import RouteKit
-import RouteKitFIT
+@_spi(RouteKitInternals) import RouteKitFIT
 import RouteKitGPX
 import RouteKitIngest
 import RouteKitTesting
@@ -125,7 +125,7 @@ func inspectDisagreement(_ bytes: [UInt8]) -> String? {
     func twoPasses() throws(RouteKitError) -> (FITSummary, GPXSummary) {
         let fit = try FITFile.summary(bytes)
         var s = GPXSummary(file: "f")
-        try FITFile.gpxEvents(bytes, summary: fit) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
+        try FITFile.gpxEvents(FITInput(bytes: bytes), summary: fit) { (e: GPXEvent) throws(RouteKitError) in s.add(e) }
         return (fit, s)
     }
     let expected: (FITSummary, GPXSummary)

@@ -1,6 +1,6 @@
 import Foundation
 import RouteKit
-import RouteKitHealth
+@_spi(RouteKitInternals) import RouteKitHealth
 import RouteKitTesting
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitFIT
 import RouteKitGPX
-import RouteKitImport
+@_spi(RouteKitInternals) import RouteKitImport
 import RouteKitIngest
 import RouteKitSQLite
 import RouteKitTCX

@@ -1,7 +1,7 @@
 import Foundation
 import RouteKit
 import RouteKitGPX
-import RouteKitImport
+@_spi(RouteKitInternals) import RouteKitImport
 import RouteKitIngest
 import RouteKitSQLite
 import Testing

@@ -3,7 +3,7 @@ import RouteKit
 import RouteKitGPX
 import RouteKitIngest
 import RouteKitSQLite
-import RouteKitTCX
+@_spi(RouteKitInternals) import RouteKitTCX
 import RouteKitTesting
 import Testing
 

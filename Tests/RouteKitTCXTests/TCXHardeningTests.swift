@@ -2,7 +2,7 @@ import Foundation
 import RouteKit
 import RouteKitGPX
 import RouteKitIngest
-import RouteKitTCX
+@_spi(RouteKitInternals) import RouteKitTCX
 import RouteKitTesting
 import Testing
 

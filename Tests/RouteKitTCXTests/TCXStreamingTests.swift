@@ -3,7 +3,7 @@ import RouteKit
 import RouteKitGPX
 import Testing
 
-@testable import RouteKitTCX
+@testable @_spi(RouteKitInternals) import RouteKitTCX
 
 /// TCX is parsed as a stream: the same document whatever the read sizes, megabytes of padding read past.
 @Suite("TCX: parsed as a stream")

@@ -87,6 +87,25 @@ struct ModuleLayoutTests {
         }
     }
 
+    /// The modules that may import RouteKit's backend interface: the backends and the test kit.
+    static let backendSPIImporters: Set<String> = ["RouteKitSQLite", "RouteKitPostgres", "RouteKitTesting"]
+
+    @Test("only the backends and the test kit import @_spi(RouteKitBackend); the other modules use package doors")
+    func backendSPIStaysWithTheBackends() throws {
+        let fm = FileManager.default
+        let sources = Self.root.appendingPathComponent("Sources").path
+        for module in try fm.contentsOfDirectory(atPath: sources) where !Self.backendSPIImporters.contains(module) {
+            let folder = sources + "/" + module
+            for file in try fm.subpathsOfDirectory(atPath: folder) where file.hasSuffix(".swift") {
+                let text = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                where line.contains("@_spi(RouteKitBackend)") && Self.importedModule(String(line)) == "RouteKit" {
+                    Issue.record("Sources/\(module)/\(file):\(n + 1) imports the backend SPI: \(line)")
+                }
+            }
+        }
+    }
+
     @Test("the checks see what they look for: imports of every form, a target's dependency list")
     func checksWork() {
         #expect(Self.importedModule("import RouteKitGPX") == "RouteKitGPX")

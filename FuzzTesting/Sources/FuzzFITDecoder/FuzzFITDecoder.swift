@@ -10,7 +10,7 @@
 
 import CLibFuzzer
 import RouteKit
-import RouteKitFIT
+@_spi(RouteKitInternals) import RouteKitFIT
 import RouteKitIngest
 
 #if canImport(Glibc)

@@ -6,7 +6,7 @@
 
 import CLibFuzzer
 import RouteKit
-import RouteKitHealth
+@_spi(RouteKitInternals) import RouteKitHealth
 
 @_cdecl("FuzzHealthScanner_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
@@ -30,8 +30,7 @@ struct Outcome: Equatable {
 func scan(_ bytes: [UInt8], readSize: Int, chunkSize: Int) -> Outcome {
     var out = Outcome()
     let scanner = HealthXMLScanner(
-        stream: MemoryByteStream(bytes, readSize: readSize), fileName: "export.xml", chunkSize: chunkSize,
-        maxMarkup: 4096, maxDepth: 32)
+        bytes: bytes, readSize: readSize, fileName: "export.xml", chunkSize: chunkSize, maxMarkup: 4096, maxDepth: 32)
     do {
         while let event = try scanner.next() {
             if scanner.depth > 32 { fatalError("depth \(scanner.depth) past the bound of 32") }

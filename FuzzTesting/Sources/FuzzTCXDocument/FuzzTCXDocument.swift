@@ -6,7 +6,7 @@
 
 import CLibFuzzer
 import RouteKit
-import RouteKitTCX
+@_spi(RouteKitInternals) import RouteKitTCX
 
 @_cdecl("FuzzTCXDocument_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {

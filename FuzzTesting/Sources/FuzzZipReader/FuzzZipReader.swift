@@ -6,7 +6,7 @@
 
 import CLibFuzzer
 import RouteKit
-import RouteKitImport
+@_spi(RouteKitInternals) import RouteKitImport
 
 @_cdecl("FuzzZipReader_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
