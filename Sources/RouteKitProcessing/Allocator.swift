@@ -1,6 +1,7 @@
 internal import CRouteKitSystem
 
 /// Process-wide allocator settings for batch processing.
+@_spi(RouteKitInternals)
 public enum BatchAllocator {
     /// Keeps route-sized buffers (up to 32 MiB, a route of about 300,000 locations) in the allocator's heaps
     /// instead of mapping and unmapping them for every route, and lets freed memory stay for the next route.

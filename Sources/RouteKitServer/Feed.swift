@@ -7,7 +7,7 @@
     import RouteKit
     import RouteKitApplication
     import RouteKitGPX
-    import RouteKitProcessing
+    @_spi(RouteKitInternals) import RouteKitProcessing
     import ServiceLifecycle
 
     /// One watcher of the store's commits for the whole server: it waits on the store's `CommitWatch` and wakes

@@ -5,7 +5,7 @@ import RouteKitApplication
 import RouteKitGPX
 import RouteKitImport
 import RouteKitIngest
-import RouteKitProcessing
+@_spi(RouteKitInternals) import RouteKitProcessing
 import RouteKitSQLite
 
 struct Import: AsyncParsableCommand {

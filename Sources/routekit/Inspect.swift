@@ -5,7 +5,7 @@ import RouteKitApplication
 @_spi(RouteKitInternals) import RouteKitFIT
 import RouteKitGPX
 import RouteKitIngest
-import RouteKitProcessing
+@_spi(RouteKitInternals) import RouteKitProcessing
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,7 +5,7 @@ import RouteKitApplication
 import RouteKitGEOS
 import RouteKitGPX
 import RouteKitIngest
-import RouteKitProcessing
+@_spi(RouteKitInternals) import RouteKitProcessing
 
 struct Smooth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -11,7 +11,7 @@
 import Foundation
 @_spi(RouteKitBackend) import RouteKit
 import RouteKitGEOS
-import RouteKitProcessing
+@_spi(RouteKitInternals) import RouteKitProcessing
 import RouteKitSQLite
 
 
