@@ -180,7 +180,7 @@ let package = Package(
 
         // The application both doors (routekit and RouteKitServer) call, package access and no product: the wire
         // shapes (every JSON and CSV shape), defined once, the GeoJSON and CSV writers and the export of a store's
-        // routes as events.
+        // routes as events, the smoothing job (workers on GEOS threads) and a workout list's stored figures.
         .target(
             name: "RouteKitApplication",
             dependencies: ["RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender"],
