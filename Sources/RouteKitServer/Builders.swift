@@ -162,12 +162,10 @@
                 isNew
                 ? try await builder.finish(creating: workout, metadata: metadata)
                 : try await builder.finish(workout: workout, metadata: metadata)
-            if case .stale = finished.outcome {
-            } else {
-                // The route's figures, for the lists that show them next (a cache: a failure only defers them).
-                try? await WorkoutFigures.refresh(workouts: [finished.route.workoutID], in: store)
-            }
-            return try Self.answer(finished)
+            let response = try Self.answer(finished)  // a stale version is refused here: nothing was saved
+            // The route's figures, for the lists that show them next (a cache: a failure only defers them).
+            try? await WorkoutFigures.refresh(workouts: [finished.route.workoutID], in: store)
+            return response
         }
 
         /// The workout a finished route goes to: the one named (of the token's source), else the workout of the
