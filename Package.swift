@@ -56,7 +56,7 @@ let package = Package(
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
         // No SQL and no GEOS in here.
-        .target(name: "RouteKit", swiftSettings: swiftSettings),
+        .target(name: "RouteKit", dependencies: ["CRouteKitSystem"], swiftSettings: swiftSettings),
 
         // GEOS's C API (libgeos_c), re-entrant functions only; see Sources/CGEOS/shim.h.
         .systemLibrary(

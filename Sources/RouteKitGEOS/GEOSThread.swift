@@ -1,7 +1,7 @@
 import Foundation
 public import RouteKit
 
-/// A thread of its own with its own ``GEOSContext``, for GEOS work that must not run on Swift concurrency's
+/// A thread of its own (one of the blocking executor's, for as long as it lives) with its own ``GEOSContext``, for GEOS work that must not run on Swift concurrency's
 /// cooperative threads: a server's batch job, where a long simplification would hold one of the few threads
 /// (two on a 2-core machine) that every request shares.
 ///
@@ -17,9 +17,7 @@ public final class GEOSThread: Sendable {
     public init(name: String = "routekit-geos") throws(RouteKitError) {
         let state = State()
         self.state = state
-        let thread = Thread { state.serve() }
-        thread.name = name
-        thread.start()
+        BlockingExecutor.shared.start(named: name) { state.serve() }
         if let error = state.waitUntilReady() { throw error }
     }
 

@@ -72,15 +72,12 @@ package final class GPXReaderThread: Sendable {
         -> State
     {
         let state = State(capacity: max(1, capacity), previous: before)
-        let thread = Thread {
-            // `Thread.name` does not reach the kernel on Linux: named here, the thread shows in top, perf and gdb.
-            rk_name_this_thread(GPXReaderThread.threadName)
+        // A thread of the blocking executor, named while it reads (it shows in top, perf and gdb).
+        BlockingExecutor.shared.start(named: GPXReaderThread.threadName) {
             state.threadStarted(id: rk_this_thread_id())
             produce(state)
             state.threadEnded()
         }
-        thread.name = Self.threadName
-        thread.start()
         return state
     }
 

@@ -68,14 +68,22 @@ public struct ImportResult: Sendable, Hashable {
 
 extension ImportResult {
     /// Runs an import that fills a result: what it throws becomes the result's error (`failed`, or `partial` when
-    /// tracks were stored before it), and a result whose tracks were all stored already is `unchanged`. The
+    /// tracks were stored before it), and a result whose tracks were all stored already is `unchanged`. A
+    /// ``TrackImport/ResumeMismatch`` runs `body` once more, with resuming turned off. The
     /// importers of other formats share it.
     package static func collect(
         file: String, warnings: [String] = [], _ body: (inout ImportResult) async throws -> Void
     ) async -> ImportResult {
         var result = ImportResult(file: file, status: .imported, warnings: warnings)
         do {
-            try await body(&result)
+            do {
+                try await body(&result)
+            } catch is TrackImport.ResumeMismatch {
+                // A pending builder with a track's head but not its content, or one another import of the same
+                // file is filling now: imported again from the start, building anew and leaving that one alone.
+                result = ImportResult(file: file, status: .imported, warnings: warnings)
+                try await TrackImport.$resumeAllowed.withValue(false) { try await body(&result) }
+            }
         } catch {
             let e = error as? RouteKitError ?? RouteKitError(.storage, "\(error)")
             result.error = e.file == nil ? e.inFile(file) : e

@@ -148,6 +148,11 @@ package final class TrackImport {
         package init() {}
     }
 
+    /// Whether tracks may resume a pending builder: `false` while ``ImportResult/collect(file:warnings:_:)`` imports a
+    /// file again after a ``ResumeMismatch`` (a builder with the track's head and other content, or one that another
+    /// import of the same file is filling right now).
+    @TaskLocal package static var resumeAllowed = true
+
     let context: ImportContext
     let label: String
     let startInfo: GPXPathInfo
@@ -188,7 +193,7 @@ package final class TrackImport {
         self.label = label
         self.startInfo = info
         self.creator = creator
-        self.allowResume = allowResume
+        self.allowResume = allowResume && TrackImport.resumeAllowed
         // The track's own fields are hashed at its end, where the reader hands all of them over: a file may
         // write them before or after its segments.
     }

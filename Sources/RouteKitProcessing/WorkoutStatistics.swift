@@ -107,6 +107,15 @@ package enum WorkoutStatistics {
     package static func compute(
         store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest = WorkoutStatisticsRequest()
     ) async throws -> WorkoutStatisticsReport {
+        // Measuring a long recording is CPU work: on the blocking executor, never on a cooperative thread.
+        try await BlockingExecutor.shared.withPreference { () async throws -> WorkoutStatisticsReport in
+            try await computeHere(store: store, id: id, request: request)
+        }
+    }
+
+    private static func computeHere(
+        store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest
+    ) async throws -> WorkoutStatisticsReport {
         var route: RouteSample?
         let workout: Workout
         if let r = try await store.route(id: id) {
@@ -186,9 +195,11 @@ package enum WorkoutStatistics {
     package static func routeStatistics(of workout: Workout, current: RouteSample, in store: any RouteStore)
         async throws -> RouteStatistics
     {
-        let recording = try await store.recording(of: current)
-        var accumulator = try await measure(
-            recording, of: workout, in: store, options: statisticsOptions(workout, WorkoutStatisticsRequest()))
-        return accumulator.finish(heartRate: [], cadence: [], zones: nil, power: [], powerZones: nil)
+        try await BlockingExecutor.shared.withPreference { () async throws -> RouteStatistics in
+            let recording = try await store.recording(of: current)
+            var accumulator = try await measure(
+                recording, of: workout, in: store, options: statisticsOptions(workout, WorkoutStatisticsRequest()))
+            return accumulator.finish(heartRate: [], cadence: [], zones: nil, power: [], powerZones: nil)
+        }
     }
 }

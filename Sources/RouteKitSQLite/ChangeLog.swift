@@ -261,9 +261,7 @@ final class CrossProcessCommitPoller: @unchecked Sendable {
         polling = true
         started += 1
         let seen = Self.dataVersion(queue)  // before the first waiter reads: a commit after this is noticed
-        let thread = Thread { [self] in poll(queue, seen: seen) }
-        thread.stackSize = 256 * 1024
-        thread.start()
+        BlockingExecutor.shared.start(named: "rk-commit-poll") { [self] in poll(queue, seen: seen) }
     }
 
     /// Uncounts a waiter; after the last, the thread ends within one interval.

@@ -1,5 +1,4 @@
 #if Server
-    import Dispatch
     import Foundation
     import HTTPTypes
     import Hummingbird
@@ -46,15 +45,10 @@
             let input = try await RoutePictureInput.load(
                 from: store, route: route, raw: parts.contains("raw"), current: parts.contains("current"))
             // Laying out and rasterising is CPU work (half a second for a million points): off the cooperative
-            // pool, on a Dispatch queue.
-            let bytes: [UInt8] = try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global(qos: .userInitiated).async {
-                    let scene = RoutePicture.scene(input, size: size)
-                    continuation.resume(
-                        with: Result { () throws(RouteKitError) -> [UInt8] in
-                            format == "png" ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
-                        })
-                }
+            // pool, on the blocking executor.
+            let bytes = try await BlockingExecutor.shared.run { () throws(RouteKitError) -> [UInt8] in
+                let scene = RoutePicture.scene(input, size: size)
+                return format == "png" ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
             }
             let headers: HTTPFields = [
                 .contentType: format == "png" ? "image/png" : "image/svg+xml",
@@ -95,7 +89,7 @@
             try admitPicture()
             defer { picturesInFlight.withLock { $0 -= 1 } }
             let input = try await RoutePictureInput.load(from: store, route: route, raw: true, current: false)
-            let text = ProfileWire.json(RouteProfile(input, maxPoints: max))
+            let text = await BlockingExecutor.shared.run { ProfileWire.json(RouteProfile(input, maxPoints: max)) }
             let headers: HTTPFields = [
                 .contentType: "application/json", .eTag: tag, .cacheControl: "private, max-age=3600",
             ]

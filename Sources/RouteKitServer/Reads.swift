@@ -212,15 +212,20 @@
             if Self.matches(request, tag) { return Self.notModified(tag) }
             let path = (configuration.uploadDirectory as NSString).appendingPathComponent(
                 Spool.name(Spool.exportPrefix, suffix: "." + format.rawValue))
-            do {
-                let sink = try OutputSink(path: path)
-                try await StoreExport.write([route], from: store, as: format, to: sink)
-                try sink.close()
-            } catch {
-                unlink(path)
-                throw error
+            // Written to the file and opened again on the blocking executor: file I/O never holds a cooperative
+            // thread.
+            let opened = try await BlockingExecutor.shared.withPreference { () async throws -> FileHandle? in
+                do {
+                    let sink = try OutputSink(path: path)
+                    try await StoreExport.write([route], from: store, as: format, to: sink)
+                    try sink.close()
+                } catch {
+                    unlink(path)
+                    throw error
+                }
+                return FileHandle(forReadingAtPath: path)
             }
-            guard let handle = FileHandle(forReadingAtPath: path) else {
+            guard let handle = opened else {
                 unlink(path)
                 throw Problem(
                     status: .internalServerError, type: "internal", title: "The server failed",
@@ -235,8 +240,10 @@
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
                     defer { try? handle.close() }
-                    while let data = try handle.read(upToCount: 256 * 1024), !data.isEmpty {
-                        try await writer.write(ByteBuffer(bytes: data))
+                    try await BlockingExecutor.shared.withPreference {
+                        while let data = try handle.read(upToCount: 256 * 1024), !data.isEmpty {
+                            try await writer.write(ByteBuffer(bytes: data))
+                        }
                     }
                     try await writer.finish(nil)
                 })

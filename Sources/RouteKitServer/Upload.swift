@@ -54,16 +54,25 @@
                 throw Problem(error)
             }
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            let path = (folder as NSString).appendingPathComponent(name)
-            try await spool(request.body, to: path)
-            var results: [ImportResult] = []
-            let importer = RouteImporter(store: store, source: token.source)
-            importer.archiveLimits = configuration.archiveLimits
-            await importer.importPath(path) { result in
-                var r = result
-                r.file = r.file.replacingOccurrences(of: path, with: name)
-                if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }
-                results.append(r)
+            // gzip data is inflated once, while it is spooled: the importer reads the spooled file as it is.
+            let stem = name.lowercased().hasSuffix(".gz") && name.count > 3 ? String(name.dropLast(3)) : name
+            let path = (folder as NSString).appendingPathComponent(stem)
+            // Spooling, decoding and storing write files and decode on the blocking executor's threads: never on the
+            // two cooperative threads every request shares.
+            let results = try await BlockingExecutor.shared.withPreference { () async throws -> [ImportResult] in
+                if let failure = try await spool(request.body, to: path) {
+                    return [ImportResult(file: name, status: .failed, error: failure)]
+                }
+                var results: [ImportResult] = []
+                let importer = RouteImporter(store: store, source: token.source)
+                importer.archiveLimits = configuration.archiveLimits
+                await importer.importPath(path) { result in
+                    var r = result
+                    r.file = r.file.replacingOccurrences(of: path, with: name)
+                    if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }
+                    results.append(r)
+                }
+                return results
             }
             // A store or device failure is the server's, whatever else happened: its status (507, 503), never 422.
             if let failure = results.compactMap(\.error).first(where: { $0.code.isStoreFailure }) {
@@ -126,9 +135,10 @@
             }
         }
 
-        /// Writes the body to `path`, counting: `413` past the upload limit, or past the decompressed limit for
-        /// gzip data (inflated on the fly, only to count).
-        func spool(_ body: RequestBody, to path: String) async throws {
+        /// Writes the body to `path`, counting: `413` past the upload limit. gzip data is inflated as it arrives and
+        /// written inflated, `413` past the decompressed limit; corrupt or truncated gzip data is returned as the
+        /// upload's import error (the importer is not run).
+        func spool(_ body: RequestBody, to path: String) async throws -> RouteKitError? {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw Problem(Self.spoolError("spooling the upload", errno: errno)) }
             defer { close(fd) }
@@ -137,22 +147,37 @@
             var inflater: Inflater?
             var inflated = 0
             let maxInflated = configuration.maxDecompressedBytes
+            let label = (path as NSString).lastPathComponent
             for try await buffer in body {
                 total += buffer.readableBytes
                 guard total <= configuration.maxUploadBytes else { throw Self.tooLarge(configuration.maxUploadBytes) }
+                var pending: [UInt8] = []
                 if head.count < 2 {
                     let before = head
                     head += buffer.readableBytesView.prefix(2 - head.count)
-                    if head.count == 2, InputFile.isGzip(head) {
-                        inflater = try Inflater(fileName: "upload")
-                        // A byte of the magic that came in an earlier buffer goes in first.
-                        if let active = inflater, !before.isEmpty {
-                            _ = Self.inflate(active, before, limit: maxInflated, count: &inflated)
+                    if head.count < 2 {
+                        // One byte so far: whether it starts gzip data is known with the next.
+                        continue
+                    }
+                    if InputFile.isGzip(head) {
+                        do throws(RouteKitError) {
+                            inflater = try Inflater(fileName: label)
+                        } catch {
+                            throw Problem(error)
                         }
                     }
+                    // A byte of the magic that came in an earlier buffer goes first.
+                    pending = before
                 }
                 if let active = inflater {
-                    switch Self.inflate(active, Array(buffer.readableBytesView), limit: maxInflated, count: &inflated) {
+                    var failure: Int32?
+                    let outcome = Self.inflate(
+                        active, pending + buffer.readableBytesView, limit: maxInflated, total: &inflated
+                    ) { bytes, n in
+                        if failure == nil { failure = Self.write(fd, UnsafeRawPointer(bytes), n) }
+                    }
+                    if let failure { throw Problem(Self.spoolError("spooling the upload", errno: failure)) }
+                    switch outcome {
                     case .ok: break
                     case .tooLarge:
                         throw Problem(
@@ -160,49 +185,77 @@
                             title: "The upload is too large when decompressed",
                             detail: "gzip data may grow to at most \(maxInflated) bytes",
                             extra: ["maxBytes": .number(Double(maxInflated))])
-                    case .corrupt:
-                        // The importer reports corrupt gzip data with its position.
-                        inflater = nil
+                    case .corrupt(let error): return error
                     }
+                    continue
                 }
                 // Straight from the buffer to the file: no copy.
-                let failure = buffer.withUnsafeReadableBytes { raw -> Int32? in
-                    guard var p = raw.baseAddress else { return nil }
-                    var left = raw.count
-                    while left > 0 {
-                        let n = write(fd, p, left)
-                        if n < 0 {
-                            if errno == EINTR { continue }
-                            return errno
-                        }
-                        p += n
-                        left -= n
-                    }
-                    return nil
+                let failure = pending.withUnsafeBytes { raw in
+                    raw.baseAddress.flatMap { Self.write(fd, $0, raw.count) }
+                } ?? buffer.withUnsafeReadableBytes { raw in
+                    raw.baseAddress.flatMap { Self.write(fd, $0, raw.count) }
                 }
                 if let failure { throw Problem(Self.spoolError("spooling the upload", errno: failure)) }
             }
+            if head.count == 1 {
+                // A one-byte upload: written as it is, for the importer to refuse.
+                if let failure = head.withUnsafeBytes({ raw in raw.baseAddress.flatMap { Self.write(fd, $0, 1) } }) {
+                    throw Problem(Self.spoolError("spooling the upload", errno: failure))
+                }
+            }
+            if let active = inflater, !active.ended {
+                return RouteKitError(.compression, "the gzip data ends early (truncated file)", file: label)
+            }
+            return nil
         }
 
-        enum Inflated { case ok, tooLarge, corrupt }
+        /// Writes `count` bytes at `bytes` to `fd`; the `errno` of a failed write, `nil` when all were written.
+        static func write(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int32? {
+            var p = bytes
+            var left = count
+            while left > 0 {
+                let n = Foundation.write(fd, p, left)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                p += n
+                left -= n
+            }
+            return nil
+        }
 
-        /// Inflates `bytes` only to count what they grow to.
-        static func inflate(_ inflater: Inflater, _ bytes: [UInt8], limit: Int, count: inout Int) -> Inflated {
-            var produced = count
+        enum Inflated {
+            case ok, tooLarge
+            case corrupt(RouteKitError)
+        }
+
+        /// Inflates `bytes`, handing what they grow to to `sink`; `total` counts every byte inflated so far, and
+        /// inflating stops once it passes `limit`.
+        static func inflate(
+            _ inflater: Inflater, _ bytes: [UInt8], limit: Int, total: inout Int,
+            sink: (UnsafePointer<UInt8>, Int) -> Void
+        ) -> Inflated {
+            var produced = total
+            var over = false
             let failed = bytes.withUnsafeBytes { raw -> RouteKitError? in
                 do throws(RouteKitError) {
-                    try inflater.inflate(raw) { _, n throws(RouteKitError) in
+                    try inflater.inflate(raw) { out, n throws(RouteKitError) in
                         produced += n
-                        if produced > limit { throw RouteKitError(.compression, "over the limit") }
+                        if produced > limit {
+                            over = true
+                            throw RouteKitError(.compression, "over the limit")
+                        }
+                        sink(out, n)
                     }
                     return nil
                 } catch {
                     return error
                 }
             }
-            count = produced
-            if produced > limit { return .tooLarge }
-            return failed == nil ? .ok : .corrupt
+            total = produced
+            if over { return .tooLarge }
+            return failed.map { .corrupt($0) } ?? .ok
         }
 
         static func tooLarge(_ max: Int) -> Problem {

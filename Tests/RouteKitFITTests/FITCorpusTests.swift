@@ -177,4 +177,24 @@ struct FITResumeTests {
         #expect(stored == 99_998)
         #expect(try await store.pendingBuilders().isEmpty)
     }
+
+    @Test("the same long FIT file imported four times at once: one workout and route, no import fails")
+    func concurrent() async throws {
+        // Each import sees the others' builder pending under the same head; taking it over fails while another
+        // fills it, and the import starts again without resuming (it answered 503, ResumeMismatch, before).
+        let file = try #require(FormatCorpus.root) + "/muktihari__fit__testdata__big_activity.fit"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
+        let results = await withTaskGroup(of: ImportResult.self) { group in
+            for _ in 0..<4 { group.addTask { await FITImporter(store: store).importFile(file) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
+        #expect(results.filter { $0.status == .imported }.count >= 1)
+        #expect(try await store.workouts(matching: WorkoutFilter()).count == 1)
+        let routes = try await store.routes(matching: RouteFilter())
+        #expect(routes.count == 1)
+        #expect(try await store.pendingBuilders().isEmpty)
+    }
 }

@@ -1,0 +1,151 @@
+import CRouteKitSystem
+import Foundation
+
+/// The one place RouteKit runs work that blocks a thread: file and zip reading, FIT, TCX, GPX and Apple Health
+/// decoding, export writing, picture drawing and GEOS. Swift concurrency's cooperative pool has one thread per core
+/// (two on a 2-core server) and every request shares them; a decode that holds one for half a second stalls every
+/// `GET /healthz` and every event stream behind it. Work handed to this executor runs on threads of its own.
+///
+/// It is a `TaskExecutor`: ``withPreference(_:)`` runs a whole async operation (an upload: spool, sniff, decode,
+/// store) with its synchronous stretches on these threads, child tasks included, while its suspensions (a store
+/// write, the next request body buffer) hold none. ``run(_:)`` runs one synchronous closure there, and
+/// ``start(named:_:)`` a long-lived loop (a reader thread, a poller).
+///
+/// Threads are made when work arrives and none is idle, up to ``maximumThreads``, and end after
+/// ``idleSeconds`` without work, so an idle server holds none. The cap is a safety net, not a scheduler: the server
+/// bounds what it hands over (concurrent uploads, pictures, job workers), and the kernel shares the cores between
+/// these threads and the cooperative pool, so a request waits a time slice, not a whole decode.
+package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
+    /// The executor every part of RouteKit uses.
+    package static let shared = BlockingExecutor(name: "routekit-block")
+
+    /// At most this many threads exist at once; work past them waits its turn in order.
+    package let maximumThreads: Int
+    /// A thread with no work for this long ends.
+    package let idleSeconds: Double
+    /// The threads' name (seen in `top -H`, `perf` and `gdb`), at most 15 bytes on Linux.
+    package let name: String
+
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    /// Every field below is behind `condition`.
+    private let condition = NSCondition()
+    private var queue: [Work] = []
+    private var head = 0
+    private var threads = 0
+    private var idle = 0
+
+    /// A new executor; `shared` is the one to use outside tests.
+    package init(name: String, maximumThreads: Int = 64, idleSeconds: Double = 10) {
+        self.name = String(name.utf8.prefix(15)) ?? "routekit-block"
+        self.maximumThreads = max(1, maximumThreads)
+        self.idleSeconds = idleSeconds
+    }
+
+    /// The number of threads that exist now (tests check that idle ones end).
+    package var threadCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return threads
+    }
+
+    /// Swift concurrency hands a task's job over (a task that prefers this executor).
+    package func enqueue(_ job: consuming ExecutorJob) {
+        submit(.job(UnownedJob(job)))
+    }
+
+    /// Runs `operation` with this executor as its task executor preference: its synchronous code, and its child
+    /// tasks', runs on these threads, never on the cooperative pool. Actor-isolated calls still run on their actor.
+    package func withPreference<T, E: Error>(_ operation: () async throws(E) -> sending T) async throws(E) -> sending T
+    {
+        try await withTaskExecutorPreference(self, operation: operation)
+    }
+
+    /// Runs the synchronous `body` on one of these threads and returns what it returns, or throws what it throws;
+    /// the calling task waits suspended, holding no thread.
+    package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            submit(
+                .closure {
+                    do throws(E) {
+                        continuation.resume(returning: .success(try body()))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
+                })
+        }
+        return try result.get()
+    }
+
+    /// Starts `body` on one of these threads and returns at once: for a loop that lives as long as its owner (a
+    /// reader ahead of its consumer, a poller). The thread is named `name` (15 bytes at most on Linux) while
+    /// `body` runs.
+    package func start(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let pool = self.name
+        submit(
+            .closure {
+                Self.nameThread(name)
+                body()
+                Self.nameThread(pool)
+            })
+    }
+
+    private func submit(_ work: Work) {
+        condition.lock()
+        queue.append(work)
+        let waiting = queue.count - head
+        let spawn = waiting > idle && threads < maximumThreads
+        if spawn { threads += 1 }
+        condition.signal()
+        condition.unlock()
+        if spawn { startThread() }
+    }
+
+    private func startThread() {
+        let thread = Thread { [self] in serve() }
+        // Decoders recurse (XML nesting, zip inside zip): the main thread's 8 MiB, not a secondary thread's 512 KiB.
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// A thread's loop: takes work in order until none arrives for `idleSeconds`.
+    private func serve() {
+        Self.nameThread(name)
+        condition.lock()
+        while true {
+            while head == queue.count {
+                idle += 1
+                let woken = condition.wait(until: Date(timeIntervalSinceNow: idleSeconds))
+                idle -= 1
+                if !woken && head == queue.count {
+                    threads -= 1
+                    condition.unlock()
+                    return
+                }
+            }
+            let work = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: queue.capacity <= 1_024)
+                head = 0
+            } else if head >= 1_024 && head * 2 >= queue.count {
+                queue.removeFirst(head)
+                head = 0
+            }
+            condition.unlock()
+            switch work {
+            case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+            case .closure(let body): body()
+            }
+            condition.lock()
+        }
+    }
+
+    /// Names the calling thread for the kernel (`Thread.name` does not reach it on Linux).
+    private static func nameThread(_ name: String) {
+        rk_name_this_thread(name)
+    }
+}
