@@ -59,9 +59,10 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Runs `operation` with this executor as its task executor preference: its synchronous code, and its child
     /// tasks', runs on these threads, never on the cooperative pool. Actor-isolated calls still run on their actor.
-    package func withPreference<T, E: Error>(_ operation: () async throws(E) -> sending T) async throws(E) -> sending T
-    {
-        try await withTaskExecutorPreference(self, operation: operation)
+    package func withPreference<T, E: Error>(
+        isolation: isolated (any Actor)? = #isolation, _ operation: () async throws(E) -> T
+    ) async throws(E) -> T {
+        try await withTaskExecutorPreference(self, isolation: isolation, operation: operation)
     }
 
     /// Runs the synchronous `body` on one of these threads and returns what it returns, or throws what it throws;

@@ -200,20 +200,14 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
         public typealias Element = ChangeSet
         public typealias Failure = RouteKitError
 
-        let store: any RouteStore
-        let predicate: ChangePredicate
-        let limit: Int
-        var anchor: ChangeAnchor?
-        var waiter: WaiterHandle?
+        // The loop itself (catch-up, waits, reads, backoff while the store is unavailable) is `ChangeTail`'s, which
+        // the HTTP service's event streams and long-polls run too; the iterator hands on the change sets it reads:
+        // the first (even empty), then those that hold changes.
+        var tail: ChangeTail
         var first = true
-        var caughtUp = false
-        var finished = false
 
         init(store: any RouteStore, anchor: ChangeAnchor?, predicate: ChangePredicate, limit: Int) {
-            self.store = store
-            self.anchor = anchor
-            self.predicate = predicate
-            self.limit = limit
+            tail = ChangeTail(store: store, since: anchor, matching: predicate, limit: limit)
         }
 
         /// The next change set: the next page of the catch-up, or the changes of the next commits; `nil` once the
@@ -223,65 +217,36 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(RouteKitError) -> ChangeSet? {
-            guard !finished else { return nil }
-            do throws(RouteKitError) {
-                if waiter == nil {
-                    // Made before the first read, so that no commit between a read and the wait is missed.
-                    waiter = WaiterHandle(try await store.makeCommitWaiter())
+            while let step = try await tail.next(isolation: actor) {
+                guard case .changes(let set) = step else { continue }
+                if first || !set.added.isEmpty || !set.deleted.isEmpty {
+                    first = false
+                    return set
                 }
-                var backoff = UnavailableBackoff()
-                while !Task.isCancelled {
-                    if caughtUp, let waiter {
-                        await waiter.wait(timeout: 1)
-                        guard !Task.isCancelled else { break }
-                    }
-                    let set: ChangeSet
-                    do throws(RouteKitError) {
-                        set = try await store.changes(since: anchor, matching: predicate, limit: limit)
-                    } catch {
-                        // A read cut short because the consumer's task was cancelled (SQLite's reads on GRDB's
-                        // threads end with an error then) is the end, not a failure.
-                        if Task.isCancelled { break }
-                        guard error.code == .unavailable else { throw error }
-                        // A store that cannot be reached (a database server restarting) is waited for, with
-                        // backoff, and asked again from the same anchor: nothing is lost or repeated.
-                        caughtUp = false
-                        do { try await backoff.wait() } catch { break }
-                        continue
-                    }
-                    backoff.reset()
-                    anchor = set.anchor
-                    caughtUp = !set.hasMore
-                    if first || !set.added.isEmpty || !set.deleted.isEmpty {
-                        first = false
-                        return set
-                    }
-                }
-            } catch {
-                end()
-                throw error
             }
-            end()
             return nil
-        }
-
-        private mutating func end() {
-            finished = true
-            waiter?.close()
-            waiter = nil
         }
     }
 
     /// Owns a commit waiter: closed once, by the follower's end or when the iterator is released. (Sendable so that
     /// the iterator may wait from any isolation; `closed` is behind a lock and the waiters are thread-safe.)
-    final class WaiterHandle: @unchecked Sendable {
+    final class WaiterHandle: ChangeTailWaiter, @unchecked Sendable {
         private let waiter: any CommitWaiter
         private let lock = NSLock()
         private var closed = false
 
         init(_ waiter: any CommitWaiter) { self.waiter = waiter }
 
-        func wait(timeout: Double) async { await waiter.wait(timeout: timeout) }
+        /// Nothing to note: the backend's waiter knows which commits it has seen.
+        func willRead() {}
+
+        /// Waits for a commit, at most 1 s; always `true`, since the waiter cannot tell a commit from its timeout
+        /// (a commit of another process is seen within the backend's polling interval): the tail reads after each
+        /// wait.
+        func wait() async -> Bool {
+            await waiter.wait(timeout: 1)
+            return true
+        }
 
         func close() {
             let first = lock.withLock {
@@ -292,6 +257,176 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
         }
 
         deinit { close() }
+    }
+}
+
+/// What a ``ChangeTail`` waits on once it has caught up: a store's commit waiter (``ChangeUpdates``), or the HTTP
+/// service's commit signal, which one watcher of the store fires for every follower of the process.
+package protocol ChangeTailWaiter: AnyObject, Sendable {
+    /// Called just before each read of the feed: a waiter that counts commits notes how many it has seen, so that
+    /// a commit during the read ends the next ``wait()`` at once.
+    func willRead()
+
+    /// Returns `true` when the store may have new changes (the tail reads), or `false` when the waiter's time passed
+    /// without a commit (the tail reports ``ChangeTail/Step/idle`` and waits again at its next step, without
+    /// reading). Returns early when the calling task is cancelled.
+    func wait() async -> Bool
+
+    /// Releases what the waiter holds; called when the tail ends (at most once for the tail, but a waiter may be
+    /// closed by its owner too).
+    func close()
+}
+
+/// The change feed's one tailing loop: the catch-up (every change set until ``ChangeSet/hasMore`` is false), then a
+/// wait for the next commit and a read from the last anchor, again and again. A store that cannot be reached
+/// (``RouteKitError/Code/unavailable``: a database server restarting) is waited out with ``UnavailableBackoff`` and
+/// read again from the same anchor, so that nothing is lost or repeated; any other error ends the tail.
+///
+/// ``ChangeUpdates`` (`routekit changes --follow`) runs it with the store's reads and a commit waiter of its own;
+/// the HTTP service's event streams and long-polls run it with their own reads (shared through the feed hub by
+/// every follower at the same anchor, filtered for the token) and waits (the hub's commit signal, with a heartbeat
+/// or a deadline). Like ``ChangeUpdates`` it is pulled: each step reads or waits in the calling task, nothing is
+/// read ahead, and no task outlives it. Unlike it, it reports every step, for a follower that writes something at
+/// each (a heartbeat, a comment while the store is away): every change set read, empty ones too, each wait that
+/// ended without a commit, and each read the store could not answer.
+package struct ChangeTail: Sendable {
+    /// What one step of the loop did.
+    package enum Step: Sendable {
+        /// A change set was read: a page of the catch-up, or what the commits since the last read changed (it may be
+        /// empty: the commits changed no matching route).
+        case changes(ChangeSet)
+        /// The waiter's time passed without a commit; nothing was read.
+        case idle
+        /// The store could not be reached: the next step waits (``UnavailableBackoff``), then reads again from the
+        /// same anchor.
+        case unavailable(RouteKitError)
+    }
+
+    /// Reads the change set after an anchor (`nil`: from the start), with the follower's predicate and limit.
+    package typealias Read = @Sendable (ChangeAnchor?) async throws(RouteKitError) -> ChangeSet
+
+    /// Makes the waiter, before the first read, so that no commit between a read and the wait is missed.
+    package typealias MakeWaiter = @Sendable () async throws(RouteKitError) -> any ChangeTailWaiter
+
+    private let read: Read
+    private let makeWaiter: MakeWaiter
+    private let stopped: @Sendable () -> Bool
+    /// Where the next read starts.
+    private var anchor: ChangeAnchor?
+    /// A change set read before the tail began, to be its first step.
+    private var pending: ChangeSet?
+    private var waiter: (any ChangeTailWaiter)?
+    /// Whether the last read caught up (the next one waits for a commit first).
+    private var caughtUp = false
+    /// Whether the last read found the store unavailable (the next step waits out the backoff first).
+    private var backingOff = false
+    private var backoff = UnavailableBackoff()
+    private var finished = false
+
+    /// A tail from `anchor` (`nil`: every current route first).
+    /// - Parameters:
+    ///   - read: reads the change set after an anchor.
+    ///   - waiter: makes what the tail waits on, at its first step.
+    ///   - stopped: whether to end (checked before each read or backoff, after each wait and when a read fails): by
+    ///     default, when the calling task is cancelled.
+    package init(
+        since anchor: ChangeAnchor?, read: @escaping Read, waiter: @escaping MakeWaiter,
+        stopped: @escaping @Sendable () -> Bool = { Task.isCancelled }
+    ) {
+        self.anchor = anchor
+        self.read = read
+        self.makeWaiter = waiter
+        self.stopped = stopped
+    }
+
+    /// A tail whose first change set was read already, from an anchor `first` follows (the HTTP service reads before
+    /// it answers, so that an unusable anchor gets its status): `first` is its first step, and it goes on from
+    /// `first`'s anchor. The waiter `waiter` makes must stand as it stood before that read (it must wake for a commit
+    /// made during it).
+    package init(
+        after first: ChangeSet, read: @escaping Read, waiter: @escaping MakeWaiter,
+        stopped: @escaping @Sendable () -> Bool = { Task.isCancelled }
+    ) {
+        self.init(since: first.anchor, read: read, waiter: waiter, stopped: stopped)
+        pending = first
+    }
+
+    /// A tail of `store`'s feed: its reads, and its commit waiter, waited on for at most 1 s at a time and read after
+    /// every wait (what ``ChangeUpdates`` runs).
+    init(store: any RouteStore, since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int) {
+        self.init(
+            since: anchor,
+            read: { [store] (after: ChangeAnchor?) async throws(RouteKitError) -> ChangeSet in
+                try await store.changes(since: after, matching: predicate, limit: limit)
+            },
+            waiter: { [store] () async throws(RouteKitError) -> any ChangeTailWaiter in
+                ChangeUpdates.WaiterHandle(try await store.makeCommitWaiter())
+            })
+    }
+
+    /// The next step: the next change set read, a wait that saw no commit, or a read the store could not answer;
+    /// `nil` once the tail has ended (stopped, or after it threw), and from then on.
+    /// - Throws: the waiter's errors and the reads' errors other than ``RouteKitError/Code/unavailable``; the tail
+    ///   ends.
+    package mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(RouteKitError)
+        -> Step?
+    {
+        guard !finished else { return nil }
+        do throws(RouteKitError) {
+            if waiter == nil {
+                // Made before the first read, so that no commit between a read and the wait is missed.
+                waiter = try await makeWaiter()
+            }
+            if let first = pending {
+                pending = nil
+                anchor = first.anchor
+                caughtUp = !first.hasMore
+                return .changes(first)
+            }
+            while !stopped() {
+                if backingOff {
+                    // A store that cannot be reached (a database server restarting) is waited for, with backoff, and
+                    // asked again from the same anchor: nothing is lost or repeated.
+                    backingOff = false
+                    do { try await backoff.wait() } catch { break }
+                    continue
+                }
+                if caughtUp, let waiter {
+                    let woken = await waiter.wait()
+                    guard !stopped() else { break }
+                    if !woken { return .idle }
+                }
+                waiter?.willRead()
+                let set: ChangeSet
+                do throws(RouteKitError) {
+                    set = try await read(anchor)
+                } catch {
+                    // A read cut short because the consumer's task was cancelled (SQLite's reads on GRDB's threads
+                    // end with an error then) is the end, not a failure.
+                    if stopped() { break }
+                    guard error.code == .unavailable else { throw error }
+                    caughtUp = false
+                    backingOff = true
+                    return .unavailable(error)
+                }
+                backoff.reset()
+                anchor = set.anchor
+                caughtUp = !set.hasMore
+                return .changes(set)
+            }
+        } catch {
+            end()
+            throw error
+        }
+        end()
+        return nil
+    }
+
+    /// Ends the tail and closes its waiter.
+    private mutating func end() {
+        finished = true
+        waiter?.close()
+        waiter = nil
     }
 }
 

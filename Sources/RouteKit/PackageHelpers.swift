@@ -79,8 +79,8 @@ package enum JSONEscaping {
 
 /// How a follower of the change feed waits out a store that cannot be reached (``RouteKitError/Code/unavailable``:
 /// a database server restarting): 0.1 s, doubling up to 2 s, from the same anchor again each time; back to 0.1 s
-/// once the store answers. One policy for `ChangeUpdates` (`routekit changes --follow`) and the HTTP service's event
-/// streams and long-polls.
+/// once the store answers. The policy of `ChangeTail`, the one tailing loop that `ChangeUpdates`
+/// (`routekit changes --follow`) and the HTTP service's event streams and long-polls run.
 package struct UnavailableBackoff: Sendable {
     /// The next wait, in seconds.
     package private(set) var seconds = 0.1

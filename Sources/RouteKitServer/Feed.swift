@@ -177,6 +177,57 @@
         deinit { release() }
     }
 
+    /// What this server's followers wait on between reads (a ``ChangeTailWaiter``): the hub's commit signal, which one
+    /// watcher of the store fires for every event stream and long-poll of the process, instead of a commit waiter
+    /// each.
+    final class FeedWaiter: ChangeTailWaiter {
+        /// How long one wait lasts.
+        enum Pace: Sendable {
+            /// At most this many milliseconds: when no commit came, the tail reports it idle (an event stream sends a
+            /// heartbeat) without reading, and waits again.
+            case heartbeat(milliseconds: Int)
+            /// Until this instant (a long-poll's): the tail reads after every wait, the one that ends at the deadline
+            /// too (a commit of another process that the hub's watcher has not seen yet is in the answer); a wait that
+            /// would start after it is idle at once.
+            case deadline(ContinuousClock.Instant)
+        }
+
+        private let signal: CommitSignal
+        private let pace: Pace
+        /// How many commits the signal had counted when the last read began.
+        private let seen: Locked<UInt64>
+
+        /// A waiter whose follower's last read began when `signal` had counted `seen` commits.
+        init(signal: CommitSignal, seen: UInt64, pace: Pace) {
+            self.signal = signal
+            self.pace = pace
+            self.seen = Locked(seen)
+        }
+
+        func willRead() {
+            let current = signal.current
+            seen.withLock { $0 = current }
+        }
+
+        func wait() async -> Bool {
+            let last = seen.withLock { $0 }
+            switch pace {
+            case .heartbeat(let milliseconds):
+                if signal.current == last { await signal.wait(seen: last, milliseconds: milliseconds) }
+                return signal.current != last
+            case .deadline(let deadline):
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return false }
+                let ms = Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                await signal.wait(seen: last, milliseconds: max(1, ms))
+                return true
+            }
+        }
+
+        /// Nothing to release: the signal is the hub's.
+        func close() {}
+    }
+
     extension HTTPField.Name {
         /// `Last-Event-ID`: where an event stream resumes (an anchor).
         package static let lastEventID = named("Last-Event-ID")
@@ -213,7 +264,7 @@
                 try TokenAnchors.anchor(text, for: token)
             }
             // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
-            var seen = hub.signal.current
+            let seen = hub.signal.current
             var set = try await read(since: anchor, predicate, limit, token, shared: false)
             if isStream {
                 guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
@@ -224,24 +275,22 @@
                 }
                 return stream(first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger)
             }
-            if wait > 0 {
+            if wait > 0 && set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
+                // The feed's tailing loop, as the event stream runs it, until a set with changes, the deadline, the
+                // client's leaving or the server's shutdown. A store that cannot be reached is waited out with the
+                // backoff of `routekit changes --follow`, and read again as soon as it answers; past the deadline the
+                // answer is the last set read (its anchor still good), not an error.
                 let deadline = ContinuousClock.now + .seconds(wait)
-                var backoff = UnavailableBackoff()
-                while set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
-                    let left = deadline - ContinuousClock.now
-                    guard left > .zero else { break }
-                    let ms = Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-                    await hub.signal.wait(seen: seen, milliseconds: max(1, ms))
-                    if Task.isCancelled || Task.isShuttingDownGracefully { break }
-                    seen = hub.signal.current
-                    do {
-                        set = try await read(since: set.anchor, predicate, limit, token, shared: true)
-                        backoff.reset()
-                    } catch {
-                        // Waited out until the deadline, as the event stream does: the answer is then the last set
-                        // read (its anchor still good), not an error.
-                        guard error.code == .unavailable else { throw error }
-                        try? await backoff.wait()
+                let waiter = FeedWaiter(signal: hub.signal, seen: seen, pace: .deadline(deadline))
+                var tail = makeTail(after: set, predicate, limit, token, waiter: waiter)
+                polling: while set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
+                    switch try await tail.next() {
+                    case .changes(let later)?:
+                        set = later
+                    case .unavailable?:
+                        if ContinuousClock.now >= deadline { break polling }
+                    case .idle?, nil:
+                        break polling
                     }
                 }
             }
@@ -278,6 +327,22 @@
 
         /// How many pages of the store's feed one read for a source-limited token goes through at most.
         static let maxHiddenPages = 32
+
+        /// The feed's one tailing loop (``ChangeTail``, which `routekit changes --follow` runs too) after `first`, the
+        /// set this request read before it answered: its reads shared through the hub and filtered for `token`
+        /// (``read(since:_:_:_:shared:)``), its waits on the hub's commit signal (`waiter`); it ends when the client
+        /// goes (the task is cancelled) or the server shuts down.
+        func makeTail(
+            after first: ChangeSet, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, waiter: FeedWaiter
+        ) -> ChangeTail {
+            ChangeTail(
+                after: first,
+                read: { [self] (anchor: ChangeAnchor?) async throws(RouteKitError) -> ChangeSet in
+                    try await self.read(since: anchor, predicate, limit, token, shared: true)
+                },
+                waiter: { () async throws(RouteKitError) -> any ChangeTailWaiter in waiter },
+                stopped: { Task.isCancelled || Task.isShuttingDownGracefully })
+        }
 
         /// The event stream: `changes` events whose `id:` is the anchor after them (a reconnect with
         /// `Last-Event-ID` resumes exactly), `up-to-date` after each catch-up, a comment when idle, an `error`
@@ -316,70 +381,58 @@
         }
 
         /// Writes the stream's events until the client leaves, the server shuts down or the store fails (a store that
-        /// cannot be reached is waited for, not a failure).
+        /// cannot be reached is waited for, not a failure): each step of the feed's tailing loop (``makeTail``) as
+        /// events and comments.
         func pump(
             _ writer: inout any ResponseBodyWriter, first: ChangeSet, seen start: UInt64,
             _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, heartbeatMS: Int, logger: Logger
         ) async throws {
             try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
-            var set = first
-            var seen = start
+            let waiter = FeedWaiter(signal: hub.signal, seen: start, pace: .heartbeat(milliseconds: heartbeatMS))
+            var tail = makeTail(after: first, predicate, limit, token, waiter: waiter)
             var upToDateSent = false
-            var backoff = UnavailableBackoff()
             var waitingLogged = false
             while true {
-                if !set.added.isEmpty || !set.deleted.isEmpty {
-                    let anchorText = TokenAnchors.text(set.anchor, for: token)
-                    try await writer.write(
-                        Self.event("changes", id: anchorText, json: ChangeSetJSON.bytes(set, anchorText: anchorText)))
-                    upToDateSent = false
+                let step: ChangeTail.Step?
+                do throws(RouteKitError) {
+                    step = try await tail.next()
+                } catch {
+                    logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
+                    try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
+                    return
                 }
-                if !set.hasMore && !upToDateSent {
-                    let anchorText = TokenAnchors.text(set.anchor, for: token)
-                    try await writer.write(Self.event("up-to-date", id: anchorText, ["anchor": anchorText]))
-                    upToDateSent = true
-                }
-                if !set.hasMore {
-                    if hub.signal.current == seen {
-                        await hub.signal.wait(seen: seen, milliseconds: heartbeatMS)
-                    }
-                    if Task.isCancelled || Task.isShuttingDownGracefully { return }
-                    if hub.signal.current == seen {
-                        try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                        // What `set` held was sent: the loop must not send it again after the heartbeat.
-                        set.added = []
-                        set.deleted = []
-                        continue
-                    }
-                }
-                seen = hub.signal.current
-                do {
-                    set = try await read(since: set.anchor, predicate, limit, token, shared: true)
-                    backoff.reset()
+                switch step {
+                case .changes(let set)?:
                     if waitingLogged {
                         logger.notice("event stream: the store answers again")
                         waitingLogged = false
                     }
-                } catch {
-                    guard error.code == .unavailable else {
-                        logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
-                        try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
-                        return
+                    if !set.added.isEmpty || !set.deleted.isEmpty {
+                        let anchorText = TokenAnchors.text(set.anchor, for: token)
+                        let json = ChangeSetJSON.bytes(set, anchorText: anchorText)
+                        try await writer.write(Self.event("changes", id: anchorText, json: json))
+                        upToDateSent = false
                     }
+                    if !set.hasMore && !upToDateSent {
+                        let anchorText = TokenAnchors.text(set.anchor, for: token)
+                        try await writer.write(Self.event("up-to-date", id: anchorText, ["anchor": anchorText]))
+                        upToDateSent = true
+                    }
+                case .idle?:
+                    // A heartbeat interval without a commit: nothing was read, and nothing is sent again.
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                case .unavailable(let error)?:
                     // A store that cannot be reached (a database server restarting) is waited for with the backoff
-                    // `ChangeUpdates` (`routekit changes --follow`) uses (UnavailableBackoff): a comment keeps the connection
-                    // open meanwhile, and the stream reads on from the same anchor, losing and repeating nothing.
+                    // `routekit changes --follow` uses (the tail's next step waits, then reads from the same anchor,
+                    // losing and repeating nothing): a comment keeps the connection open meanwhile.
                     if !waitingLogged {
                         logger.warning("event stream waiting for the store", metadata: ["code": "\(error.code)"])
                         waitingLogged = true
                     }
                     try await writer.write(ByteBuffer(string: ": waiting for the store\n\n"))
-                    try await backoff.wait()
-                    if Task.isCancelled || Task.isShuttingDownGracefully { return }
-                    // Read again at once: nothing of `set` is sent twice.
-                    set.added = []
-                    set.deleted = []
-                    set.hasMore = true
+                case nil:
+                    // The client went away or the server is shutting down.
+                    return
                 }
             }
         }
