@@ -217,7 +217,7 @@ public struct ChangeUpdates: AsyncSequence, Sendable {
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(RouteKitError) -> ChangeSet? {
-            while let step = try await tail.next(isolation: actor) {
+            while let step = try await tail.next() {
                 guard case .changes(let set) = step else { continue }
                 if first || !set.added.isEmpty || !set.deleted.isEmpty {
                     first = false
@@ -368,9 +368,7 @@ package struct ChangeTail: Sendable {
     /// `nil` once the tail has ended (stopped, or after it threw), and from then on.
     /// - Throws: the waiter's errors and the reads' errors other than ``RouteKitError/Code/unavailable``; the tail
     ///   ends.
-    package mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(RouteKitError)
-        -> Step?
-    {
+    package mutating func next() async throws(RouteKitError) -> Step? {
         guard !finished else { return nil }
         do throws(RouteKitError) {
             if waiter == nil {

@@ -190,11 +190,13 @@
                     continue
                 }
                 // Straight from the buffer to the file: no copy.
-                let failure = pending.withUnsafeBytes { raw in
-                    raw.baseAddress.flatMap { Self.write(fd, $0, raw.count) }
-                } ?? buffer.withUnsafeReadableBytes { raw in
-                    raw.baseAddress.flatMap { Self.write(fd, $0, raw.count) }
-                }
+                let failure =
+                    pending.withUnsafeBytes { raw in
+                        raw.baseAddress.flatMap { Self.write(fd, $0, raw.count) }
+                    }
+                    ?? buffer.withUnsafeReadableBytes { raw in
+                        raw.baseAddress.flatMap { Self.write(fd, $0, raw.count) }
+                    }
                 if let failure { throw Problem(Self.spoolError("spooling the upload", errno: failure)) }
             }
             if head.count == 1 {
