@@ -15,14 +15,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
+# --own: the sanitizer on RouteKit's own targets only, in the --traits Postgres,Server build (.build-full), whose
+# dependencies are reused (ROUTEKIT_TSAN_OWN, Package.swift): what CI runs, after everything else that uses that
+# build (it leaves RouteKit's objects instrumented; the next plain build rebuilds them). Without it: every target,
+# dependencies included, with --sanitize=thread in .build-tsan.
+if [ "${1:-}" = --own ]; then
+    shift
+    export ROUTEKIT_TSAN_OWN=1
+    TRAITS=Postgres,Server SCRATCH=.build-full SANITIZE=""
+else
+    TRAITS=Server SCRATCH=.build-tsan SANITIZE=--sanitize=thread
+fi
 # shellcheck disable=SC2086 # $ROUTEKIT_BUILD_FLAGS holds several flags (CI: no debug information, see .ci/run)
-$SWIFT build --build-tests --sanitize=thread --traits Server --scratch-path .build-tsan ${ROUTEKIT_BUILD_FLAGS:-}
-# --build-only: the build alone (CI builds it beside the other suites, see .ci/run).
+$SWIFT build --build-tests $SANITIZE --traits $TRAITS --scratch-path $SCRATCH ${ROUTEKIT_BUILD_FLAGS:-}
+# --build-only: the build alone.
 [ "${1:-}" = --build-only ] && exit 0
-concurrent='ReaderThreadTests|PipelineTests|ImportJobsCLITests|ChangesCLITests|SmoothStoreCLITests'
+concurrent='BlockingExecutorTests|ReaderThreadTests|PipelineTests|ImportJobsCLITests|ChangesCLITests|SmoothStoreCLITests'
 concurrent+='|SQLiteStoreTests/concurrentWriters|SQLiteFeedTests/commitPollerThread|SQLiteConformanceTests/conformance\('
 concurrent+='|ImportTests/readAheadOfLongFiles|ArchiveImportTests/(parallelEntries|readAhead)\('
-scripts/with-test-tmpdir.sh $SWIFT test --skip-build --sanitize=thread --traits Server --scratch-path .build-tsan \
+scripts/with-test-tmpdir.sh $SWIFT test --skip-build $SANITIZE --traits $TRAITS --scratch-path $SCRATCH \
     --filter "$concurrent"
-scripts/with-test-tmpdir.sh $SWIFT test --skip-build --sanitize=thread --traits Server --scratch-path .build-tsan --filter RouteKitServerTests \
-    --skip 'NginxTests|ServerTimeoutTests'
+scripts/with-test-tmpdir.sh $SWIFT test --skip-build $SANITIZE --traits $TRAITS --scratch-path $SCRATCH \
+    --filter RouteKitServerTests --skip 'NginxTests|ServerTimeoutTests'

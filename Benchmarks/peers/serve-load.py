@@ -5,6 +5,7 @@
     serve-load.py disconnect URL TOKEN [--followers 1000]
     serve-load.py slow       URL TOKEN [--changes 10000] [--rate 1024]
     serve-load.py catchup    URL TOKEN [--limit 5000]
+    serve-load.py stalls     URL TOKEN --health ZIP --fit FIT --heavy-tokens FILE [--heavy 4] [--rounds 3]
 
 follow      N followers tail the feed as Server-Sent Events while U clients upload small GPX files. Every follower
             must end with exactly the store's current routes (no gap, no repeat). Commit-to-delivery latency is
@@ -17,9 +18,18 @@ disconnect  N followers connect, catch up, and drop their connections abruptly (
 slow        one follower reads at RATE bytes/s while C changes are made through the route builder; prints the
             follower's progress (the server's memory is read by the caller from /proc).
 catchup     pages through GET /v1/changes from no anchor with `limit`, and prints the time and routes read.
+stalls      whether heavy uploads stall the server: HEAVY clients each upload the Apple Health export ZIP and HEAVY
+            others the FIT file, ROUNDS times each (curl processes, so that sending them costs this process
+            nothing), while GET /healthz is probed one request after another (a new connection each) and one SSE
+            follower receives a one-change upload (a small GPX file) every 200 ms. Each heavy upload is made with a
+            token of another source (--heavy-tokens: 2 * HEAVY * ROUNDS tokens), so that none is found stored.
+            Prints the latency of the probes (request to answer) and of the small uploads (request to answer, and
+            request to its SSE event): p50, p99, max, and how many took longer than 100 ms. The server needs
+            --max-concurrent-imports above 2 * HEAVY.
 """
 import argparse
 import asyncio
+import subprocess
 import json
 import random
 import socket
@@ -265,9 +275,86 @@ async def catchup(args):
     return 0
 
 
+async def stalls(args):
+    host, port = parse_url(args.url)
+    f = Follower(0)
+    follower = asyncio.create_task(f.run(host, port, args.token))
+    await asyncio.wait_for(f.up_to_date.wait(), 120)
+    done = asyncio.Event()
+
+    # Each heavy upload as another source (a token of its own, --heavy-tokens): the same file again under one source
+    # would be found stored (`unchanged`) and cost far less.
+    tokens = open(args.heavy_tokens).read().split() if args.heavy_tokens else []
+    if len(tokens) < 2 * args.heavy * args.rounds:
+        raise SystemExit(f"stalls needs {2 * args.heavy * args.rounds} tokens of distinct sources in --heavy-tokens")
+
+    async def heavy(path, name, n):
+        for r in range(args.rounds):
+            token = tokens.pop()
+            proc = await asyncio.create_subprocess_exec(
+                "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", f"Authorization: Bearer {token}",
+                "-H", "Expect:", "-X", "POST", "-T", path, f"{args.url}/v1/uploads?name={name}",
+                stdout=subprocess.PIPE)
+            out, _ = await proc.communicate()
+            if out.decode() not in ("200", "201"):
+                raise RuntimeError(f"heavy upload {name} #{n}.{r} answered {out.decode()}")
+
+    async def probe(latencies):
+        while not done.is_set():
+            t0 = time.monotonic()
+            status, _, _ = await request(host, port, "GET", "/healthz", args.token)
+            latencies.append(time.monotonic() - t0)
+            assert status == 200, status
+            await asyncio.sleep(0.01)
+
+    sent = {}
+
+    async def one_change():
+        base = random.randrange(1_000_000_000)
+        k = 0
+        while not done.is_set():
+            i = base + k
+            k += 1
+            t0 = time.monotonic()
+            status, _, body = await request(host, port, "POST", f"/v1/uploads?name=s{i}.gpx", args.token, gpx(i, 20))
+            t1 = time.monotonic()
+            assert status in (200, 201), (status, body[:200])
+            for r in json.loads(body)["results"][0]["routes"]:
+                sent[r["route"]] = (t0, t1)
+            await asyncio.sleep(0.2)
+
+    probes = []
+    started = time.monotonic()
+    side = [asyncio.create_task(probe(probes)), asyncio.create_task(one_change())]
+    await asyncio.gather(*([heavy(args.health, f"export{n}.zip", n) for n in range(args.heavy)]
+                           + [heavy(args.fit, f"big{n}.fit", n) for n in range(args.heavy)]))
+    done.set()
+    await asyncio.gather(*side)
+    took = time.monotonic() - started
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not set(sent) <= f.routes:
+        await asyncio.sleep(0.05)
+    follower.cancel()
+    deliveries = [f.received[u] - t0 for u, (t0, _) in sent.items() if u in f.received]
+    answers = [t1 - t0 for (t0, t1) in sent.values()]
+    missing = len([u for u in sent if u not in f.received])
+
+    def line(name, xs):
+        xs = sorted(x * 1000 for x in xs)
+        q = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+        slow = len([x for x in xs if x > 100])
+        print(f"{name}: {len(xs)}, p50 {q(.5):.1f} ms, p99 {q(.99):.1f} ms, max {q(1):.1f} ms, over 100 ms: {slow}")
+    print(f"{args.heavy} Health + {args.heavy} FIT clients, {args.rounds} uploads each, in {took:.1f} s")
+    line("GET /healthz", probes)
+    line("one-change uploads, request to answer", answers)
+    line("one-change uploads, request to SSE event", deliveries)
+    print(f"deliveries missing: {missing}")
+    return 0 if missing == 0 else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["follow", "disconnect", "slow", "catchup"])
+    p.add_argument("mode", choices=["follow", "disconnect", "slow", "catchup", "stalls"])
     p.add_argument("url")
     p.add_argument("token")
     p.add_argument("--admin", help="an admin token (disconnect reads /metrics)")
@@ -277,9 +364,15 @@ def main():
     p.add_argument("--changes", type=int, default=10000)
     p.add_argument("--rate", type=int, default=1024)
     p.add_argument("--limit", type=int, default=5000)
+    p.add_argument("--health", help="stalls: an Apple Health export.zip")
+    p.add_argument("--fit", help="stalls: a FIT file")
+    p.add_argument("--heavy", type=int, default=4)
+    p.add_argument("--heavy-tokens", help="stalls: a file of tokens, one per heavy upload, each of its own source")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--also", help="follow: a second server on the same store; followers and uploads alternate")
     args = p.parse_args()
-    sys.exit(asyncio.run({"follow": follow, "disconnect": disconnect, "slow": slow, "catchup": catchup}[args.mode](args)))
+    sys.exit(asyncio.run({"follow": follow, "disconnect": disconnect, "slow": slow, "catchup": catchup,
+                             "stalls": stalls}[args.mode](args)))
 
 
 if __name__ == "__main__":

@@ -318,11 +318,30 @@
                     #expect(r.status == .contentTooLarge)
                     #expect(problemType(r) == "decompressed-too-large")
                 }
-                // A small gzip file is fine.
+                // A small gzip file is fine, and keeps its name in the outcome (it is inflated while spooled).
                 let small = try gzip(Array(gpx(name: "z").utf8), in: folder)
                 try await client.execute(
                     uri: "/v1/uploads?name=z.gpx.gz", method: .post, headers: auth(token), body: ByteBuffer(bytes: small)
-                ) { #expect($0.status == .created) }
+                ) { r in
+                    #expect(r.status == .created)
+                    let results = json(r.body)["results"] as? [[String: Any]]
+                    #expect(results?.first?["file"] as? String == "z.gpx.gz")
+                }
+                // Cut short, or with a flipped byte: 422 naming the compression error and the upload, nothing stored.
+                let other = try gzip(Array(gpx(name: "y").utf8), in: folder)
+                var flipped = other
+                flipped[other.count / 2] ^= 0xFF
+                for (name, body) in [("cut.gpx.gz", Array(other.prefix(other.count - 6))), ("flip.gpx.gz", flipped)] {
+                    try await client.execute(
+                        uri: "/v1/uploads?name=\(name)", method: .post, headers: auth(token), body: ByteBuffer(bytes: body)
+                    ) { r in
+                        #expect(r.status == .unprocessableContent, "\(name)")
+                        let results = json(r.body)["results"] as? [[String: Any]]
+                        #expect(results?.first?["file"] as? String == name)
+                        let error = results?.first?["error"] as? [String: Any]
+                        #expect(error?["code"] as? String == "compression", "\(name): \(String(buffer: r.body))")
+                    }
+                }
             }
         }
     }
