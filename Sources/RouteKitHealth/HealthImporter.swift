@@ -13,10 +13,10 @@ package protocol HealthExportFiles {
     /// Its size in bytes, if known (for progress).
     var xmlSize: Int? { get }
     /// A new stream over `export.xml`, from its start.
-    func openXML() throws(RouteKitError) -> any HealthByteStream
+    func openXML() throws(RouteKitError) -> any ByteSource
     /// A new stream over `export.xml` from byte `offset` (the second pass reads only the part with the records it
     /// needs). The default reads from the start and drops `offset` bytes.
-    func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream
+    func openXML(at offset: Int) throws(RouteKitError) -> any ByteSource
     /// The bytes of a file of the export, by its path relative to the export's root (`workout-routes/x.gpx`).
     /// - Throws: `RouteKitError.Code.io` when it is missing or unreadable.
     func contents(of path: String) throws(RouteKitError) -> [UInt8]
@@ -25,7 +25,7 @@ package protocol HealthExportFiles {
 }
 
 extension HealthExportFiles {
-    package func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
+    package func openXML(at offset: Int) throws(RouteKitError) -> any ByteSource {
         let stream = try openXML()
         var left = offset
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
@@ -67,10 +67,10 @@ package struct HealthExportFolder: HealthExportFiles {
         (try? FileManager.default.attributesOfItem(atPath: xmlPath)[.size] as? Int) ?? nil
     }
 
-    package func openXML() throws(RouteKitError) -> any HealthByteStream { try FileByteStream(path: xmlPath) }
+    package func openXML() throws(RouteKitError) -> any ByteSource { try FileByteSource(path: xmlPath) }
 
-    package func openXML(at offset: Int) throws(RouteKitError) -> any HealthByteStream {
-        try FileByteStream(path: xmlPath, offset: offset)
+    package func openXML(at offset: Int) throws(RouteKitError) -> any ByteSource {
+        try FileByteSource(path: xmlPath, offset: offset)
     }
 
     package func contents(of path: String) throws(RouteKitError) -> [UInt8] {
@@ -176,12 +176,12 @@ public final class HealthImporter {
 
     /// The name of the first element of the XML file at `path` (past its DTD), `nil` if it has none or is not XML.
     package static func rootElement(of path: String) -> String? {
-        guard let stream = try? FileByteStream(path: path) else { return nil }
+        guard let stream = try? FileByteSource(path: path) else { return nil }
         return rootElement(of: stream, name: path)
     }
 
     /// The name of the first element read from `stream` (past its DTD), `nil` if it has none or is not XML.
-    package static func rootElement(of stream: any HealthByteStream, name: String) -> String? {
+    package static func rootElement(of stream: any ByteSource, name: String) -> String? {
         let scanner = HealthXMLScanner(stream: stream, fileName: name, chunkSize: 64 << 10, maxMarkup: 1 << 20)
         guard (try? scanner.next()) == .start else { return nil }
         return scanner.name

@@ -1,4 +1,5 @@
 public import RouteKit
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc
@@ -11,8 +12,8 @@ public import RouteKit
 /// A streaming scanner of the elements of an XML document, written for Apple Health's `export.xml` (gigabytes of
 /// flat, attribute-only elements) instead of Foundation's `XMLParser`.
 ///
-/// It reads its `HealthByteStream` a chunk at a time and hands out start and end tags with their attributes;
-/// memory stays at the chunk size plus the largest single tag, whatever the document's size.
+/// It reads its `ByteSource` (RouteKitIngest's) a chunk at a time and hands out start and end tags with their
+/// attributes; memory stays at the chunk size plus the largest single tag, whatever the document's size.
 ///
 /// - **Attributes** in single or double quotes, with `&amp; &lt; &gt; &quot; &apos;` and numeric character
 ///   references decoded. Any other entity reference in an attribute is an error: entities are never expanded.
@@ -47,7 +48,7 @@ public final class HealthXMLScanner {
 
     /// The name in errors.
     public let fileName: String
-    private let stream: any HealthByteStream
+    private let stream: any ByteSource
     private let chunkSize: Int
     private var buffer: UnsafeMutablePointer<UInt8>
     private var capacity: Int
@@ -85,7 +86,7 @@ public final class HealthXMLScanner {
     ///   - startOffset: where in the document `stream` starts (a second pass over part of it); offsets count from
     ///     the document's start, line numbers from there.
     package init(
-        stream: any HealthByteStream, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20,
+        stream: any ByteSource, fileName: String, chunkSize: Int = 1 << 20, maxMarkup: Int = 64 << 20,
         maxDepth: Int = HealthXMLScanner.defaultMaxDepth, startOffset: Int = 0
     ) {
         self.maxDepth = max(1, maxDepth)
@@ -105,7 +106,7 @@ public final class HealthXMLScanner {
         maxDepth: Int = HealthXMLScanner.defaultMaxDepth
     ) {
         self.init(
-            stream: MemoryByteStream(bytes, readSize: readSize), fileName: fileName, chunkSize: chunkSize,
+            stream: MemoryByteSource(bytes, readSize: readSize), fileName: fileName, chunkSize: chunkSize,
             maxMarkup: maxMarkup, maxDepth: maxDepth)
     }
 

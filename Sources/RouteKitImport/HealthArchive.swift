@@ -1,6 +1,7 @@
 import Foundation
 import RouteKit
 import RouteKitHealth
+import RouteKitIngest
 
 /// An Apple Health export inside a zip archive (the `export.zip` the Health app shares): `export.xml` inflated as a
 /// stream each time it is read (it can be gigabytes), the route files it references read whole from their entries.
@@ -26,9 +27,11 @@ struct ZipHealthExport: HealthExportFiles {
 
     var xmlSize: Int? { archive.size(of: prefix + "export.xml") }
 
-    func openXML() throws(RouteKitError) -> any HealthByteStream {
+    func openXML() throws(RouteKitError) -> any ByteSource {
         // Each pass reads export.xml again: it counts toward the archive's total once, as an entry read once would.
-        ZipEntryStream(try archive.reader(of: prefix + "export.xml", again: true))
+        // The entry is inflated as the scanner reads it (memory stays bounded); its size and CRC-32 are checked at
+        // its end.
+        try archive.reader(of: prefix + "export.xml", again: true)
     }
 
     func contents(of path: String) throws(RouteKitError) -> [UInt8] {
@@ -40,16 +43,4 @@ struct ZipHealthExport: HealthExportFiles {
     }
 
     func label(_ path: String) -> String { "\(archive.name)!\(prefix)\(path)" }
-}
-
-/// One zip entry read by the Health scanner a buffer at a time: inflated as it is read, on the reading thread, so
-/// memory stays bounded whatever the entry's size. Its size and CRC are checked at its end.
-final class ZipEntryStream: HealthByteStream {
-    private let reader: ZipEntryReader
-
-    init(_ reader: ZipEntryReader) { self.reader = reader }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
-        try reader.read(into: buffer)
-    }
 }

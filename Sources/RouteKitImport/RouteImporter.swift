@@ -72,7 +72,7 @@ public final class RouteImporter {
 
     /// A file's first four bytes, as stored (fewer when it is shorter or unreadable).
     private static func head(of path: String) -> [UInt8] {
-        guard let stream = try? FileByteStream(path: path) else { return [] }
+        guard let stream = try? FileByteSource(path: path) else { return [] }
         var bytes = [UInt8](repeating: 0, count: 4)
         let n =
             (try? bytes.withUnsafeMutableBytes { buffer throws(RouteKitError) in try stream.read(into: buffer) }) ?? 0

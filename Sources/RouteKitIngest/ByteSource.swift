@@ -1,28 +1,89 @@
 private import CRouteKitZlib
 import RouteKit
 
-/// Bytes read in order from something that is neither a file nor memory: an archive's entry inflated as it is read.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Bytes read in order, a buffer at a time: a file (``FileByteSource``), memory (``MemoryByteSource``), a file or
+/// source gzip-decompressed as it is read (``StreamingFile``), an archive's entry inflated as it is read. The GPX and
+/// FIT readers and Apple Health's `export.xml` scanner read through one, so that none needs its whole input at once.
 package protocol ByteSource: AnyObject {
-    /// Reads up to `buffer.count` bytes; 0 at the end.
+    /// Reads up to `buffer.count` bytes into `buffer`; returns how many, 0 at the end.
+    /// - Throws: `RouteKitError.Code.io` when reading fails (a source that decompresses also throws
+    ///   `RouteKitError.Code.compression`).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
 }
 
-/// Bytes held in memory as a ``ByteSource`` (a small archive entry that inflates large).
+/// Bytes held in memory as a ``ByteSource`` (a small archive entry that inflates large), handed out at most
+/// `readSize` at a time (tests and the Health fuzzer use small reads to put chunk boundaries everywhere).
 package final class MemoryByteSource: ByteSource {
     private let bytes: [UInt8]
     private var offset = 0
+    private let readSize: Int
 
-    /// A source of `bytes`, from the start.
-    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    /// A source of `bytes`, from the start, handing out at most `readSize` bytes a read (at least 1).
+    package init(_ bytes: [UInt8], readSize: Int = .max) {
+        self.bytes = bytes
+        self.readSize = max(1, readSize)
+    }
 
     package func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
-        let n = min(buffer.count, bytes.count - offset)
+        let n = min(buffer.count, readSize, bytes.count - offset)
         guard n > 0, let base = buffer.baseAddress else { return 0 }
         bytes.withUnsafeBytes { b in
             if let from = b.baseAddress { base.copyMemory(from: from + offset, byteCount: n) }
         }
         offset += n
         return n
+    }
+}
+
+/// `read(2)`, outside the type whose `read` method would hide it.
+private func readFile(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+/// A file read in order with `read(2)`, from its start or from a given byte, closed when released: the raw input of
+/// ``StreamingFile``, and Apple Health's `export.xml` (whose second pass starts part way in).
+package final class FileByteSource: ByteSource {
+    private let fd: Int32
+    private let path: String
+
+    /// Opens `path`, to be read from byte `offset`.
+    /// - Throws: `RouteKitError.Code.io` when it cannot be opened, is a folder, or cannot be read from `offset`.
+    package init(path: String, offset: Int = 0) throws(RouteKitError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw RouteKitError(.io, "cannot open the file: \(String(cString: strerror(errno)))", file: path)
+        }
+        var st = stat()
+        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw RouteKitError(.io, "is a directory, not a file", file: path)
+        }
+        if offset > 0 && lseek(fd, off_t(offset), SEEK_SET) < 0 {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw RouteKitError(.io, "cannot seek: \(reason)", file: path)
+        }
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close(fd) }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
+        while true {
+            let n = readFile(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw RouteKitError(.io, "read failed: \(String(cString: strerror(errno)))", file: path)
+        }
     }
 }
 

@@ -1,13 +1,5 @@
 import RouteKit
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Bytes read a buffer at a time from a raw source, gzip decompressed on the fly when they start with gzip's magic:
 /// the reader for formats parsed as a stream (TCX), from a file or an archive's entry, so that memory does not grow
 /// with the input or with what it decompresses to. At most `limit` bytes come out; past it, reading fails.
@@ -42,7 +34,7 @@ package final class StreamingFile {
     /// Opens the file at `path`.
     /// - Throws: `RouteKitError.Code.io` when it cannot be opened or is a folder.
     package convenience init(path: String, limit: Int = InputFile.defaultLimit) throws(RouteKitError) {
-        let file = try OpenFile(path: path)
+        let file = try FileByteSource(path: path)
         self.init(name: path, limit: limit) { (b: UnsafeMutableRawBufferPointer) throws(RouteKitError) in
             try file.read(into: b)
         }
@@ -108,42 +100,6 @@ package final class StreamingFile {
                 file: path)
         }
         return n
-    }
-}
-
-/// `read(2)`, outside the type whose `read` method would hide it.
-private func readFile(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
-
-/// A file open for reading with `read(2)`, closed when released.
-private final class OpenFile {
-    let fd: Int32
-    let path: String
-
-    init(path: String) throws(RouteKitError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw RouteKitError(.io, "cannot open the file: \(String(cString: strerror(errno)))", file: path)
-        }
-        var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-            close(fd)
-            throw RouteKitError(.io, "is a directory, not a file", file: path)
-        }
-        self.fd = fd
-        self.path = path
-    }
-
-    deinit { close(fd) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int {
-        while true {
-            let n = readFile(fd, buffer.baseAddress, buffer.count)
-            if n >= 0 { return n }
-            if errno == EINTR { continue }
-            throw RouteKitError(.io, "read failed: \(String(cString: strerror(errno)))", file: path)
-        }
     }
 }
 

@@ -273,7 +273,7 @@ struct GeneratedExportTests {
         var files: [String: [UInt8]]
         var xmlName: String { "memory.zip!apple_health_export/export.xml" }
         var xmlSize: Int? { xml.count }
-        func openXML() throws(RouteKitError) -> any HealthByteStream { MemoryByteStream(xml, readSize: 1000) }
+        func openXML() throws(RouteKitError) -> any ByteSource { MemoryByteSource(xml, readSize: 1000) }
         func contents(of path: String) throws(RouteKitError) -> [UInt8] {
             guard let bytes = files[path] else { throw RouteKitError(.io, "missing", file: label(path)) }
             return bytes

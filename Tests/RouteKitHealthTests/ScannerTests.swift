@@ -1,13 +1,14 @@
 import Foundation
 import RouteKit
 @_spi(RouteKitInternals) import RouteKitHealth
+import RouteKitIngest
 import RouteKitTesting
 import Testing
 
 /// The scanner's events as text: `+Name a=v b=w` for a start tag, `-Name` for an end tag.
 func scan(_ text: String, readSize: Int = .max, chunkSize: Int = 1 << 20) throws(RouteKitError) -> [String] {
     let scanner = HealthXMLScanner(
-        stream: MemoryByteStream(Array(text.utf8), readSize: readSize), fileName: "test.xml", chunkSize: chunkSize)
+        stream: MemoryByteSource(Array(text.utf8), readSize: readSize), fileName: "test.xml", chunkSize: chunkSize)
     var out: [String] = []
     while let event = try scanner.next() {
         switch event {
@@ -162,7 +163,7 @@ struct ScannerTests {
     @Test("2015 exports: attribute names with spaces are read as one name, and counted")
     func namesWithSpaces() throws {
         let scanner = HealthXMLScanner(
-            stream: MemoryByteStream(Array(#"<Me HK Date Of Birth="1990-01-01" b="2"/>"#.utf8)), fileName: "t")
+            stream: MemoryByteSource(Array(#"<Me HK Date Of Birth="1990-01-01" b="2"/>"#.utf8)), fileName: "t")
         #expect(try scanner.next() == .start)
         #expect(scanner.allAttributes.map(\.name) == ["HK Date Of Birth", "b"])
         #expect(scanner.namesWithSpaces == 3)
@@ -172,14 +173,14 @@ struct ScannerTests {
     func bounded() throws {
         let long = "<HealthData><Record v=\"" + String(repeating: "x", count: 20_000) + "\"/></HealthData>"
         let scanner = HealthXMLScanner(
-            stream: MemoryByteStream(Array(long.utf8), readSize: 512), fileName: "t", chunkSize: 512, maxMarkup: 4096)
+            stream: MemoryByteSource(Array(long.utf8), readSize: 512), fileName: "t", chunkSize: 512, maxMarkup: 4096)
         #expect(try scanner.next() == .start)
         #expect(throws: RouteKitError.self) { try scanner.next() }
         // Comments and a DTD far longer than the limit are skipped, never held.
         let comment = "<!--" + String(repeating: "c", count: 50_000) + "-->"
         let dtd = "<!DOCTYPE a [" + String(repeating: "<!ELEMENT x EMPTY>\n", count: 3000) + "]>"
         let skipped = HealthXMLScanner(
-            stream: MemoryByteStream(Array((dtd + comment + "<a/>").utf8), readSize: 512), fileName: "t",
+            stream: MemoryByteSource(Array((dtd + comment + "<a/>").utf8), readSize: 512), fileName: "t",
             chunkSize: 512, maxMarkup: 4096)
         #expect(try skipped.next() == .start)
         #expect(skipped.name == "a")
@@ -192,7 +193,7 @@ struct ScannerTests {
         let alphabet = Array("<>/!?-[]\"'&;=# \nax0".utf8)
         func outcome(_ bytes: [UInt8], _ readSize: Int) -> String {
             let scanner = HealthXMLScanner(
-                stream: MemoryByteStream(bytes, readSize: readSize), fileName: "m", chunkSize: readSize)
+                stream: MemoryByteSource(bytes, readSize: readSize), fileName: "m", chunkSize: readSize)
             var out: [String] = []
             do {
                 while let e = try scanner.next() {
