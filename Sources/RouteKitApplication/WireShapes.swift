@@ -1,6 +1,7 @@
 internal import Foundation
 package import RouteKit
 package import RouteKitIngest
+package import RouteKitProcessing
 
 // The JSON shapes RouteKit prints (`routekit … --json`) and serves (`routekit serve`), defined once. Absent values
 // are written as explicit `null`s, so a consumer sees every key of a shape whether or not it has a value.
@@ -221,6 +222,115 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
         case distanceMetres, elapsedSeconds, movingSeconds
+    }
+}
+
+/// A workout's statistics with what they were computed from (``WorkoutStatistics/compute(store:id:request:)``):
+/// `routekit stats --json`, and `GET /v1/workouts/ID/stats`. Every key is present, `null` where there is no value;
+/// within a zone, the last zone's `upper` is left out (it has none).
+package struct WorkoutStatisticsJSON: Codable, Hashable, Sendable {
+    /// Heart rate while moving, present when there is an average.
+    package struct HeartRate: Codable, Hashable, Sendable {
+        /// The time-weighted average (beats a minute).
+        @ExplicitNull package var average: Double?
+        /// The highest heart rate, or `null`.
+        @ExplicitNull package var max: Double?
+
+        enum CodingKeys: String, CodingKey { case average, max }
+    }
+
+    /// Power while moving, present when there is an average.
+    package struct Power: Codable, Hashable, Sendable {
+        /// The time-weighted average (watts).
+        @ExplicitNull package var average: Double?
+        /// The highest power, or `null`.
+        @ExplicitNull package var max: Double?
+        /// The FTP the power zones used (given, or estimated), or `null`.
+        @ExplicitNull package var ftp: Double?
+
+        enum CodingKeys: String, CodingKey { case average, max, ftp }
+    }
+
+    /// The time spent in one heart-rate or power zone.
+    package struct Zone: Codable, Hashable, Sendable {
+        /// The zone's number, from 1.
+        package var zone: Int
+        /// Its lower bound.
+        package var lower: Double
+        /// Its upper bound, left out for the last zone (unbounded).
+        package var upper: Double?
+        /// The seconds spent in it while moving.
+        package var seconds: Double
+
+        /// The shape of `time`.
+        package init(_ time: ZoneTime) {
+            zone = time.zone
+            lower = time.lower
+            upper = time.upper
+            seconds = time.seconds
+        }
+
+        enum CodingKeys: String, CodingKey { case zone, lower, upper, seconds }
+    }
+
+    /// The workout's uuid.
+    package var workout: String
+    /// The route version the numbers come from, or `null`.
+    @ExplicitNull package var route: String?
+    /// The distance (metres).
+    package var distanceMetres: Double
+    /// From the first time to the last (seconds), or `null`.
+    @ExplicitNull package var elapsedSeconds: Double?
+    /// The time spent moving (seconds), or `null`.
+    @ExplicitNull package var movingSeconds: Double?
+    /// The elevation gained (metres), or `null`.
+    @ExplicitNull package var elevationGainMetres: Double?
+    /// The elevation lost (metres), or `null`.
+    @ExplicitNull package var elevationLossMetres: Double?
+    /// The lowest elevation (metres), or `null`.
+    @ExplicitNull package var minElevationMetres: Double?
+    /// The highest elevation (metres), or `null`.
+    @ExplicitNull package var maxElevationMetres: Double?
+    /// The distance over the moving time (m/s), or `null`.
+    @ExplicitNull package var averageSpeed: Double?
+    /// The fastest stretch's speed (m/s), or `null`.
+    @ExplicitNull package var maxSpeed: Double?
+    /// The heart rate, or `null` without an average.
+    @ExplicitNull package var heartRate: HeartRate?
+    /// The time-weighted cadence while moving, or `null`.
+    @ExplicitNull package var cadenceAverage: Double?
+    /// The time in each heart-rate zone, or `null`.
+    @ExplicitNull package var zones: [Zone]?
+    /// The power, or `null` without an average.
+    @ExplicitNull package var power: Power?
+    /// The time in each power zone, or `null`.
+    @ExplicitNull package var powerZones: [Zone]?
+
+    /// The shape of `report`.
+    package init(_ report: WorkoutStatisticsReport) {
+        let s = report.statistics
+        workout = report.workout.id.lowercaseText
+        route = report.route?.id.lowercaseText
+        distanceMetres = s.distanceMetres
+        elapsedSeconds = s.elapsedSeconds
+        movingSeconds = s.movingSeconds
+        elevationGainMetres = s.elevationGainMetres
+        elevationLossMetres = s.elevationLossMetres
+        minElevationMetres = s.minElevation
+        maxElevationMetres = s.maxElevation
+        averageSpeed = s.averageSpeed
+        maxSpeed = s.maxSpeed
+        heartRate = s.heartRateAverage.map { HeartRate(average: $0, max: s.heartRateMax) }
+        cadenceAverage = s.cadenceAverage
+        zones = s.zones?.map(Zone.init)
+        power = s.powerAverage.map { Power(average: $0, max: s.powerMax, ftp: report.ftp) }
+        powerZones = s.powerZones?.map(Zone.init)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
+        case elevationLossMetres, minElevationMetres, maxElevationMetres, averageSpeed, maxSpeed, heartRate
+        case cadenceAverage, zones, power, powerZones
     }
 }
 

@@ -283,7 +283,7 @@ public struct ZoneTime: Sendable, Hashable, Codable {
     }
 }
 
-/// A workout's or route's statistics (the shape of `routekit stats --json`, without the ids).
+/// A workout's or route's statistics (the numbers of `routekit stats`, without the ids).
 public struct RouteStatistics: Sendable, Hashable {
     /// Ellipsoidal distance along the route, metres (segment gaps and spikes excluded).
     public var distanceMetres = 0.0

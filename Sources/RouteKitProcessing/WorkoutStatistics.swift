@@ -39,9 +39,10 @@ extension Zones {
     }
 }
 
-/// A workout's statistics with what they were computed from: the shape of `routekit stats --json` and of the HTTP
-/// service's `GET /v1/workouts/ID/stats`.
-package struct WorkoutStatisticsReport: Sendable, Encodable {
+/// A workout's statistics with what they were computed from: what `routekit stats` prints and the HTTP service's
+/// `GET /v1/workouts/ID/stats` serves. Their JSON shape (`routekit stats --json` and that endpoint's body) is
+/// RouteKitApplication's `WorkoutStatisticsJSON`, where every door's wire shapes are defined.
+package struct WorkoutStatisticsReport: Sendable {
     /// The workout.
     package var workout: Workout
     /// The route version the numbers come from (the workout's raw recording, or the route asked for), if any.
@@ -50,47 +51,6 @@ package struct WorkoutStatisticsReport: Sendable, Encodable {
     package var statistics: RouteStatistics
     /// The FTP the power zones used (given, or estimated), if any.
     package var ftp: Double?
-
-    enum CodingKeys: String, CodingKey {
-        case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
-        case elevationLossMetres, minElevationMetres, maxElevationMetres, averageSpeed, maxSpeed, heartRate
-        case cadenceAverage, zones, power, powerZones
-    }
-
-    struct HeartRate: Encodable {
-        @ExplicitNull var average: Double?
-        @ExplicitNull var max: Double?
-        enum CodingKeys: String, CodingKey { case average, max }
-    }
-
-    struct Power: Encodable {
-        @ExplicitNull var average: Double?
-        @ExplicitNull var max: Double?
-        @ExplicitNull var ftp: Double?
-        enum CodingKeys: String, CodingKey { case average, max, ftp }
-    }
-
-    /// Every key, `null` where there is no value.
-    package func encode(to encoder: any Encoder) throws {
-        let s = statistics
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(workout.id.uuidString.lowercased(), forKey: .workout)
-        try c.encode(route?.id.uuidString.lowercased(), forKey: .route)
-        try c.encode(s.distanceMetres, forKey: .distanceMetres)
-        try c.encode(s.elapsedSeconds, forKey: .elapsedSeconds)
-        try c.encode(s.movingSeconds, forKey: .movingSeconds)
-        try c.encode(s.elevationGainMetres, forKey: .elevationGainMetres)
-        try c.encode(s.elevationLossMetres, forKey: .elevationLossMetres)
-        try c.encode(s.minElevation, forKey: .minElevationMetres)
-        try c.encode(s.maxElevation, forKey: .maxElevationMetres)
-        try c.encode(s.averageSpeed, forKey: .averageSpeed)
-        try c.encode(s.maxSpeed, forKey: .maxSpeed)
-        try c.encode(s.heartRateAverage.map { HeartRate(average: $0, max: s.heartRateMax) }, forKey: .heartRate)
-        try c.encode(s.cadenceAverage, forKey: .cadenceAverage)
-        try c.encode(s.zones, forKey: .zones)
-        try c.encode(s.powerAverage.map { Power(average: $0, max: s.powerMax, ftp: ftp) }, forKey: .power)
-        try c.encode(s.powerZones, forKey: .powerZones)
-    }
 }
 
 /// A workout's (or one route version's) statistics, read from a store: the rules of `routekit stats` as a library

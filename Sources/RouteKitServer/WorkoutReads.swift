@@ -48,7 +48,7 @@
             r.grace = try number("grace", 0...3_600)
             r.elevationHysteresis = try number("hysteresis", 0...1_000)
             let report = try await WorkoutStatistics.compute(store: store, id: workout.id, request: r)
-            var response = JSONBody.response(report)
+            var response = JSONBody.response(WorkoutStatisticsJSON(report))
             // A workout's series and effort may grow beside its route: revalidate.
             response.headers[.cacheControl] = "private, no-cache"
             return response

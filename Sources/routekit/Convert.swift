@@ -119,16 +119,10 @@ struct Convert: ParsableCommand {
             if format == .fit { return try convertFIT(to: target) }
             if format == .healthExport { throw healthExportRefusal(input) }
         }
-        switch resolvedFormat {
-        case .gpx:
-            return try convertGPX(to: target)
-        case .geojson:
-            try stream(to: target, GeoJSONWriter.init(to:))
-            return "GeoJSON written"
-        case .csv:
-            try stream(to: target, CSVWriter.init(to:))
-            return "CSV written"
-        }
+        // GPX 1.1's writer needs its order (a file that has another is read again to reorder it); the others take
+        // the file as it comes.
+        if resolvedFormat.needsGPXOrder { return try convertGPX(to: target) }
+        return try stream(to: target)
     }
 
     /// A FIT file through the same writers, from the events ``FITFile/gpxEvents(_:_:)`` makes of it (in GPX 1.1's
@@ -145,46 +139,32 @@ struct Convert: ParsableCommand {
         }
     }
 
-    /// Events another format's reader makes (FIT, TCX), through the writer the output asks for, in one pass.
+    /// Events another format's reader makes (FIT, TCX), through the writer the output's format makes
+    /// (``ExportFormat/makeWriter(to:)``), in one pass; returns the writer's summary with the input's warnings.
     func convertEvents(
         to target: Target,
         _ produce: ((GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) -> Void
     ) throws(RouteKitError) -> String {
         let out = try sink(target)
+        var writer = resolvedFormat.makeWriter(to: out)
         var warnings = 0
-        func run<W: GPXEventWriter>(_ writer: inout W) throws(RouteKitError) {
-            try produce { (e: GPXEvent) throws(RouteKitError) in
-                if case .warning = e { warnings += 1 }
-                try writer.write(e)
-            }
-            try writer.finish()
+        try produce { (e: GPXEvent) throws(RouteKitError) in
+            if case .warning = e { warnings += 1 }
+            try writer.write(e)
         }
-        var summary: String
-        switch resolvedFormat {
-        case .gpx:
-            var writer = GPXWriter(to: out)
-            try run(&writer)
-            summary = describe(writer, warnings: warnings)
-        case .geojson:
-            var writer = GeoJSONWriter(to: out)
-            try run(&writer)
-            summary = "GeoJSON written"
-        case .csv:
-            var writer = CSVWriter(to: out)
-            try run(&writer)
-            summary = "CSV written"
-        }
+        try writer.finish()
         try out.close()
-        if resolvedFormat != .gpx && warnings > 0 { summary += "; \(warnings) input warning(s) (see routekit inspect)" }
-        return summary
+        return writer.summary(warnings: warnings)
     }
 
-    /// One pass, in file order (GeoJSON and CSV have no ordering rule).
-    func stream<W: GPXEventWriter>(to target: Target, _ makeWriter: (OutputSink) -> W) throws(RouteKitError) {
+    /// One pass, in file order, for a format without an ordering rule (GeoJSON, CSV); returns the writer's summary.
+    /// The reader's warnings are not counted on this path.
+    func stream(to target: Target) throws(RouteKitError) -> String {
         let out = try sink(target)
-        var writer = makeWriter(out)
+        var writer = resolvedFormat.makeWriter(to: out)
         try writer.write(contentsOf: GPXReader(path: input, options: readingOptions.readOptions))
         try out.close()
+        return writer.summary(warnings: 0)
     }
 
     /// Whether the input is a regular file (which can be read more than once).
@@ -250,7 +230,7 @@ struct Convert: ParsableCommand {
     /// by the caller: this is only used on rewritable targets or after a check).
     func convertGPXInOrder(to target: Target) throws(RouteKitError) -> String? {
         let out = try sink(target)
-        var writer = GPXWriter(to: out)
+        var writer = resolvedFormat.makeWriter(to: out)
         let reader = try GPXReader(path: input, options: readingOptions.readOptions)
         var warnings = 0
         var order = OrderCheck()
@@ -264,13 +244,13 @@ struct Convert: ParsableCommand {
         }
         try writer.finish()
         try out.close()
-        return describe(writer, warnings: warnings)
+        return writer.summary(warnings: warnings)
     }
 
     /// Three filtered passes: metadata and waypoints, then routes, then tracks.
     func convertGPXReordering(to target: Target) throws(RouteKitError) -> String {
         let out = try sink(target)
-        var writer = GPXWriter(to: out)
+        var writer = resolvedFormat.makeWriter(to: out)
         var warnings = 0
         for pass in 0..<3 {
             let reader = try GPXReader(path: input, options: readingOptions.readOptions)
@@ -297,19 +277,7 @@ struct Convert: ParsableCommand {
         }
         try writer.finish()
         try out.close()
-        return describe(writer, warnings: warnings) + "; reordered (waypoints, routes, tracks)"
-    }
-
-    func describe(_ writer: GPXWriter, warnings: Int) -> String {
-        var parts = ["\(writer.pointsWritten) points written"]
-        if warnings > 0 { parts.append("\(warnings) input warning\(warnings == 1 ? "" : "s") (see routekit inspect)") }
-        if writer.droppedElements > 0 {
-            parts.append(
-                "\(writer.droppedElements) extension element\(writer.droppedElements == 1 ? "" : "s") in the GPX namespace not writable in GPX 1.1"
-            )
-        }
-        if writer.droppedValues > 0 { parts.append("\(writer.droppedValues) value(s) outside the schema left out") }
-        return parts.joined(separator: "; ")
+        return writer.summary(warnings: warnings) + "; reordered (waypoints, routes, tracks)"
     }
 }
 

@@ -80,7 +80,7 @@ struct Stats: AsyncParsableCommand {
             request.elevationHysteresis = hysteresis
             let report = try await WorkoutStatistics.compute(store: store, id: try parseUUID(id), request: request)
             if json {
-                printJSONLine(report)
+                printJSONLine(WorkoutStatisticsJSON(report))
                 return
             }
             let s = report.statistics

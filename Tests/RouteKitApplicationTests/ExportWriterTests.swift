@@ -44,4 +44,24 @@ struct ExportWriterTests {
         #expect(lines == [[[2, 2], [3, 3]]])
         #expect((features[4]["properties"] as? [String: Any])?["pointsNotInGeometry"] as? Int == 1)
     }
+
+    @Test("each format's writer comes from one mapping: only GPX needs GPX 1.1's order; each says what it wrote")
+    func formatsAndSummaries() throws {
+        let track = "<trk><trkseg><trkpt lat=\"1\" lon=\"1\"/><trkpt lat=\"2\" lon=\"2\"/></trkseg></trk></gpx>"
+        let events = try Self.eventsInFileOrder(Array((Self.head + track).utf8))
+        var summaries: [ExportFormat: String] = [:]
+        for format in ExportFormat.allCases {
+            let sink = OutputSink()
+            var writer = format.makeWriter(to: sink)
+            for event in events { try writer.write(event) }
+            try writer.finish()
+            try sink.close()
+            #expect(!sink.bytes.isEmpty, "\(format)")
+            summaries[format] = writer.summary(warnings: format == .gpx ? 1 : 2)
+        }
+        #expect(summaries[.gpx] == "2 points written; 1 input warning (see routekit inspect)")
+        #expect(summaries[.geojson] == "GeoJSON written; 2 input warning(s) (see routekit inspect)")
+        #expect(summaries[.csv] == "CSV written; 2 input warning(s) (see routekit inspect)")
+        #expect(ExportFormat.allCases.filter(\.needsGPXOrder) == [.gpx])
+    }
 }

@@ -2,6 +2,8 @@ import Foundation
 import RouteKit
 import RouteKitApplication
 import RouteKitGPX
+import RouteKitProcessing
+import RouteKitTesting
 import Testing
 
 @Suite("JSON shapes")
@@ -92,5 +94,33 @@ struct JSONShapesTests {
         let cells = row.split(separator: ",", omittingEmptySubsequences: false)
         #expect(cells.count == header.count)
         #expect(cells[0] == "" && cells[1] == "1.5" && cells[7] == "0.5", "\(row)")
+    }
+
+    @Test("a workout's statistics: every key, null where there is no value, a zone's upper left out when it has none")
+    func statisticsJSON() async throws {
+        let store = InMemoryStore()
+        let source = try Source(name: "watch")
+        let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
+        _ = try await store.saveWorkout(workout)
+        let report = try await WorkoutStatistics.compute(store: store, id: workout.id)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(WorkoutStatisticsJSON(report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let keys: Set<String> = [
+            "workout", "route", "distanceMetres", "elapsedSeconds", "movingSeconds", "elevationGainMetres",
+            "elevationLossMetres", "minElevationMetres", "maxElevationMetres", "averageSpeed", "maxSpeed", "heartRate",
+            "cadenceAverage", "zones", "power", "powerZones",
+        ]
+        #expect(Set(object.keys) == keys, "\(String(decoding: data, as: UTF8.self))")
+        #expect(object["workout"] as? String == workout.id.lowercaseText)
+        for key in ["route", "elapsedSeconds", "heartRate", "cadenceAverage", "zones", "power", "powerZones"] {
+            #expect(object[key] is NSNull, "\(key)")
+        }
+        let zones = [
+            ZoneTime(zone: 1, lower: 0, upper: 120, seconds: 30), ZoneTime(zone: 2, lower: 120, upper: nil, seconds: 5),
+        ]
+        let text = String(decoding: try encoder.encode(zones.map(WorkoutStatisticsJSON.Zone.init)), as: UTF8.self)
+        #expect(text == #"[{"lower":0,"seconds":30,"upper":120,"zone":1},{"lower":120,"seconds":5,"zone":2}]"#)
     }
 }
