@@ -28,8 +28,9 @@ struct Stats: AsyncParsableCommand {
                "movingSeconds": x|null, "elevationGainMetres": x|null, "elevationLossMetres": x|null,
                "minElevationMetres": x|null, "maxElevationMetres": x|null, "averageSpeed": x|null,
                "maxSpeed": x|null, "heartRate": {"average": x, "max": x}|null, "cadenceAverage": x|null,
-               "zones": [{"zone": 1, "lower": x, "upper": x|null, "seconds": x}]|null,
+               "zones": [{"zone": 1, "lower": x, "upper": x, "seconds": x}]|null,
                "power": {"average": x, "max": x, "ftp": x}|null, "powerZones": [{…}]|null}
+            The last zone has no "upper" (it has no upper bound).
             """)
 
     @OptionGroup var storeOptions: StoreOptions
