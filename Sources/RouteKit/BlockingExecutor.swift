@@ -9,7 +9,7 @@ import Foundation
 /// It is a `TaskExecutor`: ``withPreference(_:)`` runs a whole async operation (an upload: spool, sniff, decode,
 /// store) with its synchronous stretches on these threads, child tasks included, while its suspensions (a store
 /// write, the next request body buffer) hold none. ``run(_:)`` runs one synchronous closure there, and
-/// ``start(named:_:)`` a long-lived loop (a reader thread, a poller).
+/// ``start(named:_:)`` a long-lived loop (a reader thread, a poller) on a thread of its own.
 ///
 /// Threads are made when work arrives and none is idle, up to ``maximumThreads``, and end after
 /// ``idleSeconds`` without work, so an idle server holds none. The cap is a safety net, not a scheduler: the server
@@ -33,10 +33,15 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Every field below is behind `condition`.
     private let condition = NSCondition()
-    private var queue: [Work] = []
+    /// Work waiting, from `head` on; a slot is emptied when its work is taken, so nothing it captured outlives it.
+    private var queue: [Work?] = []
     private var head = 0
     private var threads = 0
     private var idle = 0
+    private var loops = 0
+
+    /// Decoders recurse (XML nesting, zip inside zip): the main thread's 8 MiB, not a secondary thread's 512 KiB.
+    private static let stackSize = 8 << 20
 
     /// A new executor; `shared` is the one to use outside tests.
     package init(name: String, maximumThreads: Int = 64, idleSeconds: Double = 10) {
@@ -81,17 +86,31 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         return try result.get()
     }
 
-    /// Starts `body` on one of these threads and returns at once: for a loop that lives as long as its owner (a
-    /// reader ahead of its consumer, a poller). The thread is named `name` (15 bytes at most on Linux) while
-    /// `body` runs.
+    /// Starts `body` at once on a thread of its own, which ends with it: for a loop that lives as long as its owner
+    /// (a reader ahead of its consumer, a poller, a GEOS worker). Such loops wait for other work (a reader parks
+    /// until its consumer, a job on this executor, takes what it read), so they are never queued behind jobs and
+    /// never count toward ``maximumThreads``: 64 of them must not leave their consumers without a thread. The thread
+    /// is named `name` (15 bytes at most on Linux).
     package func start(named name: String, _ body: @escaping @Sendable () -> Void) {
-        let pool = self.name
-        submit(
-            .closure {
-                Self.nameThread(name)
-                body()
-                Self.nameThread(pool)
-            })
+        condition.lock()
+        loops += 1
+        condition.unlock()
+        let thread = Thread { [self] in
+            Self.nameThread(name)
+            body()
+            condition.lock()
+            loops -= 1
+            condition.unlock()
+        }
+        thread.stackSize = Self.stackSize
+        thread.start()
+    }
+
+    /// The number of loops started with ``start(named:_:)`` that are still running.
+    package var loopCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return loops
     }
 
     private func submit(_ work: Work) {
@@ -107,8 +126,7 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 
     private func startThread() {
         let thread = Thread { [self] in serve() }
-        // Decoders recurse (XML nesting, zip inside zip): the main thread's 8 MiB, not a secondary thread's 512 KiB.
-        thread.stackSize = 8 << 20
+        thread.stackSize = Self.stackSize
         thread.start()
     }
 
@@ -128,6 +146,7 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
                 }
             }
             let work = queue[head]
+            queue[head] = nil
             head += 1
             if head == queue.count {
                 queue.removeAll(keepingCapacity: queue.capacity <= 1_024)
@@ -138,8 +157,9 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
             }
             condition.unlock()
             switch work {
-            case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
-            case .closure(let body): body()
+            case .job(let job)?: job.runSynchronously(on: asUnownedTaskExecutor())
+            case .closure(let body)?: body()
+            case nil: break
             }
             condition.lock()
         }

@@ -60,7 +60,7 @@
             // Spooling, decoding and storing write files and decode on the blocking executor's threads: never on the
             // two cooperative threads every request shares.
             let results = try await BlockingExecutor.shared.withPreference { () async throws -> [ImportResult] in
-                if let failure = try await spool(request.body, to: path) {
+                if let failure = try await spool(request.body, to: path, name: name) {
                     return [ImportResult(file: name, status: .failed, error: failure)]
                 }
                 var results: [ImportResult] = []
@@ -137,8 +137,8 @@
 
         /// Writes the body to `path`, counting: `413` past the upload limit. gzip data is inflated as it arrives and
         /// written inflated, `413` past the decompressed limit; corrupt or truncated gzip data is returned as the
-        /// upload's import error (the importer is not run).
-        func spool(_ body: RequestBody, to path: String) async throws -> RouteKitError? {
+        /// upload's import error (the importer is not run), naming the upload as the client did (`name`).
+        func spool(_ body: RequestBody, to path: String, name: String) async throws -> RouteKitError? {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw Problem(Self.spoolError("spooling the upload", errno: errno)) }
             defer { close(fd) }
@@ -147,7 +147,7 @@
             var inflater: Inflater?
             var inflated = 0
             let maxInflated = configuration.maxDecompressedBytes
-            let label = (path as NSString).lastPathComponent
+            let label = name  // the client's name, `.gz` included, as in the upload's outcome
             for try await buffer in body {
                 total += buffer.readableBytes
                 guard total <= configuration.maxUploadBytes else { throw Self.tooLarge(configuration.maxUploadBytes) }

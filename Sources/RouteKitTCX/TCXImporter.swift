@@ -61,8 +61,11 @@ public final class TCXImporter {
     package func importStream(
         name: String, reading read: @escaping (UnsafeMutableRawBufferPointer) throws(RouteKitError) -> Int
     ) async -> ImportResult {
-        await .collect(file: name) { result in
-            try await importDocument(TCXDocument.parse(reading: read), label: name, into: &result)
+        // Parsed once, outside `collect`: the stream cannot be read again when `collect` runs its body a second time
+        // (after a ResumeMismatch).
+        let document = Result { () throws(RouteKitError) -> TCXDocument in try TCXDocument.parse(reading: read) }
+        return await .collect(file: name) { result in
+            try await importDocument(document.get(), label: name, into: &result)
         }
     }
 

@@ -3,6 +3,7 @@
     import Foundation
     import NIOCore
     import NIOHTTP1
+    import RouteKit
     import RouteKitTesting
     import Testing
 
@@ -139,6 +140,7 @@
             let builder = try #require(
                 (try JSONSerialization.jsonObject(with: Data(builderBody.utf8)) as? [String: Any])?["id"] as? String)
             // 4 uploaders and a builder write until the server dies; each remembers what was acknowledged.
+            let acks = Locked((files: 0, batches: 0))
             let written = try await withThrowingTaskGroup(of: [Written].self) { group in
                 for u in 0..<4 {
                     group.addTask {
@@ -150,6 +152,7 @@
                                     "/v1/uploads?name=\(i).gpx", gpx(name: "kill-\(i)", points: 30, lat: -60 + Double(i) * 0.0025),
                                     port: port)
                                 sent.append(.file(i, acknowledged: status == 201))
+                                if status == 201 { acks.withLock { $0.files += 1 } }
                             } catch {
                                 sent.append(.file(i, acknowledged: false))
                                 return sent
@@ -165,13 +168,21 @@
                             let (status, _) = try await post(
                                 "/v1/builders/\(builder)/locations?first=\(acked)",
                                 locationsJSON(from: acked, count: 100), port: port)
-                            if status == 200 { acked += 100 }
+                            if status == 200 {
+                                acked += 100
+                                acks.withLock { $0.batches += 1 }
+                            }
                         } catch {
                             return [.batches(acked)]
                         }
                     }
                 }
-                try await Task.sleep(for: .milliseconds(1500))
+                // Killed once enough was acknowledged (a fixed 1.5 s left only 4 uploads under the thread sanitizer).
+                let enough = ContinuousClock.now + .seconds(60)
+                while acks.withLock({ $0.files < 8 || $0.batches < 1 }) && ContinuousClock.now < enough {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await Task.sleep(for: .milliseconds(200))
                 kill(server.processIdentifier, SIGKILL)
                 var all: [Written] = []
                 for try await part in group { all += part }

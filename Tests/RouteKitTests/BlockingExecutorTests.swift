@@ -59,7 +59,7 @@ struct BlockingExecutorTests {
         #expect(executor.threadCount >= 8)
     }
 
-    @Test("idle threads end; a long-lived loop started by name runs beside run's work")
+    @Test("idle threads end; long-lived loops run on threads of their own, outside the cap, and end with their body")
     func idle() async throws {
         let executor = BlockingExecutor(name: "rk-test-idle", idleSeconds: 0.5)
         let stop = Locked(false)
@@ -68,12 +68,20 @@ struct BlockingExecutorTests {
             name.withLock { $0 = Self.threadName() }
             while !stop.withLock({ $0 }) { usleep(1_000) }
         }
-        // The loop holds its thread: this runs on another.
+        // The loop holds a thread of its own, outside the executor's cap: work still runs with a cap of one thread.
+        let capped = BlockingExecutor(name: "rk-test-cap", maximumThreads: 1, idleSeconds: 0.5)
+        for n in 0..<3 { capped.start(named: "rk-test-loop\(n)") { while !stop.withLock({ $0 }) { usleep(1_000) } } }
+        #expect(capped.loopCount == 3)
+        #expect(try await capped.run { () throws(CancellationError) -> Int in 2 } == 2)
         #expect(try await executor.run { () throws(CancellationError) -> Int in 1 } == 1)
         stop.withLock { $0 = true }
         let deadline = Date(timeIntervalSinceNow: 10)
         while executor.threadCount > 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(executor.threadCount == 0)
+        while (executor.loopCount > 0 || capped.loopCount > 0) && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(executor.loopCount == 0 && capped.loopCount == 0)
         #expect(name.withLock { $0 } == "rk-test-loop")
     }
 }
