@@ -16,6 +16,8 @@
         let store: any RouteStore
         let configuration: ServerConfiguration
         let metrics: ServerMetrics
+        /// Measures the finished routes' figures after the answer.
+        let figures: FiguresQueue
 
         /// A builder as the API shows it.
         struct BuilderJSON: Encodable {
@@ -163,8 +165,8 @@
                 ? try await builder.finish(creating: workout, metadata: metadata)
                 : try await builder.finish(workout: workout, metadata: metadata)
             let response = try Self.answer(finished)  // a stale version is refused here: nothing was saved
-            // The route's figures, for the lists that show them next (a cache: a failure only defers them).
-            try? await WorkoutFigures.refresh(workouts: [finished.route.workoutID], in: store)
+            // The route's figures, for the lists that show them next: measured after the answer.
+            figures.enqueue([finished.route.workoutID])
             return response
         }
 

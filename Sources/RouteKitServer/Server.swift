@@ -79,7 +79,8 @@
             }
             let feed = FeedRoutes(store: store, hub: hub, configuration: configuration)
             router.get("/v1/changes", use: feed.changes)
-            let uploads = UploadRoutes(store: store, configuration: configuration, metrics: metrics)
+            let figures = FiguresQueue(store: store)
+            let uploads = UploadRoutes(store: store, configuration: configuration, metrics: metrics, figures: figures)
             router.post("/v1/uploads", use: uploads.upload)
             let reads = ReadRoutes(store: store, configuration: configuration)
             router.get("/v1/workouts", use: reads.workouts)
@@ -94,7 +95,7 @@
             router.get("/v1/routes/:id/export", use: reads.export)
             router.get("/v1/routes/:id/picture", use: reads.picture)
             router.get("/v1/routes/:id/profile", use: reads.profile)
-            let builders = BuilderRoutes(store: store, configuration: configuration, metrics: metrics)
+            let builders = BuilderRoutes(store: store, configuration: configuration, metrics: metrics, figures: figures)
             router.post("/v1/builders", use: builders.create)
             router.get("/v1/builders/:id", use: builders.get)
             router.post("/v1/builders/:id/locations", use: builders.append)

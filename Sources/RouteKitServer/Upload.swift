@@ -16,6 +16,8 @@
         let store: any RouteStore
         let configuration: ServerConfiguration
         let metrics: ServerMetrics
+        /// Measures the new routes' figures after the answer.
+        let figures: FiguresQueue
         /// Uploads being spooled or imported now (``ServerConfiguration/maxConcurrentImports`` at most).
         let inFlight = Locked(0)
 
@@ -84,9 +86,9 @@
             }
             let stored = results.flatMap(\.tracks).filter { !$0.unchanged }.reduce(0) { $0 + $1.locations }
             metrics.stored(stored)
-            // The new routes' figures, for the lists that show them next (a cache: a failure only defers them).
+            // The new routes' figures, for the lists that show them next: measured after the answer.
             let changed = results.flatMap(\.tracks).filter { !$0.unchanged && $0.route != nil }.map(\.workout)
-            if !changed.isEmpty { try? await WorkoutFigures.refresh(workouts: changed, in: store) }
+            if !changed.isEmpty { figures.enqueue(changed) }
             let body = Body(results: results.map(ImportResultJSON.init))
             if results.isEmpty || results.allSatisfy({ $0.status == .failed }) {
                 let first = results.first?.error ?? RouteKitError(.invalidArgument, "the upload holds no activity")

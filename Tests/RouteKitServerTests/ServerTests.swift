@@ -248,6 +248,32 @@
 
     @Suite("routekit serve: uploads")
     struct ServerUploadTests {
+        @Test("an uploaded route's figures are measured after the answer and kept in the store for the lists")
+        func figuresAfterAnswer() async throws {
+            let f = try Fixture()
+            let token = try await f.token(source: "phone")
+            try await f.app().test(.router) { client in
+                let body = ByteBuffer(string: gpx(name: "figures", points: 40))
+                let workout = try await client.execute(
+                    uri: "/v1/uploads?name=f.gpx", method: .post, headers: auth(token), body: body
+                ) { r -> UUID? in
+                    #expect(r.status == .created)
+                    let result = (json(r.body)["results"] as? [[String: Any]])?.first
+                    let text = (result?["routes"] as? [[String: Any]])?.first?["workout"] as? String
+                    return text.flatMap(UUID.init(uuidString:))
+                }
+                let id = try #require(workout)
+                // Measured in the background: the store has the summary soon after, without a list asking.
+                let deadline = ContinuousClock.now + .seconds(20)
+                var stored = try await f.store.summaries(ofWorkouts: [id])
+                while stored[id] == nil && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                    stored = try await f.store.summaries(ofWorkouts: [id])
+                }
+                #expect(stored[id]?.document.contains("distanceMetres") == true)
+            }
+        }
+
         @Test("an upload imports as the token's source; the same file again is unchanged; a broken one is a 422 with its line")
         func outcomes() async throws {
             let f = try Fixture()
