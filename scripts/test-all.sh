@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every suite from one build (`make test`): `--traits Postgres,Server` in .build-full, built with a warnings check,
-# then `swift test` of everything but the HTTP service, then of the HTTP service's suites. With $ROUTEKIT_TEST_POSTGRES the PostgreSQL suites run against it (they
+# then the tests of everything but the HTTP service, then of the HTTP service's suites. With $ROUTEKIT_TEST_POSTGRES the PostgreSQL suites run against it (they
 # skip, saying so, without it), and with $ROUTEKIT_TEST_POSTGRES_DIR too (a cluster the test may restart, as
 # scripts/pg-test-cluster.sh makes) the restart test runs last, alone.
 set -euo pipefail
@@ -13,11 +13,9 @@ SWIFT=$SWIFT scripts/build-full.sh
     "ROUTEKIT_TEST_POSTGRES=postgres://…, or run 'make test-postgres', which starts a throwaway cluster)"
 # The HTTP service's suites run in a second process, not beside the others: some check how soon an event arrives
 # (through nginx, within 5 s), which the whole suite's load on 2 cores delayed past that (CI dry run, 2026-11-27).
-ROUTEKIT_TEST_POSTGRES_DIR= scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS \
-    --scratch-path $SCRATCH --skip PostgresRestartTests --skip RouteKitServerTests
-ROUTEKIT_TEST_POSTGRES_DIR= scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS \
-    --scratch-path $SCRATCH --filter RouteKitServerTests
+# The test bundle is run as it is (`swift test --skip-build` plans the whole package again first: 11 s a run in CI).
+ROUTEKIT_TEST_POSTGRES_DIR= scripts/run-tests.sh $SCRATCH --skip PostgresRestartTests --skip RouteKitServerTests
+ROUTEKIT_TEST_POSTGRES_DIR= scripts/run-tests.sh $SCRATCH --filter RouteKitServerTests
 if [ -n "${ROUTEKIT_TEST_POSTGRES:-}" ] && [ -n "${ROUTEKIT_TEST_POSTGRES_DIR:-}" ]; then
-    scripts/with-test-tmpdir.sh $SWIFT test --skip-build --traits $TRAITS --scratch-path $SCRATCH \
-        --filter PostgresRestartTests
+    scripts/run-tests.sh $SCRATCH --filter PostgresRestartTests
 fi

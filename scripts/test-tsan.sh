@@ -33,7 +33,5 @@ $SWIFT build --build-tests $SANITIZE --traits $TRAITS --scratch-path $SCRATCH ${
 concurrent='BlockingExecutorTests|ReaderThreadTests|PipelineTests|ImportJobsCLITests|ChangesCLITests|SmoothStoreCLITests'
 concurrent+='|SQLiteStoreTests/concurrentWriters|SQLiteFeedTests/commitPollerThread|SQLiteConformanceTests/conformance\('
 concurrent+='|ImportTests/readAheadOfLongFiles|ArchiveImportTests/(parallelEntries|readAhead)\('
-scripts/with-test-tmpdir.sh $SWIFT test --skip-build $SANITIZE --traits $TRAITS --scratch-path $SCRATCH \
-    --filter "$concurrent"
-scripts/with-test-tmpdir.sh $SWIFT test --skip-build $SANITIZE --traits $TRAITS --scratch-path $SCRATCH \
-    --filter RouteKitServerTests --skip 'NginxTests|ServerTimeoutTests'
+scripts/run-tests.sh $SCRATCH --filter "$concurrent"
+scripts/run-tests.sh $SCRATCH --filter RouteKitServerTests --skip 'NginxTests|ServerTimeoutTests'
