@@ -26,15 +26,10 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// The threads' name (seen in `top -H`, `perf` and `gdb`), at most 15 bytes on Linux.
     package let name: String
 
-    private enum Work {
-        case job(UnownedJob)
-        case closure(@Sendable () -> Void)
-    }
-
     /// Every field below is behind `condition`.
     private let condition = NSCondition()
     /// Work waiting, from `head` on; a slot is emptied when its work is taken, so nothing it captured outlives it.
-    private var queue: [Work?] = []
+    private var queue: [UnownedJob?] = []
     private var head = 0
     private var threads = 0
     private var idle = 0
@@ -59,7 +54,7 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Swift concurrency hands a task's job over (a task that prefers this executor).
     package func enqueue(_ job: consuming ExecutorJob) {
-        submit(.job(UnownedJob(job)))
+        submit(UnownedJob(job))
     }
 
     /// Runs `operation` with this executor as its task executor preference: its synchronous code, and its child
@@ -73,17 +68,8 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// Runs the synchronous `body` on one of these threads and returns what it returns, or throws what it throws;
     /// the calling task waits suspended, holding no thread.
     package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
-            submit(
-                .closure {
-                    do throws(E) {
-                        continuation.resume(returning: .success(try body()))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
-                })
-        }
-        return try result.get()
+        // Nonisolated: run from an actor, the body still goes to these threads, not to the actor's.
+        try await withTaskExecutorPreference(self, isolation: nil) { () throws(E) -> T in try body() }
     }
 
     /// Starts `body` at once on a thread of its own, which ends with it: for a loop that lives as long as its owner
@@ -113,7 +99,7 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         return loops
     }
 
-    private func submit(_ work: Work) {
+    private func submit(_ work: UnownedJob) {
         condition.lock()
         queue.append(work)
         let waiting = queue.count - head
@@ -156,11 +142,7 @@ package final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
                 head = 0
             }
             condition.unlock()
-            switch work {
-            case .job(let job)?: job.runSynchronously(on: asUnownedTaskExecutor())
-            case .closure(let body)?: body()
-            case nil: break
-            }
+            work?.runSynchronously(on: asUnownedTaskExecutor())
             condition.lock()
         }
     }
