@@ -126,24 +126,50 @@ public struct ActivityType: Hashable, Sendable, Codable, CustomStringConvertible
     public var description: String { rawValue }
 }
 
-/// Something that happened during a workout (HealthKit's `HKWorkoutEvent`).
+/// Something that happened during a workout (HealthKit's `HKWorkoutEvent`): a pause or a resume, a lap, a segment,
+/// a marker, each at a time or over an interval, with metadata.
+///
+/// Laps keep the totals their file recorded in ``metadata`` under the ``MetadataKey`` names
+/// (``MetadataKey/totalDistance``, ``MetadataKey/totalTimerTime``, ``MetadataKey/averageHeartRate``, …); their
+/// computed statistics come from `WorkoutStatistics.splits`.
 public struct WorkoutEvent: Hashable, Sendable {
-    /// The kind of event.
-    public enum Kind: String, Hashable, Sendable, Codable {
-        case pause, resume, segment
+    /// The kind of event: HealthKit's `HKWorkoutEventType`.
+    public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
+        /// The person paused the workout (a FIT timer stopped by hand, a Health pause).
+        case pause
+        /// The person resumed it.
+        case resume
+        /// The device paused it on its own, the person having stopped moving (FIT auto pause, Health motion pause).
+        case motionPaused
+        /// The device resumed it, the person moving again.
+        case motionResumed
+        /// A lap: an interval the person or the device marked (FIT `lap`, TCX `Lap`, Health lap), with its totals.
+        case lap
+        /// A segment: a part of the recording (a GPX `<trkseg>`, a Health segment).
+        case segment
+        /// A marker: a moment the person or the device marked (FIT user markers and course points, Health markers).
+        case marker
+
+        /// Whether the event starts a pause (``pause`` or ``motionPaused``).
+        public var pauses: Bool { self == .pause || self == .motionPaused }
+        /// Whether the event ends a pause (``resume`` or ``motionResumed``).
+        public var resumes: Bool { self == .resume || self == .motionResumed }
     }
     /// The kind of event.
     public var kind: Kind
     /// When it started.
     public var start: Timestamp?
-    /// When it ended (segments only).
+    /// When it ended (laps and segments; `nil` for an event at one moment).
     public var end: Timestamp?
+    /// What the file recorded with it: a lap's totals, a marker's name, the producer's own event name.
+    public var metadata: [String: MetadataValue]
 
     /// Creates an event.
-    public init(kind: Kind, start: Timestamp?, end: Timestamp? = nil) {
+    public init(kind: Kind, start: Timestamp?, end: Timestamp? = nil, metadata: [String: MetadataValue] = [:]) {
         self.kind = kind
         self.start = start
         self.end = end
+        self.metadata = metadata
     }
 }
 
@@ -161,7 +187,7 @@ public struct Workout: Hashable, Sendable, Identifiable {
     public var source: Source
     /// Its sync identity, if any.
     public var sync: SyncIdentity?
-    /// Pauses, resumes and segments.
+    /// Pauses, resumes, laps, segments and markers, in the order recorded.
     public var events: [WorkoutEvent]
     /// Free metadata.
     public var metadata: [String: MetadataValue]
@@ -218,20 +244,33 @@ public struct RouteSample: Hashable, Sendable, Identifiable {
 }
 
 extension Workout {
-    /// The workout's pauses: each pause event to the resume that follows it (a pause never resumed is left out).
+    /// The workout's pauses: each pause (or motion pause) to the resume (or motion resume) that follows it, in time
+    /// order; a pause never resumed is left out, and a second pause before a resume does not restart the first.
     public var pauseIntervals: [ClosedRange<Instant>] {
         var pauses: [ClosedRange<Instant>] = []
         var pausedAt: Instant?
-        for e in events {
-            switch e.kind {
-            case .pause: pausedAt = e.start?.instant
-            case .resume:
-                if let p = pausedAt, let r = e.start?.instant, p <= r { pauses.append(p...r) }
+        let timed = events.enumerated().compactMap { n, e in e.start.map { (n, e.kind, $0.instant) } }
+            .filter { $0.1.pauses || $0.1.resumes }
+            .sorted { ($0.2, $0.0) < ($1.2, $1.0) }
+        for (_, kind, at) in timed {
+            if kind.pauses {
+                if pausedAt == nil { pausedAt = at }
+            } else if let p = pausedAt {
+                if p <= at { pauses.append(p...at) }
                 pausedAt = nil
-            case .segment: break
             }
         }
         return pauses
+    }
+
+    /// The workout's laps, in time order (events of kind ``WorkoutEvent/Kind/lap``).
+    public var laps: [WorkoutEvent] {
+        let early = Instant(seconds: .min)
+        return events.enumerated().filter { $0.element.kind == .lap }
+            .sorted {
+                ($0.element.start?.instant ?? early, $0.offset) < ($1.element.start?.instant ?? early, $1.offset)
+            }
+            .map(\.element)
     }
 }
 

@@ -11,6 +11,43 @@ public enum MetadataKey {
     public static let derivedFrom = "derivedFrom"
     /// `true` on a route recovered from a builder whose origin was gone: it holds what was acknowledged.
     public static let partial = "partial"
+
+    // What a file recorded for a workout, an activity or a lap (``WorkoutEvent/metadata``), in SI units.
+
+    /// Distance in metres.
+    public static let totalDistance = "totalDistance"
+    /// Time from start to end in seconds, pauses included.
+    public static let totalElapsedTime = "totalElapsedTime"
+    /// Timer time in seconds, pauses excluded.
+    public static let totalTimerTime = "totalTimerTime"
+    /// Energy in kilocalories.
+    public static let totalCalories = "totalCalories"
+    /// Average speed in metres per second.
+    public static let averageSpeed = "averageSpeed"
+    /// Maximum speed in metres per second.
+    public static let maximumSpeed = "maximumSpeed"
+    /// Average heart rate in beats per minute.
+    public static let averageHeartRate = "averageHeartRate"
+    /// Maximum heart rate in beats per minute.
+    public static let maximumHeartRate = "maximumHeartRate"
+    /// Average cadence (revolutions or steps per minute, as the file gives it).
+    public static let averageCadence = "averageCadence"
+    /// Maximum cadence.
+    public static let maximumCadence = "maximumCadence"
+    /// Average power in watts.
+    public static let averagePower = "averagePower"
+    /// Maximum power in watts.
+    public static let maximumPower = "maximumPower"
+    /// Climb in metres.
+    public static let totalAscent = "totalAscent"
+    /// Descent in metres.
+    public static let totalDescent = "totalDescent"
+    /// A lap's intensity as the file names it (`active`, `rest`, `warmup`, … ; TCX `Active`, `Resting`).
+    public static let intensity = "intensity"
+    /// What ended a lap as the file names it (`manual`, `distance`, `time`, `position`, … ; TCX `Manual`).
+    public static let lapTrigger = "lapTrigger"
+    /// The producer's own name of an event (`user_marker`, `course_point`, `HKWorkoutEventTypeMarker`).
+    public static let eventName = "eventName"
 }
 
 /// The result of ``RouteBuilder/finish(workout:metadata:)``.

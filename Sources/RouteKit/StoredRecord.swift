@@ -9,6 +9,17 @@ package enum StoredRecord {
         var kind: WorkoutEvent.Kind
         var start: Timestamp?
         var end: Timestamp?
+        /// Absent in stores written before events had metadata, and when empty.
+        var metadata: [String: MetadataValue]?
+
+        init(_ e: WorkoutEvent) {
+            kind = e.kind
+            start = e.start
+            end = e.end
+            metadata = e.metadata.isEmpty ? nil : e.metadata
+        }
+
+        var event: WorkoutEvent { WorkoutEvent(kind: kind, start: start, end: end, metadata: metadata ?? [:]) }
     }
 
     struct WorkoutBody: Codable {
@@ -46,7 +57,7 @@ package enum StoredRecord {
     package static func body(of workout: Workout) throws(RouteKitError) -> String {
         let body = WorkoutBody(
             activity: workout.activityType.rawValue, start: workout.start, end: workout.end,
-            events: workout.events.map { EventBody(kind: $0.kind, start: $0.start, end: $0.end) },
+            events: workout.events.map(EventBody.init),
             metadata: workout.metadata)
         do { return try json(body) } catch {
             throw RouteKitError(.invalidArgument, "the metadata of workout \(workout.id) cannot be stored")
@@ -97,7 +108,7 @@ package enum StoredRecord {
             id: try self.uuid(uuid), activityType: ActivityType(rawValue: b.activity), start: b.start, end: b.end,
             source: try self.source(source),
             sync: syncID.map { SyncIdentity(identifier: $0, version: syncVersion ?? 0) },
-            events: b.events.map { WorkoutEvent(kind: $0.kind, start: $0.start, end: $0.end) }, metadata: b.metadata)
+            events: b.events.map(\.event), metadata: b.metadata)
     }
 
     /// A route from its stored columns.

@@ -186,6 +186,8 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
     @ExplicitNull package var elapsedSeconds: Double?
     /// The time spent moving (seconds), or `null`.
     @ExplicitNull package var movingSeconds: Double?
+    /// Its events (pauses, laps with their recorded totals, segments, markers), as recorded.
+    package var events: [WorkoutEventJSON]
 
     /// The shape of `workout` with its current `routes` and its `figures` (``WorkoutFigures/of(_:in:)``).
     package init(_ workout: Workout, routes: [RouteSample], figures: WorkoutFigures?) {
@@ -202,6 +204,7 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
         distanceMetres = figures?.distanceMetres
         elapsedSeconds = figures?.elapsedSeconds
         movingSeconds = figures?.movingSeconds
+        events = workout.events.map(WorkoutEventJSON.init)
     }
 
     /// The shape of `workout` with its current `routes` and its figures, read (or measured once) as a list has them.
@@ -221,8 +224,32 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
-        case distanceMetres, elapsedSeconds, movingSeconds
+        case distanceMetres, elapsedSeconds, movingSeconds, events
     }
+}
+
+/// A workout's event (``WorkoutEvent``) in `routekit workouts --json` and the HTTP API: its kind (HealthKit's names:
+/// `pause`, `resume`, `motionPaused`, `motionResumed`, `lap`, `segment`, `marker`), its times, and what the file
+/// recorded with it (a lap's totals under `MetadataKey` names).
+package struct WorkoutEventJSON: Codable, Hashable, Sendable {
+    /// The kind.
+    package var kind: String
+    /// When it started (ISO 8601), or `null`.
+    @ExplicitNull package var start: String?
+    /// When it ended, or `null` for an event at one moment.
+    @ExplicitNull package var end: String?
+    /// What the file recorded with it.
+    package var metadata: [String: MetadataValue]
+
+    /// The shape of `event`.
+    package init(_ event: WorkoutEvent) {
+        kind = event.kind.rawValue
+        start = event.start?.iso8601
+        end = event.end?.iso8601
+        metadata = event.metadata
+    }
+
+    enum CodingKeys: String, CodingKey { case kind, start, end, metadata }
 }
 
 /// A workout's statistics with what they were computed from (``WorkoutStatistics/compute(store:id:request:)``):

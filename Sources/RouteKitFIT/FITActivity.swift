@@ -35,6 +35,23 @@ enum FITProfile {
         44: "kitesurfing", 45: "tactical", 46: "jumpmaster", 47: "boxing", 48: "floor_climbing", 53: "diving",
     ]
 
+    /// `intensity` names.
+    static let intensities: [UInt8: String] = [
+        0: "active", 1: "rest", 2: "warmup", 3: "cooldown", 4: "recovery", 5: "interval", 6: "other",
+    ]
+
+    /// `lap_trigger` names.
+    static let lapTriggers: [UInt8: String] = [
+        0: "manual", 1: "time", 2: "distance", 3: "position_start", 4: "position_lap", 5: "position_waypoint",
+        6: "position_marked", 7: "session_end", 8: "fitness_equipment",
+    ]
+
+    /// The `event` numbers whose `marker` events become marker events (gear changes, alerts and other device
+    /// events are not: a ride can hold thousands of them).
+    static let markerEvents: [UInt8: String] = [
+        7: "off_course", 10: "course_point", 32: "user_marker", 33: "sport_point",
+    ]
+
     /// RouteKit's activity type for a FIT sport number.
     static func activityType(sport: UInt8?) -> ActivityType {
         guard let sport, let name = sports[sport] else { return .other }
@@ -79,22 +96,120 @@ public struct FITSession: Sendable, Hashable {
     public var sportName: String? { sport.map { FITProfile.sports[$0] ?? "sport \($0)" } }
 }
 
-/// One `lap`: its start and end.
+/// One `lap`: its start and end, and the totals the device recorded (scale applied, invalid values `nil`).
 @_spi(RouteKitInternals)
 public struct FITLap: Sendable, Hashable {
     /// When it started, FIT seconds.
     public var startTime: UInt32?
     /// When it ended (the message's timestamp), FIT seconds.
     public var timestamp: UInt32?
+    /// `total_elapsed_time`, seconds.
+    public var totalElapsedTime: Double?
+    /// `total_timer_time`, seconds.
+    public var totalTimerTime: Double?
+    /// `total_distance`, metres.
+    public var totalDistance: Double?
+    /// `total_calories`, kcal.
+    public var totalCalories: Double?
+    /// `enhanced_avg_speed` over `avg_speed`, m/s.
+    public var averageSpeed: Double?
+    /// `enhanced_max_speed` over `max_speed`, m/s.
+    public var maximumSpeed: Double?
+    /// `avg_heart_rate`, bpm.
+    public var averageHeartRate: Double?
+    /// `max_heart_rate`, bpm.
+    public var maximumHeartRate: Double?
+    /// `avg_cadence`, rpm.
+    public var averageCadence: Double?
+    /// `max_cadence`, rpm.
+    public var maximumCadence: Double?
+    /// `avg_power`, W.
+    public var averagePower: Double?
+    /// `max_power`, W.
+    public var maximumPower: Double?
+    /// `total_ascent`, m.
+    public var totalAscent: Double?
+    /// `total_descent`, m.
+    public var totalDescent: Double?
+    /// `intensity` (0 active, 1 rest, 2 warmup, 3 cooldown, 4 recovery, 5 interval, 6 other).
+    public var intensity: UInt8?
+    /// `lap_trigger` (0 manual, 1 time, 2 distance, 3–6 position, 7 session end, 8 fitness equipment).
+    public var trigger: UInt8?
+
+    /// Creates a lap.
+    public init(startTime: UInt32? = nil, timestamp: UInt32? = nil) {
+        self.startTime = startTime
+        self.timestamp = timestamp
+    }
+
+    /// The lap's fields from its message.
+    init(_ m: FITMessage) {
+        startTime = m.uint32(field: 2)
+        timestamp = m.timestamp
+        totalElapsedTime = m.double(field: 7, scale: 1000)
+        totalTimerTime = m.double(field: 8, scale: 1000)
+        totalDistance = m.double(field: 9, scale: 100)
+        totalCalories = m.double(field: 11)
+        averageSpeed = m.double(field: 110, scale: 1000) ?? m.double(field: 13, scale: 1000)
+        maximumSpeed = m.double(field: 111, scale: 1000) ?? m.double(field: 14, scale: 1000)
+        averageHeartRate = m.double(field: 15)
+        maximumHeartRate = m.double(field: 16)
+        averageCadence = m.double(field: 17)
+        maximumCadence = m.double(field: 18)
+        averagePower = m.double(field: 19)
+        maximumPower = m.double(field: 20)
+        totalAscent = m.double(field: 21)
+        totalDescent = m.double(field: 22)
+        intensity = m.integer(field: 23).map { UInt8(truncatingIfNeeded: $0) }
+        trigger = m.integer(field: 24).map { UInt8(truncatingIfNeeded: $0) }
+    }
+
+    /// The totals as event metadata (`MetadataKey` names; FIT's names for intensity and trigger).
+    public var metadata: [String: MetadataValue] {
+        var out: [String: MetadataValue] = [:]
+        let values: [(String, Double?)] = [
+            (MetadataKey.totalElapsedTime, totalElapsedTime), (MetadataKey.totalTimerTime, totalTimerTime),
+            (MetadataKey.totalDistance, totalDistance), (MetadataKey.totalCalories, totalCalories),
+            (MetadataKey.averageSpeed, averageSpeed), (MetadataKey.maximumSpeed, maximumSpeed),
+            (MetadataKey.averageHeartRate, averageHeartRate), (MetadataKey.maximumHeartRate, maximumHeartRate),
+            (MetadataKey.averageCadence, averageCadence), (MetadataKey.maximumCadence, maximumCadence),
+            (MetadataKey.averagePower, averagePower), (MetadataKey.maximumPower, maximumPower),
+            (MetadataKey.totalAscent, totalAscent), (MetadataKey.totalDescent, totalDescent),
+        ]
+        for (key, value) in values { if let value, value.isFinite { out[key] = .double(value) } }
+        if let i = intensity { out[MetadataKey.intensity] = .string(FITProfile.intensities[i] ?? "intensity \(i)") }
+        if let t = trigger { out[MetadataKey.lapTrigger] = .string(FITProfile.lapTriggers[t] ?? "trigger \(t)") }
+        return out
+    }
 }
 
-/// A timer event: the timer started, or stopped (a pause).
+/// A timer event: the timer started, or stopped (a pause), by hand or by the device (auto pause).
 @_spi(RouteKitInternals)
 public struct FITTimerEvent: Sendable, Hashable {
     /// FIT seconds.
     public var timestamp: UInt32
     /// `true` for start, `false` for stop and stop_all.
     public var isStart: Bool
+    /// `true` when the device started or stopped the timer on its own (`timer_trigger` auto: an auto pause).
+    public var isAuto: Bool
+
+    /// Creates a timer event.
+    public init(timestamp: UInt32, isStart: Bool, isAuto: Bool = false) {
+        self.timestamp = timestamp
+        self.isStart = isStart
+        self.isAuto = isAuto
+    }
+}
+
+/// A marker event: a user marker, a course point reached, off course, a sport point (`event_type` marker).
+@_spi(RouteKitInternals)
+public struct FITMarker: Sendable, Hashable {
+    /// FIT seconds.
+    public var timestamp: UInt32
+    /// The `event` number (32 user_marker, 10 course_point, 7 off_course, 33 sport_point).
+    public var event: UInt8
+    /// The event's FIT name.
+    public var name: String { FITProfile.markerEvents[event] ?? "event \(event)" }
 }
 
 /// A developer field's description (`field_description`), as the file gives it.
@@ -209,6 +324,8 @@ public struct FITSummary: Sendable {
         package static let laps = 100_000
         /// Timer start and stop events.
         package static let timerEvents = 100_000
+        /// Marker events.
+        package static let markers = 100_000
         /// Developer field descriptions.
         package static let developerFields = 1_000
     }
@@ -234,6 +351,8 @@ public struct FITSummary: Sendable {
     public var laps: [FITLap] = []
     /// Timer start and stop events, in file order.
     public var timerEvents: [FITTimerEvent] = []
+    /// Marker events (user markers, course points reached, off course, sport points), in file order.
+    public var markers: [FITMarker] = []
     /// `activity.local_timestamp - activity.timestamp`, rounded to 15 minutes, in seconds.
     public var utcOffsetSeconds: Int32?
     /// For a file whose times are device-relative (FR60/70 and other early devices): what turns them into local
@@ -365,17 +484,24 @@ public enum FITFile {
                         totalCalories: m.double(field: 11)))
             case FITProfile.Message.lap:
                 guard room(s.laps.count, FITSummary.Limits.laps, "lap", m) else { break }
-                s.laps.append(FITLap(startTime: m.uint32(field: 2), timestamp: m.timestamp))
+                s.laps.append(FITLap(m))
             case FITProfile.Message.event:
-                // event 0 is the timer; event_type 0 start, 1 stop, 4 stop_all.
-                if m.integer(field: 0) == 0, let type = m.integer(field: 1), let t = m.timestamp,
+                // event 0 is the timer; event_type 0 start, 1 stop, 4 stop_all; data (timer_trigger) 1 is auto.
+                let event = m.integer(field: 0)
+                if event == 0, let type = m.integer(field: 1), let t = m.timestamp,
                     room(s.timerEvents.count, FITSummary.Limits.timerEvents, "timer event", m)
                 {
+                    let auto = m.integer(field: 3) == 1
                     if type == 0 {
-                        s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: true))
+                        s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: true, isAuto: auto))
                     } else if type == 1 || type == 4 {
-                        s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: false))
+                        s.timerEvents.append(FITTimerEvent(timestamp: t, isStart: false, isAuto: auto))
                     }
+                } else if let e = event, let number = UInt8(exactly: e), FITProfile.markerEvents[number] != nil,
+                    m.integer(field: 1) == 3, let t = m.timestamp,
+                    room(s.markers.count, FITSummary.Limits.markers, "marker event", m)
+                {
+                    s.markers.append(FITMarker(timestamp: t, event: number))
                 }
             case FITProfile.Message.activity:
                 activityTimestamp = m.timestamp

@@ -10,8 +10,10 @@ public import RouteKitIngest
 ///   the session's route, in file order, with altitude (`enhanced_altitude` over `altitude`) and speed
 ///   (`enhanced_speed` over `speed`); heart rate, cadence, power and temperature of every record with a time
 ///   become series of the workout, with a position or without (indoor sessions have series and no route).
-///   Timer stop and start events become pause and resume events; laps become segment events. A record
-///   belongs to the last session that started at or before its time.
+///   Timer stop and start events become pause and resume events (motion pause and resume when the device
+///   stopped the timer on its own: auto pause); laps become lap events with the totals the device recorded
+///   (`MetadataKey`); user markers, course points reached, off-course and sport points become marker events. A
+///   record (or an event) belongs to the last session that started at or before its time.
 /// - **Course files** (type 6): a planned route, stored as GPX `<rte>` attachments of a workout of their own
 ///   (as GPX routes are), with course points as waypoints.
 /// - **Other file types** (settings, monitoring, workouts, locations…) are refused with a reason.
@@ -133,7 +135,8 @@ public final class FITImporter {
         let timeline = EventTimeline(summary)
         for (n, session) in sessions.enumerated() {
             let start = summary.timestamp(session.startTime)
-            let events = timeline.events(for: session, next: n + 1 < sessions.count ? sessions[n + 1] : nil, summary)
+            let events = timeline.events(
+                for: session, first: n == 0, next: n + 1 < sessions.count ? sessions[n + 1] : nil, summary)
             var metadata: [String: MetadataValue] = ["fitFileType": .string(summary.fileTypeName)]
             if let s = session.sportName { metadata["fitSport"] = .string(s) }
             if let s = session.subSport { metadata["fitSubSport"] = .integer(Int64(s)) }
@@ -251,11 +254,15 @@ public final class FITImporter {
         s.track.addSeriesOnly(time, values)
     }
 
-    /// The file's timer events and laps sorted by time, so that each session finds its own by binary search (a
-    /// scan of all of them per session was O(sessions × events)).
+    /// The file's timer events, laps and markers sorted by time, so that each session finds its own by binary search
+    /// (a scan of all of them per session was O(sessions × events)).
     struct EventTimeline {
         let timer: [FITTimerEvent]
-        let laps: [FITLap]
+        /// Laps by their start (`start_time`, or the end less the elapsed time, or the end); laps without any time
+        /// go to the first session.
+        let laps: [(at: UInt32, lap: FITLap)]
+        let untimedLaps: [FITLap]
+        let markers: [FITMarker]
 
         init(_ summary: FITSummary) {
             // Stable: events at the same second keep the file's order.
@@ -263,16 +270,34 @@ public final class FITImporter {
                 ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset)
             }
             .map(\.element)
-            laps = summary.laps.enumerated().filter { $0.element.startTime != nil }
-                .sorted { ($0.element.startTime ?? 0, $0.offset) < ($1.element.startTime ?? 0, $1.offset) }.map(
-                    \.element)
+            var timed: [(offset: Int, at: UInt32, lap: FITLap)] = []
+            var untimed: [FITLap] = []
+            for (n, lap) in summary.laps.enumerated() {
+                if let at = Self.start(of: lap) { timed.append((n, at, lap)) } else { untimed.append(lap) }
+            }
+            laps = timed.sorted { ($0.at, $0.offset) < ($1.at, $1.offset) }.map { ($0.at, $0.lap) }
+            untimedLaps = untimed
+            markers = summary.markers.enumerated().sorted {
+                ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset)
+            }
+            .map(\.element)
         }
 
-        /// A session's pauses (timer stop → pause, the next start → resume) and laps (segments), within its time.
-        func events(for session: FITSession, next: FITSession?, _ summary: FITSummary) -> [WorkoutEvent] {
-            let from = session.startTime ?? 0
+        /// When a lap started: `start_time`, or its end less its elapsed time, or its end.
+        static func start(of lap: FITLap) -> UInt32? {
+            if let s = lap.startTime { return s }
+            guard let end = lap.timestamp else { return nil }
+            if let e = lap.totalElapsedTime, e >= 0, e <= Double(end) { return end - UInt32(e.rounded(.down)) }
+            return end
+        }
+
+        /// A session's events within its time (the first session also takes what comes before it): timer stops
+        /// and the next starts as pauses and resumes (motion pauses when the device stopped the timer on its own),
+        /// laps with their recorded totals, markers. In time order.
+        func events(for session: FITSession, first: Bool, next: FITSession?, _ summary: FITSummary) -> [WorkoutEvent] {
+            let from = first ? 0 : session.startTime ?? 0
             let to = next?.startTime ?? UInt32.max
-            var events: [WorkoutEvent] = []
+            var events: [(at: UInt32, event: WorkoutEvent)] = []
             var stopped = false
             var i = timer.partitioningIndex { $0.timestamp >= from }
             while i < timer.count && timer[i].timestamp < to {
@@ -280,21 +305,46 @@ public final class FITImporter {
                 i += 1
                 guard let t = summary.timestamp(e.timestamp) else { continue }
                 if e.isStart {
-                    if stopped { events.append(WorkoutEvent(kind: .resume, start: t)) }
+                    if stopped {
+                        events.append((e.timestamp, WorkoutEvent(kind: e.isAuto ? .motionResumed : .resume, start: t)))
+                    }
                     stopped = false
                 } else if !stopped {
-                    events.append(WorkoutEvent(kind: .pause, start: t))
+                    events.append((e.timestamp, WorkoutEvent(kind: e.isAuto ? .motionPaused : .pause, start: t)))
                     stopped = true
                 }
             }
-            var j = laps.partitioningIndex { ($0.startTime ?? 0) >= from }
-            while j < laps.count, let s = laps[j].startTime, s < to {
+            var j = laps.partitioningIndex { $0.at >= from }
+            while j < laps.count && laps[j].at < to {
+                let (at, lap) = laps[j]
                 events.append(
-                    WorkoutEvent(kind: .segment, start: summary.timestamp(s), end: summary.timestamp(laps[j].timestamp))
-                )
+                    (
+                        at,
+                        WorkoutEvent(
+                            kind: .lap, start: summary.timestamp(at), end: summary.timestamp(lap.timestamp),
+                            metadata: lap.metadata)
+                    ))
                 j += 1
             }
-            return events
+            if first {
+                for lap in untimedLaps {
+                    events.append((0, WorkoutEvent(kind: .lap, start: nil, end: nil, metadata: lap.metadata)))
+                }
+            }
+            var k = markers.partitioningIndex { $0.timestamp >= from }
+            while k < markers.count && markers[k].timestamp < to {
+                let m = markers[k]
+                k += 1
+                guard let t = summary.timestamp(m.timestamp) else { continue }
+                events.append(
+                    (
+                        m.timestamp,
+                        WorkoutEvent(kind: .marker, start: t, metadata: [MetadataKey.eventName: .string(m.name)])
+                    ))
+            }
+            // Stable: at one second, pauses before laps before markers, each in the file's order.
+            return events.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
+                .map(\.element.event)
         }
     }
 

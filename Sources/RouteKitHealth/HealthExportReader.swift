@@ -259,7 +259,7 @@ enum HealthExportReader {
         }
         let start = s.withAttribute("date", HealthDate.parse) ?? nil
         var end: Timestamp?
-        if kind == .segment, let start,
+        if kind == .segment || kind == .lap || kind == .marker, let start,
             let seconds = HealthNames.seconds(s.attribute("duration"), unit: s.attribute("durationUnit"))
         {
             end = start.adding(seconds: seconds)

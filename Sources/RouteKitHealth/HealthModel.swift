@@ -152,12 +152,17 @@ enum HealthNames {
         return out
     }
 
-    /// A `WorkoutEvent` type as a RouteKit event kind; `nil` for markers and other kinds.
+    /// A `WorkoutEvent` type as a RouteKit event kind (HealthKit's `HKWorkoutEventType`); `nil` for kinds RouteKit
+    /// does not keep (`HKWorkoutEventTypePauseOrResumeRequest`, unknown ones).
     static func eventKind(_ type: String) -> WorkoutEvent.Kind? {
         switch type {
-        case "HKWorkoutEventTypePause", "HKWorkoutEventTypeMotionPaused": .pause
-        case "HKWorkoutEventTypeResume", "HKWorkoutEventTypeMotionResumed": .resume
-        case "HKWorkoutEventTypeSegment", "HKWorkoutEventTypeLap": .segment
+        case "HKWorkoutEventTypePause": .pause
+        case "HKWorkoutEventTypeResume": .resume
+        case "HKWorkoutEventTypeMotionPaused": .motionPaused
+        case "HKWorkoutEventTypeMotionResumed": .motionResumed
+        case "HKWorkoutEventTypeLap": .lap
+        case "HKWorkoutEventTypeSegment": .segment
+        case "HKWorkoutEventTypeMarker": .marker
         default: nil
         }
     }

@@ -48,11 +48,51 @@ public struct TCXLap: Sendable, Hashable {
     public var distanceMeters: Double?
     /// `Calories`.
     public var calories: Double?
+    /// `MaximumSpeed` (m/s).
+    public var maximumSpeed: Double?
+    /// `AverageHeartRateBpm`.
+    public var averageHeartRate: Double?
+    /// `MaximumHeartRateBpm`.
+    public var maximumHeartRate: Double?
+    /// `Cadence` (bike cadence, rpm).
+    public var cadence: Double?
+    /// `Intensity` (`Active`, `Resting`).
+    public var intensity: String?
+    /// `TriggerMethod` (`Manual`, `Distance`, `Location`, `Time`, `HeartRate`).
+    public var triggerMethod: String?
+    /// The activity extension's `LX` values: `AvgSpeed` (m/s), `AvgRunCadence`, `MaxRunCadence`, `MaxBikeCadence`,
+    /// `AvgWatts`, `MaxWatts`, `Steps`, by name.
+    public var extensionValues: [String: Double] = [:]
     /// The lap's tracks, in file order, each its trackpoints in file order.
     public var tracks: [[TCXTrackpoint]] = []
 
     /// Creates an empty lap.
     public init() {}
+
+    /// The `LX` extension values a lap keeps.
+    static let extensionNames: Set<String> = [
+        "AvgSpeed", "AvgRunCadence", "MaxRunCadence", "MaxBikeCadence", "AvgWatts", "MaxWatts", "Steps",
+    ]
+
+    /// The lap's totals as event metadata (`MetadataKey` names; TCX's own names for intensity, trigger and steps).
+    public var metadata: [String: MetadataValue] {
+        var out: [String: MetadataValue] = [:]
+        let x = extensionValues
+        let values: [(String, Double?)] = [
+            (MetadataKey.totalTimerTime, totalTimeSeconds), (MetadataKey.totalDistance, distanceMeters),
+            (MetadataKey.totalCalories, calories), (MetadataKey.maximumSpeed, maximumSpeed),
+            (MetadataKey.averageSpeed, x["AvgSpeed"]), (MetadataKey.averageHeartRate, averageHeartRate),
+            (MetadataKey.maximumHeartRate, maximumHeartRate),
+            (MetadataKey.averageCadence, cadence ?? x["AvgRunCadence"]),
+            (MetadataKey.maximumCadence, x["MaxBikeCadence"] ?? x["MaxRunCadence"]),
+            (MetadataKey.averagePower, x["AvgWatts"]), (MetadataKey.maximumPower, x["MaxWatts"]),
+            ("tcxSteps", x["Steps"]),
+        ]
+        for (key, value) in values { if let value, value.isFinite { out[key] = .double(value) } }
+        if let v = intensity { out[MetadataKey.intensity] = .string(v) }
+        if let v = triggerMethod { out[MetadataKey.lapTrigger] = .string(v) }
+        return out
+    }
 }
 
 /// One `Activity` (or an activity of a `MultiSportSession`).
@@ -366,6 +406,10 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
         }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if space == .activityExtension || (space == .none && ["Speed", "Watts", "RunCadence"].contains(elementName)) {
+            if point == nil, lap != nil, TCXLap.extensionNames.contains(elementName), let v = number(value) {
+                lap?.extensionValues[elementName] = v
+                return
+            }
             guard point != nil else { return }
             switch elementName {
             case "Speed": point?.speed = number(value)
@@ -425,6 +469,14 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
         case "TotalTimeSeconds" where parent == "Lap" && lap != nil: lap?.totalTimeSeconds = number(value)
         case "DistanceMeters" where parent == "Lap" && lap != nil: lap?.distanceMeters = number(value)
         case "Calories" where parent == "Lap" && lap != nil: lap?.calories = number(value)
+        case "MaximumSpeed" where parent == "Lap" && lap != nil: lap?.maximumSpeed = number(value)
+        case "Cadence" where parent == "Lap" && lap != nil: lap?.cadence = number(value)
+        case "Intensity" where parent == "Lap" && lap != nil: lap?.intensity = value
+        case "TriggerMethod" where parent == "Lap" && lap != nil: lap?.triggerMethod = value
+        case "Value" where parent == "AverageHeartRateBpm" && lap != nil && track == nil:
+            lap?.averageHeartRate = number(value)
+        case "Value" where parent == "MaximumHeartRateBpm" && lap != nil && track == nil:
+            lap?.maximumHeartRate = number(value)
         case "Lap" where lap != nil:
             if let l = lap { activity?.laps.append(l) }
             lap = nil

@@ -9,8 +9,10 @@ public import RouteKitIngest
 ///   start, else the first trackpoint's time), the last trackpoint's time as end. The metadata holds the laps'
 ///   `TotalTimeSeconds`, `DistanceMeters` and `Calories` summed (`totalTimerTime`, `totalDistance`,
 ///   `totalCalories`), the sport as written (`tcxSport`), `Creator/Name` (`tcxCreator`) and `Author/Name`
-///   (`tcxAuthor`). Laps become segment events; between two `Track`s of a lap (a device starts a new one after a
-///   pause) a pause and a resume event.
+///   (`tcxAuthor`). Laps become lap events holding what the lap recorded (`TotalTimeSeconds`, `DistanceMeters`,
+///   `Calories`, `MaximumSpeed`, average and maximum heart rate, `Cadence`, `Intensity`, `TriggerMethod` and the
+///   `LX` extension's averages, under `MetadataKey` names); between two `Track`s of a lap (a device starts a new
+///   one after a pause) a pause and a resume event.
 /// - **Trackpoints** with a position become the route, in file order, with altitude and speed (the `Speed`
 ///   extension); each `Track` is a segment of it (`gpxSegmentStarts`). Heart rate, cadence (`Cadence`, else the
 ///   `RunCadence` extension) and power (`Watts`) of every trackpoint with a time become series of the workout;
@@ -144,7 +146,8 @@ public final class TCXImporter {
         return values
     }
 
-    /// Laps as segments; between two tracks of a lap, a pause and a resume (when time goes forward).
+    /// Laps as lap events with their recorded totals; between two tracks of a lap, a pause and a resume (when time
+    /// goes forward).
     static func events(_ activity: TCXActivity) -> [WorkoutEvent] {
         var events: [WorkoutEvent] = []
         for lap in activity.laps {
@@ -167,7 +170,7 @@ public final class TCXImporter {
                 // `<TotalTimeSeconds>1e300</…>` gives no end rather than a trap.
                 lapEnd = s.adding(seconds: total.rounded(.down))
             }
-            events.append(WorkoutEvent(kind: .segment, start: start, end: lapEnd))
+            events.append(WorkoutEvent(kind: .lap, start: start, end: lapEnd, metadata: lap.metadata))
         }
         return events
     }

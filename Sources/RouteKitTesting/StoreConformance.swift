@@ -115,7 +115,23 @@ public enum StoreConformance {
         Workout(
             activityType: .running, start: Timestamp(Instant(seconds: 1_700_000_000)),
             end: Timestamp(Instant(seconds: 1_700_010_000)), source: source, sync: sync,
-            events: [WorkoutEvent(kind: .pause, start: Timestamp(Instant(seconds: 1_700_000_100)))],
+            events: [
+                WorkoutEvent(kind: .pause, start: Timestamp(Instant(seconds: 1_700_000_100))),
+                WorkoutEvent(kind: .resume, start: Timestamp(Instant(seconds: 1_700_000_160))),
+                WorkoutEvent(kind: .motionPaused, start: Timestamp(Instant(seconds: 1_700_000_200))),
+                WorkoutEvent(kind: .motionResumed, start: Timestamp(Instant(seconds: 1_700_000_210))),
+                WorkoutEvent(
+                    kind: .lap, start: Timestamp(Instant(seconds: 1_700_000_000)),
+                    end: Timestamp(Instant(seconds: 1_700_005_000), utcOffsetSeconds: 3600),
+                    metadata: [
+                        MetadataKey.totalDistance: .double(1000.5), MetadataKey.averageHeartRate: .double(141.5),
+                        MetadataKey.intensity: .string("active"),
+                    ]),
+                WorkoutEvent(kind: .segment, start: nil, end: Timestamp(Instant(seconds: 1_700_006_000))),
+                WorkoutEvent(
+                    kind: .marker, start: Timestamp(Instant(seconds: 1_700_007_000)),
+                    metadata: [MetadataKey.eventName: .string("user_marker")]),
+            ],
             metadata: ["name": .string("conformance")])
     }
 

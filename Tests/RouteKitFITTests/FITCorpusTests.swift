@@ -20,6 +20,8 @@ enum FormatCorpus {
         var heartRate: Int
         var fitFiles: Int
         var sessions: Int
+        /// `lap` messages.
+        var laps: Int
         var fileType: String?
         /// Garmin's SDK read it without error.
         var garminOK: Bool
@@ -38,7 +40,7 @@ enum FormatCorpus {
             return Entry(
                 file: name, format: format, strictOK: summary["ok"] as? Bool ?? false,
                 records: int("records"), withPosition: int("records_with_position"),
-                heartRate: int("records_heart_rate"), fitFiles: int("fit_files"), sessions: int("sessions"),
+                heartRate: int("records_heart_rate"), fitFiles: int("fit_files"), sessions: int("sessions"), laps: int("laps"),
                 fileType: probe["file_type"] as? String, garminOK: summary["garmin_fit_sdk_ok"] as? Bool ?? false)
         }
     }()
@@ -105,13 +107,14 @@ struct FITCorpusTests {
         #expect(checked >= 60)
     }
 
-    @Test("activity files import with fitdecode's positioned records and heart-rate samples; again, unchanged")
+    @Test("activity files import with fitdecode's positioned records, heart-rate samples and laps; again, unchanged")
     func importMatchesFitdecode() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-\(UUID().uuidString)")
         let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
         let importer = FITImporter(store: store)
         var imported = 0
         var untimedFiles: [String] = []
+        var lapFiles = 0
         for e in FormatCorpus.fit where e.strictOK && e.fileType == "activity" {
             let name = (e.file as NSString).lastPathComponent
             let result = await importer.importFile(e.file)
@@ -144,11 +147,19 @@ struct FITCorpusTests {
                 #expect(result.warnings.contains { $0.contains("without a position or a time") }, "\(name)")
             }
             #expect(result.tracks.count == max(e.sessions, 1), "\(name): one workout per session")
+            // Every lap message is a lap event of one of the file's workouts.
+            var laps = 0
+            for t in result.tracks {
+                laps += try await store.workout(id: t.workout)?.events.filter { $0.kind == .lap }.count ?? 0
+            }
+            #expect(laps == e.laps, "\(name): lap events")
+            if e.laps > 0 { lapFiles += 1 }
             let again = await importer.importFile(e.file)
             #expect(again.status == .unchanged, "\(name): re-import")
             imported += 1
         }
         #expect(imported >= 40)
+        #expect(lapFiles >= 40)
         #expect(untimedFiles.count <= 1, "\(untimedFiles)")
     }
 }

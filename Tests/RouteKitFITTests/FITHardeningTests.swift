@@ -91,8 +91,8 @@ struct FITHardeningTests {
         #expect(workouts.count == sessions)
         for workout in workouts {
             let begin = try #require(workout.start?.instant.seconds)
-            #expect(workout.events.map(\.kind) == [.pause, .resume, .segment])
-            #expect(workout.events.map { ($0.start?.instant.seconds ?? 0) - begin } == [20, 30, 10])
+            #expect(workout.events.map(\.kind) == [.lap, .pause, .resume])
+            #expect(workout.events.map { ($0.start?.instant.seconds ?? 0) - begin } == [10, 20, 30])
         }
     }
 }

@@ -84,6 +84,31 @@ struct HealthHardeningTests {
         #expect(try await store2.workouts(matching: WorkoutFilter()).isEmpty)
     }
 
+    @Test("HealthKit's event types keep their kinds: motion pauses, laps, segments and markers apart")
+    func eventKinds() async throws {
+        let dir = try Self.export(
+            """
+              <WorkoutEvent type="HKWorkoutEventTypePause" date="2024-03-01 09:02:00 +0100"/>
+              <WorkoutEvent type="HKWorkoutEventTypeResume" date="2024-03-01 09:03:00 +0100"/>
+              <WorkoutEvent type="HKWorkoutEventTypeMotionPaused" date="2024-03-01 09:04:00 +0100"/>
+              <WorkoutEvent type="HKWorkoutEventTypeMotionResumed" date="2024-03-01 09:04:30 +0100"/>
+              <WorkoutEvent type="HKWorkoutEventTypeLap" date="2024-03-01 09:00:00 +0100" duration="5" durationUnit="min"/>
+              <WorkoutEvent type="HKWorkoutEventTypeSegment" date="2024-03-01 09:05:00 +0100" duration="1" \
+            durationUnit="min"/>
+              <WorkoutEvent type="HKWorkoutEventTypeMarker" date="2024-03-01 09:06:00 +0100"/>
+              <WorkoutEvent type="HKWorkoutEventTypePauseOrResumeRequest" date="2024-03-01 09:07:00 +0100"/>
+            """)
+        let store = try HealthFixtures.store(in: dir)
+        let (summary, _) = await HealthFixtures.run(HealthImporter(store: store, routeFiles: .gpx), dir.path)
+        #expect(summary.error == nil)
+        let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
+        #expect(
+            workout.events.map(\.kind) == [.pause, .resume, .motionPaused, .motionResumed, .lap, .segment, .marker])
+        let lap = try #require(workout.laps.first)
+        #expect(lap.start.flatMap { s in lap.end.map { s.instant.seconds(to: $0.instant) } } == 300)
+        #expect(workout.pauseIntervals.map { $0.lowerBound.seconds(to: $0.upperBound) } == [60, 30])
+    }
+
     @Test("a workout activity with many children is read in one pass (they were copied for each child)")
     func manyActivityChildren() async throws {
         let children = (0..<2000).map { "<WorkoutEvent type=\"HKWorkoutEventTypeLap\" date=\"2024-03-01 09:0\($0 % 10):00 +0100\"/>" }

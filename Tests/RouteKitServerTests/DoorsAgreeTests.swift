@@ -144,7 +144,14 @@
             let source = try Source(name: "phone")
             let t0 = try #require(Timestamp(iso8601: "2024-05-01T06:00:00.250+02:00"))
             let workout = Workout(
-                activityType: .cycling, start: t0, end: t0, source: source, metadata: ["name": .string("every field")])
+                activityType: .cycling, start: t0, end: t0, source: source,
+                events: [
+                    WorkoutEvent(
+                        kind: .lap, start: t0, end: t0.adding(seconds: 1),
+                        metadata: [MetadataKey.totalDistance: .double(12.5), MetadataKey.lapTrigger: .string("manual")]),
+                    WorkoutEvent(kind: .motionPaused, start: t0.adding(seconds: 1)),
+                    WorkoutEvent(kind: .marker, start: t0, metadata: [MetadataKey.eventName: .string("user_marker")]),
+                ], metadata: ["name": .string("every field")])
             _ = try await f.store.saveWorkout(workout)
             let builder = try await RouteBuilder(store: f.store, source: source, order: .insertion)
             try await builder.insert([
@@ -200,6 +207,13 @@
                 #expect(Array(c) == Array(e.dropFirst(4).prefix(c.count)), "\(c) vs \(e)")
             }
             #expect(cliRows.first?.first == "time" && cliRows.first?.contains("altitude") == true)
+
+            // Events: kinds, times and what the file recorded with them.
+            let events = (httpWorkout as? [String: Any])?["events"] as? [[String: Any]]
+            #expect(events?.map { $0["kind"] as? String } == ["lap", "motionPaused", "marker"])
+            #expect((events?.first?["metadata"] as? [String: Any])?["totalDistance"] as? Double == 12.5)
+            #expect(events?.first?["end"] as? String == "2024-05-01T06:00:01.25+02:00")
+            #expect(events?.last?["end"] is NSNull)
 
             // Workouts, routes, statistics.
             let cliWorkout = try runChildProcess(binary, ["workouts", "--store", store, "--json"])

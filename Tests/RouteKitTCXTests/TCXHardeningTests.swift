@@ -21,10 +21,10 @@ struct TCXHardeningTests {
         #expect(result.error == nil, "\(String(describing: result.error))")
         #expect(result.status == .imported)
         let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
-        let segments = workout.events.filter { $0.kind == .segment }
-        #expect(segments.count == 2)
-        #expect(segments.last?.start != nil)
-        #expect(segments.last?.end == nil)
+        let laps = workout.events.filter { $0.kind == .lap }
+        #expect(laps.count == 2)
+        #expect(laps.last?.start != nil)
+        #expect(laps.last?.end == nil)
     }
 }
 

@@ -4,6 +4,7 @@ import RouteKitGPX
 import RouteKitIngest
 import RouteKitSQLite
 @_spi(RouteKitInternals) import RouteKitTCX
+import RouteKitTesting
 import Testing
 
 /// Small TCX documents written inline.
@@ -134,7 +135,7 @@ struct TCXImporterTests {
         #expect(await TCXImporter(store: s.store).importFile(clean).status == .unchanged)
     }
 
-    @Test("several tracks in a lap become pauses; laps become segments; totals summed; re-import unchanged")
+    @Test("several tracks in a lap become pauses; laps become lap events; totals summed; re-import unchanged")
     func tracksArePauses() async throws {
         let s = try Scratch()
         defer { s.remove() }
@@ -172,7 +173,7 @@ struct TCXImporterTests {
         let resumes = workout.events.filter { $0.kind == .resume }
         try #require(pauses.count == 1 && resumes.count == 1)
         #expect(pauses[0].start?.instant.seconds == resumes[0].start.map { $0.instant.seconds - 4 })
-        #expect(workout.events.filter { $0.kind == .segment }.count == 2)
+        #expect(workout.events.filter { $0.kind == .lap }.count == 2)
         let again = await importer.importFile(file)
         #expect(again.status == .unchanged)
         #expect(again.tracks.first?.workout == t.workout)
@@ -329,5 +330,48 @@ struct TCXImporterTests {
         #expect(points.count == 2)
         #expect(points.first?.values[.heartRate] == 100)
         #expect(warnings.contains { $0.hasPrefix("1 trackpoint(s) without a position") })
+    }
+}
+
+@Suite("TCX laps keep what they recorded")
+struct TCXLapTotalsTests {
+    @Test("a lap's totals, heart rates, intensity, trigger and LX averages are the lap event's metadata")
+    func lapTotals() async throws {
+        var xml = TCX.activity([[[TCX.positioned(1, hr: 120), TCX.positioned(2, hr: 130)]], [[TCX.positioned(12)]]])
+        let fields = """
+            <MaximumSpeed>4.5</MaximumSpeed><Calories>3</Calories>\
+            <AverageHeartRateBpm><Value>125</Value></AverageHeartRateBpm>\
+            <MaximumHeartRateBpm><Value>131</Value></MaximumHeartRateBpm>\
+            <Intensity>Active</Intensity><Cadence>88</Cadence><TriggerMethod>Distance</TriggerMethod>
+            """
+        let first = try #require(xml.range(of: "<Calories>3</Calories>"))
+        xml.replaceSubrange(first, with: fields)
+        let lapEnd = try #require(xml.range(of: "</Lap>"))
+        xml.replaceSubrange(
+            lapEnd,
+            with: "<Extensions><LX xmlns=\"\(TCX.ax)\"><AvgSpeed>2.75</AvgSpeed><AvgWatts>180</AvgWatts>"
+                + "<MaxWatts>400</MaxWatts></LX></Extensions></Lap>")
+        let store = InMemoryStore()
+        let result = await TCXImporter(store: store).importBytes(Array(xml.utf8), name: "laps.tcx")
+        #expect(result.error == nil, "\(String(describing: result.error))")
+        let workout = try #require(try await store.workouts(matching: WorkoutFilter()).first)
+        let laps = workout.laps
+        try #require(laps.count == 2)
+        let m = laps[0].metadata
+        #expect(m[MetadataKey.totalTimerTime] == .double(10))
+        #expect(m[MetadataKey.totalDistance] == .double(25.5))
+        #expect(m[MetadataKey.totalCalories] == .double(3))
+        #expect(m[MetadataKey.maximumSpeed] == .double(4.5))
+        #expect(m[MetadataKey.averageHeartRate] == .double(125))
+        #expect(m[MetadataKey.maximumHeartRate] == .double(131))
+        #expect(m[MetadataKey.averageCadence] == .double(88))
+        #expect(m[MetadataKey.intensity] == .string("Active"))
+        #expect(m[MetadataKey.lapTrigger] == .string("Distance"))
+        #expect(m[MetadataKey.averageSpeed] == .double(2.75))
+        #expect(m[MetadataKey.averagePower] == .double(180))
+        #expect(m[MetadataKey.maximumPower] == .double(400))
+        // The trackpoints' heart rates stay the series', not the lap's.
+        #expect(laps[1].metadata[MetadataKey.averageHeartRate] == nil)
+        #expect(laps[1].metadata[MetadataKey.totalDistance] == .double(25.5))
     }
 }
