@@ -6,7 +6,8 @@ import Testing
 
 @Suite("Deleting and effort scores, as every door does it")
 struct StoreDeletionTests {
-    /// A workout of `source` with one route of `points` fixes (sync identifier `name`, version `version`).
+    /// A workout of `source` (or `workout`, saved when it is not) with one route of five fixes (sync identifier
+    /// `name`, version `version`).
     static func saved(
         _ name: String, source: Source, in store: InMemoryStore, version: Int64 = 1, workout: Workout? = nil,
         metadata: [String: MetadataValue] = [:]
