@@ -180,7 +180,8 @@ let package = Package(
 
         // The application both doors (routekit and RouteKitServer) call, package access and no product: the wire
         // shapes (every JSON and CSV shape), defined once, the GeoJSON and CSV writers and the export of a store's
-        // routes as events, the smoothing job (workers on GEOS threads) and a workout list's stored figures.
+        // routes as events, the smoothing job (workers on GEOS threads), a workout list's stored figures, and the
+        // writes both doors make: deleting a route or a workout, relating and unrelating effort scores.
         .target(
             name: "RouteKitApplication",
             dependencies: ["RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender"],

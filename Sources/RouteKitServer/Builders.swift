@@ -79,6 +79,15 @@
             return (token, pending)
         }
 
+        /// `GET /v1/builders`: the token's source's pending builders (never another source's), oldest first, as
+        /// `{"builders": [{…}]}`, each as `GET /v1/builders/ID` shows it: a device that lost track of what it was
+        /// uploading finds its builders and where each resumes.
+        func list(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.write)
+            let mine = try await store.pendingBuilders().filter { $0.source == token.source }
+            return JSONBody.response(["builders": mine.map(BuilderJSON.init)])
+        }
+
         func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let (_, pending) = try await owned(context)
             return JSONBody.response(BuilderJSON(pending))

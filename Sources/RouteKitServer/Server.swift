@@ -8,9 +8,10 @@
     import RouteKitIngest
     public import ServiceLifecycle
 
-    /// RouteKit's HTTP service (`routekit serve`): upload files, read workouts and routes, and tail the change feed
-    /// (one JSON change set, a long-poll, or Server-Sent Events), for holders of API tokens. The contract is the
-    /// OpenAPI document served at `/v1/openapi.yaml` (`Sources/RouteKitServer/openapi.yaml`).
+    /// RouteKit's HTTP service (`routekit serve`): upload files, read workouts and routes, delete them and relate
+    /// effort scores, and tail the change feed (one JSON change set, a long-poll, or Server-Sent Events), for holders
+    /// of API tokens. The contract is the OpenAPI document served at `/v1/openapi.yaml`
+    /// (`Sources/RouteKitServer/openapi.yaml`).
     public struct RouteKitServer: Sendable {
         /// The store served.
         public let store: any RouteStore & TokenStore
@@ -89,14 +90,20 @@
             router.get("/v1/workouts/:id/series", use: reads.seriesTypes)
             router.get("/v1/workouts/:id/series/:type", use: reads.series)
             router.get("/v1/workouts/:id/effort", use: reads.effort)
+            let writes = WriteRoutes(store: store)
+            router.delete("/v1/workouts/:id", use: writes.deleteWorkout)
+            router.post("/v1/workouts/:id/effort", use: writes.relateEffort)
+            router.delete("/v1/workouts/:id/effort/:scoreID", use: writes.unrelateEffort)
             router.get("/v1/routes", use: reads.routes)
             router.get("/v1/routes/:id", use: reads.route)
             router.get("/v1/routes/:id/locations", use: reads.locations)
             router.get("/v1/routes/:id/export", use: reads.export)
             router.get("/v1/routes/:id/picture", use: reads.picture)
             router.get("/v1/routes/:id/profile", use: reads.profile)
+            router.delete("/v1/routes/:id", use: writes.deleteRoute)
             let builders = BuilderRoutes(store: store, configuration: configuration, metrics: metrics, figures: figures)
             router.post("/v1/builders", use: builders.create)
+            router.get("/v1/builders", use: builders.list)
             router.get("/v1/builders/:id", use: builders.get)
             router.post("/v1/builders/:id/locations", use: builders.append)
             router.post("/v1/builders/:id/finish", use: builders.finish)

@@ -211,10 +211,13 @@ struct Effort: AsyncParsableCommand {
             let source = try sourceOption.resolved()
             let id = try parseUUID(workout)
             if let set {
-                let score = try EffortScore(workoutID: id, source: source, score: set, isManual: !estimated)
-                try await store.relateEffort(score)
+                _ = try await WorkoutEffort.relate(
+                    score: set, manual: !estimated, toWorkout: id, as: source, in: store)
             }
-            if let delete { try await store.unrelateEffort(id: try parseUUID(delete), as: source) }
+            if let delete {
+                let scoreID = try parseUUID(delete)
+                try await WorkoutEffort.unrelate(scoreID, fromWorkout: id, as: source, in: store)
+            }
             let scores = try await store.efforts(ofWorkout: id)
             let effective = EffortScore.effective(scores)
             for s in scores {

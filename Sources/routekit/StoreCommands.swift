@@ -234,14 +234,9 @@ struct Delete: AsyncParsableCommand {
             for text in ids {
                 do {
                     let id = try parseUUID(text)
-                    if try await store.isCurrent(route: id) {
-                        try await store.deleteRoute(id: id, as: source)
-                        print("deleted route \(text)")
-                    } else if try await store.workout(id: id) != nil {
-                        try await store.deleteWorkout(id: id, as: source)
-                        print("deleted workout \(text) with its routes and series")
-                    } else {
-                        throw RouteKitError(.notFound, "no current route or workout \(text)")
+                    switch try await StoreDeletion.delete(id, as: source, in: store) {
+                    case .route: print("deleted route \(text)")
+                    case .workout: print("deleted workout \(text) with its routes and series")
                     }
                 } catch let e as RouteKitError {
                     printError("error: \(e)")
