@@ -263,12 +263,13 @@ extension Workout {
         return pauses
     }
 
-    /// The workout's laps, in time order (events of kind ``WorkoutEvent/Kind/lap``).
+    /// The workout's laps, in time order (events of kind ``WorkoutEvent/Kind/lap``); laps without a start last, in
+    /// the order recorded.
     public var laps: [WorkoutEvent] {
-        let early = Instant(seconds: .min)
+        let late = Instant(seconds: .max)
         return events.enumerated().filter { $0.element.kind == .lap }
             .sorted {
-                ($0.element.start?.instant ?? early, $0.offset) < ($1.element.start?.instant ?? early, $1.offset)
+                ($0.element.start?.instant ?? late, $0.offset) < ($1.element.start?.instant ?? late, $1.offset)
             }
             .map(\.element)
     }

@@ -361,6 +361,91 @@ package struct WorkoutStatisticsJSON: Codable, Hashable, Sendable {
     }
 }
 
+/// A workout's splits (``WorkoutStatistics/splits(store:id:rule:request:)``): `routekit splits --json` and
+/// `GET /v1/workouts/ID/splits`. Every key is present, `null` where there is no value.
+package struct WorkoutSplitsJSON: Codable, Hashable, Sendable {
+    /// One split's numbers.
+    package struct Split: Codable, Hashable, Sendable {
+        /// Its number, from 1.
+        package var number: Int
+        /// The lap's start, or the time of the split's first fix; `null` without one.
+        @ExplicitNull package var start: String?
+        /// The lap's end, or the time of the split's last fix; `null` without one.
+        @ExplicitNull package var end: String?
+        /// The distance (metres).
+        package var distanceMetres: Double
+        /// From the first time to the last (seconds), or `null`.
+        @ExplicitNull package var elapsedSeconds: Double?
+        /// The time spent moving (seconds), or `null`.
+        @ExplicitNull package var movingSeconds: Double?
+        /// The elevation gained (metres), or `null`.
+        @ExplicitNull package var elevationGainMetres: Double?
+        /// The elevation lost (metres), or `null`.
+        @ExplicitNull package var elevationLossMetres: Double?
+        /// The distance over the moving time (m/s), or `null`.
+        @ExplicitNull package var averageSpeed: Double?
+        /// The fastest stretch's speed (m/s), or `null`.
+        @ExplicitNull package var maxSpeed: Double?
+        /// The heart rate, or `null` without an average.
+        @ExplicitNull package var heartRate: WorkoutStatisticsJSON.HeartRate?
+        /// The time-weighted cadence while moving, or `null`.
+        @ExplicitNull package var cadenceAverage: Double?
+        /// The power (its `ftp` always `null`), or `null` without an average.
+        @ExplicitNull package var power: WorkoutStatisticsJSON.Power?
+        /// A lap's totals as its file recorded them, or `null` (distance splits).
+        @ExplicitNull package var recorded: [String: MetadataValue]?
+
+        /// The shape of `split`.
+        package init(_ split: WorkoutSplit) {
+            let s = split.statistics
+            number = split.number
+            start = split.start?.iso8601
+            end = split.end?.iso8601
+            distanceMetres = s.distanceMetres
+            elapsedSeconds = s.elapsedSeconds
+            movingSeconds = s.movingSeconds
+            elevationGainMetres = s.elevationGainMetres
+            elevationLossMetres = s.elevationLossMetres
+            averageSpeed = s.averageSpeed
+            maxSpeed = s.maxSpeed
+            heartRate = s.heartRateAverage.map { WorkoutStatisticsJSON.HeartRate(average: $0, max: s.heartRateMax) }
+            cadenceAverage = s.cadenceAverage
+            power = s.powerAverage.map { WorkoutStatisticsJSON.Power(average: $0, max: s.powerMax, ftp: nil) }
+            recorded = split.recorded
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case number, start, end, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
+            case elevationLossMetres, averageSpeed, maxSpeed, heartRate, cadenceAverage, power, recorded
+        }
+    }
+
+    /// The workout's uuid.
+    package var workout: String
+    /// The route version the numbers come from, or `null`.
+    @ExplicitNull package var route: String?
+    /// `lap` or `distance`.
+    package var by: String
+    /// The split distance (metres) for `distance`, else `null`.
+    @ExplicitNull package var metres: Double?
+    /// The splits, in order.
+    package var splits: [Split]
+    /// What the caller should know (overlapping laps, laps outside the workout, no laps).
+    package var warnings: [String]
+
+    /// The shape of `report`.
+    package init(_ report: WorkoutSplitsReport) {
+        workout = report.workout.id.lowercaseText
+        route = report.route?.id.lowercaseText
+        by = report.rule.name
+        if case .distance(let m) = report.rule { metres = m } else { metres = nil }
+        splits = report.splits.map(Split.init)
+        warnings = report.warnings
+    }
+
+    enum CodingKeys: String, CodingKey { case workout, route, by, metres, splits, warnings }
+}
+
 extension ChangeSetJSON {
     /// `set` as JSON bytes, written directly: the same JSON (sorted keys, slashes unescaped) as `JSONEncoder` makes
     /// of ``ChangeSetJSON``, without going through `Encodable` (what a catch-up page writes; see

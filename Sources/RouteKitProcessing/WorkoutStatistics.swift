@@ -73,27 +73,29 @@ package enum WorkoutStatistics {
         }
     }
 
-    private static func computeHere(
-        store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest
-    ) async throws -> WorkoutStatisticsReport {
-        var route: RouteSample?
-        let workout: Workout
+    /// The workout `id` names (a route's or a workout's uuid) and the route version to measure: the route asked
+    /// for, or the workout's current route's recording.
+    static func recording(store: any RouteStore, id: UUID) async throws -> (Workout, RouteSample?) {
         if let r = try await store.route(id: id) {
-            route = r
             guard let w = try await store.workout(id: r.workoutID) else {
                 throw RouteKitError(.notFound, "the workout of route \(id) is gone")
             }
-            workout = w
+            return (w, r)
         } else if let w = try await store.workout(id: id) {
-            workout = w
             // The recording as imported: processed versions (smoothed, simplified, privacy-trimmed) are for
             // display and must not change the workout's numbers.
             if let current = try await store.routes(matching: RouteFilter(workout: id)).first {
-                route = try await store.recording(of: current)
+                return (w, try await store.recording(of: current))
             }
-        } else {
-            throw RouteKitError(.notFound, "no route or workout \(id)")
+            return (w, nil)
         }
+        throw RouteKitError(.notFound, "no route or workout \(id)")
+    }
+
+    private static func computeHere(
+        store: any RouteStore, id: UUID, request: WorkoutStatisticsRequest
+    ) async throws -> WorkoutStatisticsReport {
+        let (workout, route) = try await recording(store: store, id: id)
         let options = statisticsOptions(workout, request)
         var accumulator = try await measure(route, of: workout, in: store, options: options)
         // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.

@@ -87,6 +87,7 @@
             router.get("/v1/workouts", use: reads.workouts)
             router.get("/v1/workouts/:id", use: reads.workout)
             router.get("/v1/workouts/:id/stats", use: reads.stats)
+            router.get("/v1/workouts/:id/splits", use: reads.splits)
             router.get("/v1/workouts/:id/series", use: reads.seriesTypes)
             router.get("/v1/workouts/:id/series/:type", use: reads.series)
             router.get("/v1/workouts/:id/effort", use: reads.effort)

@@ -54,6 +54,19 @@
             return response
         }
 
+        /// `routekit splits --json` for a workout (from its raw recording): `?by=lap|km|mile|METRES` (`lap` by default).
+        func splits(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let workout = try await readableWorkout(context)
+            let rule: SplitRule
+            do { rule = try SplitRule(parsing: request.uri.queryParameters.get("by") ?? "lap", name: "'by'") } catch {
+                throw Problem.badRequest(error.message)
+            }
+            let report = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: rule)
+            var response = JSONBody.response(WorkoutSplitsJSON(report))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
+        }
+
         /// The quantity types the workout has series of: `{"types": [{"type": "heartRate", "unit": "count/min"}]}`.
         func seriesTypes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let workout = try await readableWorkout(context)

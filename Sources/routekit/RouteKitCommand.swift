@@ -27,7 +27,8 @@ struct RouteKitCommand: AsyncParsableCommand {
         version: "0.2.0",
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
-            Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Series.self, Effort.self,
+            Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Splits.self, Series.self,
+            Effort.self,
             PrivacyZones.self,
             Inspect.self,
             Convert.self, Render.self, Serve.self, Tokens.self,

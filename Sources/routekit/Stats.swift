@@ -129,6 +129,78 @@ struct Stats: AsyncParsableCommand {
     }
 }
 
+struct Splits: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "splits",
+        abstract: "A workout's splits: per lap (with what the file recorded) or per kilometre, mile or distance.",
+        discussion: """
+            Each split is measured as `stats` measures the whole workout (from its recording as imported, the same \
+            distance, moving time, climb and time-weighted heart rate, cadence and power), so the splits' \
+            distances add up to the workout's. --by lap (the default) gives one split per lap the file recorded, \
+            with the lap's own totals beside the measured ones; --by km, --by mile or --by METRES cuts the \
+            distance instead (the last split is shorter). The fix where one split ends is the first of the next. \
+            Laps that overlap, or lie outside their workout, are measured all the same and named in a warning.
+
+            JSON (--json):
+              {"workout": "…", "route": "…"|null, "by": "lap"|"distance", "metres": x|null,
+               "splits": [{"number": 1, "start": "…"|null, "end": "…"|null, "distanceMetres": x,
+                 "elapsedSeconds": x|null, "movingSeconds": x|null, "elevationGainMetres": x|null,
+                 "elevationLossMetres": x|null, "averageSpeed": x|null, "maxSpeed": x|null,
+                 "heartRate": {"average": x, "max": x}|null, "cadenceAverage": x|null,
+                 "power": {"average": x, "max": x, "ftp": null}|null, "recorded": {…}|null}],
+               "warnings": ["…"]}
+
+            Examples:
+              routekit splits 6F1C…
+              routekit splits 6F1C… --by km --json
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+    @Argument(help: "A route's or a workout's uuid.") var id: String
+    @Option(
+        help: ArgumentHelp("lap, km, mile, or a distance in metres (10 to 1000000).", valueName: "lap|km|mile|METRES"))
+    var by = "lap"
+    @Flag(help: "One JSON object.") var json = false
+
+    func validate() throws {
+        do { _ = try SplitRule(parsing: by, name: "--by") } catch { throw ValidationError(error.message) }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try await storeOptions.open()
+            let rule = try SplitRule(parsing: by, name: "--by")
+            let report = try await WorkoutStatistics.splits(store: store, id: try parseUUID(id), rule: rule)
+            if json {
+                printJSONLine(WorkoutSplitsJSON(report))
+                return
+            }
+            for w in report.warnings { printError("warning: \(w)") }
+            func f(_ v: Double?, _ format: String) -> String { v.map { String(format: format, $0) } ?? "—" }
+            func duration(_ v: Double?) -> String {
+                guard let v else { return "—" }
+                let t = Int(v.rounded())
+                return t >= 3600
+                    ? String(format: "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60)
+                    : String(format: "%d:%02d", t / 60, t % 60)
+            }
+            print(
+                "\(column("split", 6)) \(column("km", 8)) \(column("moving", 8)) \(column("pace/km", 8)) "
+                    + "\(column("km/h", 6)) \(column("+m", 5)) \(column("bpm", 4)) \(column("W", 4))")
+            for split in report.splits {
+                let s = split.statistics
+                let pace = s.averageSpeed.flatMap { $0 > 0 ? 1000 / $0 : nil }
+                print(
+                    "\(column(String(split.number), 6)) \(column(f(s.distanceMetres / 1000, "%.3f"), 8)) "
+                        + "\(column(duration(s.movingSeconds), 8)) \(column(duration(pace), 8)) "
+                        + "\(column(f(s.averageSpeed.map { $0 * 3.6 }, "%.1f"), 6)) "
+                        + "\(column(f(s.elevationGainMetres, "%.0f"), 5)) \(column(f(s.heartRateAverage, "%.0f"), 4)) "
+                        + "\(column(f(s.powerAverage, "%.0f"), 4))")
+            }
+        }
+    }
+}
+
 struct Series: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "series",

@@ -167,7 +167,7 @@
             let id = workout.id.uuidString.lowercased()
             let store = f.folder + "/store.sqlite"
 
-            let (lines, httpWorkout, httpRoute, httpStats, csv) = try await f.app().test(.router) { client in
+            let (lines, httpWorkout, httpRoute, httpStats, csv, httpSplits) = try await f.app().test(.router) { client in
                 let lines = try await client.execute(
                     uri: "/v1/routes/\(route)/locations", method: .get, headers: auth(token)
                 ) { String(buffer: $0.body).split(separator: "\n").map(String.init) }
@@ -183,7 +183,10 @@
                 let csv = try await client.execute(
                     uri: "/v1/routes/\(route)/export?format=csv", method: .get, headers: auth(token)
                 ) { String(buffer: $0.body) }
-                return (lines, workout, routeObject, stats, csv)
+                let splits = try await client.execute(
+                    uri: "/v1/workouts/\(id)/splits?by=lap", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                return (lines, workout, routeObject, stats, csv, splits)
             }
 
             // Locations: the CLI's batch holds exactly the HTTP service's lines, byte for byte.
@@ -222,6 +225,12 @@
             #expect(Self.same(try JSONSerialization.jsonObject(with: Data(cliRoute.output.utf8)), httpRoute))
             let cliStats = try runChildProcess(binary, ["stats", "--store", store, "--json", id])
             #expect(Self.same(try JSONSerialization.jsonObject(with: Data(cliStats.output.utf8)), httpStats))
+            let cliSplits = try runChildProcess(binary, ["splits", "--store", store, "--json", id])
+            #expect(cliSplits.status == 0, "\(cliSplits.errorOutput)")
+            #expect(Self.same(try JSONSerialization.jsonObject(with: Data(cliSplits.output.utf8)), httpSplits))
+            let lap = (httpSplits["splits"] as? [[String: Any]])?.first
+            #expect((lap?["recorded"] as? [String: Any])?["lapTrigger"] as? String == "manual")
+            #expect((lap?["distanceMetres"] as? Double ?? 0) > 0)
         }
     }
 #endif

@@ -1,0 +1,124 @@
+import Foundation
+@_spi(RouteKitBackend) import RouteKit
+import RouteKitApplication
+import RouteKitProcessing
+import RouteKitTesting
+import Testing
+
+@Suite("Workout splits: per lap and per distance")
+struct WorkoutSplitsTests {
+    static let start: Int64 = 1_714_550_400
+
+    /// `count` fixes a second apart going north 3 m at a time (10.8 km/h).
+    static func run(_ count: Int) -> [Location] {
+        (0..<count).map { i in
+            Location(
+                latitude: 47 + Double(i) * 3 / 111_000, longitude: 8,
+                timestamp: Timestamp(Instant(seconds: start + Int64(i))))
+        }
+    }
+
+    static func time(_ second: Int64) -> Timestamp { Timestamp(Instant(seconds: start + second)) }
+
+    /// A workout with `events` and a route of `count` fixes, heart rate 120 for the first 600 s and 150 after.
+    static func saved(_ count: Int, events: [WorkoutEvent] = []) async throws -> (InMemoryStore, Workout) {
+        let store = InMemoryStore()
+        let source = try Source(name: "watch")
+        let workout = Workout(
+            activityType: .running, start: time(0), end: time(Int64(count - 1)), source: source, events: events)
+        _ = try await store.saveWorkout(workout)
+        let locations = run(count)
+        let route = RouteSample(
+            workoutID: workout.id, source: source, sync: SyncIdentity(identifier: "splits", version: 1),
+            start: locations.first?.timestamp, end: locations.last?.timestamp, locationCount: count)
+        _ = try await store.saveRoute(route, chunks: [.locations(locations, sequence: 0)], releasing: nil)
+        let heartRate = (0..<count).map { QuantitySample(timestamp: time(Int64($0)), value: $0 < 600 ? 120 : 150) }
+        try await store.saveSeries(QuantitySeries(type: .heartRate, samples: heartRate), workout: workout.id, as: source)
+        return (store, workout)
+    }
+
+    @Test("per kilometre: full kilometres and a shorter last one, adding up to the workout's distance and moving time")
+    func perKilometre() async throws {
+        let (store, workout) = try await Self.saved(1_801)  // 5.4 km in 30 minutes
+        let whole = try await WorkoutStatistics.compute(store: store, id: workout.id).statistics
+        let report = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: .kilometre)
+        #expect(report.splits.map(\.number) == [1, 2, 3, 4, 5, 6])
+        let distances = report.splits.map(\.statistics.distanceMetres)
+        for d in distances.dropLast() { #expect(abs(d - 1_000) < 3.1, "\(d)") }  // one 3 m step at most past
+        #expect(abs(distances.reduce(0, +) - whole.distanceMetres) < 1e-3)
+        let moving = report.splits.compactMap(\.statistics.movingSeconds).reduce(0, +)
+        #expect(abs(moving - (whole.movingSeconds ?? 0)) < 1e-3)
+        #expect(report.splits.allSatisfy { $0.recorded == nil })
+        #expect(report.warnings.isEmpty)
+        // A mile is 1,609.344 m.
+        let miles = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: .mile)
+        #expect(miles.splits.count == 4)
+        #expect(abs(miles.splits[0].statistics.distanceMetres - 1_609.344) < 3.1)
+    }
+
+    @Test("per lap: each lap's fixes and heart rate, its recorded totals beside; the laps add up to the whole")
+    func perLap() async throws {
+        let laps = [
+            WorkoutEvent(
+                kind: .lap, start: Self.time(0), end: Self.time(600),
+                metadata: [MetadataKey.totalDistance: .double(1_800.5)]),
+            WorkoutEvent(kind: .lap, start: Self.time(600), end: Self.time(1_200)),
+            WorkoutEvent(kind: .lap, start: Self.time(1_200), end: Self.time(1_500)),
+        ]
+        let (store, workout) = try await Self.saved(1_501, events: laps)
+        let whole = try await WorkoutStatistics.compute(store: store, id: workout.id).statistics
+        let report = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: .laps)
+        try #require(report.splits.count == 3)
+        let s = report.splits.map(\.statistics)
+        // 1,500 equal steps: 600, 600 and 300 of them.
+        let step = whole.distanceMetres / 1_500
+        #expect(abs(s[0].distanceMetres - 600 * step) < 0.01 && abs(s[1].distanceMetres - 600 * step) < 0.01)
+        #expect(abs(s[2].distanceMetres - 300 * step) < 0.01)
+        #expect(abs(s.map(\.distanceMetres).reduce(0, +) - whole.distanceMetres) < 1e-3)
+        #expect(s[0].elapsedSeconds == 600 && s[2].elapsedSeconds == 300)
+        #expect(s[0].heartRateAverage == 120)
+        #expect(s[1].heartRateAverage == 150)
+        #expect(report.splits[0].recorded?[MetadataKey.totalDistance] == .double(1_800.5))
+        #expect(report.splits[1].recorded == [:])
+        #expect(report.splits[0].start == Self.time(0) && report.splits[2].end == Self.time(1_500))
+        #expect(report.warnings.isEmpty)
+
+        // The same numbers in the JSON both doors serve.
+        let json = WorkoutSplitsJSON(report)
+        #expect(json.by == "lap" && json.metres == nil && json.splits.count == 3)
+        #expect(json.splits[1].heartRate?.average == 150)
+    }
+
+    @Test("an overlapping lap and one outside the workout are measured and named in warnings; no laps, a warning")
+    func oddLaps() async throws {
+        let laps = [
+            WorkoutEvent(kind: .lap, start: Self.time(0), end: Self.time(700)),
+            WorkoutEvent(kind: .lap, start: Self.time(600), end: Self.time(5_000)),
+            WorkoutEvent(kind: .lap, start: nil, end: nil, metadata: [MetadataKey.totalDistance: .double(5)]),
+        ]
+        let (store, workout) = try await Self.saved(1_001, events: laps)
+        let report = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: .laps)
+        #expect(report.splits.map(\.number) == [1, 2])
+        #expect(report.warnings.contains { $0.hasPrefix("lap 1 overlaps lap 2 by 100 s") }, "\(report.warnings)")
+        #expect(report.warnings.contains("lap 2 ends after its workout"), "\(report.warnings)")
+        #expect(report.warnings.contains { $0.hasPrefix("1 lap(s) without a start time") }, "\(report.warnings)")
+        // Lap 1 ends where lap 2 starts (600 s), not at its own end.
+        #expect(report.splits[0].statistics.elapsedSeconds == 600)
+
+        let (plain, bare) = try await Self.saved(100)
+        let none = try await WorkoutStatistics.splits(store: plain, id: bare.id, rule: .laps)
+        #expect(none.splits.isEmpty)
+        #expect(none.warnings.first?.contains("no laps") == true)
+    }
+
+    @Test("the rule's text: lap, km, mile, metres; anything else is refused naming it")
+    func parsing() throws {
+        #expect(try SplitRule(parsing: "KM", name: "--by") == .kilometre)
+        #expect(try SplitRule(parsing: "400", name: "--by") == .distance(metres: 400))
+        #expect(try SplitRule(parsing: "laps", name: "--by") == .laps)
+        for bad in ["0", "5", "nan", "furlong", "-1000", "1e9"] {
+            let error = #expect(throws: RouteKitError.self) { try SplitRule(parsing: bad, name: "--by") }
+            #expect(error?.message.contains("'\(bad)'") == true)
+        }
+    }
+}
