@@ -494,6 +494,14 @@ public protocol RouteStore: AnyObject, Sendable {
     /// next batch job processes the source's routes again.
     func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError)
 
+    // MARK: Zones
+
+    /// What the store keeps about `source`'s person for zones (empty settings when nothing).
+    func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings
+    /// Replaces `source`'s zone settings in one transaction (empty settings remove them).
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when they do not validate (``ZoneSettings/validate()``).
+    func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError)
+
     // MARK: Effort
 
     /// Relates an effort score to a workout.

@@ -85,6 +85,18 @@ package enum StoredRecord {
         try unjson([String: MetadataValue].self, text, "builder's metadata")
     }
 
+    /// Zone settings as stored: JSON with sorted keys.
+    package static func body(of settings: ZoneSettings) throws(RouteKitError) -> String {
+        do { return try json(settings) } catch {
+            throw RouteKitError(.invalidArgument, "the zone settings cannot be stored")
+        }
+    }
+
+    /// Stored zone settings.
+    package static func zoneSettings(_ text: String) throws(RouteKitError) -> ZoneSettings {
+        try unjson(ZoneSettings.self, text, "zone settings")
+    }
+
     /// A stored source name.
     package static func source(_ name: String) throws(RouteKitError) -> Source {
         do { return try Source(name: name) } catch { throw RouteKitError(.storage, "a stored source name is invalid") }

@@ -332,6 +332,10 @@ package struct WorkoutStatisticsJSON: Codable, Hashable, Sendable {
     @ExplicitNull package var power: Power?
     /// The time in each power zone, or `null`.
     @ExplicitNull package var powerZones: [Zone]?
+    /// The heart-rate zone configuration used and where it came from, or `null`.
+    @ExplicitNull package var zoneConfiguration: ZoneConfigurationJSON?
+    /// The power zone configuration used and where it came from, or `null`.
+    @ExplicitNull package var powerZoneConfiguration: ZoneConfigurationJSON?
 
     /// The shape of `report`.
     package init(_ report: WorkoutStatisticsReport) {
@@ -352,13 +356,41 @@ package struct WorkoutStatisticsJSON: Codable, Hashable, Sendable {
         zones = s.zones?.map(Zone.init)
         power = s.powerAverage.map { Power(average: $0, max: s.powerMax, ftp: report.ftp) }
         powerZones = s.powerZones?.map(Zone.init)
+        zoneConfiguration = report.zoneConfiguration.map(ZoneConfigurationJSON.init)
+        powerZoneConfiguration = report.powerZoneConfiguration.map(ZoneConfigurationJSON.init)
     }
 
     enum CodingKeys: String, CodingKey {
         case workout, route, distanceMetres, elapsedSeconds, movingSeconds, elevationGainMetres
         case elevationLossMetres, minElevationMetres, maxElevationMetres, averageSpeed, maxSpeed, heartRate
-        case cadenceAverage, zones, power, powerZones
+        case cadenceAverage, zones, power, powerZones, zoneConfiguration, powerZoneConfiguration
     }
+}
+
+/// A zone configuration (``ZoneConfiguration``): `routekit zones show --json`, `GET /v1/zones/{quantity}`, and
+/// the statistics' `zoneConfiguration` and `powerZoneConfiguration`.
+package struct ZoneConfigurationJSON: Codable, Hashable, Sendable {
+    /// `heartRate` or `power`.
+    package var quantity: String
+    /// `system`, `user` or `app`.
+    package var origin: String
+    /// `bpm` or `W`.
+    package var unit: String
+    /// The 2 to 8 inner boundaries, ascending: zone 1 below the first, the last zone from the last up.
+    package var boundaries: [Double]
+    /// How a system configuration was made, or `null`.
+    @ExplicitNull package var basis: String?
+
+    /// The shape of `configuration`.
+    package init(_ configuration: ZoneConfiguration) {
+        quantity = configuration.quantity.rawValue
+        origin = configuration.origin.rawValue
+        unit = configuration.quantity.unit
+        boundaries = configuration.boundaries
+        basis = configuration.basis
+    }
+
+    enum CodingKeys: String, CodingKey { case quantity, origin, unit, boundaries, basis }
 }
 
 /// A workout's splits (``WorkoutStatistics/splits(store:id:rule:request:)``): `routekit splits --json` and

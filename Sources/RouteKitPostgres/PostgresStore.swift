@@ -875,6 +875,31 @@
             }
         }
 
+        // MARK: Zones
+
+        public func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings {
+            let body = try await read("reading the zone settings of \(source)") { tx in
+                try await tx.value("SELECT body FROM zone_settings WHERE source = \(source.name)", as: String.self)
+            }
+            return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
+        }
+
+        public func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError) {
+            try settings.validate()
+            let body = try StoredRecord.body(of: settings)
+            try await write("setting the zone settings of \(source)") { tx in
+                if settings.isEmpty {
+                    try await tx.run("DELETE FROM zone_settings WHERE source = \(source.name)")
+                } else {
+                    try await tx.run(
+                        """
+                        INSERT INTO zone_settings(source, body) VALUES (\(source.name), \(body))
+                        ON CONFLICT (source) DO UPDATE SET body = excluded.body
+                        """)
+                }
+            }
+        }
+
         // MARK: Effort
 
         public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {

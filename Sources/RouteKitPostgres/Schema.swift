@@ -187,6 +187,16 @@
                     document TEXT NOT NULL);
                 """
             ),
+            (
+                "v6-zone-settings",
+                """
+                -- Each source's zone settings (preferred configurations, maximum and resting heart rate, age, FTP)
+                -- as JSON.
+                CREATE TABLE zone_settings(
+                    source TEXT PRIMARY KEY,
+                    body TEXT NOT NULL);
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

@@ -51,6 +51,11 @@ package struct WorkoutStatisticsReport: Sendable {
     package var statistics: RouteStatistics
     /// The FTP the power zones used (given, or estimated), if any.
     package var ftp: Double?
+    /// The heart-rate zones used, with where they came from; `nil` without heart-rate zones (or when the caller's
+    /// explicit zones are outside what a configuration may hold).
+    package var zoneConfiguration: ZoneConfiguration?
+    /// The power zones used, with where they came from.
+    package var powerZoneConfiguration: ZoneConfiguration?
 }
 
 /// A workout's (or one route version's) statistics, read from a store: the rules of `routekit stats` as a library
@@ -101,30 +106,63 @@ package enum WorkoutStatistics {
         // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
         let heartRate = try await store.allSamples(of: .heartRate, workout: workout.id)
         let cadence = try await store.allSamples(of: .cadence, workout: workout.id)
-        let zones: Zones?
+        // Zones: the caller's, else the person's (their own, or from what is known about them), else the workout's.
+        let settings = try await store.zoneSettings(of: workout.source)
+        var zones: Zones?
+        var zoneConfiguration: ZoneConfiguration?
         if let z = request.zones {
             zones = z
+            zoneConfiguration = ZonePreference.supplied(z, .heartRate)
         } else if let maximum = request.maximumHeartRate {
             zones = try Zones.heartRate(maximum: maximum)
+            zoneConfiguration = ZonePreference.supplied(
+                try Zones.heartRate(maximum: maximum), .heartRate,
+                basis: "maximum heart rate \(ZonePreference.format(maximum)) bpm")
         } else if let age = request.age {
-            zones = try Zones.heartRate(maximum: Zones.maximumHeartRate(age: age))
+            let maximum = Zones.maximumHeartRate(age: age)
+            zones = try Zones.heartRate(maximum: maximum)
+            zoneConfiguration = ZonePreference.supplied(
+                try Zones.heartRate(maximum: maximum), .heartRate,
+                basis: "age \(ZonePreference.format(age)): maximum heart rate \(ZonePreference.format(maximum)) bpm")
+        } else if let preferred = ZonePreference.heartRate(settings) {
+            zones = try Zones(preferred)
+            zoneConfiguration = preferred
         } else if let observed = heartRate.map(\.value).max(), observed > 60 {
             zones = try Zones.heartRate(maximum: observed)
-        } else {
-            zones = nil
+            zoneConfiguration = ZonePreference.fromWorkout(maximum: observed)
         }
         let power = try await store.allSamples(of: .power, workout: workout.id)
         var usedFTP: Double?
         var powerZones: Zones?
+        var powerConfiguration: ZoneConfiguration?
         if let z = request.powerZones {
             powerZones = z
-        } else if let value = request.ftp ?? Zones.estimatedFTP(power, maxGap: options.maxSampleGap), !power.isEmpty {
-            usedFTP = value
-            powerZones = try Zones.power(ftp: max(20, value))
+            powerConfiguration = ZonePreference.supplied(z, .power)
+        } else if !power.isEmpty {
+            if let ftp = request.ftp {
+                usedFTP = ftp
+                powerZones = try Zones.power(ftp: ftp)
+                powerConfiguration = ZonePreference.supplied(
+                    try Zones.power(ftp: ftp), .power, basis: "FTP \(ZonePreference.format(ftp)) W")
+            } else if let preferred = ZonePreference.power(settings) {
+                usedFTP = preferred.origin == .system ? settings.ftp : nil
+                powerZones = try Zones(preferred)
+                powerConfiguration = preferred
+            } else if let value = Zones.estimatedFTP(power, maxGap: options.maxSampleGap) {
+                usedFTP = value
+                powerZones = try Zones.power(ftp: max(20, value))
+                powerConfiguration = ZonePreference.coggan(
+                    ftp: max(20, value),
+                    basis: "FTP estimated from the workout (95 % of its best 20-minute power, "
+                        + "\(ZonePreference.format(value.rounded())) W): nothing else is known; set an FTP or zones "
+                        + "with routekit zones set")
+            }
         }
         let statistics = accumulator.finish(
             heartRate: heartRate, cadence: cadence, zones: zones, power: power, powerZones: powerZones)
-        return WorkoutStatisticsReport(workout: workout, route: route, statistics: statistics, ftp: usedFTP)
+        return WorkoutStatisticsReport(
+            workout: workout, route: route, statistics: statistics, ftp: usedFTP,
+            zoneConfiguration: zoneConfiguration, powerZoneConfiguration: powerConfiguration)
     }
 
     /// The options `request` asks for, over the defaults of `workout`'s activity.

@@ -748,6 +748,31 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    public func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings {
+        let body = try await read("reading the zone settings of \(source)") { db in
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM zone_settings WHERE source = ?"), arguments: [source.name])
+        }
+        return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
+    }
+
+    public func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError) {
+        try settings.validate()
+        let body = try StoredRecord.body(of: settings)
+        try await write("setting the zone settings of \(source)") { db in
+            if settings.isEmpty {
+                try db.cachedStatement(sql: "DELETE FROM zone_settings WHERE source = ?").execute(arguments: [
+                    source.name
+                ])
+            } else {
+                try db.cachedStatement(
+                    sql:
+                        "INSERT INTO zone_settings(source, body) VALUES (?, ?) ON CONFLICT(source) DO UPDATE SET body = excluded.body"
+                ).execute(arguments: [source.name, body])
+            }
+        }
+    }
+
     public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
         try await write("relating an effort score to workout \(score.workoutID)") { db in
             guard

@@ -216,6 +216,16 @@ enum Schema {
                         document TEXT NOT NULL);
                     """)
         }
+        m.registerMigration("v11-zone-settings") { db in
+            try db.execute(
+                sql: """
+                    -- Each source's zone settings (preferred configurations, maximum and resting heart rate, age,
+                    -- FTP) as JSON.
+                    CREATE TABLE zone_settings(
+                        source TEXT PRIMARY KEY,
+                        body TEXT NOT NULL);
+                    """)
+        }
         return m
     }
 }

@@ -60,6 +60,11 @@
             use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
         ) { on(.post, path, use: handler) }
 
+        func put(
+            _ path: String,
+            use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
+        ) { on(.put, path, use: handler) }
+
         func delete(
             _ path: String,
             use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator

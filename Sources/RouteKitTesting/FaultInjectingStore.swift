@@ -159,6 +159,12 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
         try await base.setPrivacyZones(zones, of: source)
     }
+    public func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings {
+        try await base.zoneSettings(of: source)
+    }
+    public func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError) {
+        try await base.setZoneSettings(settings, of: source)
+    }
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {

@@ -409,6 +409,19 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         write { s in s.zones[source.name] = zones.isEmpty ? nil : zones }
     }
 
+    // MARK: Zone settings
+
+    /// A source's zone settings (empty when none).
+    public func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings {
+        read { s in s.zoneSettings[source.name] ?? ZoneSettings() }
+    }
+
+    /// Replaces a source's zone settings (empty settings remove them).
+    public func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError) {
+        try settings.validate()
+        write { s in s.zoneSettings[source.name] = settings.isEmpty ? nil : settings }
+    }
+
     // MARK: Effort
 
     /// Relates an effort score to a saved workout.
@@ -707,6 +720,7 @@ extension InMemoryStore {
         var leases: [String: Lease] = [:]
         var efforts: [UUID: EffortRow] = [:]
         var zones: [String: [PrivacyZone]] = [:]
+        var zoneSettings: [String: ZoneSettings] = [:]
         var tokens: [UUID: APIToken] = [:]
         var usedTickets: [String: Date] = [:]
         var jobs: [UUID: StoredJob] = [:]

@@ -59,6 +59,8 @@ public enum StoreConformance {
             ConformanceCheck(name: "deleting a route removes it and its locations", run: deleteRoute),
             ConformanceCheck(name: "work claims: one holder, renewal, expiry, release", run: workClaims),
             ConformanceCheck(name: "privacy zones: per source, in order, replaced whole", run: privacyZones),
+            ConformanceCheck(
+                name: "zone settings: per source, exactly as set, refused when invalid", run: zoneSettings),
             ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
             ConformanceCheck(name: "a whole route saved at once: sync semantics, claim given up", run: saveWholeRoute),
             ConformanceCheck(
@@ -584,6 +586,34 @@ public enum StoreConformance {
         _ = try await expectError(.invalidArgument) {
             try await store.claimWork(keys: ["x"], holder: a, seconds: -1)
         }
+    }
+
+    static func zoneSettings(_ store: any RouteStore) async throws {
+        try expect(try await store.zoneSettings(of: alice).isEmpty, "none at first")
+        let hr = try ZoneConfiguration(quantity: .heartRate, origin: .user, boundaries: [112.5, 130, 148, 166])
+        let power = try ZoneConfiguration(
+            quantity: .power, origin: .system, boundaries: [140, 190, 227.5, 265, 302, 377], basis: "FTP 250 W")
+        let settings = ZoneSettings(
+            heartRate: hr, power: power, maximumHeartRate: 187.5, restingHeartRate: 48.5, age: 41.5, ftp: 250.5)
+        try await store.setZoneSettings(settings, of: alice)
+        let read = try await store.zoneSettings(of: alice)
+        try expect(read == settings, "read back exactly: \(read)")
+        try expect(try await store.zoneSettings(of: bob).isEmpty, "per source")
+        // Refused: nothing changes.
+        var bad = settings
+        bad.restingHeartRate = 200.5
+        do {
+            try await store.setZoneSettings(bad, of: alice)
+            try expect(false, "a resting heart rate above the maximum is refused")
+        } catch let e as RouteKitError {
+            try expect(e.code == .invalidArgument, "refused as invalid: \(e)")
+        }
+        try expect(try await store.zoneSettings(of: alice) == settings, "a refused write changes nothing")
+        try await store.setZoneSettings(ZoneSettings(maximumHeartRate: 190.5), of: alice)
+        try expect(
+            try await store.zoneSettings(of: alice) == ZoneSettings(maximumHeartRate: 190.5), "replaced whole")
+        try await store.setZoneSettings(ZoneSettings(), of: alice)
+        try expect(try await store.zoneSettings(of: alice).isEmpty, "cleared")
     }
 
     static func privacyZones(_ store: any RouteStore) async throws {

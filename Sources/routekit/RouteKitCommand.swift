@@ -29,7 +29,7 @@ struct RouteKitCommand: AsyncParsableCommand {
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Splits.self, Series.self,
             Effort.self,
-            PrivacyZones.self,
+            PrivacyZones.self, ZonesCommand.self,
             Inspect.self,
             Convert.self, Render.self, Serve.self, Tokens.self,
         ]

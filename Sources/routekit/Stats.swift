@@ -18,9 +18,12 @@ struct Stats: AsyncParsableCommand {
             speed is the fastest 5-second stretch, so one bad fix cannot make it. Heart rate and cadence are \\
             time-weighted while moving (each sample holds until the next, at most 10 s); time in zones adds up \\
             to the moving time that has heart rate. Zones: five, from --max-hr (or --age: 208 − 0.7 × age), or \\
-            --zones with explicit lower bounds; without any, from the workout's own highest heart rate. Power \
+            --zones with explicit lower bounds; without any, the workout's source's zones (routekit zones: the \
+            person's own, or Karvonen from a maximum and resting heart rate, …), and only when nothing is known \
+            the workout's own highest heart rate (the JSON's zoneConfiguration says which). Power \
             (when the workout has a power series): time-weighted average, maximum, and seven power zones from \
-            --ftp, --power-zones, or else an FTP estimated as 95 % of the best 20-minute power. --min-speed, \
+            --ftp, --power-zones, the source's zones (routekit zones), or else an FTP estimated as 95 % of the best \
+            20-minute power. --min-speed, \
             --grace and --hysteresis override the activity's defaults.
 
             JSON (--json):
@@ -29,7 +32,9 @@ struct Stats: AsyncParsableCommand {
                "minElevationMetres": x|null, "maxElevationMetres": x|null, "averageSpeed": x|null,
                "maxSpeed": x|null, "heartRate": {"average": x, "max": x}|null, "cadenceAverage": x|null,
                "zones": [{"zone": 1, "lower": x, "upper": x, "seconds": x}]|null,
-               "power": {"average": x, "max": x, "ftp": x}|null, "powerZones": [{…}]|null}
+               "power": {"average": x, "max": x, "ftp": x}|null, "powerZones": [{…}]|null,
+               "zoneConfiguration": {"quantity": "heartRate", "origin": "system"|"user"|"app", "unit": "bpm",
+                 "boundaries": [x, …], "basis": "…"|null}|null, "powerZoneConfiguration": {…}|null}
             The last zone has no "upper" (it has no upper bound).
             """)
 

@@ -1,0 +1,93 @@
+#if Server
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import NIOCore
+    import RouteKit
+    import RouteKitApplication
+    import RouteKitProcessing
+
+    /// The token's source's zones: `GET /v1/zones` (the settings), `GET`, `PUT` and `DELETE /v1/zones/{quantity}`
+    /// (`heartRate` or `power`). The rules are the application's (``ZoneSettingsChanges``), as `routekit zones`
+    /// applies them; these routes only translate.
+    struct ZoneRoutes: Sendable {
+        let store: any RouteStore
+
+        /// The longest body `PUT /v1/zones/{quantity}` reads.
+        static let maxBodyBytes = 16 * 1024
+
+        /// `GET /v1/zones`: the figures and the configuration each quantity's workouts use (`read` scope).
+        func settings(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let settings = try await store.zoneSettings(of: token.source)
+            var response = JSONBody.response(ZoneSettingsJSON(settings))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
+        }
+
+        /// `GET /v1/zones/{quantity}`: the configuration the token's source's workouts use; `404` when nothing is
+        /// known (each workout's own maximum or estimated FTP is used, and its statistics say so).
+        func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let quantity = try Self.quantity(context)
+            guard let c = try await ZoneSettingsChanges.preferred(quantity, of: token.source, in: store) else {
+                throw Problem.notFound(
+                    "no \(quantity.rawValue) zones are known for this source: PUT boundaries "
+                        + (quantity == .heartRate ? "or a maximumHeartRate" : "or an ftp"))
+            }
+            var response = JSONBody.response(ZoneConfigurationJSON(c))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
+        }
+
+        /// The body of `PUT /v1/zones/{quantity}`.
+        struct Body: Decodable {
+            var boundaries: [Double]?
+            var maximumHeartRate: Double?
+            var restingHeartRate: Double?
+            var age: Double?
+            var ftp: Double?
+        }
+
+        /// `PUT /v1/zones/{quantity}` with `{"boundaries": [b1, …]}` (the person's own zones) and/or the figures
+        /// (`maximumHeartRate`, `restingHeartRate`, `age`; `ftp`): answers the configuration now used (`write`).
+        func put(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.write)
+            let quantity = try Self.quantity(context)
+            let bytes = try await request.body.collect(upTo: Self.maxBodyBytes)
+            let body: Body
+            do { body = try JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) } catch {
+                if let key = WriteRoutes.field(of: error) {
+                    throw Problem.badRequest(
+                        key == "boundaries"
+                            ? "'boundaries' must be an array of numbers" : "'\(key)' must be a number")
+                }
+                throw Problem.badRequest(
+                    "the body is not a JSON object like {\"boundaries\": [120, 140, 155, 170]} or "
+                        + "{\"maximumHeartRate\": 190, \"restingHeartRate\": 50}")
+            }
+            let change = ZoneSettingsChanges.Change(
+                boundaries: body.boundaries, maximumHeartRate: body.maximumHeartRate,
+                restingHeartRate: body.restingHeartRate, age: body.age, ftp: body.ftp)
+            let now = try await ZoneSettingsChanges.apply(change, to: quantity, of: token.source, in: store)
+            guard let now else { return Response(status: .noContent) }
+            return JSONBody.response(ZoneConfigurationJSON(now))
+        }
+
+        /// `DELETE /v1/zones/{quantity}`: removes the person's own configuration (the figures stay); `204`.
+        func delete(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.write)
+            let quantity = try Self.quantity(context)
+            _ = try await ZoneSettingsChanges.clear(quantity, of: token.source, in: store)
+            return Response(status: .noContent)
+        }
+
+        static func quantity(_ context: RouteKitRequestContext) throws(Problem) -> ZoneConfiguration.Quantity {
+            let text = context.parameters.get("quantity") ?? ""
+            guard let q = ZoneConfiguration.Quantity(rawValue: text) else {
+                throw Problem.notFound("no zones of '\(text)': heartRate or power")
+            }
+            return q
+        }
+    }
+#endif
