@@ -507,6 +507,53 @@ struct StoreCLITests {
         }
     }
 
+    @Test("export as GeoJSON, import it and convert it: the same locations; a bad GeoJSON fails naming the member")
+    func geoJSONRoundTrip() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let points = 50
+        let file = try f.write("ride.gpx", SyntheticGPX.text(name: "ride", points: points))
+        let route = try #require(try StoreCLI.firstRoute(try f.json(["import", file])[0])["route"] as? String)
+        let geojson = f.directory + "/ride.geojson"
+        let exported = try f.run(["export", route, "-o", geojson])
+        #expect(exported.status == 0, "\(exported.stderr)")
+
+        let imported = try f.json(["import", geojson])
+        try #require(imported.count == 1)
+        #expect(imported[0]["status"] as? String == "imported", "\(imported[0])")
+        let again = try #require(try StoreCLI.firstRoute(imported[0])["route"] as? String)
+        #expect(again != route, "a new route: GeoJSON holds less than the GPX (no heart rate)")
+        let original = try f.json(["locations", route]).flatMap { $0["locations"] as? [[String: Any]] ?? [] }
+        let back = try f.json(["locations", again]).flatMap { $0["locations"] as? [[String: Any]] ?? [] }
+        #expect(back.count == points)
+        for key in ["time", "latitude", "longitude", "altitude"] {
+            #expect(back.map { "\($0[key] ?? "")" } == original.map { "\($0[key] ?? "")" }, "\(key)")
+        }
+        #expect(try f.json(["import", geojson])[0]["status"] as? String == "unchanged")
+
+        // convert reads it (to schema-valid GPX 1.1), inspect shows it.
+        let gpx = f.directory + "/converted.gpx"
+        let converted = try CLI.run(["convert", geojson, "-o", gpx])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        let text = try String(contentsOfFile: gpx, encoding: .utf8)
+        #expect(text.components(separatedBy: "<trkpt ").count - 1 == points)
+        #expect(text.contains("<time>\(SyntheticGPX.time(points - 1))</time>"))
+        if let xmllint = StoreCLI.xmllint, let schema = StoreCLI.gpxSchema {
+            let lint = try runChildProcess(xmllint, ["--noout", "--schema", schema, gpx])
+            #expect(lint.status == 0, "xmllint: \(lint.errorOutput)")
+        }
+        let inspected = try StoreCLI.objects(try CLI.run(["inspect", "--json", geojson]).stdout)
+        #expect(inspected.first?["format"] as? String == "geojson")
+        #expect(inspected.first?["points"] as? Int == points)
+
+        let bad = try f.write("bad.geojson", #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[]}}"#)
+        let failed = try f.json(["import", bad], status: 1)
+        let error = try #require(failed.first?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "invalidGeoJSON")
+        #expect((error["message"] as? String)?.contains("geometry.type") == true, "\(error)")
+        #expect(error["line"] as? Int == 1)
+    }
+
     @Test("locations --json --batch-size 2 prints ceil(n/2) batches, only the last done")
     func locationBatches() throws {
         let f = try StoreFixture()
