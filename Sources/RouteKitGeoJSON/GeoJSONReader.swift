@@ -706,7 +706,7 @@ package struct GeoJSONReader {
         }
         guard bytes[i] == UInt8(ascii: "\"") else { throw syntax("a member name (a string) expected in \(what())") }
         let (from, to, escaped) = try scanString()
-        let key = escaped ? try decodeString(from, to) : String(decoding: bytes[from..<to], as: UTF8.self)
+        let key = try escaped ? decodeString(from, to) : String(decoding: bytes[from..<to], as: UTF8.self)
         skipSpace()
         guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw syntax("':' expected after a member name") }
         i += 1
@@ -758,7 +758,7 @@ package struct GeoJSONReader {
             throw fail(.invalidGeoJSON, "\(path) is not a string")
         }
         let (from, to, escaped) = try scanString()
-        return escaped ? try decodeString(from, to) : String(decoding: bytes[from..<to], as: UTF8.self)
+        return try escaped ? decodeString(from, to) : String(decoding: bytes[from..<to], as: UTF8.self)
     }
 
     /// Reads a string value, or skips any other value and returns `nil`.
@@ -769,7 +769,7 @@ package struct GeoJSONReader {
             return nil
         }
         let (from, to, escaped) = try scanString()
-        return escaped ? try decodeString(from, to) : String(decoding: bytes[from..<to], as: UTF8.self)
+        return try escaped ? decodeString(from, to) : String(decoding: bytes[from..<to], as: UTF8.self)
     }
 
     /// Moves past the string at the cursor (its opening quote), checking it: returns where its content starts and
