@@ -107,9 +107,14 @@ let package = Package(
             name: "RouteKitImport",
             dependencies: [
                 "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth",
-                "CRouteKitZlib", .product(name: "CSV", package: "CSV.swift"),
+                "RouteKitGeoJSON", "CRouteKitZlib", .product(name: "CSV", package: "CSV.swift"),
             ],
             swiftSettings: swiftSettings),
+
+        // GeoJSON (RFC 7946) read whole (up to a size limit) by a JSON reader of its own, a feature at a time: lines as
+        // tracks or routes, points as waypoints, togeojson's coordTimes as times (package access, no product: reached
+        // through RouteKitImport and the doors).
+        .target(name: "RouteKitGeoJSON", dependencies: ["RouteKit", "RouteKitIngest"], swiftSettings: swiftSettings),
 
         // Garmin TCX (Training Center Database v2) through Foundation's XMLParser: activities as workouts with
         // routes and series, courses as planned routes.
@@ -195,7 +200,7 @@ let package = Package(
             name: "routekit",
             dependencies: [
                 "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitFIT", "RouteKitImport", "RouteKitTCX",
-                "RouteKitHealth", "RouteKitGEOS",
+                "RouteKitHealth", "RouteKitGeoJSON", "RouteKitGEOS",
                 "RouteKitSQLite",
                 "RouteKitProcessing", "RouteKitRender", "RouteKitApplication",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
@@ -248,6 +253,13 @@ let package = Package(
         .testTarget(
             name: "RouteKitTCXTests",
             dependencies: ["RouteKitTCX", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RouteKitGeoJSONTests",
+            dependencies: [
+                "RouteKitGeoJSON", "RouteKitImport", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite",
+                "RouteKitApplication", "RouteKitTesting",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitHealthTests",

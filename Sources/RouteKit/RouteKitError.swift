@@ -13,7 +13,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         private enum Base: String, Sendable {
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
-            case geos, invalidFIT, invalidTCX
+            case geos, invalidFIT, invalidTCX, invalidGeoJSON
             case notFound, storage, storageFull, incompatibleStore, builderState, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
@@ -32,7 +32,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let malformedXML = Code(.malformedXML)
         /// The input is well-formed XML but not GPX (wrong root, GPX elements in the wrong place).
         public static let invalidGPX = Code(.invalidGPX)
-        /// A value in a GPX file could not be read (a number, a time, a coordinate out of range).
+        /// A value in a GPX or GeoJSON file could not be read (a number, a time, a coordinate out of range).
         public static let invalidValue = Code(.invalidValue)
         /// The input uses a character encoding RouteKit does not read.
         public static let unsupportedEncoding = Code(.unsupportedEncoding)
@@ -45,6 +45,13 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let invalidFIT = Code(.invalidFIT)
         /// The input is well-formed XML but not a TCX file (its root is not `TrainingCenterDatabase`).
         public static let invalidTCX = Code(.invalidTCX)
+        /// The input is not GeoJSON RouteKit reads: not JSON, JSON that is not a `FeatureCollection`, `Feature` or
+        /// geometry, a geometry other than a point or a line, `coordTimes` that do not match the coordinates, or a
+        /// document larger than RouteKit reads whole. The message names the member at fault by its path
+        /// (`features[2].geometry.coordinates[0][15]`), ``RouteKitError/line`` and ``RouteKitError/column`` where it
+        /// is; a value that cannot be read (a coordinate out of range, a time that is not ISO 8601) is
+        /// ``invalidValue`` instead.
+        public static let invalidGeoJSON = Code(.invalidGeoJSON)
         /// The GEOS library reported an error.
         public static let geos = Code(.geos)
         /// The workout, route or builder named does not exist (or is no longer current).

@@ -104,16 +104,24 @@ private func inputWarnings(_ warnings: Int) -> String {
     warnings > 0 ? "; \(warnings) input warning(s) (see routekit inspect)" : ""
 }
 
-/// Export from a store, for both doors: routes as tracks, after their workout's waypoints and planned routes when a
-/// workout is exported (``StoredRouteEvents``).
+/// Export from a store, for both doors: the file's `<metadata>` its import kept, then routes as tracks, after their
+/// workout's waypoints and planned routes when a workout is exported (``StoredRouteEvents``).
 package enum StoreExport {
     /// Writes `routes` in `format` to `sink` (which the caller closes); with `workout`, its attachments first.
+    ///
+    /// The GPX `<metadata>` an import kept (RouteKitIngest's `GPXMetadataStorage`) is written first: that of
+    /// `workout`, else of the first route's workout. GeoJSON and CSV have no place for it.
     package static func write(
         _ routes: [RouteSample], attachmentsOf workout: UUID? = nil, from store: any RouteStore,
         as format: ExportFormat, to sink: OutputSink
     ) async throws(RouteKitError) {
         try await format.withWriter(to: sink) { (w: inout any GPXEventWriter) async throws(RouteKitError) in
             try w.write(.document(GPXDocumentInfo(version: "1.1", creator: "RouteKit")))
+            if let owner = workout ?? routes.first?.workoutID,
+                let metadata = try await StoredRouteEvents.documentMetadata(workout: owner, store: store)
+            {
+                try w.write(.metadata(metadata))
+            }
             if let workout { try await StoredRouteEvents.writeAttachments(workout: workout, store: store, to: &w) }
             for r in routes { try await StoredRouteEvents.writeTrack(route: r, store: store, to: &w) }
             try w.finish()

@@ -2,14 +2,29 @@ package import RouteKit
 package import RouteKitGPX
 package import RouteKitIngest
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Writes GeoJSON (RFC 7946), streaming: one `FeatureCollection` whose features are waypoints (`Point`),
 /// routes (`LineString`) and tracks (`MultiLineString`, one line per segment; a pause also starts a new
-/// line). Positions are `[longitude, latitude]` or `[longitude, latitude, altitude]`. Per-point times and
-/// sensor values are not in GeoJSON's model: use CSV for those.
+/// line). Positions are `[longitude, latitude]` or `[longitude, latitude, altitude]`.
+///
+/// Per-point times are in the feature's `coordTimes` property, the convention of Mapbox's togeojson and the tools
+/// that read its output: for a route an array of ISO 8601 times parallel to the coordinates, for a track an array of
+/// such arrays, one per line; a point without a time has `null`; a path none of whose points has a time has no
+/// `coordTimes`. The times are written after the geometry, so they are held meanwhile: in memory up to 1 MiB of
+/// text, past that in an anonymous temporary file (`CoordTimesSpool`), so memory does not grow with a track's
+/// length. Sensor values (heart rate, cadence, power, temperatures), speed, course and the accuracies are not in
+/// GeoJSON's model: use CSV (or GPX) for those.
 ///
 /// RFC 7946 lines need two positions: a route or segment with fewer is left out of the geometry (counted in the
-/// feature's `pointsNotInGeometry`), and a path with no drawable line gets `"geometry": null`. A waypoint that a
-/// producer put inside a route or track is written after that feature.
+/// feature's `pointsNotInGeometry`; its times are left out of `coordTimes` too), and a path with no drawable line
+/// gets `"geometry": null`. A waypoint that a producer put inside a route or track is written after that feature.
 package struct GeoJSONWriter: GPXEventWriter {
     private let out: OutputSink
     private var features = 0
@@ -25,6 +40,8 @@ package struct GeoJSONWriter: GPXEventWriter {
     private var first: Timestamp?
     private var last: Timestamp?
     private var pendingWaypoints: [GPXPoint] = []
+    // The open path's `coordTimes`, written after its geometry.
+    private let times = CoordTimesSpool()
 
     package init(to out: OutputSink) {
         self.out = out
@@ -78,6 +95,7 @@ package struct GeoJSONWriter: GPXEventWriter {
         points = 0
         first = nil
         last = nil
+        times.reset()
     }
 
     /// Adds a position to the current line; the feature and the line open at its second position.
@@ -102,21 +120,34 @@ package struct GeoJSONWriter: GPXEventWriter {
                 headerWritten = true
             }
             if isTrack && lines > 0 { out.writeByte(0x2C) }
+            if isTrack {
+                // A track's times are an array per line, as its coordinates are; a route's one flat array.
+                if lines > 0 { times.append(0x2C) }
+                times.append(0x5B)
+            }
             lines += 1
             out.writeByte(0x5B)
             position(head)
+            times.time(head.timestamp)
         }
         out.writeByte(0x2C)
         position(l)
+        times.append(0x2C)
+        times.time(l.timestamp)
     }
 
     private mutating func endLine() {
-        if lineCount >= 2 { out.writeByte(0x5D) } else { notInGeometry += lineCount }
+        if lineCount >= 2 {
+            out.writeByte(0x5D)
+            if isTrack { times.append(0x5D) }
+        } else {
+            notInGeometry += lineCount
+        }
         lineCount = 0
         lineFirst = nil
     }
 
-    private mutating func endPath(_ info: GPXPathInfo) {
+    private mutating func endPath(_ info: GPXPathInfo) throws(RouteKitError) {
         endLine()
         if headerWritten {
             out.write(isTrack ? "]},\"properties\":{\"kind\":\"track\"" : "},\"properties\":{\"kind\":\"route\"")
@@ -132,6 +163,13 @@ package struct GeoJSONWriter: GPXEventWriter {
         property("end", last?.iso8601)
         out.write(",\"points\":\(points)")
         if notInGeometry > 0 { out.write(",\"pointsNotInGeometry\":\(notInGeometry)") }
+        if times.hasTime {
+            out.write(",\"coordTimes\":[")
+            try times.drain(into: out)
+            out.writeByte(0x5D)
+        } else {
+            times.reset()
+        }
         out.write("}}")
         inPath = false
         for w in pendingWaypoints { writeWaypoint(w) }
@@ -147,8 +185,9 @@ package struct GeoJSONWriter: GPXEventWriter {
         case .routePoints(let batch):
             for p in batch { add(p.location) }
             try out.maybeFlush()
+            try times.spillIfNeeded()
         case .routeEnd(let info):
-            endPath(info)
+            try endPath(info)
         case .trackStart:
             startPath(track: true)
         case .pause, .segmentEnd:
@@ -156,8 +195,9 @@ package struct GeoJSONWriter: GPXEventWriter {
         case .trackPoints(let batch):
             for p in batch { add(p.location) }
             try out.maybeFlush()
+            try times.spillIfNeeded()
         case .trackEnd(let info):
-            endPath(info)
+            try endPath(info)
         default:
             break
         }
@@ -166,6 +206,92 @@ package struct GeoJSONWriter: GPXEventWriter {
     package mutating func finish() throws(RouteKitError) {
         out.write("\n]}\n")
         try out.flush()
+    }
+}
+
+/// The `coordTimes` text of the path ``GeoJSONWriter`` is writing (the JSON array's content, without its
+/// brackets), which goes after the path's geometry: held in memory up to ``memoryLimit`` bytes, then appended to an
+/// anonymous temporary file (`tmpfile`, removed when it is closed), so that a track of millions of points costs no
+/// more memory than a short one.
+final class CoordTimesSpool {
+    /// The most text held in memory; more goes to the temporary file.
+    static let memoryLimit = 1 << 20
+
+    private var buffer: [UInt8] = []
+    private var file: UnsafeMutablePointer<FILE>?
+    /// Whether a time (not `null`) was added since the last reset: without one, no `coordTimes` is written.
+    private(set) var hasTime = false
+
+    deinit {
+        if let file { fclose(file) }
+    }
+
+    /// Adds one byte of JSON text (a comma or a bracket).
+    func append(_ byte: UInt8) { buffer.append(byte) }
+
+    /// Adds a time as a JSON string, or `null`.
+    func time(_ t: Timestamp?) {
+        guard let t else {
+            buffer.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])  // null
+            return
+        }
+        hasTime = true
+        buffer.append(0x22)
+        t.writeISO8601 { byte in buffer.append(byte) }
+        buffer.append(0x22)
+    }
+
+    /// Moves the text held in memory to the temporary file once it passes ``memoryLimit``.
+    func spillIfNeeded() throws(RouteKitError) {
+        guard buffer.count >= Self.memoryLimit else { return }
+        if file == nil {
+            guard let created = tmpfile() else {
+                throw RouteKitError(
+                    .io,
+                    "cannot create a temporary file for a feature's coordTimes: \(String(cString: strerror(errno)))")
+            }
+            file = created
+        }
+        guard let file else { return }
+        let written = buffer.withUnsafeBytes { raw in fwrite(raw.baseAddress, 1, raw.count, file) }
+        guard written == buffer.count else {
+            throw RouteKitError(
+                .io, "cannot write the temporary file of a feature's coordTimes: \(String(cString: strerror(errno)))")
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the text (what went to the temporary file first, then what memory holds) to `out`, then resets.
+    func drain(into out: OutputSink) throws(RouteKitError) {
+        if let file {
+            rewind(file)
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { raw in fread(raw.baseAddress, 1, raw.count, file) }
+                if n > 0 {
+                    out.write(Array(chunk[0..<n]))
+                    try out.maybeFlush()
+                }
+                if n < chunk.count {
+                    guard ferror(file) == 0 else {
+                        throw RouteKitError(.io, "cannot read back the temporary file of a feature's coordTimes")
+                    }
+                    break
+                }
+            }
+        }
+        out.write(buffer)
+        reset()
+    }
+
+    /// Forgets the text, closing (and so removing) the temporary file.
+    func reset() {
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 2 * Self.memoryLimit)
+        if let file {
+            fclose(file)
+            self.file = nil
+        }
+        hasTime = false
     }
 }
 

@@ -106,6 +106,15 @@ package enum StoredRouteEvents {
 }
 
 extension StoredRouteEvents {
+    /// The GPX `<metadata>` the import of a workout's file kept (RouteKitIngest's `GPXMetadataStorage`), `nil` when
+    /// it kept none (or the workout does not exist). Write it after `.document`, before anything else.
+    package static func documentMetadata(workout: UUID, store: any RouteStore) async throws(RouteKitError)
+        -> GPXMetadata?
+    {
+        guard let stored = try await store.workout(id: workout) else { return nil }
+        return GPXMetadataStorage.metadata(stored.metadata[GPXMetadataStorage.key])
+    }
+
     /// Writes a workout's stored waypoints and routes (call it after `.document`, before any track).
     package static func writeAttachments<W: GPXEventWriter>(
         workout: UUID, store: any RouteStore, to writer: inout W

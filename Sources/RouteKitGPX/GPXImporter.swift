@@ -20,6 +20,10 @@ public import RouteKitIngest
 /// - **Lossless:** GPX fields that are not location fields (names, DOP values, unknown extensions) are
 ///   stored with the route as `extras` chunks; values of points without a time (which cannot be series
 ///   samples) go there too.
+/// - **The file's `<metadata>`** (name, description, author, copyright, links, time, keywords, bounds, extensions)
+///   is kept in the metadata of each workout the file makes, under `gpxMetadata` (`GPXMetadataStorage` in
+///   RouteKitIngest), and written back as `<metadata>` by an export of the workout or of one of its routes. It is
+///   not part of a track's identity.
 /// - **Waypoints and `<rte>` routes** are stored as attachments of the workout of the file's first track
 ///   (`GPXAttachments`); a file with only waypoints and routes becomes a workout without a route, of activity
 ///   `other`, identified by their content, that holds them.
@@ -193,6 +197,8 @@ public final class GPXImporter {
         case .loaded(let entry): absolutePath = entry.name
         }
         var creator: String?
+        // The file's <metadata>, kept with the workouts it makes (GPXMetadataStorage).
+        var documentMetadata: [String: MetadataValue] = [:]
         var trackIndex = 0
         do {
             let reader: GPXReaderThread
@@ -210,7 +216,8 @@ public final class GPXImporter {
                 if events % 64 == 0 { progress?(bytes) }
                 switch event {
                 case .document(let info): creator = info.creator
-                case .metadata: break
+                case .metadata(let m):
+                    documentMetadata[GPXMetadataStorage.key] = GPXMetadataStorage.value(m)
                 case .waypoint(let p):
                     result.waypoints += 1
                     attachments.add(waypoint: p)
@@ -218,9 +225,11 @@ public final class GPXImporter {
                 case .routePoints(let p): attachments.add(routePoints: p)
                 case .routeEnd(let info): attachments.endRoute(info)
                 case .trackStart(let info):
-                    track = TrackImport(
+                    let started = TrackImport(
                         context: context, label: absolutePath, info: info, creator: creator,
                         allowResume: allowResume, originKind: Self.originKind, syncPrefix: "gpx-")
+                    started.workoutMetadata = documentMetadata
+                    track = started
                     trackIndex += 1
                 case .segmentStart: track?.segmentStart()
                 case .trackPoints(let points): try await track?.add(points)
@@ -259,7 +268,8 @@ public final class GPXImporter {
         }
         if !attachments.isEmpty {
             do {
-                try await context.store(attachments, creator: creator, into: &result, syncPrefix: "gpx-")
+                try await context.store(
+                    attachments, creator: creator, into: &result, syncPrefix: "gpx-", metadata: documentMetadata)
             } catch {
                 result.error = (error as? RouteKitError ?? RouteKitError(.storage, "\(error)")).inFile(path)
                 result.status = .partial

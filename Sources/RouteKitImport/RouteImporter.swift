@@ -2,11 +2,12 @@ import Foundation
 public import RouteKit
 import RouteKitFIT
 public import RouteKitGPX
+import RouteKitGeoJSON
 import RouteKitHealth
 public import RouteKitIngest
 import RouteKitTCX
 
-/// Every way in, behind one call: a file's format is told by its content (GPX, FIT, TCX; gzip decompressed), a zip
+/// Every way in, behind one call: a file's format is told by its content (GPX, FIT, TCX, GeoJSON; gzip decompressed), a zip
 /// archive is read entry by entry in memory (one level of nested archives), and a Strava bulk export (an
 /// archive or a folder with `activities.csv`) is imported activity by activity with the names and types of its
 /// index.
@@ -34,6 +35,7 @@ public final class RouteImporter {
     private let fit: FITImporter
     private let tcx: TCXImporter
     private let health: HealthImporter
+    private let geojson: GeoJSONImporter
 
     /// Creates an importer.
     public init(store: any RouteStore, source: Source = .defaultImport, readOptions: GPXReadOptions = GPXReadOptions())
@@ -45,11 +47,12 @@ public final class RouteImporter {
         self.fit = FITImporter(store: store, source: source)
         self.tcx = TCXImporter(store: store, source: source)
         self.health = HealthImporter(store: store, source: source, routeFiles: .gpx)
+        self.geojson = GeoJSONImporter(store: store, source: source)
     }
 
     /// What a path holds, from its content.
     package enum Kind: Sendable, Hashable {
-        /// One activity file (GPX, FIT or TCX, plain or gzip).
+        /// One activity file (GPX, FIT, TCX or GeoJSON, plain or gzip).
         case file(InputFile.Format)
         /// A zip archive.
         case archive
@@ -92,7 +95,7 @@ public final class RouteImporter {
     /// Imports one file or export.
     ///
     /// - Parameters:
-    ///   - path: a GPX, FIT or TCX file (plain or gzip), a zip archive (a Strava or Apple Health export among them),
+    ///   - path: a GPX, FIT, TCX or GeoJSON file (plain or gzip), a zip archive (a Strava or Apple Health export among them),
     ///     or an export folder.
     ///   - next: the path the caller imports next, if it knows it: a GPX file is then read ahead on a thread of its
     ///     own while `path` is stored (`GPXImporter.importFile(_:readingAhead:progress:)`), so that going through a
@@ -133,6 +136,8 @@ public final class RouteImporter {
             each(await fit.importFile(path))
         case .file(.tcx)?:
             each(await tcx.importFile(path))
+        case .file(.geojson)?:
+            each(await geojson.importFile(path))
         case .file(.gpx)?, nil:
             each(await gpx.importFile(path, readingAhead: gpxNext, progress: progress))
         }
@@ -218,9 +223,12 @@ public final class RouteImporter {
         var bytes = raw
         var warnings: [String] = []
         if InputFile.isGzip(bytes) {
+            // GeoJSON is read whole, up to its own limit; the other formats are inflated whole here only up to
+            // `streamedEntryBytes`.
+            let isGeoJSON = InputFile.gunzipHead(raw).map(InputFile.format(ofHead:)) == .geojson
+            let whole = isGeoJSON ? GeoJSONReader.maxBytes : streamedEntryBytes
             do {
-                bytes = try InputFile.gunzip(
-                    raw, name: name, limit: min(archiveLimits.maxEntryBytes, streamedEntryBytes))
+                bytes = try InputFile.gunzip(raw, name: name, limit: min(archiveLimits.maxEntryBytes, whole))
             } catch {
                 return ImportResult(file: name, status: .failed, error: error)
             }
@@ -230,6 +238,7 @@ public final class RouteImporter {
         switch InputFile.format(ofHead: Array(bytes.prefix(4096))) {
         case .fit: result = await fit.importBytes(bytes, name: name)
         case .tcx: result = await tcx.importBytes(bytes, name: name)
+        case .geojson: result = await geojson.importBytes(bytes, name: name)
         case .gpx: result = await gpx.importBytes(bytes, name: name)
         case .healthExport:
             result = ImportResult(
@@ -249,12 +258,13 @@ public final class RouteImporter {
         gpx.workoutOverrides = overrides
         fit.workoutOverrides = overrides
         tcx.workoutOverrides = overrides
+        geojson.workoutOverrides = overrides
     }
 
     /// The entries of an archive that are not activity files, by reason: counted, never imported.
     static func skippable(_ path: String) -> Bool {
         let lower = path.lowercased()
-        let known = [".gpx", ".fit", ".gz", ".zip", ".tcx"]
+        let known = [".gpx", ".fit", ".gz", ".zip", ".tcx", ".geojson"]
         return !known.contains { lower.hasSuffix($0) }
     }
 
@@ -352,7 +362,7 @@ public final class RouteImporter {
                 ImportResult(
                     file: archive.name, status: .unchanged,
                     warnings: [
-                        "\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT, TCX or archives skipped"
+                        "\(skipped) entr\(skipped == 1 ? "y" : "ies") that are not GPX, FIT, TCX, GeoJSON or archives skipped"
                     ]
                 ))
         }
@@ -453,6 +463,7 @@ extension RouteImporter {
             switch Self.kind(of: path) {
             case .file(.fit)?: result = await fit.importFile(path)
             case .file(.tcx)?: result = await tcx.importFile(path)
+            case .file(.geojson)?: result = await geojson.importFile(path)
             default: result = await gpx.importFile(path, readingAhead: nil, progress: nil)
             }
             setOverrides(nil)

@@ -24,6 +24,9 @@ package enum InputFile {
         /// An Apple Health `export.xml`: root element `HealthData`, or a document type declaration naming it (its
         /// inline DTD is longer than ``headSize``). Imported by RouteKitHealth's `HealthImporter`.
         case healthExport
+        /// GeoJSON (or any other JSON object: the GeoJSON reader names what is wrong with it): the first byte after a
+        /// byte order mark and whitespace is `{`. Read by RouteKitGeoJSON.
+        case geojson
     }
 
     /// The largest input read whole, after decompression (a gzip bomb stops here).
@@ -48,10 +51,20 @@ package enum InputFile {
         if head.count >= 12, head[0] >= 12, head[8] == 0x2E, head[9] == 0x46, head[10] == 0x49, head[11] == 0x54 {
             return .fit
         }
+        if startsWithJSONObject(head) { return .geojson }
         let root = rootElement(head)
         if root == Array("TrainingCenterDatabase".utf8) { return .tcx }
         if root == Array("HealthData".utf8) || startsWithHealthDoctype(head) { return .healthExport }
         return .gpx
+    }
+
+    /// Whether `head`'s first byte after a UTF-8 byte order mark and JSON whitespace is `{`: a JSON object, which no
+    /// XML or FIT file starts with.
+    static func startsWithJSONObject(_ head: [UInt8]) -> Bool {
+        var i = 0
+        if head.count >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF { i = 3 }
+        while i < head.count, head[i] == 0x20 || head[i] == 0x09 || head[i] == 0x0A || head[i] == 0x0D { i += 1 }
+        return i < head.count && head[i] == UInt8(ascii: "{")
     }
 
     /// Whether `head` has `<!DOCTYPE HealthData` before any element (Apple Health's export.xml).

@@ -175,6 +175,10 @@ package final class TrackImport {
     let makeWorkout: ((SyncIdentity) -> Workout)?
     /// More route metadata (another format's).
     package var routeMetadata: [String: MetadataValue] = [:]
+    /// Workout metadata the file gives besides the track's own fields (a GPX file's `<metadata>`, under
+    /// ``GPXMetadataStorage/key``): added to the workout the track's GPX fields make (not to one another format's
+    /// `makeWorkout` makes), and not part of the track's identity.
+    package var workoutMetadata: [String: MetadataValue] = [:]
     /// The route's sync identity when the format gives one (HealthKit's), instead of the content-derived one: a
     /// stored route of it with an equal or higher version makes the track unchanged.
     package var syncOverride: SyncIdentity?
@@ -396,6 +400,7 @@ package final class TrackImport {
         if !info.extensions.isEmpty, let json = try? JSONEncoder().encode(info.extensions) {
             metadata["gpxExtensions"] = .string(String(decoding: json, as: UTF8.self))
         }
+        metadata.merge(workoutMetadata) { own, _ in own }
         return Workout(
             activityType: ActivityType(guessingFrom: info.type), start: scan.first, end: scan.last,
             source: context.source,

@@ -73,6 +73,7 @@
             case .invalidGPX: (.unprocessableContent, "invalid-gpx", "The GPX is not valid")
             case .invalidFIT: (.unprocessableContent, "invalid-fit", "The FIT data is not valid")
             case .invalidTCX: (.unprocessableContent, "invalid-tcx", "The TCX is not valid")
+            case .invalidGeoJSON: (.unprocessableContent, "invalid-geojson", "The GeoJSON is not valid")
             case .unsupportedEncoding:
                 (.unprocessableContent, "unsupported-encoding", "The text encoding is not supported")
             case .compression: (.unprocessableContent, "compression", "The compressed data cannot be read")

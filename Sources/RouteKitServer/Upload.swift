@@ -9,9 +9,9 @@
     import RouteKitIngest
     import RouteKitImport
 
-    /// `POST /v1/uploads`: a file (GPX, FIT, TCX, gzip-compressed or not, or a zip archive of them) in the body,
-    /// streamed to a spool file (memory does not grow with its size), then imported as the token's source with the
-    /// outcomes of `routekit import --json`. Re-uploading a file is idempotent (`unchanged`).
+    /// `POST /v1/uploads`: a file (GPX, FIT, TCX, GeoJSON, gzip-compressed or not, or a zip archive of them) in the
+    /// body, streamed to a spool file (memory does not grow with its size), then imported as the token's source with
+    /// the outcomes of `routekit import --json`. Re-uploading a file is idempotent (`unchanged`).
     struct UploadRoutes: Sendable {
         let store: any RouteStore
         let configuration: ServerConfiguration

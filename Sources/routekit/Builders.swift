@@ -3,6 +3,7 @@ import Foundation
 import RouteKit
 import RouteKitFIT
 import RouteKitGPX
+import RouteKitGeoJSON
 import RouteKitImport
 import RouteKitIngest
 import RouteKitTCX
@@ -69,8 +70,8 @@ struct Recover: AsyncParsableCommand {
         commandName: "recover",
         abstract: "Finish pending route builders after a crash.",
         discussion: """
-            For each pending builder of --source (all of them, or the uuids given): if it came from a GPX, FIT \
-            or TCX import whose file still exists, the file is imported again, which resumes the builder after \
+            For each pending builder of --source (all of them, or the uuids given): if it came from a GPX, FIT, \
+            TCX or GeoJSON import whose file still exists, the file is imported again, which resumes the builder after \
             its last acknowledged point; otherwise (the file is gone, or it was an archive's entry) what it holds \
             is saved as a route with metadata partial=true, in a new workout.
             """)
@@ -95,9 +96,11 @@ struct Recover: AsyncParsableCommand {
             }
             var failed = false
             let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
-            // Builders of a file import (GPX, FIT, TCX) are finished by importing the file again; an archive's
+            // Builders of a file import (GPX, FIT, TCX, GeoJSON) are finished by importing the file again; an archive's
             // entry (`a.zip!b.gpx`) or a file that is gone leaves what the builder holds, saved as partial.
-            let reimportable = [GPXImporter.originKind, FITImporter.originKind, TCXImporter.originKind]
+            let reimportable = [
+                GPXImporter.originKind, FITImporter.originKind, TCXImporter.originKind, GeoJSONImporter.originKind,
+            ]
             for b in pending {
                 if let kind = b.origin?.kind, reimportable.contains(kind), let file = b.origin?.label,
                     FileManager.default.isReadableFile(atPath: file)

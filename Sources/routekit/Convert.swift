@@ -4,12 +4,13 @@ import RouteKit
 import RouteKitApplication
 import RouteKitFIT
 import RouteKitGPX
+import RouteKitGeoJSON
 import RouteKitIngest
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert a GPX or FIT file to GPX 1.1, GeoJSON or CSV, streaming.",
+        abstract: "Convert a GPX, FIT, TCX or GeoJSON file to GPX 1.1, GeoJSON or CSV.",
         discussion: """
             GPX output is GPX 1.1 that validates against the official schema, whatever the input's version: \
             heart rate, cadence, temperature and power go back into each point as Garmin extensions, the \
@@ -25,8 +26,15 @@ struct Convert: ParsableCommand {
             speed, heart rate, cadence and power; each Course a <rte>, its CoursePoints waypoints. Trackpoints \
             without a position cannot be GPX points and are counted.
 
+            A GeoJSON file (told by its content: a JSON object) is read whole, up to 128 MiB: each LineString or \
+            MultiLineString feature becomes a <trk> (each line a <trkseg>), or a <rte> when its properties say \
+            kind "route" (RouteKit's) or _gpxType "rte" (togeojson's); Points and MultiPoints become waypoints; \
+            properties.coordTimes (or coordinateProperties.times) give the points their times; name, desc, cmt, \
+            src, type and sym are kept. Polygons are refused.
+
             GeoJSON output is one FeatureCollection (tracks as MultiLineString, routes as LineString, waypoints \
-            as Point). CSV output is one row per point with every field and sensor value.
+            as Point), each point's time in the feature's coordTimes. CSV output is one row per point with every \
+            field and sensor value.
 
             The format follows the output's extension (.gpx, .geojson/.json, .csv) unless --format is given. \
             Use -o - for standard output. A file output is written to a temporary file beside it and renamed \
@@ -46,8 +54,8 @@ struct Convert: ParsableCommand {
     typealias Format = ExportFormat
 
     @Argument(
-        help: "The input GPX or FIT file (plain or gzip-compressed).",
-        completion: .file(extensions: ["gpx", "fit", "gz"])
+        help: "The input GPX, FIT, TCX or GeoJSON file (plain or gzip-compressed).",
+        completion: .file(extensions: ["gpx", "fit", "tcx", "geojson", "json", "gz"])
     )
     var input: String
 
@@ -118,6 +126,7 @@ struct Convert: ParsableCommand {
             if format == .tcx { return try convertTCX(to: target) }
             if format == .fit { return try convertFIT(to: target) }
             if format == .healthExport { throw healthExportRefusal(input) }
+            if format == .geojson { return try convertGeoJSON(to: target) }
         }
         // GPX 1.1's writer needs its order (a file that has another is read again to reorder it); the others take
         // the file as it comes.
@@ -165,6 +174,18 @@ struct Convert: ParsableCommand {
         try writer.write(contentsOf: GPXReader(path: input, options: readingOptions.readOptions))
         try out.close()
         return writer.summary(warnings: 0)
+    }
+
+    /// A GeoJSON file through the same writers, from the events ``GeoJSONFile/events(of:name:inGPXOrder:_:)`` makes
+    /// of it: read whole (up to ``GeoJSONReader/maxBytes``), and once per kind (waypoints, routes, tracks) when the
+    /// output is GPX 1.1, which orders them so.
+    func convertGeoJSON(to target: Target) throws(RouteKitError) -> String {
+        let file = try GeoJSONFile.contents(of: input)
+        let ordered = resolvedFormat.needsGPXOrder
+        return try convertEvents(to: target) {
+            (emit: (GPXEvent) throws(RouteKitError) -> Void) throws(RouteKitError) in
+            try GeoJSONFile.events(of: file.bytes, name: input, inGPXOrder: ordered, emit)
+        }
     }
 
     /// Whether the input is a regular file (which can be read more than once).

@@ -12,7 +12,7 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract:
-            "Import GPX, FIT and TCX files, zip archives, Strava and Apple Health exports and folders into the store.",
+            "Import GPX, FIT, TCX and GeoJSON files, zip archives, Strava and Apple Health exports and folders into the store.",
         discussion: """
             A file's format is told by its content, not its name; gzip-compressed files are decompressed.
 
@@ -34,8 +34,17 @@ struct Import: AsyncParsableCommand {
             before <?xml (Strava) is skipped with a warning. Not kept: per-point distance, lap averages and \
             maxima, notes, workout plans.
 
+            GeoJSON (a JSON object, read whole up to 128 MiB): each LineString or MultiLineString feature becomes \
+            a workout with one route (each line a segment), its properties name, desc and type kept as a GPX \
+            track's, its points' times from properties.coordTimes (togeojson's and RouteKit's; or \
+            coordinateProperties.times), altitudes from the third number of each position; a line whose \
+            properties say kind "route" or _gpxType "rte" becomes a planned route, Points and MultiPoints \
+            waypoints. Polygons, invalid JSON, coordinates out of range and coordTimes that do not match the \
+            coordinates are refused, naming the member (features[2].geometry.coordinates[0][15]) and its line \
+            and column.
+
             Archives: a .zip (told by content) is read entry by entry in memory, never unpacked to disk: every \
-            GPX, FIT and TCX entry is imported (gzip entries decompressed, archives inside it one level deep), \
+            GPX, FIT, TCX and GeoJSON entry is imported (gzip entries decompressed, archives inside it one level deep), \
             each reported as archive.zip!path/in/archive. Limits refuse zip bombs: 1 GiB per entry, 32 GiB per \
             archive, 200× compression for entries over 1 MiB.
 
@@ -54,7 +63,7 @@ struct Import: AsyncParsableCommand {
             power records of the workout's source within its time become series; effort scores are related by \
             time overlap. Other records are counted, not imported.
 
-            Folders are searched recursively for .gpx, .fit, .tcx and .zip files (and .gz of them); a folder \
+            Folders are searched recursively for .gpx, .fit, .tcx, .geojson and .zip files (and .gz of them); a folder \
             with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
             an Apple Health export.
 
@@ -85,7 +94,7 @@ struct Import: AsyncParsableCommand {
             """)
 
     @Argument(
-        help: "GPX, FIT or TCX files (plain or gzip-compressed), Apple Health export.xml files, or folders.",
+        help: "GPX, FIT, TCX or GeoJSON files (plain or gzip-compressed), Apple Health export.xml files, or folders.",
         completion: .file())
     var paths: [String]
 
@@ -150,9 +159,11 @@ struct Import: AsyncParsableCommand {
                         continue
                     }
                     let lower = item.lowercased()
-                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz", ".tcx", ".tcx.gz", ".zip"].contains(where: {
-                        lower.hasSuffix($0)
-                    }) {
+                    if [".gpx", ".gpx.gz", ".fit", ".fit.gz", ".tcx", ".tcx.gz", ".geojson", ".geojson.gz", ".zip"]
+                        .contains(where: {
+                            lower.hasSuffix($0)
+                        })
+                    {
                         found.append((path as NSString).appendingPathComponent(item))
                     }
                 }
@@ -192,7 +203,8 @@ struct Import: AsyncParsableCommand {
         var inputs = 0
         if files.isEmpty {
             printError(
-                "warning: no .gpx, .fit, .tcx, .zip (or .gz) file found under \(paths.joined(separator: ", "))")
+                "warning: no .gpx, .fit, .tcx, .geojson, .zip (or .gz) file found under \(paths.joined(separator: ", "))"
+            )
         }
         func report(_ result: ImportResult) {
             inputs += 1

@@ -10,7 +10,7 @@ import RouteKitIngest
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Read GPX and FIT files and report what they hold, without storing anything.",
+        abstract: "Read GPX, FIT, TCX and GeoJSON files and report what they hold, without storing anything.",
         discussion: """
             For each file: its format (told by content); GPX version and creator; tracks, segments, track points, routes, route points and \
             waypoints; the first and last time; how many points carry heart rate, cadence, power or temperature; \
@@ -25,6 +25,10 @@ struct Inspect: ParsableCommand {
             track, each of its Tracks a segment, trackpoints with a position as points (those without one are \
             counted in a warning), each Course a route, CoursePoints waypoints.
 
+            A GeoJSON file (told by its content) is read whole (up to 128 MiB) and shown as RouteKit imports it: \
+            each LineString or MultiLineString feature a track (each line a segment) or a route, Points and \
+            MultiPoints waypoints, with the times of coordTimes.
+
             Examples:
               routekit inspect sample-routes/*.gpx
               routekit inspect --json ride.gpx | jq .points
@@ -32,7 +36,8 @@ struct Inspect: ParsableCommand {
     )
 
     @Argument(
-        help: "GPX or FIT files (plain or gzip-compressed).", completion: .file(extensions: ["gpx", "fit", "gz"]))
+        help: "GPX, FIT, TCX or GeoJSON files (plain or gzip-compressed).",
+        completion: .file(extensions: ["gpx", "fit", "tcx", "geojson", "json", "gz"]))
     var files: [String]
 
     @Flag(help: "One JSON object per file, one per line.")
@@ -100,6 +105,9 @@ struct Inspect: ParsableCommand {
                 case .tcx?:
                     report.format = "tcx"
                     s = try TCXCommands.summary(file)
+                case .geojson?:
+                    report.format = "geojson"
+                    s = try GeoJSONCommands.summary(file)
                 case .healthExport?:
                     throw healthExportRefusal(file)
                 default:
@@ -182,7 +190,7 @@ struct Inspect: ParsableCommand {
                     + (f.compressedTimestamps > 0 ? ", compressed timestamps \(f.compressedTimestamps)" : ""))
             if !f.developerFields.isEmpty { print("  developer fields: \(f.developerFields.joined(separator: ", "))") }
         }
-        let version = r.version.map { "GPX \($0)" } ?? "GPX (no version)"
+        let version = r.format == "geojson" ? "GeoJSON" : r.version.map { "GPX \($0)" } ?? "GPX (no version)"
         let creator = r.creator.map { ", creator \"\($0)\"" } ?? ""
         print("  \(version)\(creator)")
         print(

@@ -1,5 +1,6 @@
 import Foundation
 import RouteKit
+import RouteKitGeoJSON
 import RouteKitIngest
 import RouteKitTCX
 
@@ -16,7 +17,7 @@ func regularFileFormat(_ path: String) -> InputFile.Format? {
 func healthExportRefusal(_ path: String) -> RouteKitError {
     RouteKitError(
         .invalidArgument,
-        "an Apple Health export (export.xml): `routekit import` reads it; inspect and convert read GPX, FIT and TCX",
+        "an Apple Health export (export.xml): `routekit import` reads it; inspect and convert read GPX, FIT, TCX and GeoJSON",
         file: path)
 }
 
@@ -35,6 +36,25 @@ enum TCXCommands {
         let doc = try document(path)
         var s = GPXSummary(file: path)
         try doc.gpxEvents { (event: GPXEvent) throws(RouteKitError) in s.add(event) }
+        return s
+    }
+}
+
+enum GeoJSONCommands {
+    /// A GeoJSON file summarised as GPX would be (lines as tracks or routes, points as waypoints), from the events
+    /// ``GeoJSONFile/events(of:name:inGPXOrder:_:)`` makes of it.
+    static func summary(_ path: String) throws(RouteKitError) -> GPXSummary {
+        let file = try GeoJSONFile.contents(of: path)
+        var s = GPXSummary(file: path)
+        try GeoJSONFile.events(of: file.bytes, name: path, inGPXOrder: false) {
+            (event: GPXEvent) throws(RouteKitError) in
+            s.add(event)
+        }
+        if file.gzip {
+            s.warnings.insert(
+                GPXWarning(kind: "gzip", message: "the file is gzip-compressed; it was decompressed while reading"),
+                at: 0)
+        }
         return s
     }
 }

@@ -122,6 +122,43 @@ struct RoundTripTests {
     }
 }
 
+extension RoundTripTests {
+    /// `<metadata>` with every element GPX 1.1 gives it (what `routekit export` writes back from the store).
+    static let fullMetadata = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
+          <metadata>
+            <name>Lunch ride</name>
+            <desc>Around the lake &amp; back</desc>
+            <author>
+              <name>Jo Rider</name>
+              <email id="jo" domain="example.org"/>
+              <link href="https://example.org/jo"><text>Jo's page</text><type>text/html</type></link>
+            </author>
+            <copyright author="Jo Rider"><year>2024</year><license>https://creativecommons.org/licenses/by/4.0/</license></copyright>
+            <link href="https://example.org/rides/1"><text>The ride</text></link>
+            <link href="https://example.org/rides/1.gpx"/>
+            <time>2024-05-01T08:00:00.123+02:00</time>
+            <keywords>lake, lunch</keywords>
+            <bounds minlat="47.3" minlon="8.5" maxlat="47.31" maxlon="8.51"/>
+            <extensions><x:note xmlns:x="urn:example:unknown" a="1">kept <x:b/> as is</x:note></extensions>
+          </metadata>
+          <trk><name>Lake loop</name><trkseg><trkpt lat="47.3" lon="8.5"/><trkpt lat="47.31" lon="8.51"/></trkseg></trk>
+        </gpx>
+        """
+
+    @Test("<metadata> with every element round-trips and validates")
+    func everyMetadataElement() throws {
+        let first = try GPXDocument(bytes: Array(Self.fullMetadata.utf8))
+        #expect(first.metadata.copyright?.license != nil)
+        #expect(first.metadata.author?.link?.type == "text/html")
+        #expect(first.metadata.links.count == 2)
+        let (second, bytes) = try Self.roundTrip(first)
+        #expect(second.metadata == first.metadata)
+        try SchemaValidator.validate(bytes, name: "every-metadata-element")
+    }
+}
+
 /// Validates with `xmllint --schema` against ../shared/schemas/gpx-1.1.xsd when both exist; otherwise
 /// records nothing (the reason is printed once).
 enum SchemaValidator {

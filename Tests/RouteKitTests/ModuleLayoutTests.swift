@@ -9,7 +9,7 @@ struct ModuleLayoutTests {
         .deletingLastPathComponent()
 
     /// The format-neutral ingest core and the formats that import through it, without the GPX module.
-    static let withoutGPX = ["RouteKitIngest", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth"]
+    static let withoutGPX = ["RouteKitIngest", "RouteKitFIT", "RouteKitTCX", "RouteKitHealth", "RouteKitGeoJSON"]
 
     /// The module a line imports (`import X`, `public import X`, `@_spi(S) import X`, `import struct X.Y`…), if it
     /// is an import.
@@ -60,7 +60,9 @@ struct ModuleLayoutTests {
         return nil
     }
 
-    @Test("RouteKitIngest, RouteKitFIT, RouteKitTCX and RouteKitHealth neither import RouteKitGPX nor depend on it")
+    @Test(
+        "RouteKitIngest, RouteKitFIT, RouteKitTCX, RouteKitHealth and RouteKitGeoJSON neither import RouteKitGPX nor depend on it"
+    )
     func ingestCoreHasNoGPX() throws {
         let fm = FileManager.default
         for module in Self.withoutGPX {

@@ -232,6 +232,43 @@ enum StoreCLI {
         return candidates.first { FileManager.default.fileExists(atPath: $0) }
     }()
 
+    /// A GPX file with every `<metadata>` element, a waypoint and a track.
+    static let metadataGPX = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="Metadata test" xmlns="http://www.topografix.com/GPX/1/1">
+          <metadata>
+            <name>Lunch ride</name>
+            <desc>Around the lake &amp; back</desc>
+            <author>
+              <name>Jo Rider</name>
+              <email id="jo" domain="example.org"/>
+              <link href="https://example.org/jo"><text>Jo's page</text><type>text/html</type></link>
+            </author>
+            <copyright author="Jo Rider"><year>2024</year><license>https://creativecommons.org/licenses/by/4.0/</license></copyright>
+            <link href="https://example.org/rides/1"><text>The ride</text></link>
+            <link href="https://example.org/rides/1.gpx"/>
+            <time>2024-05-01T08:00:00.123+02:00</time>
+            <keywords>lake, lunch</keywords>
+            <bounds minlat="47.3" minlon="8.5" maxlat="47.31" maxlon="8.51"/>
+            <extensions><x:note xmlns:x="urn:example:unknown" a="1">kept <x:b/> as is</x:note></extensions>
+          </metadata>
+          <wpt lat="47.305" lon="8.505"><name>Café</name></wpt>
+          <trk>
+            <name>Lake loop</name><type>cycling</type>
+            <trkseg>
+              <trkpt lat="47.3" lon="8.5"><ele>410</ele><time>2024-05-01T06:00:00Z</time></trkpt>
+              <trkpt lat="47.31" lon="8.51"><ele>415</ele><time>2024-05-01T06:00:20Z</time></trkpt>
+            </trkseg>
+          </trk>
+        </gpx>
+        """
+
+    /// The `<metadata>` element of GPX that RouteKit wrote, as written.
+    static func metadataBlock(_ text: String) -> String? {
+        guard let start = text.range(of: "<metadata>"), let end = text.range(of: "</metadata>") else { return nil }
+        return String(text[start.lowerBound..<end.upperBound])
+    }
+
     /// One JSON object per non-empty line.
     static func objects(_ text: String) throws -> [[String: Any]] {
         try text.split(separator: "\n").map { line in
@@ -434,6 +471,87 @@ struct StoreCLITests {
         let missing = try f.run(["export", UUID().uuidString, "-o", f.directory + "/none.gpx"])
         #expect(missing.status == 1)
         #expect(!FileManager.default.fileExists(atPath: f.directory + "/none.gpx"))
+    }
+
+    @Test("import then export writes the file's <metadata> back as convert does, schema-valid, by route or workout")
+    func exportKeepsMetadata() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let file = try f.write("lunch.gpx", StoreCLI.metadataGPX)
+        let imported = try StoreCLI.firstRoute(try f.json(["import", file])[0])
+        let route = try #require(imported["route"] as? String)
+        let workout = try #require(imported["workout"] as? String)
+        // convert keeps a file's <metadata>: the reference for what the store gives back.
+        let converted = f.directory + "/converted.gpx"
+        let conversion = try CLI.run(["convert", file, "-o", converted])
+        #expect(conversion.status == 0, "\(conversion.stderr)")
+        let expected = try #require(StoreCLI.metadataBlock(try String(contentsOfFile: converted, encoding: .utf8)))
+        for element in [
+            "<name>Lunch ride</name>", "<email id=\"jo\" domain=\"example.org\"/>", "<copyright author=\"Jo Rider\">",
+            "<time>2024-05-01T08:00:00.123+02:00</time>", "<keywords>lake, lunch</keywords>", "<bounds ",
+            "urn:example:unknown",
+        ] {
+            #expect(expected.contains(element), "\(element) in \(expected)")
+        }
+        for id in [route, workout] {
+            let out = f.directory + "/export-\(id).gpx"
+            let exported = try f.run(["export", id, "-o", out])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let text = try String(contentsOfFile: out, encoding: .utf8)
+            #expect(StoreCLI.metadataBlock(text) == expected, "\(text)")
+            #expect(text.contains("<name>Lake loop</name>"))
+            if let xmllint = StoreCLI.xmllint, let schema = StoreCLI.gpxSchema {
+                let lint = try runChildProcess(xmllint, ["--noout", "--schema", schema, out])
+                #expect(lint.status == 0, "xmllint: \(lint.errorOutput)")
+            }
+        }
+    }
+
+    @Test("export as GeoJSON, import it and convert it: the same locations; a bad GeoJSON fails naming the member")
+    func geoJSONRoundTrip() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let points = 50
+        let file = try f.write("ride.gpx", SyntheticGPX.text(name: "ride", points: points))
+        let route = try #require(try StoreCLI.firstRoute(try f.json(["import", file])[0])["route"] as? String)
+        let geojson = f.directory + "/ride.geojson"
+        let exported = try f.run(["export", route, "-o", geojson])
+        #expect(exported.status == 0, "\(exported.stderr)")
+
+        let imported = try f.json(["import", geojson])
+        try #require(imported.count == 1)
+        #expect(imported[0]["status"] as? String == "imported", "\(imported[0])")
+        let again = try #require(try StoreCLI.firstRoute(imported[0])["route"] as? String)
+        #expect(again != route, "a new route: GeoJSON holds less than the GPX (no heart rate)")
+        let original = try f.json(["locations", route]).flatMap { $0["locations"] as? [[String: Any]] ?? [] }
+        let back = try f.json(["locations", again]).flatMap { $0["locations"] as? [[String: Any]] ?? [] }
+        #expect(back.count == points)
+        for key in ["time", "latitude", "longitude", "altitude"] {
+            #expect(back.map { "\($0[key] ?? "")" } == original.map { "\($0[key] ?? "")" }, "\(key)")
+        }
+        #expect(try f.json(["import", geojson])[0]["status"] as? String == "unchanged")
+
+        // convert reads it (to schema-valid GPX 1.1), inspect shows it.
+        let gpx = f.directory + "/converted.gpx"
+        let converted = try CLI.run(["convert", geojson, "-o", gpx])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        let text = try String(contentsOfFile: gpx, encoding: .utf8)
+        #expect(text.components(separatedBy: "<trkpt ").count - 1 == points)
+        #expect(text.contains("<time>\(SyntheticGPX.time(points - 1))</time>"))
+        if let xmllint = StoreCLI.xmllint, let schema = StoreCLI.gpxSchema {
+            let lint = try runChildProcess(xmllint, ["--noout", "--schema", schema, gpx])
+            #expect(lint.status == 0, "xmllint: \(lint.errorOutput)")
+        }
+        let inspected = try StoreCLI.objects(try CLI.run(["inspect", "--json", geojson]).stdout)
+        #expect(inspected.first?["format"] as? String == "geojson")
+        #expect(inspected.first?["points"] as? Int == points)
+
+        let bad = try f.write("bad.geojson", #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[]}}"#)
+        let failed = try f.json(["import", bad], status: 1)
+        let error = try #require(failed.first?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "invalidGeoJSON")
+        #expect((error["message"] as? String)?.contains("geometry.type") == true, "\(error)")
+        #expect(error["line"] as? Int == 1)
     }
 
     @Test("locations --json --batch-size 2 prints ceil(n/2) batches, only the last done")
