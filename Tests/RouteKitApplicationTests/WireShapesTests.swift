@@ -110,11 +110,14 @@ struct JSONShapesTests {
         let keys: Set<String> = [
             "workout", "route", "distanceMetres", "elapsedSeconds", "movingSeconds", "elevationGainMetres",
             "elevationLossMetres", "minElevationMetres", "maxElevationMetres", "averageSpeed", "maxSpeed", "heartRate",
-            "cadenceAverage", "zones", "power", "powerZones",
+            "cadenceAverage", "zones", "power", "powerZones", "zoneConfiguration", "powerZoneConfiguration",
         ]
         #expect(Set(object.keys) == keys, "\(String(decoding: data, as: UTF8.self))")
         #expect(object["workout"] as? String == workout.id.lowercaseText)
-        for key in ["route", "elapsedSeconds", "heartRate", "cadenceAverage", "zones", "power", "powerZones"] {
+        for key in [
+            "route", "elapsedSeconds", "heartRate", "cadenceAverage", "zones", "power", "powerZones", "zoneConfiguration",
+            "powerZoneConfiguration",
+        ] {
             #expect(object[key] is NSNull, "\(key)")
         }
         let zones = [
