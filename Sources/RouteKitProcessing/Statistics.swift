@@ -497,6 +497,21 @@ public struct StatisticsAccumulator {
 
     private mutating func resetSpeed() { speedWindow.reset() }
 
+    /// For a recording without fixes (an indoor workout, a treadmill run): the series are weighted over `span` less
+    /// the pauses, instead of over moving intervals no fix could show. Distance, elapsed and moving time stay those
+    /// of the fixes (none). Call before ``finish(heartRate:cadence:zones:power:powerZones:)``; ignored when fixes
+    /// were added.
+    package mutating func weighSeriesWithoutFixes(over span: ClosedRange<Instant>) {
+        guard firstTime == nil, odometer.last == nil, movingIntervals.isEmpty, openMovingStart == nil else { return }
+        var start = span.lowerBound
+        for p in pauses.sorted(by: { $0.lowerBound < $1.lowerBound }) where p.upperBound > start {
+            if p.lowerBound > span.upperBound { break }
+            if p.lowerBound > start { movingIntervals.append(start...p.lowerBound) }
+            start = max(start, p.upperBound)
+        }
+        if start < span.upperBound { movingIntervals.append(start...span.upperBound) }
+    }
+
     /// The statistics, with the series' time-weighted averages and zones over the moving intervals.
     public mutating func finish(
         heartRate: [QuantitySample], cadence: [QuantitySample], zones: Zones?, power: [QuantitySample] = [],

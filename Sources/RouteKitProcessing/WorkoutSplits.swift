@@ -285,11 +285,19 @@ struct SplitCutter {
         for w in windows where !measured.contains(w.number) {
             var accumulator = StatisticsAccumulator(options: options, pauses: pauses)
             var heartRate: [QuantitySample] = []
-            if let to = w.to { heartRate = SplitSeries.slice(series.heartRate, w.from, to) }
+            var cadence: [QuantitySample] = []
+            var power: [QuantitySample] = []
+            if let to = w.to, w.from < to {
+                heartRate = SplitSeries.slice(series.heartRate, w.from, to)
+                cadence = SplitSeries.slice(series.cadence, w.from, to)
+                power = SplitSeries.slice(series.power, w.from, to)
+                // A lap without fixes (indoors): its series count over its time, less the pauses.
+                accumulator.weighSeriesWithoutFixes(over: w.from...to)
+            }
             out.append(
                 WorkoutSplit(
                     number: w.number, start: w.event.start, end: w.event.end,
-                    statistics: accumulator.finish(heartRate: heartRate, cadence: [], zones: nil),
+                    statistics: accumulator.finish(heartRate: heartRate, cadence: cadence, zones: nil, power: power),
                     recorded: w.event.metadata))
         }
         return out.sorted { $0.number < $1.number }

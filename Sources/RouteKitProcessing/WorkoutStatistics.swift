@@ -158,11 +158,25 @@ package enum WorkoutStatistics {
                         + "with routekit zones set")
             }
         }
+        if route == nil, let span = seriesSpan(workout, [heartRate, cadence, power], maxGap: options.maxSampleGap) {
+            // An indoor workout: its series count over its time, less its pauses.
+            accumulator.weighSeriesWithoutFixes(over: span)
+        }
         let statistics = accumulator.finish(
             heartRate: heartRate, cadence: cadence, zones: zones, power: power, powerZones: powerZones)
         return WorkoutStatisticsReport(
             workout: workout, route: route, statistics: statistics, ftp: usedFTP,
             zoneConfiguration: zoneConfiguration, powerZoneConfiguration: powerConfiguration)
+    }
+
+    /// The time a workout without a route was recorded over: its start to its end, else its series' first sample to
+    /// the last one's hold (`maxGap`); `nil` without either.
+    static func seriesSpan(_ workout: Workout, _ series: [[QuantitySample]], maxGap: Double) -> ClosedRange<Instant>? {
+        if let s = workout.start?.instant, let e = workout.end?.instant, s < e { return s...e }
+        let times = series.flatMap { [$0.first?.timestamp.instant, $0.last?.timestamp.instant] }.compactMap { $0 }
+        guard let first = times.min(), let last = times.max() else { return nil }
+        let end = Instant(seconds: last.seconds + Int64(maxGap), nanoseconds: last.nanoseconds)
+        return first < end ? first...end : nil
     }
 
     /// The options `request` asks for, over the defaults of `workout`'s activity.

@@ -111,6 +111,35 @@ struct WorkoutSplitsTests {
         #expect(none.warnings.first?.contains("no laps") == true)
     }
 
+    @Test("an indoor workout (no route): heart rate over its time less its pauses, per lap too; no distance, no times")
+    func indoor() async throws {
+        let store = InMemoryStore()
+        let source = try Source(name: "treadmill")
+        let workout = Workout(
+            activityType: .running, start: Self.time(0), end: Self.time(600), source: source,
+            events: [
+                WorkoutEvent(kind: .pause, start: Self.time(100)), WorkoutEvent(kind: .resume, start: Self.time(160)),
+                WorkoutEvent(kind: .lap, start: Self.time(0), end: Self.time(300)),
+                WorkoutEvent(kind: .lap, start: Self.time(300), end: Self.time(600)),
+            ])
+        _ = try await store.saveWorkout(workout)
+        let heartRate = (0..<600).map { QuantitySample(timestamp: Self.time(Int64($0)), value: $0 < 300 ? 110 : 140) }
+        try await store.saveSeries(QuantitySeries(type: .heartRate, samples: heartRate), workout: workout.id, as: source)
+        let report = try await WorkoutStatistics.compute(
+            store: store, id: workout.id,
+            request: {
+                var r = WorkoutStatisticsRequest(); r.maximumHeartRate = 200; return r
+            }())
+        let s = report.statistics
+        #expect(report.route == nil && s.distanceMetres == 0 && s.elapsedSeconds == nil && s.movingSeconds == nil)
+        // 240 s at 110 (the pause left out), 300 s at 140.
+        let average = try #require(s.heartRateAverage)
+        #expect(abs(average - (240.0 * 110 + 300 * 140) / 540) < 1e-9)
+        #expect(abs((s.zones ?? []).map(\.seconds).reduce(0, +) - 540) < 1e-9)
+        let laps = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: .laps)
+        #expect(laps.splits.map { $0.statistics.heartRateAverage } == [110, 140])
+    }
+
     @Test("the rule's text: lap, km, mile, metres; anything else is refused naming it")
     func parsing() throws {
         #expect(try SplitRule(parsing: "KM", name: "--by") == .kilometre)
