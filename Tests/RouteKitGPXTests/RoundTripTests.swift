@@ -127,22 +127,7 @@ extension RoundTripTests {
     static let fullMetadata = """
         <?xml version="1.0" encoding="UTF-8"?>
         <gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">
-          <metadata>
-            <name>Lunch ride</name>
-            <desc>Around the lake &amp; back</desc>
-            <author>
-              <name>Jo Rider</name>
-              <email id="jo" domain="example.org"/>
-              <link href="https://example.org/jo"><text>Jo's page</text><type>text/html</type></link>
-            </author>
-            <copyright author="Jo Rider"><year>2024</year><license>https://creativecommons.org/licenses/by/4.0/</license></copyright>
-            <link href="https://example.org/rides/1"><text>The ride</text></link>
-            <link href="https://example.org/rides/1.gpx"/>
-            <time>2024-05-01T08:00:00.123+02:00</time>
-            <keywords>lake, lunch</keywords>
-            <bounds minlat="47.3" minlon="8.5" maxlat="47.31" maxlon="8.51"/>
-            <extensions><x:note xmlns:x="urn:example:unknown" a="1">kept <x:b/> as is</x:note></extensions>
-          </metadata>
+        \(GPXFixtures.everyMetadataElement)
           <trk><name>Lake loop</name><trkseg><trkpt lat="47.3" lon="8.5"/><trkpt lat="47.31" lon="8.51"/></trkseg></trk>
         </gpx>
         """
@@ -159,33 +144,11 @@ extension RoundTripTests {
     }
 }
 
-/// Validates with `xmllint --schema` against ../shared/schemas/gpx-1.1.xsd when both exist; otherwise
-/// records nothing (the reason is printed once).
+/// Validates with `xmllint --schema` against ../shared/schemas/gpx-1.1.xsd when both exist (RouteKitTesting's
+/// `GPXSchema`); otherwise records nothing, except in CI, where the check must run.
 enum SchemaValidator {
-    static let schema: String? = {
-        guard let corpus = Corpus.root else { return nil }
-        let path = (corpus as NSString).deletingLastPathComponent + "/schemas/gpx-1.1.xsd"
-        return FileManager.default.fileExists(atPath: path) ? path : nil
-    }()
-
-    static let xmllint: String? = ["/usr/bin/xmllint", "/usr/local/bin/xmllint", "/opt/homebrew/bin/xmllint"].first {
-        FileManager.default.isExecutableFile(atPath: $0)
-    }
-
-    static func validate(_ bytes: [UInt8], name: String) throws {
-        guard let schema, let xmllint else {
-            // Outside CI the check is skipped when xmllint or the schema is absent; in CI it must run.
-            if ProcessInfo.processInfo.environment["CI"] != nil {
-                Issue.record("xmllint or ../shared/schemas/gpx-1.1.xsd missing in CI: written GPX was not validated")
-            }
-            return
-        }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-\(UUID().uuidString)-\(name)")
-        try Data(bytes).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let result = try runChildProcess(URL(fileURLWithPath: xmllint), ["--noout", "--schema", schema, file.path])
-        let output = result.output + result.errorOutput
-        #expect(result.status == 0, "\(name) does not validate: \(output.prefix(2000))")
+    static func validate(_ bytes: [UInt8], name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        if let problem = try GPXSchema.problem(bytes, name: name) { Issue.record("\(problem)", sourceLocation: sourceLocation) }
     }
 }
 
