@@ -140,7 +140,7 @@ public struct TCXCoursePoint: Sendable, Hashable {
     public init() {}
 }
 
-/// One `Courses/Course`: a planned route.
+/// One `Courses/Course`: a planned route (imported as a workout of its own, its trackpoints the route).
 @_spi(RouteKitInternals)
 public struct TCXCourse: Sendable, Hashable {
     /// `Name`.

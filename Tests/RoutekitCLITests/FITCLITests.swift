@@ -56,8 +56,9 @@ struct FITCLITests {
         #expect(locations(entry(FITFixtures.wahoo)) == 1101)
         #expect(locations(entry(FITFixtures.gzipped)) == 2760)
         #expect((entry(FITFixtures.gzipped)["warnings"] as? [String] ?? []).contains { $0.contains("gzip") })
-        // The course is a planned route: a workout without a route of its own.
+        // The course is a workout with its route (it was a planned route without one, 0 locations counted).
         #expect(entry(FITFixtures.course)["status"] as? String == "imported")
+        #expect(locations(entry(FITFixtures.course)) == 78)
         let settings = entry(FITFixtures.settings)
         #expect(settings["status"] as? String == "failed")
         let error = settings["error"] as? [String: Any] ?? [:]
