@@ -362,7 +362,7 @@ public final class FITImporter {
             MetadataKey.course: .bool(true), "fitFileType": .string(summary.fileTypeName),
         ]
         if let v = summary.courseName { metadata["name"] = .string(v) }
-        if let s = summary.courseSport { metadata["fitSport"] = .string(FITProfile.sports[s] ?? "sport \(s)") }
+        if let s = summary.courseSportName { metadata["fitSport"] = .string(s) }
         if let v = summary.manufacturer { metadata["fitManufacturer"] = .integer(Int64(v)) }
         if let v = summary.product { metadata["fitProduct"] = .integer(Int64(v)) }
         let source = self.source

@@ -77,6 +77,23 @@ struct FITCLITests {
         #expect(try FITFixtures.objects(again.stdout).allSatisfy { $0["status"] as? String == "unchanged" })
     }
 
+    @Test("inspect says a course file is a course, in text and JSON")
+    func inspectCourse() throws {
+        let dir = try FITFixtures.copy([FITFixtures.course])
+        let file = dir + "/" + FITFixtures.course
+        let text = try CLI.run(["inspect", file])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("FIT course"))
+        #expect(text.stdout.contains("  course "), "\(text.stdout)")
+        let report = try FITFixtures.objects(try CLI.run(["inspect", "--json", file]).stdout).first ?? [:]
+        #expect((report["fit"] as? [String: Any])?["fileType"] as? String == "course")
+        #expect((report["courses"] as? [[String: Any]])?.count == 1)
+        // An activity file has no `courses`.
+        let activity = try FITFixtures.copy([FITFixtures.wahoo]) + "/" + FITFixtures.wahoo
+        let other = try FITFixtures.objects(try CLI.run(["inspect", "--json", activity]).stdout).first ?? [:]
+        #expect(other["courses"] == nil)
+    }
+
     @Test("a file that is not FIT under a .fit name fails with a byte offset, not a GPX error")
     func notFIT() throws {
         let path = try CLI.temporaryFile("garbage.fit", "0123")
