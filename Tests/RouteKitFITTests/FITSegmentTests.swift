@@ -48,7 +48,7 @@ struct FITSegmentTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         let features = try #require(json["features"] as? [[String: Any]])
         let track = try #require(
-            features.first { ($0["properties"] as? [String: Any])?["kind"] as? String == "track" })
+            features.first(where: { ($0["properties"] as? [String: Any])?["kind"] as? String == "track" }))
         let geometry = try #require(track["geometry"] as? [String: Any])
         return try #require(geometry["coordinates"] as? [[[Double]]])
     }
