@@ -112,14 +112,15 @@ struct Inspect: ParsableCommand {
                 switch regularFileFormat(file) {
                 case .fit?:
                     report.format = "fit"
-                    let course: CourseReport?
-                    (s, report.fit, course) = try Self.readFIT(file)
-                    if let course { report.courses = [course] }
+                    let fit = try Self.readFIT(file)
+                    s = fit.summary
+                    report.fit = fit.report
+                    if let course = fit.course { report.courses = [course] }
                 case .tcx?:
                     report.format = "tcx"
-                    let names: [String?]
-                    (s, names) = try TCXCommands.summary(file)
-                    if !names.isEmpty { report.courses = names.map { CourseReport(name: $0, sport: nil) } }
+                    let tcx = try TCXCommands.summary(file)
+                    s = tcx.summary
+                    if !tcx.courses.isEmpty { report.courses = tcx.courses.map { CourseReport(name: $0, sport: nil) } }
                 case .geojson?:
                     report.format = "geojson"
                     s = try GeoJSONCommands.summary(file)
@@ -170,7 +171,9 @@ struct Inspect: ParsableCommand {
 
     /// A FIT file summarised as GPX would be, what it says of itself, and its course when it is a course file
     /// (`file_id.type` 6).
-    static func readFIT(_ path: String) throws(RouteKitError) -> (GPXSummary, FITReport, CourseReport?) {
+    static func readFIT(_ path: String) throws(RouteKitError) -> (
+        summary: GPXSummary, report: FITReport, course: CourseReport?
+    ) {
         do {
             let (fit, s) = try FITFile.inspect(FITInput(path: path), file: path)
             let report = FITReport(
