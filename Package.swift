@@ -241,7 +241,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitFITTests",
-            dependencies: ["RouteKitFIT", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitTesting"],
+            dependencies: [
+                "RouteKitFIT", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitApplication",
+                "RouteKitTesting",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitImportTests",

@@ -48,6 +48,10 @@ public enum MetadataKey {
     public static let lapTrigger = "lapTrigger"
     /// The producer's own name of an event (`user_marker`, `course_point`, `HKWorkoutEventTypeMarker`).
     public static let eventName = "eventName"
+
+    /// `true` on a workout imported from a course (a planned route: a FIT course file, a TCX `Course`) rather
+    /// than a recorded activity; its name is under `name`.
+    package static let course = "course"
 }
 
 /// The result of ``RouteBuilder/finish(workout:metadata:)``.

@@ -3,11 +3,17 @@ package import RouteKit
 package import RouteKitIngest
 
 /// The events of what a store holds, for any `GPXEventWriter` (GPX 1.1, GeoJSON, CSV): a route as a track (its
-/// own fields from its workout, segments from `gpxSegmentStarts`, the workout's quantity series merged back into
-/// each point by timestamp, and the point fields the importers kept beside the route), a workout's waypoints and
-/// planned routes (its attachments).
+/// own fields from its workout, segments from `gpxSegmentStarts` and from the workout's pauses, the workout's
+/// quantity series merged back into each point by timestamp, and the point fields the importers kept beside the
+/// route), a workout's waypoints and planned routes (its attachments).
 package enum StoredRouteEvents {
     /// Writes one route as a `<trk>` (the caller writes `.document` first and calls `finish()` after).
+    ///
+    /// Segments begin where the route's `gpxSegmentStarts` say, and at the first location after each of the
+    /// workout's pauses (``pauseStarts(_:)``): a location whose time is after a pause's start while the previous
+    /// location with a time was at or before it, unless a segment starts between the two already. So a FIT
+    /// file's timer stops give the same segments whether it is converted (`routekit convert`) or imported and
+    /// exported, and a GPX file's segments (whose gaps the import made pauses) get no extra ones.
     ///
     /// Memory: one chunk of locations, plus the workout's series (held whole to merge by timestamp).
     package static func writeTrack<W: GPXEventWriter>(
@@ -27,6 +33,8 @@ package enum StoredRouteEvents {
         var nextSegment = 0  // index into segmentStarts of the next segment to open
         var index = 0
         var open = false
+        let pauses = workout.map { Self.pauseStarts($0) } ?? []
+        var breaks = PauseBreaks(pauses: pauses, segmentStarts: segmentStarts)
         let chunks = try await store.storedRouteChunks(ofRoute: route.id)
         defer { chunks.close() }
         let decoder = JSONDecoder()
@@ -45,7 +53,10 @@ package enum StoredRouteEvents {
                 }
             }
             merger.apply(to: &points)
-            // Split the chunk at segment starts (several starts at one index are empty segments).
+            // Where a pause starts a segment in this chunk (indices in it, ascending, never at a segment start).
+            let pauseBreaks = breaks.scan(points, from: index)
+            var nextBreak = 0
+            // Split the chunk at segment starts (several starts at one index are empty segments) and pause breaks.
             var start = 0
             while start < points.count {
                 while nextSegment < segmentStarts.count && segmentStarts[nextSegment] <= index + start {
@@ -54,12 +65,19 @@ package enum StoredRouteEvents {
                     open = true
                     nextSegment += 1
                 }
+                while nextBreak < pauseBreaks.count && pauseBreaks[nextBreak] <= start {
+                    if open { try writer.write(.segmentEnd(extensions: [])) }
+                    try writer.write(.segmentStart)
+                    open = true
+                    nextBreak += 1
+                }
                 if !open {
                     try writer.write(.segmentStart)
                     open = true
                 }
                 var end = points.count
                 if nextSegment < segmentStarts.count { end = min(end, segmentStarts[nextSegment] - index) }
+                if nextBreak < pauseBreaks.count { end = min(end, pauseBreaks[nextBreak]) }
                 try writer.write(.trackPoints(Array(points[start..<end])))
                 start = end
             }
@@ -74,6 +92,59 @@ package enum StoredRouteEvents {
         }
         if open { try writer.write(.segmentEnd(extensions: [])) }
         try writer.write(.trackEnd(pathInfo(workout)))
+    }
+
+    /// When the workout's pauses start: its pause and motion pause events (resumed or not, as `convert` ends a
+    /// segment at every timer stop of a FIT file), in time order.
+    package static func pauseStarts(_ workout: Workout) -> [Instant] {
+        workout.events.filter { $0.kind.pauses }.compactMap { $0.start?.instant }.sorted()
+    }
+
+    /// Finds, chunk by chunk, the locations a pause starts a segment at (see ``writeTrack(route:store:to:)``).
+    package struct PauseBreaks {
+        /// When the pauses start, in time order.
+        let pauses: [Instant]
+        /// The route's segment starts (location indices, ascending).
+        let segmentStarts: [Int]
+        /// The next pause not yet passed.
+        private var nextPause = 0
+        /// The next segment start not yet passed.
+        private var nextSegment = 0
+        /// The last segment start at or before the location being looked at, -1 before any.
+        private var lastStart = -1
+        /// The index of the last location with a time, -1 before any.
+        private var previousTimed = -1
+
+        /// Breaks for `pauses` (``pauseStarts(_:)``) in a route whose segments start at `segmentStarts`.
+        package init(pauses: [Instant], segmentStarts: [Int]) {
+            self.pauses = pauses
+            self.segmentStarts = segmentStarts
+        }
+
+        /// The indices in `points` (the route's locations from index `first` on, the chunks in order) where a
+        /// pause starts a new segment: a location with a time after a pause's start whose previous location
+        /// with a time was at or before it, unless a segment starts after that previous one and up to this one.
+        package mutating func scan(_ points: [GPXPoint], from first: Int) -> [Int] {
+            var out: [Int] = []
+            guard nextPause < pauses.count else { return out }
+            for i in points.indices {
+                let index = first + i
+                while nextSegment < segmentStarts.count && segmentStarts[nextSegment] <= index {
+                    lastStart = segmentStarts[nextSegment]
+                    nextSegment += 1
+                }
+                guard let t = points[i].location.timestamp?.instant else { continue }
+                var passed = false
+                while nextPause < pauses.count && pauses[nextPause] < t {
+                    passed = true
+                    nextPause += 1
+                }
+                if passed && previousTimed >= 0 && lastStart <= previousTimed { out.append(i) }
+                previousTimed = index
+                if nextPause == pauses.count { break }
+            }
+            return out
+        }
     }
 
     /// The `<trk>` fields the importer kept in the workout's metadata.

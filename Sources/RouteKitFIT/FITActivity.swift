@@ -362,6 +362,8 @@ public struct FITSummary: Sendable {
     public var courseName: String?
     /// The course's sport (course files).
     public var courseSport: UInt8?
+    /// The course's sport by its FIT name (`cycling`, or `sport 99` for a number the profile does not name).
+    package var courseSportName: String? { courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" } }
     /// Developer field descriptions.
     public var developerFields: [FITDeveloperField] = []
     /// `record` messages.

@@ -87,7 +87,7 @@ extension FITFile {
         }
         var info = GPXPathInfo()
         info.name = summary.courseName
-        info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
+        info.type = summary.courseSportName
         try emit(.routeStart(info))
         let clock = FITClock(summary)
         var reader = FITRecordReader(input)

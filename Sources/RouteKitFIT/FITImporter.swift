@@ -14,12 +14,14 @@ public import RouteKitIngest
 ///   stopped the timer on its own: auto pause); laps become lap events with the totals the device recorded
 ///   (`MetadataKey`); user markers, course points reached, off-course and sport points become marker events. A
 ///   record (or an event) belongs to the last session that started at or before its time.
-/// - **Course files** (type 6): a planned route, stored as GPX `<rte>` attachments of a workout of their own
-///   (as GPX routes are), with course points as waypoints.
+/// - **Course files** (type 6): a workout of their own, imported as a session is: positioned records become its
+///   route, their heart rate, cadence, power and temperature its series; course points are waypoints (attachments
+///   of the workout). The course's sport is the activity type; the metadata says it is a course (`course`
+///   `true`, `fitFileType` `course`) and holds its name (`name`) and sport (`fitSport`).
 /// - **Other file types** (settings, monitoring, workouts, locations…) are refused with a reason.
 /// - **Identity**: a session's sync identifier is `fit-` and a hash of its content (every record's mapped
-///   values, the session's fields), so re-importing the same file (under any name, compressed or not) changes
-///   nothing. The version is 1.
+///   values, the session's fields), a course's `fit-course-` and a hash of its records, sport, name and course
+///   points, so re-importing the same file (under any name, compressed or not) changes nothing. The version is 1.
 /// - **Times**: FIT seconds since 1989-12-31T00:00:00Z; the UTC offset from `activity.local_timestamp` when
 ///   present. Times below 0x10000000 (seconds since the device powered on) are not absolute: such records keep
 ///   no time, and their values are not series samples.
@@ -88,7 +90,7 @@ public final class FITImporter {
             result.warnings.append("the file has no file_id message: read as an activity")
             try await importActivity(input, summary, label: label, into: &result)
         case 6?:
-            try await importCourse(input, summary, into: &result)
+            try await importCourse(input, summary, label: label, into: &result)
         default:
             throw RouteKitError(
                 .invalidFIT,
@@ -348,47 +350,76 @@ public final class FITImporter {
         }
     }
 
-    /// A course: a planned route (GPX `<rte>`), its course points as waypoints.
-    private func importCourse(_ input: FITInput, _ summary: FITSummary, into result: inout ImportResult) async throws {
-        var attachments = GPXAttachments()
-        var info = GPXPathInfo()
-        info.name = summary.courseName
-        info.type = summary.courseSport.map { FITProfile.sports[$0] ?? "sport \($0)" }
-        attachments.startRoute(info)
-        // Added a batch at a time: the attachments keep at most `GPXAttachments.maxPoints` and count the rest.
-        var batch: [GPXPoint] = []
-        var positioned = 0
+    /// A course: a workout of its own, imported as an activity's session is (``TrackImport``): records with a
+    /// position are its route, with altitude and speed; their heart rate, cadence, power and temperature are its
+    /// series. Its course points are waypoints (attachments of the workout). Its metadata says it is a course
+    /// (``MetadataKey/course``, `fitFileType` `course`), with the course's name and sport; the activity type is the
+    /// course's sport.
+    private func importCourse(_ input: FITInput, _ summary: FITSummary, label: String, into result: inout ImportResult)
+        async throws
+    {
+        var metadata: [String: MetadataValue] = [
+            MetadataKey.course: .bool(true), "fitFileType": .string(summary.fileTypeName),
+        ]
+        if let v = summary.courseName { metadata["name"] = .string(v) }
+        if let s = summary.courseSportName { metadata["fitSport"] = .string(s) }
+        if let v = summary.manufacturer { metadata["fitManufacturer"] = .integer(Int64(v)) }
+        if let v = summary.product { metadata["fitProduct"] = .integer(Int64(v)) }
+        let source = self.source
+        let sport = summary.courseSport
+        let holder = SeenTimes()
+        let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
+        let track = TrackImport(
+            context: context, label: label, info: GPXPathInfo(), creator: nil, allowResume: true,
+            originKind: Self.originKind, syncPrefix: "fit-course-",
+            makeWorkout: { sync in
+                Workout(
+                    activityType: FITProfile.activityType(sport: sport), start: holder.start, end: holder.end,
+                    source: source, sync: sync, metadata: metadata)
+            })
+        // The course's own fields and its course points are part of its identity.
+        track.combineIdentity([sport.map(Double.init)])
+        var waypoints = GPXAttachments()
         var dropped = 0
-        try FITFile.records(input) { r in
-            guard let lat = r.latitude, let lon = r.longitude else { return }
-            let l = Location(
-                latitude: lat, longitude: lon, timestamp: summary.timestamp(r.timestamp),
-                altitude: r.altitude)
-            guard (try? l.validate()) != nil else { return dropped += 1 }
-            batch.append(GPXPoint(location: l))
-            positioned += 1
-            if batch.count == GPXAttachments.pointsPerChunk {
-                attachments.add(routePoints: batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-        }
-        attachments.add(routePoints: batch)
-        attachments.endRoute(info)
         try FITFile.coursePoints(input) { t, lat, lon, name in
             guard let lat, let lon else { return }
             let l = Location(latitude: lat, longitude: lon, timestamp: summary.timestamp(t))
             guard (try? l.validate()) != nil else { return dropped += 1 }
             var extras = GPXPointExtras()
             extras.name = name
-            attachments.add(waypoint: GPXPoint(location: l, extras: extras))
-            result.waypoints += 1
+            waypoints.add(waypoint: GPXPoint(location: l, extras: extras))
+            track.combineIdentity([lat, lon, t.map(Double.init)])
+        }
+        track.combineIdentity([Double(waypoints.waypoints.count)])
+        let session = SessionImport(track: track, seen: holder)
+        var untimed = 0
+        var reader = FITRecordReader(input)
+        while let batch = try reader.next() {
+            for record in batch {
+                try await add(record, to: session, summary: summary, invalid: &dropped, untimed: &untimed)
+            }
+        }
+        if !session.points.isEmpty {
+            try await track.add(session.points)
+            session.points = []
         }
         if dropped > 0 { result.warnings.append("\(dropped) point(s) with a position outside the valid range dropped") }
-        if positioned == 0 { result.warnings.append("the course has no positioned records") }
-        let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
-        try await context.store(
-            attachments, creator: nil, into: &result, syncPrefix: "fit-course-",
-            metadata: ["fitFileType": .string("course")],
-            activityType: FITProfile.activityType(sport: summary.courseSport))
+        if untimed > 0 {
+            result.warnings.append(
+                "\(untimed) record(s) without a position or a time: their values (heart rate, cadence, power, "
+                    + "temperature) cannot be series samples and were not stored")
+        }
+        var info = GPXPathInfo()
+        info.name = summary.courseName
+        let done = try await track.finish(info: info)
+        result.tracks.append(done.track)
+        result.warnings += done.warnings
+        if done.track.locations == 0 { result.warnings.append("the course has no positioned records") }
+        try await context.store(waypoints, withWorkout: done.track.workout)
+        result.waypoints += waypoints.waypoints.count
+        if waypoints.dropped > 0 {
+            result.warnings.append(
+                "\(waypoints.dropped) course point(s) beyond \(GPXAttachments.maxPoints) were not stored")
+        }
     }
 }

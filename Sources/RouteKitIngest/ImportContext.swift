@@ -30,9 +30,17 @@ package final class ImportContext {
         return try await cursor.next() != nil
     }
 
+    /// Stores waypoints and routes (a course's course points) with `workout`, unless it has attachments already
+    /// (stored by an earlier import of the same file).
+    package func store(_ attachments: GPXAttachments, withWorkout workout: UUID) async throws {
+        if attachments.isEmpty { return }
+        if try await hasAttachments(workout) { return }
+        try await store.appendAttachments(attachments.chunks(), toWorkout: workout, as: source)
+    }
+
     /// Stores a file's waypoints and routes with the workout of its first track, when that workout is new;
     /// a file without tracks gets a workout of its own, identified by their content behind `syncPrefix` (`gpx-` for
-    /// GPX, `fit-course-` for a FIT course…), with `metadata` and `activityType`.
+    /// GPX, `geojson-` for GeoJSON…), with `metadata` and `activityType`.
     package func store(
         _ attachments: GPXAttachments, creator: String?, into result: inout ImportResult,
         syncPrefix: String, metadata extra: [String: MetadataValue] = [:], activityType: ActivityType = .other

@@ -140,7 +140,7 @@ public struct TCXCoursePoint: Sendable, Hashable {
     public init() {}
 }
 
-/// One `Courses/Course`: a planned route.
+/// One `Courses/Course`: a planned route (imported as a workout of its own, its trackpoints the route).
 @_spi(RouteKitInternals)
 public struct TCXCourse: Sendable, Hashable {
     /// `Name`.
@@ -180,6 +180,9 @@ public struct TCXDocument: Sendable, Hashable {
     @_spi(RouteKitInternals) public var activities: [TCXActivity] = []
     /// The courses, in file order.
     @_spi(RouteKitInternals) public var courses: [TCXCourse] = []
+    /// The courses' `Name`s (`nil` for a course without one), in file order: what `routekit inspect` says of a
+    /// file of courses.
+    package var courseNames: [String?] { courses.map(\.name) }
     /// `Author/Name` (the application that wrote the file).
     public var authorName: String?
     /// Quirks that were tolerated (leading whitespace, a byte order mark, values that are not numbers…).

@@ -17,11 +17,14 @@ public import RouteKitIngest
 ///   extension); each `Track` is a segment of it (`gpxSegmentStarts`). Heart rate, cadence (`Cadence`, else the
 ///   `RunCadence` extension) and power (`Watts`) of every trackpoint with a time become series of the workout;
 ///   trackpoints without a position feed the series only (an indoor activity has series and no route).
-/// - **Courses** (`Courses/Course`): planned routes, stored as GPX `<rte>` attachments of a workout of their own
-///   (as GPX routes are), their `CoursePoint`s as waypoints.
+/// - **Courses** (`Courses/Course`): each a workout of its own, its trackpoints imported as an activity's are
+///   (positioned ones the route, heart rate, cadence and power the series), its `CoursePoint`s waypoints
+///   (attachments of the workout). The metadata says it is a course (`course` `true`, `tcxContent` `course`) and
+///   holds its `Name` (`name`); TCX gives a course no sport, so the activity type is `other`.
 /// - **Identity**: an activity's sync identifier is `tcx-` and a hash of its content (every trackpoint's mapped
-///   values, the track structure, the activity's `Id`, sport, creator and lap totals), so re-importing the same
-///   file (under any name, compressed or not) changes nothing. The version is 1.
+///   values, the track structure, the activity's `Id`, sport, creator and lap totals), a course's `tcx-course-`
+///   and a hash of its trackpoints, name and course points, so re-importing the same file (under any name,
+///   compressed or not) changes nothing. The version is 1.
 /// - **Tolerated** with a warning: whitespace or a byte order mark before `<?xml`, coordinates or values that
 ///   are not numbers (left out), positions outside the valid range (dropped, the values kept as series).
 /// - **Not kept**: per-trackpoint `DistanceMeters`, `SensorState`, lap fields other than the three totals (average
@@ -107,8 +110,10 @@ public final class TCXImporter {
                 activity, number: n, of: document.activities.count, author: document.authorName, label: label,
                 into: &result, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
         }
-        if !document.courses.isEmpty {
-            try await importCourses(document.courses, into: &result, invalid: &invalid)
+        for (n, course) in document.courses.enumerated() {
+            try await importCourse(
+                course, number: n, of: document.courses.count, author: document.authorName, label: label,
+                into: &result, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
         }
         if invalid > 0 {
             result.warnings.append(
@@ -272,37 +277,86 @@ public final class TCXImporter {
         result.warnings += done.warnings
     }
 
-    /// Courses: planned routes (GPX `<rte>`), their course points as waypoints.
-    private func importCourses(_ courses: [TCXCourse], into result: inout ImportResult, invalid: inout Int)
-        async throws
-    {
-        var attachments = GPXAttachments()
-        for course in courses {
-            var info = GPXPathInfo()
-            info.name = course.name
-            attachments.startRoute(info)
-            let points = course.trackpoints.compactMap { p in
-                Self.location(p, invalid: &invalid).map { GPXPoint(location: $0) }
-            }
-            attachments.add(routePoints: points)
-            attachments.endRoute(info)
-            if points.isEmpty {
-                result.warnings.append(
-                    "the course \(course.name.map { "\"\($0)\"" } ?? "without a name") has no positions")
-            }
-            for c in course.coursePoints {
-                guard let p = c.waypoint(invalid: &invalid) else { continue }
-                attachments.add(waypoint: p)
-                result.waypoints += 1
-            }
+    /// A course: a workout of its own whose route is the course's positioned trackpoints (with altitude and speed),
+    /// their heart rate, cadence and power its series, its course points waypoints (attachments of the workout).
+    /// Its metadata says it is a course (``MetadataKey/course``, `tcxContent`), with the course's name. TCX gives a
+    /// course no sport: the activity type is `other`.
+    private func importCourse(
+        _ course: TCXCourse, number n: Int, of count: Int, author: String?, label: String,
+        into result: inout ImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
+    ) async throws {
+        var firstTime: Timestamp?
+        var lastTime: Timestamp?
+        for p in course.trackpoints {
+            guard let t = p.time else { continue }
+            if firstTime == nil { firstTime = t }
+            lastTime = t
         }
-        let context = makeContext()
-        try await context.store(
-            attachments, creator: nil, into: &result, syncPrefix: "tcx-course-",
-            metadata: ["tcxContent": .string("course")], activityType: .other)
-        if attachments.dropped > 0 {
+        var metadata: [String: MetadataValue] = [
+            MetadataKey.course: .bool(true), "tcxContent": .string("course"),
+        ]
+        if let v = course.name { metadata["name"] = .string(v) }
+        if let v = author { metadata["tcxAuthor"] = .string(v) }
+        if count > 1 { metadata["tcxCourse"] = .integer(Int64(n)) }
+        let source = self.source
+        let track = TrackImport(
+            context: makeContext(), label: count > 1 ? "\(label)#course\(n + 1)" : label, info: GPXPathInfo(),
+            creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "tcx-course-",
+            makeWorkout: { sync in
+                Workout(
+                    activityType: .other, start: firstTime, end: lastTime, source: source, sync: sync,
+                    metadata: metadata)
+            })
+        // The course points are part of the identity: a course whose points changed is another course.
+        var waypoints = GPXAttachments()
+        for c in course.coursePoints {
+            guard let p = c.waypoint(invalid: &invalid) else { continue }
+            waypoints.add(waypoint: p)
+            track.combineIdentity([
+                p.location.latitude, p.location.longitude, p.location.timestamp.map { Double($0.instant.seconds) },
+            ])
+        }
+        track.combineIdentity([Double(waypoints.waypoints.count)])
+        var points: [GPXPoint] = []
+        var positioned = 0
+        for p in course.trackpoints {
+            let values = Self.values(p)
+            if let location = Self.location(p, invalid: &invalid) {
+                if location.latitude == 0 && location.longitude == 0 { nullIsland += 1 }
+                points.append(GPXPoint(location: location, values: values))
+                positioned += 1
+                if points.count == RouteBuilder.chunkSize {
+                    try await track.add(points)
+                    points.removeAll(keepingCapacity: true)
+                }
+                continue
+            }
+            guard !values.isEmpty else { continue }
+            guard let time = p.time else {
+                untimed += 1
+                continue
+            }
+            if !points.isEmpty {
+                try await track.add(points)
+                points.removeAll(keepingCapacity: true)
+            }
+            track.addSeriesOnly(time, values)
+        }
+        if !points.isEmpty { try await track.add(points) }
+        if positioned == 0 {
             result.warnings.append(
-                "\(attachments.dropped) course point(s) beyond \(GPXAttachments.maxPoints) were not stored")
+                "the course \(course.name.map { "\"\($0)\"" } ?? "without a name") has no positions")
+        }
+        var info = GPXPathInfo()
+        info.name = course.name
+        let done = try await track.finish(info: info)
+        result.tracks.append(done.track)
+        result.warnings += done.warnings
+        try await makeContext().store(waypoints, withWorkout: done.track.workout)
+        result.waypoints += waypoints.waypoints.count
+        if waypoints.dropped > 0 {
+            result.warnings.append(
+                "\(waypoints.dropped) course point(s) beyond \(GPXAttachments.maxPoints) were not stored")
         }
     }
 }

@@ -23,14 +23,16 @@ struct Import: AsyncParsableCommand {
             FIT: each session of an activity file becomes a workout (its sport, start, elapsed time, distance); \
             its records with a position become the route, and heart rate, cadence, power and temperature of \
             every record become series; timer stops and starts become pauses, laps become segments. A course \
-            file becomes a planned route. A damaged file (bad CRC, unfinished, truncated) is read to its last \
+            file becomes a workout of its own the same way (its route, its series, its course points as \
+            waypoints; metadata course true, its name and sport). A damaged file (bad CRC, unfinished, truncated) is read to its last \
             complete message, with a warning. Other FIT file types (settings, monitoring…) are refused.
 
             TCX: each Activity becomes a workout (its Sport, its Id as start, its laps' time, distance and \
             calories summed, the device's name); trackpoints with a position become the route (with altitude and \
             speed), and heart rate, cadence and power of every trackpoint with a time become series (trackpoints \
             without a position feed the series only); laps become segments, and a new Track within a lap a \
-            pause. A Course becomes a planned route, its CoursePoints waypoints. Whitespace or a byte order mark \
+            pause. A Course becomes a workout of its own the same way (its route and series; its CoursePoints \
+            waypoints; metadata course true and its name). Whitespace or a byte order mark \
             before <?xml (Strava) is skipped with a warning. Not kept: per-point distance, lap averages and \
             maxima, notes, workout plans.
 

@@ -16,7 +16,9 @@ struct Inspect: ParsableCommand {
             waypoints; the first and last time; how many points carry heart rate, cadence, power or temperature; \
             the quirks that were tolerated (warnings); or the error, with line and column (a byte offset for \
             FIT). A FIT file is shown as RouteKit reads it (sessions as tracks, courses as routes) with what the \
-            FIT file itself says: file type, sessions and sports, records, chained files, developer fields.
+            FIT file itself says: file type, sessions and sports, records, chained files, developer fields. A \
+            course (a FIT course file, a TCX Course) is named as one, with its name and sport (JSON: courses); \
+            import makes it a workout marked as a course.
 
             Files are read streaming, in constant memory, whatever their size; gzip-compressed files are \
             decompressed on the fly. A failed file does not stop the others: the exit code is 1 if any failed.
@@ -62,11 +64,20 @@ struct Inspect: ParsableCommand {
         var recovered: Bool
     }
 
+    /// A course the file holds (a FIT course file, a TCX `Course`): a planned route, which `import` stores as a
+    /// workout whose metadata says `course`.
+    struct CourseReport: Encodable {
+        @ExplicitNull var name: String?
+        @ExplicitNull var sport: String?
+    }
+
     struct Report: Encodable {
         var file: String
         var status: String
         var format = "gpx"
         var fit: FITReport?
+        /// The file's courses; absent for a file without any.
+        var courses: [CourseReport]?
         @ExplicitNull var version: String?
         @ExplicitNull var creator: String?
         var tracks = 0
@@ -84,8 +95,8 @@ struct Inspect: ParsableCommand {
         @ExplicitNull var error: ErrorJSON?
 
         enum CodingKeys: String, CodingKey {
-            case file, status, format, fit, version, creator, tracks, segments, points, routes, routePoints, waypoints,
-                pauses
+            case file, status, format, fit, courses, version, creator, tracks, segments, points, routes, routePoints,
+                waypoints, pauses
             case firstTime, lastTime, timeReversals, series, warnings, error
         }
     }
@@ -101,10 +112,15 @@ struct Inspect: ParsableCommand {
                 switch regularFileFormat(file) {
                 case .fit?:
                     report.format = "fit"
-                    (s, report.fit) = try Self.readFIT(file)
+                    let fit = try Self.readFIT(file)
+                    s = fit.summary
+                    report.fit = fit.report
+                    if let course = fit.course { report.courses = [course] }
                 case .tcx?:
                     report.format = "tcx"
-                    s = try TCXCommands.summary(file)
+                    let tcx = try TCXCommands.summary(file)
+                    s = tcx.summary
+                    if !tcx.courses.isEmpty { report.courses = tcx.courses.map { CourseReport(name: $0, sport: nil) } }
                 case .geojson?:
                     report.format = "geojson"
                     s = try GeoJSONCommands.summary(file)
@@ -153,8 +169,11 @@ struct Inspect: ParsableCommand {
         }
     }
 
-    /// A FIT file summarised as GPX would be, and what it says of itself.
-    static func readFIT(_ path: String) throws(RouteKitError) -> (GPXSummary, FITReport) {
+    /// A FIT file summarised as GPX would be, what it says of itself, and its course when it is a course file
+    /// (`file_id.type` 6).
+    static func readFIT(_ path: String) throws(RouteKitError) -> (
+        summary: GPXSummary, report: FITReport, course: CourseReport?
+    ) {
         do {
             let (fit, s) = try FITFile.inspect(FITInput(path: path), file: path)
             let report = FITReport(
@@ -165,7 +184,8 @@ struct Inspect: ParsableCommand {
                 developerFields: fit.developerFields.map { f in
                     (f.name ?? "unnamed developer field \(f.number)") + (f.units.map { " (\($0))" } ?? "")
                 }, recovered: fit.recovered)
-            return (s, report)
+            let course = fit.fileType == 6 ? CourseReport(name: fit.courseName, sport: fit.courseSportName) : nil
+            return (s, report, course)
         } catch {
             throw error.inFile(path)
         }
@@ -189,6 +209,12 @@ struct Inspect: ParsableCommand {
                 "  records \(f.records), with a position \(f.recordsWithPosition), with heart rate \(f.recordsWithHeartRate)"
                     + (f.compressedTimestamps > 0 ? ", compressed timestamps \(f.compressedTimestamps)" : ""))
             if !f.developerFields.isEmpty { print("  developer fields: \(f.developerFields.joined(separator: ", "))") }
+        }
+        for c in r.courses ?? [] {
+            // A planned route: what `import` stores as a workout marked as a course.
+            print(
+                "  course " + (c.name.map { "\"\($0)\"" } ?? "without a name") + (c.sport.map { " (\($0))" } ?? "")
+                    + ": a planned route, imported as a workout marked course")
         }
         let version = r.format == "geojson" ? "GeoJSON" : r.version.map { "GPX \($0)" } ?? "GPX (no version)"
         let creator = r.creator.map { ", creator \"\($0)\"" } ?? ""

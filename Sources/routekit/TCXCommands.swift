@@ -31,12 +31,13 @@ enum TCXCommands {
         }
     }
 
-    /// A TCX file summarised as GPX would be (activities as tracks, courses as routes).
-    static func summary(_ path: String) throws(RouteKitError) -> GPXSummary {
+    /// A TCX file summarised as GPX would be (activities as tracks, courses as routes), and the names of its
+    /// courses (`nil` for one without a name).
+    static func summary(_ path: String) throws(RouteKitError) -> (summary: GPXSummary, courses: [String?]) {
         let doc = try document(path)
         var s = GPXSummary(file: path)
         try doc.gpxEvents { (event: GPXEvent) throws(RouteKitError) in s.add(event) }
-        return s
+        return (s, doc.courseNames)
     }
 }
 

@@ -218,15 +218,18 @@ struct TCXImporterTests {
         #expect(await importer.importFile(file).status == .unchanged)
     }
 
-    @Test("a course becomes a planned route with its course points as waypoints")
+    // A course used to be a planned route (a GPX <rte> attachment, no locations counted, its heart rate dropped);
+    // it is now a workout with a route and series, as an activity is.
+    @Test("a course becomes a workout with a route and series, its course points waypoints; again, unchanged")
     func course() async throws {
         let s = try Scratch()
         defer { s.remove() }
+        let cadence = "<TPX><RunCadence>80</RunCadence></TPX>"
         let xml = """
             <?xml version="1.0"?>
             <TrainingCenterDatabase xmlns="\(TCX.ns)"><Courses><Course><Name>Loop</Name>
             <Lap><TotalTimeSeconds>60</TotalTimeSeconds></Lap>
-            <Track>\(TCX.positioned(1))\(TCX.positioned(2))\(TCX.positioned(3))</Track>
+            <Track>\(TCX.positioned(1, hr: 120, extensions: cadence))\(TCX.positioned(2, hr: 125))\(TCX.positioned(3, hr: 130))</Track>
             <CoursePoint><Name>Summit</Name><Time>2024-05-01T06:00:02Z</Time>
             <Position><LatitudeDegrees>47.12</LatitudeDegrees><LongitudeDegrees>8.12</LongitudeDegrees></Position>
             <PointType>Summit</PointType></CoursePoint>
@@ -238,17 +241,40 @@ struct TCXImporterTests {
         #expect(result.error == nil)
         #expect(result.status == .imported)
         #expect(result.waypoints == 1)
-        let t = try #require(result.tracks.first)
-        #expect(t.route == nil)
+        try #require(result.tracks.count == 1)
+        let t = result.tracks[0]
+        // Counted as a route with its locations (`routekit import` says "1 route(s), 3 location(s)").
+        #expect(t.locations == 3)
+        let route = try #require(t.route)
+        #expect(try await s.locations(route).map(\.altitude) == [411, 412, 413])
         let workout = try #require(try await s.store.workout(id: t.workout))
         #expect(workout.sync?.identifier.hasPrefix("tcx-course-") == true)
+        #expect(workout.metadata[MetadataKey.course] == .bool(true))
+        #expect(workout.metadata["name"] == .string("Loop"))
+        #expect(workout.metadata["tcxContent"] == .string("course"))
+        #expect(workout.activityType == .other)
+        #expect(workout.start?.iso8601 == "2024-05-01T06:00:01Z")
+        #expect(workout.end?.iso8601 == "2024-05-01T06:00:03Z")
+        // The trackpoints' values are series, as an activity's are.
+        #expect(try await s.samples(.heartRate, t.workout).map(\.value) == [120, 125, 130])
+        #expect(try await s.samples(.cadence, t.workout).map(\.value) == [80])
+        // The course points are the workout's waypoints; the course is no <rte> attachment any more.
         let attachments = try await GPXAttachments.read(workout: t.workout, from: s.store)
-        try #require(attachments.routes.count == 1)
-        #expect(attachments.routes[0].info.name == "Loop")
-        #expect(attachments.routes[0].points.count == 3)
+        #expect(attachments.routes.isEmpty)
+        #expect(attachments.waypoints.count == 1)
         #expect(attachments.waypoints.first?.extras?.name == "Summit")
         #expect(attachments.waypoints.first?.extras?.type == "Summit")
-        #expect(await importer.importFile(file).status == .unchanged)
+        let again = await importer.importFile(file)
+        #expect(again.status == .unchanged)
+        #expect(again.tracks.first?.workout == t.workout)
+        #expect(try await s.store.workouts(matching: WorkoutFilter()).count == 1)
+        #expect(try await GPXAttachments.read(workout: t.workout, from: s.store).waypoints.count == 1)
+        // Another course point is another course.
+        let moved = try s.write(
+            "moved.tcx",
+            xml.replacingOccurrences(of: "<Name>Summit</Name>", with: "<Name>Top</Name>")
+                .replacingOccurrences(of: "47.12</LatitudeDegrees>", with: "47.13</LatitudeDegrees>"))
+        #expect(await importer.importFile(moved).status == .imported)
     }
 
     @Test("malformed XML fails with the line and column, naming the file, without coordinates")

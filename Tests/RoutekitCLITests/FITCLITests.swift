@@ -56,8 +56,9 @@ struct FITCLITests {
         #expect(locations(entry(FITFixtures.wahoo)) == 1101)
         #expect(locations(entry(FITFixtures.gzipped)) == 2760)
         #expect((entry(FITFixtures.gzipped)["warnings"] as? [String] ?? []).contains { $0.contains("gzip") })
-        // The course is a planned route: a workout without a route of its own.
+        // The course is a workout with its route (it was a planned route without one, 0 locations counted).
         #expect(entry(FITFixtures.course)["status"] as? String == "imported")
+        #expect(locations(entry(FITFixtures.course)) == 78)
         let settings = entry(FITFixtures.settings)
         #expect(settings["status"] as? String == "failed")
         let error = settings["error"] as? [String: Any] ?? [:]
@@ -74,6 +75,23 @@ struct FITCLITests {
         let again = try CLI.run(["import", "--store", store, "--json", dir + "/" + FITFixtures.wahoo, dir + "/cut-short.bin"])
         #expect(again.status == 0)
         #expect(try FITFixtures.objects(again.stdout).allSatisfy { $0["status"] as? String == "unchanged" })
+    }
+
+    @Test("inspect says a course file is a course, in text and JSON")
+    func inspectCourse() throws {
+        let dir = try FITFixtures.copy([FITFixtures.course])
+        let file = dir + "/" + FITFixtures.course
+        let text = try CLI.run(["inspect", file])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("FIT course"))
+        #expect(text.stdout.contains("  course "), "\(text.stdout)")
+        let report = try FITFixtures.objects(try CLI.run(["inspect", "--json", file]).stdout).first ?? [:]
+        #expect((report["fit"] as? [String: Any])?["fileType"] as? String == "course")
+        #expect((report["courses"] as? [[String: Any]])?.count == 1)
+        // An activity file has no `courses`.
+        let activity = try FITFixtures.copy([FITFixtures.wahoo]) + "/" + FITFixtures.wahoo
+        let other = try FITFixtures.objects(try CLI.run(["inspect", "--json", activity]).stdout).first ?? [:]
+        #expect(other["courses"] == nil)
     }
 
     @Test("a file that is not FIT under a .fit name fails with a byte offset, not a GPX error")

@@ -88,6 +88,50 @@ struct TCXCLITests {
         #expect(gpx.contains("<time>2024-05-01T06:00:02Z</time>"))
     }
 
+    /// A course: two trackpoints with heart rate, a course point.
+    static let course = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <TrainingCenterDatabase xmlns="\(ns)"><Courses><Course><Name>Loop</Name><Track>
+        <Trackpoint><Time>2024-05-01T06:00:01Z</Time><Position><LatitudeDegrees>47.1</LatitudeDegrees>
+        <LongitudeDegrees>8.1</LongitudeDegrees></Position><HeartRateBpm><Value>100</Value></HeartRateBpm></Trackpoint>
+        <Trackpoint><Time>2024-05-01T06:00:02Z</Time><Position><LatitudeDegrees>47.2</LatitudeDegrees>
+        <LongitudeDegrees>8.2</LongitudeDegrees></Position><HeartRateBpm><Value>101</Value></HeartRateBpm></Trackpoint>
+        </Track><CoursePoint><Name>Top</Name><Position><LatitudeDegrees>47.2</LatitudeDegrees>
+        <LongitudeDegrees>8.2</LongitudeDegrees></Position><PointType>Summit</PointType></CoursePoint>
+        </Course></Courses></TrainingCenterDatabase>
+        """
+
+    @Test("a course: inspect says so (text and JSON); import counts its route and locations, marks it a course")
+    func course() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let file = try f.write("loop.tcx", Self.course)
+        let text = try CLI.run(["inspect", file])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("course \"Loop\""), "\(text.stdout)")
+        let json = try CLI.run(["inspect", "--json", file])
+        let report = try #require(try StoreCLI.objects(json.stdout).first)
+        let courses = try #require(report["courses"] as? [[String: Any]])
+        #expect(courses.count == 1)
+        #expect(courses.first?["name"] as? String == "Loop")
+        #expect(courses.first?["sport"] is NSNull)
+        // An activity is no course: no `courses` key.
+        let run = try f.write("run.tcx", Self.inline)
+        let activity = try #require(try StoreCLI.objects(try CLI.run(["inspect", "--json", run]).stdout).first)
+        #expect(activity["courses"] == nil)
+
+        let imported = try f.run(["import", file])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("1 route(s), 2 location(s)"), "\(imported.stdout)")
+        let workouts = try f.workouts()
+        try #require(workouts.count == 1)
+        let metadata = workouts[0]["metadata"] as? [String: Any] ?? [:]
+        #expect(metadata["course"] as? Bool == true)
+        #expect(metadata["name"] as? String == "Loop")
+        let again = try f.json(["import", file])
+        #expect(again.first?["status"] as? String == "unchanged")
+    }
+
     @Test("malformed TCX fails with its line and column in the JSON error")
     func malformed() throws {
         let f = try StoreFixture()
