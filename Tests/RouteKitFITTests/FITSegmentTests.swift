@@ -79,7 +79,8 @@ struct FITSegmentTests {
         // The import records the pause as an event, not as a segment start: the export makes the segment of it.
         #expect(route.segmentStarts.isEmpty)
         let workout = try #require(try await store.workout(id: route.workoutID))
-        #expect(workout.events.map(\.kind).filter { $0 == .pause || $0 == .resume } == [.pause, .resume])
+        let pauses: [WorkoutEvent.Kind] = workout.events.map(\.kind).filter { $0 == .pause || $0 == .resume }
+        #expect(pauses == [.pause, .resume])
 
         let exported = try GPXDocument(
             bytes: try await Self.exported(route, from: store, as: .gpx), name: "exported.gpx")

@@ -224,7 +224,7 @@ struct TCXImporterTests {
     func course() async throws {
         let s = try Scratch()
         defer { s.remove() }
-        let cadence = "<TPX><RunCadence>80</RunCadence></TPX>"
+        let cadence = "<TPX xmlns=\"\(TCX.ax)\"><RunCadence>80</RunCadence></TPX>"
         let xml = """
             <?xml version="1.0"?>
             <TrainingCenterDatabase xmlns="\(TCX.ns)"><Courses><Course><Name>Loop</Name>

@@ -53,8 +53,8 @@ struct RenderCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("wrote \(svg) (svg, 1000x800"))
         let text = String(decoding: try bytes(svg), as: UTF8.self)
-        if let xmllint = StoreCLI.xmllint {
-            #expect(try runChildProcess(xmllint, ["--noout", svg]).status == 0)
+        if let xmllint = GPXSchema.xmllint {
+            #expect(try runChildProcess(URL(fileURLWithPath: xmllint), ["--noout", svg]).status == 0)
         }
         #expect(text.contains("stroke=\"#8c959f\""), "the raw recording drawn faint")
         #expect(text.contains("5,400 → "), "the caption gives the points in and out")
