@@ -173,6 +173,32 @@ public struct WorkoutEvent: Hashable, Sendable {
     }
 }
 
+/// One activity of a workout (HealthKit's `HKWorkoutActivity`): the swim, the bike and the run of a triathlon, or
+/// the parts of an interval workout, each with its type, its interval and its metadata. Its statistics are the
+/// workout's measured over its interval (`WorkoutStatistics.splits` by activity).
+///
+/// A workout that records none is one activity: ``Workout/allActivities``.
+public struct WorkoutActivity: Hashable, Sendable {
+    /// What was done.
+    public var activityType: ActivityType
+    /// When it started.
+    public var start: Timestamp?
+    /// When it ended.
+    public var end: Timestamp?
+    /// What the file recorded with it (its identifier, statistics and metadata entries).
+    public var metadata: [String: MetadataValue]
+
+    /// Creates an activity.
+    public init(
+        activityType: ActivityType, start: Timestamp?, end: Timestamp?, metadata: [String: MetadataValue] = [:]
+    ) {
+        self.activityType = activityType
+        self.start = start
+        self.end = end
+        self.metadata = metadata
+    }
+}
+
 /// A workout (HealthKit's `HKWorkout`): the activity a route belongs to.
 public struct Workout: Hashable, Sendable, Identifiable {
     /// The workout's identity in a store.
@@ -191,12 +217,17 @@ public struct Workout: Hashable, Sendable, Identifiable {
     public var events: [WorkoutEvent]
     /// Free metadata.
     public var metadata: [String: MetadataValue]
+    /// Its activities as recorded (a multi-activity workout's); empty when the file records none, and then the
+    /// workout is one activity (``allActivities``).
+    public var activities: [WorkoutActivity]
 
     /// Creates a workout.
     public init(
         id: UUID = UUID(), activityType: ActivityType, start: Timestamp?, end: Timestamp?, source: Source,
-        sync: SyncIdentity? = nil, events: [WorkoutEvent] = [], metadata: [String: MetadataValue] = [:]
+        sync: SyncIdentity? = nil, events: [WorkoutEvent] = [], metadata: [String: MetadataValue] = [:],
+        activities: [WorkoutActivity] = []
     ) {
+        self.activities = activities
         self.id = id
         self.activityType = activityType
         self.start = start
@@ -261,6 +292,11 @@ extension Workout {
             }
         }
         return pauses
+    }
+
+    /// Its activities: those recorded, else the workout itself as one activity (its type and interval).
+    public var allActivities: [WorkoutActivity] {
+        activities.isEmpty ? [WorkoutActivity(activityType: activityType, start: start, end: end)] : activities
     }
 
     /// The workout's laps, in time order (events of kind ``WorkoutEvent/Kind/lap``); laps without a start last, in

@@ -22,12 +22,33 @@ package enum StoredRecord {
         var event: WorkoutEvent { WorkoutEvent(kind: kind, start: start, end: end, metadata: metadata ?? [:]) }
     }
 
+    struct ActivityBody: Codable {
+        var activity: String
+        var start: Timestamp?
+        var end: Timestamp?
+        var metadata: [String: MetadataValue]?
+
+        init(_ a: WorkoutActivity) {
+            activity = a.activityType.rawValue
+            start = a.start
+            end = a.end
+            metadata = a.metadata.isEmpty ? nil : a.metadata
+        }
+
+        var activityValue: WorkoutActivity {
+            WorkoutActivity(
+                activityType: ActivityType(rawValue: activity), start: start, end: end, metadata: metadata ?? [:])
+        }
+    }
+
     struct WorkoutBody: Codable {
         var activity: String
         var start: Timestamp?
         var end: Timestamp?
         var events: [EventBody]
         var metadata: [String: MetadataValue]
+        /// Absent in stores written before workouts had activities, and when there are none.
+        var activities: [ActivityBody]?
     }
 
     struct RouteBody: Codable {
@@ -58,7 +79,8 @@ package enum StoredRecord {
         let body = WorkoutBody(
             activity: workout.activityType.rawValue, start: workout.start, end: workout.end,
             events: workout.events.map(EventBody.init),
-            metadata: workout.metadata)
+            metadata: workout.metadata,
+            activities: workout.activities.isEmpty ? nil : workout.activities.map(ActivityBody.init))
         do { return try json(body) } catch {
             throw RouteKitError(.invalidArgument, "the metadata of workout \(workout.id) cannot be stored")
         }
@@ -120,7 +142,8 @@ package enum StoredRecord {
             id: try self.uuid(uuid), activityType: ActivityType(rawValue: b.activity), start: b.start, end: b.end,
             source: try self.source(source),
             sync: syncID.map { SyncIdentity(identifier: $0, version: syncVersion ?? 0) },
-            events: b.events.map(\.event), metadata: b.metadata)
+            events: b.events.map(\.event), metadata: b.metadata,
+            activities: (b.activities ?? []).map(\.activityValue))
     }
 
     /// A route from its stored columns.

@@ -188,6 +188,8 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
     @ExplicitNull package var movingSeconds: Double?
     /// Its events (pauses, laps with their recorded totals, segments, markers), as recorded.
     package var events: [WorkoutEventJSON]
+    /// Its activities: those recorded, else the workout itself as its one activity.
+    package var activities: [WorkoutActivityJSON]
 
     /// The shape of `workout` with its current `routes` and its `figures` (``WorkoutFigures/of(_:in:)``).
     package init(_ workout: Workout, routes: [RouteSample], figures: WorkoutFigures?) {
@@ -205,6 +207,7 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
         elapsedSeconds = figures?.elapsedSeconds
         movingSeconds = figures?.movingSeconds
         events = workout.events.map(WorkoutEventJSON.init)
+        activities = workout.allActivities.map(WorkoutActivityJSON.init)
     }
 
     /// The shape of `workout` with its current `routes` and its figures, read (or measured once) as a list has them.
@@ -224,8 +227,30 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case uuid, activity, source, syncIdentifier, syncVersion, start, end, routes, locations, metadata
-        case distanceMetres, elapsedSeconds, movingSeconds, events
+        case distanceMetres, elapsedSeconds, movingSeconds, events, activities
     }
+}
+
+/// A workout's activity (``WorkoutActivity``) in `routekit workouts --json` and the HTTP API.
+package struct WorkoutActivityJSON: Codable, Hashable, Sendable {
+    /// Its activity type.
+    package var activity: String
+    /// When it started (ISO 8601), or `null`.
+    @ExplicitNull package var start: String?
+    /// When it ended, or `null`.
+    @ExplicitNull package var end: String?
+    /// What the file recorded with it.
+    package var metadata: [String: MetadataValue]
+
+    /// The shape of `activity`.
+    package init(_ activity: WorkoutActivity) {
+        self.activity = activity.activityType.rawValue
+        start = activity.start?.iso8601
+        end = activity.end?.iso8601
+        metadata = activity.metadata
+    }
+
+    enum CodingKeys: String, CodingKey { case activity, start, end, metadata }
 }
 
 /// A workout's event (``WorkoutEvent``) in `routekit workouts --json` and the HTTP API: its kind (HealthKit's names:

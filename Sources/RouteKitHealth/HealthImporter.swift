@@ -349,14 +349,15 @@ public final class HealthImporter {
         var result = ImportResult(file: label, status: .imported)
         var metadata = w.metadata
         if !w.statistics.isEmpty { metadata["healthStatistics"] = .string(HealthNames.json(w.statistics)) }
-        if !w.activities.isEmpty { metadata["healthActivities"] = .string(HealthNames.json(w.activities)) }
         let source = self.source
         let sync = SyncIdentity(identifier: w.syncIdentifier, version: 1)
+        let activityType = HealthNames.activityType(w.activityType)
+        let activities = HealthNames.activities(w.activities, type: activityType)
         // A new uuid each time: a workout with several routes is saved once, and found by its sync identity after.
         let makeWorkout: (SyncIdentity) -> Workout = { _ in
             Workout(
-                activityType: HealthNames.activityType(w.activityType), start: w.start, end: w.end, source: source,
-                sync: sync, events: w.events, metadata: metadata)
+                activityType: activityType, start: w.start, end: w.end, source: source, sync: sync, events: w.events,
+                metadata: metadata, activities: activities)
         }
         if !w.otherChildren.isEmpty {
             result.warnings.append(

@@ -180,6 +180,40 @@ enum HealthNames {
     }
 
     /// JSON text with sorted keys.
+    /// iOS 16+ `WorkoutActivity` blocks (their attributes and children as read) as the workout's activities, of
+    /// the workout's type: `startDate`/`endDate` as the interval; `uuid`, `duration` and its unit under
+    /// `healthUUID`, `healthDuration`, `healthDurationUnit`; each `MetadataEntry` under its own key; the
+    /// `WorkoutStatistics` (`healthStatistics`) and `WorkoutEvent`s (`healthEvents`, which the workout holds too) as
+    /// JSON.
+    static func activities(_ raw: [[String: Any]], type: ActivityType) -> [WorkoutActivity] {
+        raw.map { a in
+            var metadata: [String: MetadataValue] = [:]
+            for (k, v) in a where k != "children" && k != "startDate" && k != "endDate" {
+                if let text = v as? String {
+                    metadata["health" + k.prefix(1).uppercased() + k.dropFirst()] = .string(text)
+                }
+            }
+            var statistics: [[String: Any]] = []
+            var events: [[String: Any]] = []
+            for child in a["children"] as? [[String: Any]] ?? [] {
+                var c = child
+                let element = c.removeValue(forKey: "element") as? String
+                switch element {
+                case "MetadataEntry":
+                    if let key = c["key"] as? String { metadata[key] = value(c["value"] as? String ?? "") }
+                case "WorkoutStatistics": statistics.append(c)
+                case "WorkoutEvent": events.append(c)
+                default: break
+                }
+            }
+            if !statistics.isEmpty { metadata["healthStatistics"] = .string(json(statistics)) }
+            if !events.isEmpty { metadata["healthEvents"] = .string(json(events)) }
+            return WorkoutActivity(
+                activityType: type, start: (a["startDate"] as? String).flatMap(HealthDate.parse),
+                end: (a["endDate"] as? String).flatMap(HealthDate.parse), metadata: metadata)
+        }
+    }
+
     static func json(_ value: Any) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "" }
         return String(decoding: data, as: UTF8.self)

@@ -5,6 +5,9 @@ import RouteKit
 package enum SplitRule: Sendable, Hashable {
     /// One split per lap event (``WorkoutEvent/Kind/lap``), with the lap's recorded totals beside the computed ones.
     case laps
+    /// One split per activity (``Workout/allActivities``: the recorded ones, else the workout as one), with the
+    /// activity's recorded metadata beside the computed numbers.
+    case activities
     /// One split per `metres` of the workout's distance (the last one shorter).
     case distance(metres: Double)
 
@@ -13,27 +16,29 @@ package enum SplitRule: Sendable, Hashable {
     /// An international mile.
     package static let mile = SplitRule.distance(metres: 1_609.344)
 
-    /// The rule written as `lap`, `km`, `mile` or a number of metres (`400`, at least 10).
+    /// The rule written as `lap`, `activity`, `km`, `mile` or a number of metres (`400`, at least 10).
     /// - Parameter name: how the text is called in an error (`--by`, `'by'`).
     package init(parsing text: String, name: String) throws(RouteKitError) {
         switch text.lowercased() {
         case "lap", "laps": self = .laps
+        case "activity", "activities": self = .activities
         case "km", "kilometre", "kilometer": self = .kilometre
         case "mile", "mi": self = .mile
         default:
             guard let metres = Double(text), metres.isFinite, metres >= 10, metres <= 1_000_000 else {
                 throw RouteKitError(
                     .invalidArgument,
-                    "\(name) takes lap, km, mile or a number of metres from 10 to 1000000, not '\(text)'")
+                    "\(name) takes lap, activity, km, mile or a number of metres from 10 to 1000000, not '\(text)'")
             }
             self = .distance(metres: metres)
         }
     }
 
-    /// `lap`, or `distance`.
+    /// `lap`, `activity`, or `distance`.
     package var name: String {
         switch self {
         case .laps: "lap"
+        case .activities: "activity"
         case .distance: "distance"
         }
     }
@@ -50,7 +55,7 @@ package struct WorkoutSplit: Sendable {
     package var end: Timestamp?
     /// The numbers measured over the split's fixes and series, with the rules of the whole workout's statistics.
     package var statistics: RouteStatistics
-    /// A lap's totals as the file recorded them (the lap event's metadata); `nil` for distance splits.
+    /// A lap's totals (or an activity's metadata) as the file recorded them; `nil` for distance splits.
     package var recorded: [String: MetadataValue]?
 }
 
@@ -159,8 +164,16 @@ struct SplitCutter {
         self.pauses = workout.pauseIntervals
         self.segmentStarts = segmentStarts.sorted()
         self.odometer = RouteOdometer(maxSpeed: options.maxSpeed)
-        guard case .laps = rule else { return }
-        let laps = workout.laps
+        let laps: [WorkoutEvent]
+        switch rule {
+        case .distance: return
+        case .laps: laps = workout.laps
+        case .activities:
+            laps = workout.allActivities.map {
+                WorkoutEvent(kind: .lap, start: $0.start, end: $0.end, metadata: $0.metadata)
+            }
+        }
+        let noun = rule == .laps ? "lap" : "activity"
         if laps.isEmpty { warnings.append("the workout has no laps: ask for splits by distance (km, mile)") }
         var untimed = 0
         let timed = laps.enumerated().compactMap { n, lap in lap.start.map { (n + 1, $0.instant, lap) } }
@@ -171,20 +184,20 @@ struct SplitCutter {
                 let next = timed[k + 1].1
                 if let t = to, t > next {
                     warnings.append(
-                        "lap \(number) overlaps lap \(timed[k + 1].0) by \(Self.seconds(next.seconds(to: t))): "
-                            + "the fixes after lap \(timed[k + 1].0) starts count in lap \(timed[k + 1].0)")
+                        "\(noun) \(number) overlaps \(noun) \(timed[k + 1].0) by \(Self.seconds(next.seconds(to: t))): "
+                            + "the fixes after \(noun) \(timed[k + 1].0) starts count in \(noun) \(timed[k + 1].0)")
                 }
                 to = min(to ?? next, next)
             }
             if let s = workout.start?.instant, s.seconds(to: from) < -1 {
-                warnings.append("lap \(number) starts before its workout")
+                warnings.append("\(noun) \(number) starts before its workout")
             }
             if let e = workout.end?.instant, let t = lap.end?.instant, e.seconds(to: t) > 1 {
-                warnings.append("lap \(number) ends after its workout")
+                warnings.append("\(noun) \(number) ends after its workout")
             }
             windows.append(Window(number: number, from: from, to: to, event: lap))
         }
-        if untimed > 0 { warnings.append("\(untimed) lap(s) without a start time: their totals only") }
+        if untimed > 0 { warnings.append("\(untimed) \(noun)(s) without a start time: their totals only") }
     }
 
     static func seconds(_ s: Double) -> String { String(format: "%.0f s", s) }
@@ -239,7 +252,7 @@ struct SplitCutter {
                 }
                 if open == nil { start(number: number, window: nil) }
                 feed(l)
-            case .laps:
+            case .laps, .activities:
                 // A fix without a time stays with the split it is in.
                 guard let t = l.timestamp?.instant else {
                     feed(l)
@@ -279,7 +292,7 @@ struct SplitCutter {
                     number: o.number, start: o.window?.event.start ?? o.first, end: o.window?.event.end ?? o.last,
                     statistics: statistics, recorded: o.window?.event.metadata))
         }
-        guard case .laps = rule else { return out }
+        if case .distance = rule { return out }
         // Every lap is a split, measured or not (an indoor lap has no fixes; its series still count).
         let measured = Set(out.map(\.number))
         for w in windows where !measured.contains(w.number) {

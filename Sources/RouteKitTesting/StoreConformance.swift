@@ -134,7 +134,14 @@ public enum StoreConformance {
                     kind: .marker, start: Timestamp(Instant(seconds: 1_700_007_000)),
                     metadata: [MetadataKey.eventName: .string("user_marker")]),
             ],
-            metadata: ["name": .string("conformance")])
+            metadata: ["name": .string("conformance")],
+            activities: [
+                WorkoutActivity(
+                    activityType: .swimming, start: Timestamp(Instant(seconds: 1_700_000_000)),
+                    end: Timestamp(Instant(seconds: 1_700_003_000), utcOffsetSeconds: -18_000),
+                    metadata: ["healthUuid": .string("A"), "laps": .integer(12)]),
+                WorkoutActivity(activityType: .cycling, start: Timestamp(Instant(seconds: 1_700_003_000)), end: nil),
+            ])
     }
 
     static func saved(_ store: any RouteStore, _ source: Source, sync: SyncIdentity? = nil) async throws -> Workout {

@@ -142,7 +142,8 @@ struct Splits: AsyncParsableCommand {
             Each split is measured as `stats` measures the whole workout (from its recording as imported, the same \
             distance, moving time, climb and time-weighted heart rate, cadence and power), so the splits' \
             distances add up to the workout's. --by lap (the default) gives one split per lap the file recorded, \
-            with the lap's own totals beside the measured ones; --by km, --by mile or --by METRES cuts the \
+            with the lap's own totals beside the measured ones; --by activity one per activity (a multi-activity \
+            workout's, else the workout as one); --by km, --by mile or --by METRES cuts the \
             distance instead (the last split is shorter). The fix where one split ends is the first of the next. \
             Laps that overlap, or lie outside their workout, are measured all the same and named in a warning.
 
@@ -163,7 +164,9 @@ struct Splits: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @Argument(help: "A route's or a workout's uuid.") var id: String
     @Option(
-        help: ArgumentHelp("lap, km, mile, or a distance in metres (10 to 1000000).", valueName: "lap|km|mile|METRES"))
+        help: ArgumentHelp(
+            "lap, activity, km, mile, or a distance in metres (10 to 1000000).",
+            valueName: "lap|activity|km|mile|METRES"))
     var by = "lap"
     @Flag(help: "One JSON object.") var json = false
 

@@ -140,6 +140,34 @@ struct WorkoutSplitsTests {
         #expect(laps.splits.map { $0.statistics.heartRateAverage } == [110, 140])
     }
 
+    @Test("per activity: each recorded activity measured; a workout without any is one activity, the whole")
+    func perActivity() async throws {
+        let (store, plain) = try await Self.saved(1_501)
+        let whole = try await WorkoutStatistics.compute(store: store, id: plain.id).statistics
+        let one = try await WorkoutStatistics.splits(store: store, id: plain.id, rule: .activities)
+        #expect(one.splits.count == 1 && one.warnings.isEmpty)
+        #expect(abs((one.splits.first?.statistics.distanceMetres ?? 0) - whole.distanceMetres) < 1e-6)
+
+        var workout = plain
+        workout.activities = [
+            WorkoutActivity(activityType: .running, start: Self.time(0), end: Self.time(500), metadata: ["part": .integer(1)]),
+            WorkoutActivity(activityType: .walking, start: Self.time(500), end: Self.time(1_500)),
+        ]
+        workout.sync = SyncIdentity(identifier: "activities", version: 2)
+        workout.id = UUID()
+        _ = try await store.saveWorkout(workout)
+        let route = RouteSample(
+            workoutID: workout.id, source: workout.source, sync: SyncIdentity(identifier: "activities-route", version: 1),
+            start: Self.time(0), end: Self.time(1_500), locationCount: 1_501)
+        _ = try await store.saveRoute(route, chunks: [.locations(Self.run(1_501), sequence: 0)], releasing: nil)
+        let two = try await WorkoutStatistics.splits(store: store, id: workout.id, rule: .activities)
+        try #require(two.splits.count == 2)
+        #expect(two.splits.map(\.statistics.elapsedSeconds) == [500, 1_000])
+        #expect(two.splits[0].recorded?["part"] == .integer(1))
+        #expect(WorkoutSplitsJSON(two).by == "activity")
+        #expect(try SplitRule(parsing: "activity", name: "--by") == .activities)
+    }
+
     @Test("the rule's text: lap, km, mile, metres; anything else is refused naming it")
     func parsing() throws {
         #expect(try SplitRule(parsing: "KM", name: "--by") == .kilometre)

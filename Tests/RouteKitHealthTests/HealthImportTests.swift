@@ -150,15 +150,18 @@ struct HealthCorpusTests {
         #expect(workout.metadata["HKElevationAscended"] == .string("6575 cm"))
         #expect(workout.metadata["HKIndoorWorkout"] == .integer(0))
         #expect(workout.metadata["healthDeviceHardware"] == .string("Watch7,2"))
-        guard case .string(let stats)? = workout.metadata["healthStatistics"],
-            case .string(let activities)? = workout.metadata["healthActivities"]
-        else {
-            Issue.record("statistics or activities missing")
+        guard case .string(let stats)? = workout.metadata["healthStatistics"] else {
+            Issue.record("statistics missing")
             return
         }
         #expect(stats.contains("HKQuantityTypeIdentifierRunningPower") && stats.contains("208.697"))
-        #expect(activities.contains("0C822588-0470-4F37-9676-C324BF454FBE"))
-        #expect(activities.contains("WOIntervalStepKeyPath"))
+        // The WorkoutActivity blocks are the workout's activities, each with its interval, uuid and metadata.
+        let blocks = try HealthFixtures.count("<WorkoutActivity ", in: dir.path + "/export.xml")
+        #expect(blocks > 0 && workout.activities.count == blocks)
+        let first = try #require(workout.activities.first { $0.metadata["healthUuid"] == .string("0C822588-0470-4F37-9676-C324BF454FBE") })
+        #expect(first.activityType == workout.activityType && first.start != nil && first.end != nil)
+        #expect(workout.activities.contains { $0.metadata.keys.contains("WOIntervalStepKeyPath") })
+        #expect(workout.activities.allSatisfy { a in a.start.map { s in a.end.map { s.instant <= $0.instant } ?? false } ?? false })
     }
 
     @Test("every fragment imports with its workouts (routes it references but lacks are reported, not fatal)")
