@@ -241,29 +241,8 @@ public final class TCXImporter {
                     points.removeAll(keepingCapacity: true)
                 }
                 track.segmentStart()
-                for p in trk {
-                    let values = Self.values(p)
-                    if let location = Self.location(p, invalid: &invalid) {
-                        if location.latitude == 0 && location.longitude == 0 { nullIsland += 1 }
-                        points.append(GPXPoint(location: location, values: values))
-                        if points.count == RouteBuilder.chunkSize {
-                            try await track.add(points)
-                            points.removeAll(keepingCapacity: true)
-                        }
-                        continue
-                    }
-                    guard !values.isEmpty else { continue }
-                    guard let time = p.time else {
-                        untimed += 1
-                        continue
-                    }
-                    // Values without a position are series samples, in order with the locations around them.
-                    if !points.isEmpty {
-                        try await track.add(points)
-                        points.removeAll(keepingCapacity: true)
-                    }
-                    track.addSeriesOnly(time, values)
-                }
+                _ = try await Self.feed(
+                    trk, to: track, points: &points, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
             }
         }
         if !points.isEmpty { try await track.add(points) }
@@ -275,6 +254,40 @@ public final class TCXImporter {
         let done = try await track.finish(info: info)
         result.tracks.append(done.track)
         result.warnings += done.warnings
+    }
+
+    /// Feeds `trackpoints` to `track`: each with a position a point of the route (with its values), stored a chunk
+    /// at a time through `points`; the values of one without a position series samples, in order with the
+    /// locations around them. Returns how many had a position.
+    private static func feed(
+        _ trackpoints: [TCXTrackpoint], to track: TrackImport, points: inout [GPXPoint], invalid: inout Int,
+        untimed: inout Int, nullIsland: inout Int
+    ) async throws -> Int {
+        var positioned = 0
+        for p in trackpoints {
+            let values = Self.values(p)
+            if let location = Self.location(p, invalid: &invalid) {
+                if location.latitude == 0 && location.longitude == 0 { nullIsland += 1 }
+                points.append(GPXPoint(location: location, values: values))
+                positioned += 1
+                if points.count == RouteBuilder.chunkSize {
+                    try await track.add(points)
+                    points.removeAll(keepingCapacity: true)
+                }
+                continue
+            }
+            guard !values.isEmpty else { continue }
+            guard let time = p.time else {
+                untimed += 1
+                continue
+            }
+            if !points.isEmpty {
+                try await track.add(points)
+                points.removeAll(keepingCapacity: true)
+            }
+            track.addSeriesOnly(time, values)
+        }
+        return positioned
     }
 
     /// A course: a workout of its own whose route is the course's positioned trackpoints (with altitude and speed),
@@ -318,30 +331,9 @@ public final class TCXImporter {
         }
         track.combineIdentity([Double(waypoints.waypoints.count)])
         var points: [GPXPoint] = []
-        var positioned = 0
-        for p in course.trackpoints {
-            let values = Self.values(p)
-            if let location = Self.location(p, invalid: &invalid) {
-                if location.latitude == 0 && location.longitude == 0 { nullIsland += 1 }
-                points.append(GPXPoint(location: location, values: values))
-                positioned += 1
-                if points.count == RouteBuilder.chunkSize {
-                    try await track.add(points)
-                    points.removeAll(keepingCapacity: true)
-                }
-                continue
-            }
-            guard !values.isEmpty else { continue }
-            guard let time = p.time else {
-                untimed += 1
-                continue
-            }
-            if !points.isEmpty {
-                try await track.add(points)
-                points.removeAll(keepingCapacity: true)
-            }
-            track.addSeriesOnly(time, values)
-        }
+        let positioned = try await Self.feed(
+            course.trackpoints, to: track, points: &points, invalid: &invalid, untimed: &untimed,
+            nullIsland: &nullIsland)
         if !points.isEmpty { try await track.add(points) }
         if positioned == 0 {
             result.warnings.append(

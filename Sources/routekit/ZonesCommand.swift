@@ -60,7 +60,7 @@ struct ZonesCommand: AsyncParsableCommand {
 
         @OptionGroup var storeOptions: StoreOptions
         @OptionGroup var sourceOption: SourceOption
-        @Argument(help: ArgumentHelp("heart-rate or power.", valueName: "QUANTITY")) var quantity: String
+        @OptionGroup var quantity: ZoneQuantity
         @Argument(
             help: ArgumentHelp(
                 "The 2 to 8 inner boundaries (bpm or W), comma-separated, ascending: the person's own zones.",
@@ -72,15 +72,11 @@ struct ZonesCommand: AsyncParsableCommand {
         @Option(help: "Age in years.") var age: Double?
         @Option(help: ArgumentHelp("Functional threshold power (W).", valueName: "WATTS")) var ftp: Double?
 
-        func validate() throws {
-            do { _ = try ZoneConfiguration.Quantity(parsing: quantity) } catch { throw ValidationError(error.message) }
-        }
-
         func run() async throws {
             try await runReportingErrors {
                 let store = try await storeOptions.open()
                 let source = try sourceOption.resolved()
-                let q = try ZoneConfiguration.Quantity(parsing: quantity)
+                let q = try quantity.resolved()
                 let values = try boundaries.map { text throws(RouteKitError) -> [Double] in
                     let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
                     guard !parts.isEmpty, parts.allSatisfy({ $0 != nil }) else {
@@ -104,19 +100,28 @@ struct ZonesCommand: AsyncParsableCommand {
 
         @OptionGroup var storeOptions: StoreOptions
         @OptionGroup var sourceOption: SourceOption
-        @Argument(help: ArgumentHelp("heart-rate or power.", valueName: "QUANTITY")) var quantity: String
-
-        func validate() throws {
-            do { _ = try ZoneConfiguration.Quantity(parsing: quantity) } catch { throw ValidationError(error.message) }
-        }
+        @OptionGroup var quantity: ZoneQuantity
 
         func run() async throws {
             try await runReportingErrors {
                 let store = try await storeOptions.open()
                 let source = try sourceOption.resolved()
-                let q = try ZoneConfiguration.Quantity(parsing: quantity)
+                let q = try quantity.resolved()
                 ZonesCommand.print(try await ZoneSettingsChanges.clear(q, of: source, in: store), q, source: source)
             }
+        }
+    }
+
+    /// The QUANTITY argument of `set` and `clear`.
+    struct ZoneQuantity: ParsableArguments {
+        @Argument(help: ArgumentHelp("heart-rate or power.", valueName: "QUANTITY")) var quantity: String
+
+        func validate() throws {
+            do { _ = try resolved() } catch { throw ValidationError(error.message) }
+        }
+
+        func resolved() throws(RouteKitError) -> ZoneConfiguration.Quantity {
+            try ZoneConfiguration.Quantity(parsing: quantity)
         }
     }
 

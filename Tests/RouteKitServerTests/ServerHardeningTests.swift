@@ -28,6 +28,9 @@
 
     @Suite("routekit serve: hostile clients over a socket", .serialized)
     struct ServerHardeningTests {
+        /// Whether `text` holds `GET /healthz`'s whole answer.
+        static let healthAnswered: @Sendable (String) -> Bool = { $0.contains("\"ok\"}") }
+
         static let chunkedUpload =
             "POST /v1/uploads?name=x.gpx HTTP/1.1\r\nHost: routekit\r\nTransfer-Encoding: chunked\r\n"
 
@@ -38,7 +41,9 @@
                 let port = try #require(client.port)
                 let c = try RawConnection(port: port)
                 #expect(await c.send(Self.chunkedUpload + "\r\n1\r\n<\r\n"))
-                let answer = await c.read(for: 2)
+                // Until the server closes (at once when it behaves), or 15 s of silence: the thread sanitizer's CI run
+                // once took longer than 2 s to answer.
+                let answer = await c.read(for: 15)
                 #expect(answer.text.hasPrefix("HTTP/1.1 401"), "\(answer.text.prefix(80))")
                 #expect(answer.text.lowercased().contains("connection: close"))
                 #expect(answer.closed, "the server kept reading a body it had refused")
@@ -127,7 +132,8 @@
                 for _ in 0..<4 {
                     let c = try RawConnection(port: port)
                     _ = await c.send("GET /healthz HTTP/1.1\r\nHost: routekit\r\n\r\n")
-                    let answer = await c.read(for: 2)
+                    // Until the answer is whole or the server closes (15 s at most: the sanitizer's runs are slow).
+                    let answer = await c.read(for: 15, until: Self.healthAnswered)
                     if answer.text.hasPrefix("HTTP/1.1 200") {
                         served.append(c)
                     } else {
@@ -142,7 +148,7 @@
                 try await Task.sleep(for: .milliseconds(1_000))
                 let next = try RawConnection(port: port)
                 #expect(await next.send("GET /healthz HTTP/1.1\r\nHost: routekit\r\n\r\n"))
-                #expect((await next.read(for: 2)).text.hasPrefix("HTTP/1.1 200"))
+                #expect((await next.read(for: 15, until: Self.healthAnswered)).text.hasPrefix("HTTP/1.1 200"))
             }
         }
 
