@@ -113,17 +113,14 @@ package enum WorkoutStatistics {
         if let z = request.zones {
             zones = z
             zoneConfiguration = ZonePreference.supplied(z, .heartRate)
-        } else if let maximum = request.maximumHeartRate {
-            zones = try Zones.heartRate(maximum: maximum)
-            zoneConfiguration = ZonePreference.supplied(
-                try Zones.heartRate(maximum: maximum), .heartRate,
-                basis: "maximum heart rate \(ZonePreference.format(maximum)) bpm")
-        } else if let age = request.age {
-            let maximum = Zones.maximumHeartRate(age: age)
-            zones = try Zones.heartRate(maximum: maximum)
-            zoneConfiguration = ZonePreference.supplied(
-                try Zones.heartRate(maximum: maximum), .heartRate,
-                basis: "age \(ZonePreference.format(age)): maximum heart rate \(ZonePreference.format(maximum)) bpm")
+        } else if let maximum = request.maximumHeartRate ?? request.age.map(Zones.maximumHeartRate(age:)) {
+            let z = try Zones.heartRate(maximum: maximum)
+            zones = z
+            let basis =
+                request.maximumHeartRate == nil
+                ? "age \(ZonePreference.format(request.age ?? 0)): maximum heart rate \(ZonePreference.format(maximum)) bpm"
+                : "maximum heart rate \(ZonePreference.format(maximum)) bpm"
+            zoneConfiguration = ZonePreference.supplied(z, .heartRate, basis: basis)
         } else if let preferred = ZonePreference.heartRate(settings) {
             zones = try Zones(preferred)
             zoneConfiguration = preferred
@@ -141,9 +138,9 @@ package enum WorkoutStatistics {
         } else if !power.isEmpty {
             if let ftp = request.ftp {
                 usedFTP = ftp
-                powerZones = try Zones.power(ftp: ftp)
-                powerConfiguration = ZonePreference.supplied(
-                    try Zones.power(ftp: ftp), .power, basis: "FTP \(ZonePreference.format(ftp)) W")
+                let z = try Zones.power(ftp: ftp)
+                powerZones = z
+                powerConfiguration = ZonePreference.supplied(z, .power, basis: "FTP \(ZonePreference.format(ftp)) W")
             } else if let preferred = ZonePreference.power(settings) {
                 usedFTP = preferred.origin == .system ? settings.ftp : nil
                 powerZones = try Zones(preferred)

@@ -5,8 +5,8 @@ import RouteKit
 /// one (``ZoneSettings``), else a system configuration from what is known about the person, and only when
 /// nothing is known, one from the workout itself (its ``ZoneConfiguration/basis`` says so).
 package enum ZonePreference {
-    /// Heart-rate reserve fractions of the five Karvonen zones' inner boundaries (60, 70, 80, 90 %), and of a
-    /// maximum's (the same percentages of the maximum).
+    /// Heart-rate reserve fractions of the five Karvonen zones' inner boundaries (60, 70, 80, 90 %, the percentages
+    /// `Zones.heartRate(maximum:)` takes of a maximum).
     static let heartRateFractions = [0.6, 0.7, 0.8, 0.9]
 
     /// The person's heart-rate zones without a workout: their own, or a system configuration from their maximum
@@ -20,17 +20,27 @@ package enum ZonePreference {
                 basis: "Karvonen: resting \(format(r)) bpm, maximum \(format(m)) bpm")
         }
         if let m = settings.maximumHeartRate {
-            return try? ZoneConfiguration(
-                quantity: .heartRate, origin: .system, boundaries: f.map { $0 * m },
-                basis: "maximum heart rate \(format(m)) bpm")
+            return ofMaximum(m, origin: .system, basis: "maximum heart rate \(format(m)) bpm")
         }
         if let age = settings.age {
             let m = Zones.maximumHeartRate(age: age)
-            return try? ZoneConfiguration(
-                quantity: .heartRate, origin: .system, boundaries: f.map { $0 * m },
-                basis: "age \(format(age)): maximum heart rate 208 − 0.7 × age = \(format(m)) bpm")
+            return ofMaximum(
+                m, origin: .system, basis: "age \(format(age)): maximum heart rate 208 − 0.7 × age = \(format(m)) bpm")
         }
         return nil
+    }
+
+    /// `Zones.heartRate(maximum:)` (60, 70, 80, 90 % of `maximum`) as a configuration.
+    static func ofMaximum(_ maximum: Double, origin: ZoneConfiguration.Origin, basis: String) -> ZoneConfiguration? {
+        (try? Zones.heartRate(maximum: maximum)).flatMap { configuration($0, .heartRate, origin: origin, basis: basis) }
+    }
+
+    /// `zones` as a configuration of `quantity` (its lower bounds after the first are the boundaries).
+    static func configuration(
+        _ zones: Zones, _ quantity: ZoneConfiguration.Quantity, origin: ZoneConfiguration.Origin, basis: String?
+    ) -> ZoneConfiguration? {
+        try? ZoneConfiguration(
+            quantity: quantity, origin: origin, boundaries: Array(zones.lowerBounds.dropFirst()), basis: basis)
     }
 
     /// The person's power zones without a workout: their own, or Coggan's seven from their FTP.
@@ -49,25 +59,22 @@ package enum ZonePreference {
 
     /// Heart-rate zones when nothing about the person is known: from the workout's own highest heart rate.
     static func fromWorkout(maximum: Double) -> ZoneConfiguration? {
-        try? ZoneConfiguration(
-            quantity: .heartRate, origin: .system, boundaries: heartRateFractions.map { $0 * maximum },
+        ofMaximum(
+            maximum, origin: .system,
             basis: "the workout's own maximum heart rate (\(format(maximum)) bpm): nothing else is known; "
                 + "set a maximum (and resting) heart rate or zones with routekit zones set")
     }
 
     /// Coggan's seven power zones from an FTP.
     static func coggan(ftp: Double, basis: String) -> ZoneConfiguration? {
-        try? ZoneConfiguration(
-            quantity: .power, origin: .system, boundaries: [0.56, 0.76, 0.91, 1.06, 1.21, 1.51].map { $0 * ftp },
-            basis: basis)
+        (try? Zones.power(ftp: ftp)).flatMap { configuration($0, .power, origin: .system, basis: basis) }
     }
 
     /// `zones` (a caller's explicit lower bounds) as a configuration supplied for this computation.
     static func supplied(_ zones: Zones, _ quantity: ZoneConfiguration.Quantity, basis: String? = nil)
         -> ZoneConfiguration?
     {
-        try? ZoneConfiguration(
-            quantity: quantity, origin: .app, boundaries: Array(zones.lowerBounds.dropFirst()), basis: basis)
+        configuration(zones, quantity, origin: .app, basis: basis)
     }
 
     static func format(_ v: Double) -> String {
