@@ -86,16 +86,19 @@ extension WorkoutStatistics {
         try await BlockingExecutor.shared.withPreference { () async throws -> WorkoutSplitsReport in
             let (workout, route) = try await recording(store: store, id: id)
             let options = statisticsOptions(workout, request)
-            var cutter = SplitCutter(
-                rule: rule, workout: workout, options: options, segmentStarts: route?.segmentStarts ?? [])
-            if let route {
-                for try await batch in store.locations(of: route.id, batchSize: 16_384) { cutter.add(batch.locations) }
-            }
+            // The series first (the whole workout's statistics hold them too): each split is measured as it closes,
+            // so one accumulator is held at a time, whatever the number of splits.
             let series = SplitSeries(
                 heartRate: try await store.allSamples(of: .heartRate, workout: workout.id),
                 cadence: try await store.allSamples(of: .cadence, workout: workout.id),
                 power: try await store.allSamples(of: .power, workout: workout.id))
-            let splits = cutter.finish(series)
+            var cutter = SplitCutter(
+                rule: rule, workout: workout, options: options, segmentStarts: route?.segmentStarts ?? [],
+                series: series)
+            if let route {
+                for try await batch in store.locations(of: route.id, batchSize: 16_384) { cutter.add(batch.locations) }
+            }
+            let splits = cutter.finish()
             return WorkoutSplitsReport(
                 workout: workout, route: route, rule: rule, splits: splits, warnings: cutter.warnings)
         }
@@ -156,9 +159,12 @@ struct SplitCutter {
     var odometer: RouteOdometer
     var index = 0
     var open: Open?
-    var done: [Open] = []
+    /// The splits measured so far, in the order they closed.
+    var done: [WorkoutSplit] = []
+    let series: SplitSeries
 
-    init(rule: SplitRule, workout: Workout, options: StatisticsOptions, segmentStarts: [Int]) {
+    init(rule: SplitRule, workout: Workout, options: StatisticsOptions, segmentStarts: [Int], series: SplitSeries) {
+        self.series = series
         self.rule = rule
         self.options = options
         self.pauses = workout.pauseIntervals
@@ -231,9 +237,23 @@ struct SplitCutter {
         open = o
     }
 
+    /// Measures the open split with its slice of the series.
     mutating func close() {
-        if let o = open { done.append(o) }
+        guard var o = open else { return }
         open = nil
+        var heartRate: [QuantitySample] = []
+        var cadence: [QuantitySample] = []
+        var power: [QuantitySample] = []
+        if let from = o.window?.from ?? o.first?.instant, let to = o.window?.to ?? o.last?.instant {
+            heartRate = SplitSeries.slice(series.heartRate, from, to)
+            cadence = SplitSeries.slice(series.cadence, from, to)
+            power = SplitSeries.slice(series.power, from, to)
+        }
+        let statistics = o.accumulator.finish(heartRate: heartRate, cadence: cadence, zones: nil, power: power)
+        done.append(
+            WorkoutSplit(
+                number: o.number, start: o.window?.event.start ?? o.first, end: o.window?.event.end ?? o.last,
+                statistics: statistics, recorded: o.window?.event.metadata))
     }
 
     /// Adds the next batch of fixes, in route order.
@@ -271,27 +291,10 @@ struct SplitCutter {
         }
     }
 
-    /// The splits, measured with `series`; laps without fixes are there too, with their recorded totals.
-    mutating func finish(_ series: SplitSeries) -> [WorkoutSplit] {
+    /// The splits; laps without fixes are there too, with their recorded totals.
+    mutating func finish() -> [WorkoutSplit] {
         close()
-        var out: [WorkoutSplit] = []
-        for var o in done {
-            var heartRate: [QuantitySample] = []
-            var cadence: [QuantitySample] = []
-            var power: [QuantitySample] = []
-            let from = o.window?.from ?? o.first?.instant
-            let to = o.window?.to ?? o.last?.instant
-            if let from, let to {
-                heartRate = SplitSeries.slice(series.heartRate, from, to)
-                cadence = SplitSeries.slice(series.cadence, from, to)
-                power = SplitSeries.slice(series.power, from, to)
-            }
-            let statistics = o.accumulator.finish(heartRate: heartRate, cadence: cadence, zones: nil, power: power)
-            out.append(
-                WorkoutSplit(
-                    number: o.number, start: o.window?.event.start ?? o.first, end: o.window?.event.end ?? o.last,
-                    statistics: statistics, recorded: o.window?.event.metadata))
-        }
+        var out = done
         if case .distance = rule { return out }
         // Every lap is a split, measured or not (an indoor lap has no fixes; its series still count).
         let measured = Set(out.map(\.number))
