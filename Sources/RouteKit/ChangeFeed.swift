@@ -95,43 +95,64 @@ public struct DeletedRoute: Hashable, Sendable {
 
 /// What changed since an anchor: HealthKit's anchored object query result.
 ///
-/// Apply ``deleted`` first, then ``added``: a replacement is the old version deleted and the new one added,
-/// in the same change set, so a consumer never holds two versions of one route as current.
+/// Apply the deletions (``deleted``, ``deletedObjects``) first, then the additions (``added``, ``addedObjects``): a
+/// replacement is the old version deleted and the new one added, in the same change set, so a consumer never holds
+/// two versions of one route or workout as current.
+///
+/// Routes are in ``added`` and ``deleted``; the other types a consumer asks for (``ChangePredicate/types``) in
+/// ``addedObjects`` and ``deletedObjects``.
 public struct ChangeSet: Hashable, Sendable {
     /// Routes that are no longer current (deleted or replaced), in commit order.
     public var deleted: [DeletedRoute]
     /// Routes that became current, in commit order.
     public var added: [RouteSample]
+    /// Workouts, effort scores and series that are no longer current (deleted, or their workout replaced), in
+    /// commit order; only the types the predicate asks for.
+    public var deletedObjects: [DeletedObject]
+    /// Workouts, effort scores and series that became current or changed, in commit order; only the types the
+    /// predicate asks for. An object already held under the same ``ChangedObject/key`` is replaced.
+    public var addedObjects: [ChangedObject]
     /// Where the next call starts.
     public var anchor: ChangeAnchor
     /// Whether more changes are ready now (call again with ``anchor`` at once).
     public var hasMore: Bool
 
     /// Creates a change set.
-    package init(deleted: [DeletedRoute], added: [RouteSample], anchor: ChangeAnchor, hasMore: Bool) {
+    package init(
+        deleted: [DeletedRoute], added: [RouteSample], deletedObjects: [DeletedObject] = [],
+        addedObjects: [ChangedObject] = [], anchor: ChangeAnchor, hasMore: Bool
+    ) {
         self.deleted = deleted
         self.added = added
+        self.deletedObjects = deletedObjects
+        self.addedObjects = addedObjects
         self.anchor = anchor
         self.hasMore = hasMore
     }
+
+    /// How many changes it holds, of every type.
+    public var count: Int { deleted.count + added.count + deletedObjects.count + addedObjects.count }
 }
 
 /// Which changes a consumer wants. Applied to deletions as well as additions.
 public struct ChangePredicate: Hashable, Sendable {
-    /// Only routes of this workout.
+    /// Only objects of these types (routes by default).
+    public var types: Set<ChangeObjectType>
+    /// Only objects of this workout (the workout itself, its routes, effort scores and series).
     public var workout: UUID?
-    /// Only routes of this source.
+    /// Only objects of this source.
     public var source: Source?
-    /// Only routes with this sync identifier.
+    /// Only routes and workouts with this sync identifier (effort scores and series have none: they never match).
     public var syncIdentifier: String?
-    /// Only routes whose time range overlaps this interval (routes without times never match).
+    /// Only routes and workouts whose time range overlaps this interval (objects without times never match).
     public var interval: ClosedRange<Instant>?
 
     /// Creates a predicate; no argument matches every route.
     public init(
-        workout: UUID? = nil, source: Source? = nil, syncIdentifier: String? = nil,
-        interval: ClosedRange<Instant>? = nil
+        types: Set<ChangeObjectType> = [.route], workout: UUID? = nil, source: Source? = nil,
+        syncIdentifier: String? = nil, interval: ClosedRange<Instant>? = nil
     ) {
+        self.types = types
         self.workout = workout
         self.source = source
         self.syncIdentifier = syncIdentifier

@@ -98,33 +98,6 @@ package enum StoreRules {
         (anchor?.position ?? 0, anchor.map { $0.horizon } ?? state.head)
     }
 
-    /// One row of a backend's change log, as read.
-    package struct ChangeRow: Sendable {
-        /// The added route's uuid (text, as stored) for an addition; `nil` for a deletion.
-        package var addedRouteID: String?
-        /// The deleted route for a deletion.
-        package var deleted: DeletedRoute?
-
-        /// An addition.
-        package static func added(_ routeID: String) -> ChangeRow { ChangeRow(addedRouteID: routeID, deleted: nil) }
-        /// A deletion.
-        package static func deletion(_ route: DeletedRoute) -> ChangeRow {
-            ChangeRow(addedRouteID: nil, deleted: route)
-        }
-    }
-
-    /// A change set's deletions and the uuids of its additions, from its rows in position order: deletions first,
-    /// then additions, each in commit order. (Within a set no route is both: an added row is removed when its
-    /// route stops being current.)
-    package static func split(_ rows: [ChangeRow]) -> (deleted: [DeletedRoute], addedIDs: [String]) {
-        var deleted: [DeletedRoute] = []
-        var addedIDs: [String] = []
-        for row in rows {
-            if let id = row.addedRouteID { addedIDs.append(id) } else if let d = row.deleted { deleted.append(d) }
-        }
-        return (deleted, addedIDs)
-    }
-
     /// The added routes in the order of `ids`, from what the backend read by uuid.
     /// - Throws: ``RouteKitError/Code/storage`` when the change log names a route that is not stored.
     package static func addedRoutes(_ ids: [String], found: [String: RouteSample]) throws(RouteKitError)

@@ -2,7 +2,7 @@ package import Foundation
 package import RouteKit
 
 /// What ``StoreDeletion/delete(_:kind:as:readableSources:in:)`` deleted.
-package enum DeletedObject: Sendable, Hashable {
+package enum StoreDeletionResult: Sendable, Hashable {
     /// A current route, with every kept version of its sync identity.
     case route(RouteSample)
     /// A workout, with its routes, series and effort scores.
@@ -48,7 +48,7 @@ package enum StoreDeletion {
     package static func delete(
         _ id: UUID, kind: Kind? = nil, as source: Source, readableSources: Set<Source>? = nil,
         in store: any RouteStore
-    ) async throws(RouteKitError) -> DeletedObject {
+    ) async throws(RouteKitError) -> StoreDeletionResult {
         func visible(_ owner: Source) -> Bool { readableSources?.contains(owner) ?? true }
         if kind != .workout, let route = try await store.route(id: id), visible(route.source) {
             guard try await store.isCurrent(route: id) else {

@@ -74,6 +74,10 @@ package struct ChangeSetJSON: Codable, Hashable, Sendable {
     package var added: [RouteJSON]
     /// Routes that stopped being current (apply these first).
     package var deleted: [DeletedRouteJSON]
+    /// Workouts, effort scores and series that became current or changed (the types asked for).
+    package var addedObjects: [ChangedObjectJSON]
+    /// Workouts, effort scores and series that stopped being current (apply these first).
+    package var deletedObjects: [DeletedObjectJSON]
     /// Where the next read starts.
     package var anchor: String
     /// Whether more changes are ready now.
@@ -83,8 +87,195 @@ package struct ChangeSetJSON: Codable, Hashable, Sendable {
     package init(_ set: ChangeSet) {
         added = set.added.map(RouteJSON.init)
         deleted = set.deleted.map(DeletedRouteJSON.init)
+        addedObjects = set.addedObjects.map(ChangedObjectJSON.init)
+        deletedObjects = set.deletedObjects.map(DeletedObjectJSON.init)
         anchor = set.anchor.text
         hasMore = set.hasMore
+    }
+}
+
+/// An object other than a route in a change set's `addedObjects`: what identifies it (`type`, `uuid`, `quantity`
+/// for a series), its workout and source, and its `data`, whose shape depends on `type`.
+package struct ChangedObjectJSON: Codable, Hashable, Sendable {
+    /// `workout`, `effort` or `series`.
+    package var type: String
+    /// The workout's or effort score's uuid; a series' workout's uuid.
+    package var uuid: String
+    /// The uuid of the workout it is or belongs to.
+    package var workout: String
+    /// The source that wrote it.
+    package var source: String
+    /// A series' quantity type (`heartRate`…), `null` otherwise.
+    package var quantity: String?
+    /// What the object holds.
+    package var data: Payload
+
+    /// The `data` of each type.
+    package enum Payload: Hashable, Sendable {
+        case workout(WorkoutObjectJSON)
+        case effort(EffortObjectJSON)
+        case series(SeriesObjectJSON)
+    }
+
+    /// A workout as the feed carries it: the workout's own fields (its routes, series and effort scores are objects
+    /// of their own).
+    package struct WorkoutObjectJSON: Codable, Hashable, Sendable {
+        package var activity: String
+        package var syncIdentifier: String?
+        package var syncVersion: Int64?
+        package var start: String?
+        package var end: String?
+        package var metadata: [String: MetadataValue]
+        package var events: [WorkoutEventJSON]
+        package var activities: [WorkoutActivityJSON]
+
+        enum CodingKeys: String, CodingKey {
+            case activity, syncIdentifier, syncVersion, start, end, metadata, events, activities
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(activity, forKey: .activity)
+            try c.encode(syncIdentifier, forKey: .syncIdentifier)
+            try c.encode(syncVersion, forKey: .syncVersion)
+            try c.encode(start, forKey: .start)
+            try c.encode(end, forKey: .end)
+            try c.encode(metadata, forKey: .metadata)
+            try c.encode(events, forKey: .events)
+            try c.encode(activities, forKey: .activities)
+        }
+    }
+
+    /// An effort score as the feed carries it.
+    package struct EffortObjectJSON: Codable, Hashable, Sendable {
+        /// 1–10.
+        package var score: Double
+        /// Given by a person (it wins over estimates).
+        package var manual: Bool
+        /// When it was related, ISO 8601.
+        package var created: String
+    }
+
+    /// A series as the feed carries it: how big it is now (its samples are read from
+    /// `GET /v1/workouts/ID/series/TYPE`).
+    package struct SeriesObjectJSON: Codable, Hashable, Sendable {
+        /// The unit of its values.
+        package var unit: String
+        /// How many samples it holds.
+        package var count: Int
+        /// Its first and last sample's times, or `null`.
+        package var start: String?
+        package var end: String?
+
+        enum CodingKeys: String, CodingKey { case unit, count, start, end }
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(unit, forKey: .unit)
+            try c.encode(count, forKey: .count)
+            try c.encode(start, forKey: .start)
+            try c.encode(end, forKey: .end)
+        }
+    }
+
+    /// The shape of `object`.
+    package init(_ object: ChangedObject) {
+        type = object.type.rawValue
+        workout = object.workoutID.lowercaseText
+        source = object.source.name
+        quantity = object.key.quantityType?.identifier
+        uuid = object.key.id.lowercaseText
+        switch object {
+        case .workout(let w):
+            data = .workout(
+                WorkoutObjectJSON(
+                    activity: w.activityType.rawValue, syncIdentifier: w.sync?.identifier, syncVersion: w.sync?.version,
+                    start: w.start?.iso8601, end: w.end?.iso8601, metadata: w.metadata,
+                    events: w.events.map(WorkoutEventJSON.init),
+                    activities: w.allActivities.map(WorkoutActivityJSON.init))
+            )
+        case .effort(let e):
+            data = .effort(
+                EffortObjectJSON(score: e.score, manual: e.isManual, created: Timestamp(e.created).iso8601))
+        case .series(let s):
+            data = .series(
+                SeriesObjectJSON(
+                    unit: s.type.unit, count: s.count, start: s.start.map { Timestamp($0).iso8601 },
+                    end: s.end.map { Timestamp($0).iso8601 }))
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case type, uuid, workout, source, quantity, data }
+
+    package init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        type = try c.decode(String.self, forKey: .type)
+        uuid = try c.decode(String.self, forKey: .uuid)
+        workout = try c.decode(String.self, forKey: .workout)
+        source = try c.decode(String.self, forKey: .source)
+        quantity = try c.decodeIfPresent(String.self, forKey: .quantity)
+        switch type {
+        case "workout": data = .workout(try c.decode(WorkoutObjectJSON.self, forKey: .data))
+        case "effort": data = .effort(try c.decode(EffortObjectJSON.self, forKey: .data))
+        case "series": data = .series(try c.decode(SeriesObjectJSON.self, forKey: .data))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown type '\(type)'")
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(workout, forKey: .workout)
+        try c.encode(source, forKey: .source)
+        try c.encode(quantity, forKey: .quantity)
+        switch data {
+        case .workout(let w): try c.encode(w, forKey: .data)
+        case .effort(let e): try c.encode(e, forKey: .data)
+        case .series(let s): try c.encode(s, forKey: .data)
+        }
+    }
+}
+
+/// An object other than a route that stopped being current, in a change set's `deletedObjects`.
+package struct DeletedObjectJSON: Codable, Hashable, Sendable {
+    /// `workout`, `effort` or `series`.
+    package var type: String
+    /// The workout's or effort score's uuid; a series' workout's uuid.
+    package var uuid: String
+    /// The uuid of the workout it was or belonged to.
+    package var workout: String
+    /// Its source.
+    package var source: String
+    /// A series' quantity type, `null` otherwise.
+    package var quantity: String?
+    /// A workout's sync identifier and version, `null` otherwise.
+    package var syncIdentifier: String?
+    package var syncVersion: Int64?
+
+    /// The shape of `deleted`.
+    package init(_ deleted: DeletedObject) {
+        type = deleted.key.type.rawValue
+        uuid = deleted.key.id.lowercaseText
+        workout = deleted.workoutID.lowercaseText
+        source = deleted.source.name
+        quantity = deleted.key.quantityType?.identifier
+        syncIdentifier = deleted.sync?.identifier
+        syncVersion = deleted.sync?.version
+    }
+
+    enum CodingKeys: String, CodingKey { case type, uuid, workout, source, quantity, syncIdentifier, syncVersion }
+
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(workout, forKey: .workout)
+        try c.encode(source, forKey: .source)
+        try c.encode(quantity, forKey: .quantity)
+        try c.encode(syncIdentifier, forKey: .syncIdentifier)
+        try c.encode(syncVersion, forKey: .syncVersion)
     }
 }
 
@@ -537,7 +728,9 @@ extension ChangeSetJSON {
             w.string(r.workoutID.lowercaseText)
             w.raw("}")
         }
-        w.raw("],\"anchor\":")
+        w.raw("],\"addedObjects\":")
+        w.encoded(set.addedObjects.map(ChangedObjectJSON.init))
+        w.raw(",\"anchor\":")
         w.string(anchorText ?? set.anchor.text)
         w.raw(",\"deleted\":[")
         for (i, d) in set.deleted.enumerated() {
@@ -554,7 +747,9 @@ extension ChangeSetJSON {
             w.string(d.workoutID.lowercaseText)
             w.raw("}")
         }
-        w.raw("],\"hasMore\":")
+        w.raw("],\"deletedObjects\":")
+        w.encoded(set.deletedObjects.map(DeletedObjectJSON.init))
+        w.raw(",\"hasMore\":")
         w.raw(set.hasMore ? "true" : "false")
         w.raw("}")
         return w.bytes
@@ -566,6 +761,14 @@ struct JSONText {
     var bytes: [UInt8] = []
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    /// A value as `JSONEncoder` writes it (sorted keys, slashes unescaped), for the shapes written seldom.
+    mutating func encoded(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The shapes hold strings, numbers and metadata only: encoding them cannot fail.
+        if let data = try? encoder.encode(value) { bytes.append(contentsOf: data) } else { raw("[]") }
+    }
 
     mutating func optionalString(_ text: String?) {
         if let text { string(text) } else { raw("null") }

@@ -19,44 +19,87 @@
     /// positions are lower is already visible to any snapshot that sees a higher one. Position order is commit order,
     /// and a reader never sees a gap that a later commit fills.
     ///
-    /// The cost is that writers that record changes (saving, replacing or deleting a route or a workout) serialise for
-    /// one statement and their commit; builders' batches, series, claims and everything else do not touch the counter.
+    /// The cost is that writers that record changes (saving, replacing or deleting a route or a workout, saving a
+    /// series, relating or unrelating an effort score) serialise for one statement and their commit; builders'
+    /// batches, claims and everything else do not touch the counter.
     /// Readers never wait. Anchors, change sets, predicates, the added-row-per-current-route design and compaction are
     /// those of the SQLite store.
     extension PostgresStore {
         /// A change recorded in a transaction, given its position when the transaction seals.
         struct Change: Sendable {
             var added: Bool
-            var route: String
-            var workout: String
-            var source: String
-            var syncID: String
-            var version: Int64
-            var start: Int64?
-            var end: Int64?
+            var record: FeedRecord
         }
 
         // MARK: Recording (inside write transactions)
 
         /// Records that a route stops being current; its `added` row goes.
         static func recordDeletion(_ tx: Transaction, _ route: StoredRouteRow) async throws {
-            let uuid = key(route.id)
-            try await tx.run("DELETE FROM change WHERE added AND route_uuid = \(uuid)")
-            tx.changes.removeAll { $0.added && $0.route == uuid }
-            tx.changes.append(
-                Change(
-                    added: false, route: uuid, workout: key(route.workoutID), source: route.source,
-                    syncID: route.syncIdentifier, version: route.version, start: route.startSeconds,
+            try await recordDeletion(
+                tx,
+                FeedRecord(
+                    type: .route, key: key(route.id), workout: key(route.workoutID), source: route.source,
+                    syncIdentifier: route.syncIdentifier, version: route.version, start: route.startSeconds,
                     end: route.endSeconds))
         }
 
         /// Records that `route` became current.
         static func recordAddition(_ tx: Transaction, _ route: RouteSample) {
-            tx.changes.append(
-                Change(
-                    added: true, route: key(route.id), workout: key(route.workoutID), source: route.source.name,
-                    syncID: route.sync.identifier, version: route.sync.version, start: route.start?.instant.seconds,
-                    end: route.end?.instant.seconds))
+            tx.changes.append(Change(added: true, record: .route(route)))
+        }
+
+        /// Records that an object stops being current; its `added` row goes.
+        static func recordDeletion(_ tx: Transaction, _ record: FeedRecord) async throws {
+            try await dropAdded(tx, record)
+            tx.changes.append(Change(added: false, record: record))
+        }
+
+        /// Records that an object other than a route became current or changed: its previous `added` row (if any)
+        /// goes, so that a consumer is owed it once, at its newest position.
+        static func recordAddition(_ tx: Transaction, _ record: FeedRecord) async throws {
+            try await dropAdded(tx, record)
+            tx.changes.append(Change(added: true, record: record))
+        }
+
+        static func dropAdded(_ tx: Transaction, _ r: FeedRecord) async throws {
+            try await tx.run(
+                """
+                DELETE FROM change WHERE added AND route_uuid = \(r.key) AND kind = \(r.type.rawValue)
+                    AND detail = \(r.detail)
+                """)
+            tx.changes.removeAll { $0.added && $0.record.isSameObject(as: r) }
+        }
+
+        /// Records the deletions of a workout's effort scores and series, then of the workout (before its rows go).
+        static func recordWorkoutDeletion(_ tx: Transaction, _ id: UUID) async throws {
+            let workout = key(id)
+            for e in try await tx.rows("SELECT uuid, source FROM effort WHERE workout_uuid = \(workout) ORDER BY id") {
+                try await recordDeletion(
+                    tx, .effort(id: try StoredRecord.uuid(e.get("uuid")), workout: id, source: try e.get("source")))
+            }
+            for s in try await tx.rows(
+                """
+                SELECT MIN(source) AS source, kind FROM series WHERE workout_uuid = \(workout) GROUP BY kind
+                ORDER BY kind
+                """)
+            {
+                if let record = FeedRecord.series(workout: id, source: try s.get("source"), kind: try s.get("kind")) {
+                    try await recordDeletion(tx, record)
+                }
+            }
+            if let w = try await tx.first("SELECT * FROM workout WHERE uuid = \(workout)") {
+                try await recordDeletion(tx, .workout(try Self.workout(w)))
+            }
+        }
+
+        /// Records that a workout's series of these chunk kinds changed (kinds that are not quantities are not
+        /// series of the feed).
+        static func recordSeries(_ tx: Transaction, _ workout: UUID, _ source: String, _ kinds: [String]) async throws {
+            for kind in kinds {
+                if let record = FeedRecord.series(workout: workout, source: source, kind: kind) {
+                    try await recordAddition(tx, record)
+                }
+            }
         }
 
         /// Appends the transaction's changes to the log (the transaction's last statement before `COMMIT`; see the
@@ -67,7 +110,7 @@
             let token = Int64.random(in: 1...Int64.max)
             let now = Date().timeIntervalSince1970
             let n = Int64(changes.count)
-            // Rows per INSERT: 9 parameters each, under the protocol's 65,535.
+            // Rows per INSERT: 11 parameters each, under the protocol's 65,535.
             let group = 4_000
             var sql = SQL("")
             let count = sql.bind(n)
@@ -79,13 +122,13 @@
                 WITH counter AS (
                     UPDATE feed_counter SET position = position + \(count)::bigint WHERE id = 1 RETURNING position),
                 changes AS (
-                    INSERT INTO change(position, txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
-                        sync_version, start_s, end_s, committed)
+                    INSERT INTO change(position, txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid, source,
+                        sync_id, sync_version, start_s, end_s, committed)
                     SELECT counter.position - \(count)::bigint + 1 + v.i, counter.position - \(count)::bigint + 1,
-                        counter.position, \(tokenParameter)::bigint, v.added, v.route, v.workout, v.source, v.sync_id,
-                        v.version, v.start_s, v.end_s, \(nowParameter)::float8
+                        counter.position, \(tokenParameter)::bigint, v.added, v.kind, v.route, v.detail, v.workout,
+                        v.source, v.sync_id, v.version, v.start_s, v.end_s, \(nowParameter)::float8
                     FROM counter, (VALUES \(values(&sql, first, from: 0)))
-                        AS v(i, added, route, workout, source, sync_id, version, start_s, end_s)),
+                        AS v(i, added, kind, route, detail, workout, source, sync_id, version, start_s, end_s)),
                 txn AS (
                     INSERT INTO change_txn(txn_end, token, committed)
                     SELECT position, \(tokenParameter)::bigint, \(nowParameter)::float8 FROM counter)
@@ -105,12 +148,13 @@
                 let nowAgain = more.bind(now)
                 more.append(
                     """
-                    INSERT INTO change(position, txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
-                        sync_version, start_s, end_s, committed)
+                    INSERT INTO change(position, txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid,
+                        source, sync_id, sync_version, start_s, end_s, committed)
                     SELECT \(lo)::bigint + v.i, \(lo)::bigint, \(lo)::bigint + \(n - 1), \(tokenAgain)::bigint, v.added,
-                        v.route, v.workout, v.source, v.sync_id, v.version, v.start_s, v.end_s, \(nowAgain)::float8
+                        v.kind, v.route, v.detail, v.workout, v.source, v.sync_id, v.version, v.start_s, v.end_s,
+                        \(nowAgain)::float8
                     FROM (VALUES \(values(&more, rows, from: start)))
-                        AS v(i, added, route, workout, source, sync_id, version, start_s, end_s)
+                        AS v(i, added, kind, route, detail, workout, source, sync_id, version, start_s, end_s)
                     """)
                 try await tx.run(more.query)
                 start += rows.count
@@ -121,11 +165,13 @@
         /// `(i, added, route, …)` rows of a `VALUES` list, numbered from `from`.
         static func values(_ sql: inout SQL, _ changes: ArraySlice<Change>, from: Int) -> String {
             changes.enumerated().map { offset, c in
+                let r = c.record
                 let values = [
                     sql.bind(Int64(from + offset)) + "::bigint", sql.bind(c.added) + "::boolean",
-                    sql.bind(c.route) + "::text", sql.bind(c.workout) + "::text", sql.bind(c.source) + "::text",
-                    sql.bind(c.syncID) + "::text", sql.bind(c.version) + "::bigint", sql.bind(c.start) + "::bigint",
-                    sql.bind(c.end) + "::bigint",
+                    sql.bind(r.type.rawValue) + "::text", sql.bind(r.key) + "::text", sql.bind(r.detail) + "::text",
+                    sql.bind(r.workout) + "::text", sql.bind(r.source) + "::text",
+                    sql.bind(r.syncIdentifier) + "::text",
+                    sql.bind(r.version) + "::bigint", sql.bind(r.start) + "::bigint", sql.bind(r.end) + "::bigint",
                 ]
                 return "(" + values.joined(separator: ", ") + ")"
             }.joined(separator: ", ")
@@ -155,6 +201,8 @@
         /// deletions after the horizon, matching the predicate.
         static func owed(_ sql: inout SQL, after position: Int64, horizon: Int64, _ p: ChangePredicate) {
             sql.append("position > \(sql.bind(position)) AND (added OR position > \(sql.bind(horizon)))")
+            // The types are fixed words, never input.
+            sql.append(p.types == [.route] ? " AND kind = 'route'" : " AND kind IN (\(FeedRecord.kindList(p.types)))")
             if let w = p.workout { sql.append(" AND workout_uuid = \(sql.bind(key(w)))") }
             if let s = p.source { sql.append(" AND source = \(sql.bind(s.name))") }
             if let s = p.syncIdentifier { sql.append(" AND sync_id = \(sql.bind(s))") }
@@ -195,30 +243,80 @@
                     hasMore = try await tx.first(more.query) != nil
                     if hasMore { end = txnEnd }
                 }
-                let (deleted, addedIDs) = StoreRules.split(
-                    try rows.map { row throws -> StoreRules.ChangeRow in
-                        if try row.get("added") as Bool { return .added(try row.get("route_uuid")) }
-                        return .deletion(
-                            DeletedRoute(
-                                id: try StoredRecord.uuid(row.get("route_uuid")),
-                                source: try StoredRecord.source(row.get("source")),
-                                workoutID: try StoredRecord.uuid(row.get("workout_uuid")),
-                                sync: SyncIdentity(
-                                    identifier: try row.get("sync_id"), version: try row.get("sync_version"))))
-                    })
+                let split = try StoreRules.split(
+                    rows.map { row in (try row.get("added") as Bool, try Self.feedRecord(row)) })
                 var found: [String: RouteSample] = [:]
-                if !addedIDs.isEmpty {
-                    for r in try await tx.rows("SELECT * FROM route WHERE uuid = ANY(\(addedIDs))") {
+                if !split.addedRouteIDs.isEmpty {
+                    for r in try await tx.rows("SELECT * FROM route WHERE uuid = ANY(\(split.addedRouteIDs))") {
                         found[try r.get("uuid")] = try Self.route(r)
                     }
                 }
+                let objects = try await Self.addedObjects(tx, split.addedObjects)
                 let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
                 var token: Int64?
                 if let position = choice.tokenPosition { token = try await Self.token(tx, endingAt: position) }
                 return ChangeSet(
-                    deleted: deleted, added: try StoreRules.addedRoutes(addedIDs, found: found),
+                    deleted: split.deletedRoutes, added: try StoreRules.addedRoutes(split.addedRouteIDs, found: found),
+                    deletedObjects: split.deletedObjects, addedObjects: objects,
                     anchor: choice.anchor(state, token: token), hasMore: hasMore)
             }
+        }
+
+        /// A change row's record.
+        static func feedRecord(_ row: Row) throws -> FeedRecord {
+            guard let type = ChangeObjectType(rawValue: try row.get("kind")) else {
+                throw RouteKitError(.incompatibleStore, "the change log holds a kind this version does not know")
+            }
+            return FeedRecord(
+                type: type, key: try row.get("route_uuid"), detail: try row.get("detail"),
+                workout: try row.get("workout_uuid"), source: try row.get("source"),
+                syncIdentifier: try row.get("sync_id"), version: try row.get("sync_version"),
+                start: try row.get("start_s"), end: try row.get("end_s"))
+        }
+
+        /// The objects other than routes that a change set adds, read by key.
+        static func addedObjects(_ tx: Transaction, _ records: [FeedRecord]) async throws -> [ChangedObject] {
+            if records.isEmpty { return [] }
+            func keys(_ type: ChangeObjectType) -> [String] {
+                Array(Set(records.filter { $0.type == type }.map(\.key))).sorted()
+            }
+            var workouts: [String: Workout] = [:]
+            let workoutKeys = keys(.workout)
+            if !workoutKeys.isEmpty {
+                for r in try await tx.rows("SELECT * FROM workout WHERE uuid = ANY(\(workoutKeys))") {
+                    workouts[try r.get("uuid")] = try Self.workout(r)
+                }
+            }
+            var efforts: [String: EffortScore] = [:]
+            let effortKeys = keys(.effort)
+            if !effortKeys.isEmpty {
+                for r in try await tx.rows("SELECT * FROM effort WHERE uuid = ANY(\(effortKeys))") {
+                    efforts[try r.get("uuid")] = try Self.effort(r)
+                }
+            }
+            var series: [String: SeriesSummary] = [:]
+            let seriesKeys = keys(.series)
+            if !seriesKeys.isEmpty {
+                for r in try await tx.rows(
+                    """
+                    SELECT s.workout_uuid, s.source, s.kind, c.count, c.min_s, c.min_ns, c.max_s, c.max_ns
+                    FROM series s JOIN chunk c ON c.container = s.container AND c.kind = s.kind
+                    WHERE s.workout_uuid = ANY(\(seriesKeys))
+                    """)
+                {
+                    try StoreRules.addChunk(
+                        to: &series, workout: try r.get("workout_uuid"), source: try r.get("source"),
+                        kind: try r.get("kind"), count: Int(try r.get("count") as Int64),
+                        first: instant(try r.get("min_s"), try r.get("min_ns")),
+                        last: instant(try r.get("max_s"), try r.get("max_ns")))
+                }
+            }
+            return try StoreRules.addedObjects(records, workouts: workouts, efforts: efforts, series: series)
+        }
+
+        static func instant(_ seconds: Int64?, _ nanoseconds: Int64?) -> Instant? {
+            guard let seconds else { return nil }
+            return Instant(seconds: seconds, nanoseconds: Int32(clamping: nanoseconds ?? 0))
         }
 
         public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {

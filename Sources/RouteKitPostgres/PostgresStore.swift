@@ -914,6 +914,8 @@
                     VALUES (\(Self.key(score.id)), \(Self.key(score.workoutID)), \(score.source.name), \(score.score),
                         \(score.isManual), \(score.created.timeIntervalSince1970))
                     """)
+                try await Self.recordAddition(
+                    tx, .effort(id: score.id, workout: score.workoutID, source: score.source.name))
             }
         }
 
@@ -924,6 +926,10 @@
                         "SELECT source FROM effort WHERE uuid = \(Self.key(id))", as: String.self)
                 else { throw RouteKitError(.notFound, "no effort score \(id)") }
                 try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
+                let workout = try await tx.value(
+                    "SELECT workout_uuid FROM effort WHERE uuid = \(Self.key(id))", as: String.self)
+                try await Self.recordDeletion(
+                    tx, .effort(id: id, workout: try StoredRecord.uuid(workout ?? ""), source: owner))
                 try await tx.run("DELETE FROM effort WHERE uuid = \(Self.key(id))")
             }
         }
@@ -931,14 +937,15 @@
         public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
             try await read("reading effort scores of workout \(id)") { tx in
                 try await tx.rows("SELECT * FROM effort WHERE workout_uuid = \(Self.key(id)) ORDER BY created, id").map
-                { r in
-                    try EffortScore(
-                        id: try StoredRecord.uuid(r.get("uuid")),
-                        workoutID: try StoredRecord.uuid(r.get("workout_uuid")),
-                        source: try StoredRecord.source(r.get("source")), score: try r.get("score"),
-                        isManual: try r.get("manual"), created: Date(timeIntervalSince1970: try r.get("created")))
-                }
+                { r in try Self.effort(r) }
             }
+        }
+
+        static func effort(_ r: Row) throws -> EffortScore {
+            try EffortScore(
+                id: try StoredRecord.uuid(r.get("uuid")), workoutID: try StoredRecord.uuid(r.get("workout_uuid")),
+                source: try StoredRecord.source(r.get("source")), score: try r.get("score"),
+                isManual: try r.get("manual"), created: Date(timeIntervalSince1970: try r.get("created")))
         }
     }
 

@@ -197,6 +197,46 @@
                     body TEXT NOT NULL);
                 """
             ),
+            (
+                "v7-feed-objects",
+                """
+                -- The change feed carries every workout object: a row's `kind` is route, workout, effort or series;
+                -- `route_uuid` holds the object's uuid (a series: its workout's) and `detail` a series' quantity
+                -- type. Rows written before are routes.
+                ALTER TABLE change ADD COLUMN kind TEXT NOT NULL DEFAULT 'route';
+                ALTER TABLE change ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+                DROP INDEX change_added_route;
+                CREATE INDEX change_added_object ON change(route_uuid, kind, detail) WHERE added;
+                -- The objects stored before: current from the log's next transaction on (a transaction of its own,
+                -- taking its positions from the counter as every writer does).
+                WITH objects AS (
+                    SELECT row_number() OVER (ORDER BY o.rank, o.n) - 1 AS i, o.* FROM (
+                        SELECT 1 AS rank, id AS n, 'workout' AS kind, uuid AS key, '' AS detail, uuid AS workout,
+                            source, COALESCE(sync_id, '') AS sync_id, COALESCE(sync_version, 0) AS version, start_s,
+                            end_s
+                        FROM workout
+                        UNION ALL
+                        SELECT 2, id, 'effort', uuid, '', workout_uuid, source, '', 0, NULL, NULL FROM effort
+                        UNION ALL
+                        SELECT 3, MIN(id), 'series', workout_uuid, kind, workout_uuid, MIN(source), '', 0, NULL, NULL
+                        FROM series WHERE kind IN ('heartRate', 'cadence', 'temperature', 'waterTemperature', 'depth', 'power') GROUP BY workout_uuid, kind) o),
+                total AS (SELECT COUNT(*)::bigint AS n FROM objects),
+                token AS (SELECT (floor(random() * 9.0e18))::bigint + 1 AS t),
+                counter AS (
+                    UPDATE feed_counter SET position = position + (SELECT n FROM total)
+                    WHERE id = 1 AND (SELECT n FROM total) > 0 RETURNING position),
+                inserted AS (
+                    INSERT INTO change(position, txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid,
+                        source, sync_id, sync_version, start_s, end_s, committed)
+                    SELECT counter.position - total.n + 1 + objects.i, counter.position - total.n + 1, counter.position,
+                        token.t, TRUE, objects.kind, objects.key, objects.detail, objects.workout, objects.source,
+                        objects.sync_id, objects.version, objects.start_s, objects.end_s,
+                        extract(epoch FROM clock_timestamp())
+                    FROM counter, total, token, objects)
+                INSERT INTO change_txn(txn_end, token, committed)
+                SELECT counter.position, token.t, extract(epoch FROM clock_timestamp()) FROM counter, token;
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

@@ -108,6 +108,7 @@
                         VALUES (\(key(workout)), \(source), \(kind), \(container)) ON CONFLICT DO NOTHING
                         """)
                 }
+                try await recordSeries(tx, workout, source, kinds)
             case .attachStoredSeries(let workout, let source, let container):
                 let kinds = try await tx.rows("SELECT DISTINCT kind FROM chunk WHERE container = \(container)")
                     .map { try $0.get("kind") as String }
@@ -121,6 +122,7 @@
             case .releaseClaim(let claim):
                 try await tx.run("DELETE FROM lease WHERE key = \(claim.key) AND holder = \(key(claim.holder))")
             case .deleteWorkoutRows(let id):
+                try await recordWorkoutDeletion(tx, id)
                 let workout = key(id)
                 let routes = try await tx.rows("DELETE FROM route WHERE workout_uuid = \(workout) RETURNING container")
                 let series = try await tx.rows(
@@ -136,6 +138,7 @@
                     VALUES (\(key(workout.id)), \(workout.source.name), \(workout.sync?.identifier), \(workout.sync?.version),
                         \(workout.start?.instant.seconds), \(workout.end?.instant.seconds), \(body))
                     """)
+                try await recordAddition(tx, .workout(workout))
             }
         }
 

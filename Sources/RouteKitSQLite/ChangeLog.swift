@@ -15,32 +15,75 @@ extension SQLiteStore {
 
     /// Records that a route stops being current; its `added` row goes.
     static func recordDeletion(_ db: Database, _ route: StoredRouteRow) throws {
-        let uuid = key(route.id)
-        try db.cachedStatement(sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ?").execute(arguments: [uuid])
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
-                    sync_version, start_s, end_s, committed)
-                VALUES (0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            uuid, key(route.workoutID), route.source, route.syncIdentifier, route.version, route.startSeconds,
-            route.endSeconds, Date().timeIntervalSince1970,
-        ])
+        try recordDeletion(
+            db,
+            FeedRecord(
+                type: .route, key: key(route.id), workout: key(route.workoutID), source: route.source,
+                syncIdentifier: route.syncIdentifier, version: route.version, start: route.startSeconds,
+                end: route.endSeconds))
     }
 
     /// Records that `route` became current.
     static func recordAddition(_ db: Database, _ route: RouteSample) throws {
+        try recordAddition(db, .route(route))
+    }
+
+    /// Records that an object stops being current; its `added` row goes.
+    static func recordDeletion(_ db: Database, _ record: FeedRecord) throws {
+        try dropAdded(db, record)
+        try insert(db, record, added: false)
+    }
+
+    /// Records that an object became current or changed: its previous `added` row (if any) goes, so that a
+    /// consumer is owed it once, at its newest position.
+    static func recordAddition(_ db: Database, _ record: FeedRecord) throws {
+        if record.type != .route { try dropAdded(db, record) }
+        try insert(db, record, added: true)
+    }
+
+    static func dropAdded(_ db: Database, _ r: FeedRecord) throws {
+        try db.cachedStatement(
+            sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ? AND kind = ? AND detail = ?"
+        ).execute(arguments: [r.key, r.type.rawValue, r.detail])
+    }
+
+    static func insert(_ db: Database, _ r: FeedRecord, added: Bool) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO change(txn, txn_end, token, added, route_uuid, workout_uuid, source, sync_id,
+                INSERT INTO change(txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid, source, sync_id,
                     sync_version, start_s, end_s, committed)
-                VALUES (0, 0, 0, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
-            key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
-            route.start?.instant.seconds, route.end?.instant.seconds, Date().timeIntervalSince1970,
+            added, r.type.rawValue, r.key, r.detail, r.workout, r.source, r.syncIdentifier, r.version, r.start, r.end,
+            Date().timeIntervalSince1970,
         ])
+    }
+
+    /// Records the deletions of a workout's effort scores and series, then of the workout (before its rows go).
+    static func recordWorkoutDeletion(_ db: Database, _ id: UUID) throws {
+        let workout = key(id)
+        for e in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT uuid, source FROM effort WHERE workout_uuid = ? ORDER BY id"),
+            arguments: [workout])
+        {
+            try recordDeletion(db, .effort(id: try uuid(e["uuid"]), workout: id, source: e["source"]))
+        }
+        for s in try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT MIN(source) AS source, kind FROM series WHERE workout_uuid = ? GROUP BY kind ORDER BY kind"
+            ),
+            arguments: [workout])
+        {
+            if let record = FeedRecord.series(workout: id, source: s["source"], kind: s["kind"]) {
+                try recordDeletion(db, record)
+            }
+        }
+        if let w = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ?"), arguments: [workout])
+        {
+            try recordDeletion(db, .workout(try Self.workout(w)))
+        }
     }
 
     /// Gives the changes recorded in this transaction their transaction number and token, and records the
@@ -81,7 +124,7 @@ extension SQLiteStore {
     }
 
     static func predicateSQL(_ p: ChangePredicate, _ args: inout [(any DatabaseValueConvertible)?]) -> String {
-        var sql = ""
+        var sql = p.types == [.route] ? " AND kind = 'route'" : " AND kind IN (\(FeedRecord.kindList(p.types)))"
         if let w = p.workout {
             sql += " AND workout_uuid = ?"
             args.append(key(w))
@@ -148,31 +191,78 @@ extension SQLiteStore {
                     != nil
                 if hasMore { end = txnEnd }
             }
-            let (deleted, addedIDs) = StoreRules.split(
-                try rows.map { row throws -> StoreRules.ChangeRow in
-                    if row["added"] { return .added(row["route_uuid"]) }
-                    return .deletion(
-                        DeletedRoute(
-                            id: try Self.uuid(row["route_uuid"]), source: try Self.source(row["source"]),
-                            workoutID: try Self.uuid(row["workout_uuid"]),
-                            sync: SyncIdentity(identifier: row["sync_id"], version: row["sync_version"])))
-                })
+            let split = try StoreRules.split(rows.map { row in (row["added"], try Self.feedRecord(row)) })
             var found: [String: RouteSample] = [:]
-            var start = 0
-            while start < addedIDs.count {
-                let slice = Array(addedIDs[start..<min(start + 500, addedIDs.count)])
-                let rows = try Row.fetchAll(
-                    db, sql: "SELECT * FROM route WHERE uuid IN (\(slice.map { _ in "?" }.joined(separator: ",")))",
-                    arguments: StatementArguments(slice))
-                for r in rows { found[r["uuid"]] = try Self.route(r) }
-                start += slice.count
+            for r in try Self.rows(db, "SELECT * FROM route WHERE uuid IN", split.addedRouteIDs) {
+                found[r["uuid"]] = try Self.route(r)
             }
+            let objects = try Self.addedObjects(db, split.addedObjects)
             let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
             let token = try choice.tokenPosition.flatMap { position in try Self.token(db, endingAt: position) }
             return ChangeSet(
-                deleted: deleted, added: try StoreRules.addedRoutes(addedIDs, found: found),
+                deleted: split.deletedRoutes, added: try StoreRules.addedRoutes(split.addedRouteIDs, found: found),
+                deletedObjects: split.deletedObjects, addedObjects: objects,
                 anchor: choice.anchor(state, token: token), hasMore: hasMore)
         }
+    }
+
+    /// A change row's record.
+    static func feedRecord(_ row: Row) throws -> FeedRecord {
+        guard let type = ChangeObjectType(rawValue: row["kind"]) else {
+            throw RouteKitError(.incompatibleStore, "the change log holds a kind this version does not know")
+        }
+        return FeedRecord(
+            type: type, key: row["route_uuid"], detail: row["detail"], workout: row["workout_uuid"],
+            source: row["source"], syncIdentifier: row["sync_id"], version: row["sync_version"], start: row["start_s"],
+            end: row["end_s"])
+    }
+
+    /// The rows of `select … IN (keys)`, 500 keys at a time.
+    static func rows(_ db: Database, _ select: String, _ keys: [String], suffix: String = "") throws -> [Row] {
+        var out: [Row] = []
+        var start = 0
+        while start < keys.count {
+            let slice = Array(keys[start..<min(start + 500, keys.count)])
+            out += try Row.fetchAll(
+                db, sql: "\(select) (\(slice.map { _ in "?" }.joined(separator: ",")))\(suffix)",
+                arguments: StatementArguments(slice))
+            start += slice.count
+        }
+        return out
+    }
+
+    /// The objects other than routes that a change set adds, read by key.
+    static func addedObjects(_ db: Database, _ records: [FeedRecord]) throws -> [ChangedObject] {
+        if records.isEmpty { return [] }
+        func keys(_ type: ChangeObjectType) -> [String] {
+            Array(Set(records.filter { $0.type == type }.map(\.key))).sorted()
+        }
+        var workouts: [String: Workout] = [:]
+        for r in try rows(db, "SELECT * FROM workout WHERE uuid IN", keys(.workout)) {
+            workouts[r["uuid"]] = try workout(r)
+        }
+        var efforts: [String: EffortScore] = [:]
+        for r in try rows(db, "SELECT * FROM effort WHERE uuid IN", keys(.effort)) {
+            efforts[r["uuid"]] = try effort(r)
+        }
+        var series: [String: SeriesSummary] = [:]
+        for r in try rows(
+            db,
+            """
+            SELECT s.workout_uuid, s.source, s.kind, c.count, c.min_s, c.min_ns, c.max_s, c.max_ns
+            FROM series s JOIN chunk c ON c.container = s.container AND c.kind = s.kind WHERE s.workout_uuid IN
+            """, keys(.series))
+        {
+            try StoreRules.addChunk(
+                to: &series, workout: r["workout_uuid"], source: r["source"], kind: r["kind"], count: r["count"],
+                first: instant(r["min_s"], r["min_ns"]), last: instant(r["max_s"], r["max_ns"]))
+        }
+        return try StoreRules.addedObjects(records, workouts: workouts, efforts: efforts, series: series)
+    }
+
+    static func instant(_ seconds: Int64?, _ nanoseconds: Int64?) -> Instant? {
+        guard let seconds else { return nil }
+        return Instant(seconds: seconds, nanoseconds: Int32(clamping: nanoseconds ?? 0))
     }
 
     public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {

@@ -786,6 +786,7 @@ public final class SQLiteStore: RouteStore {
                 Self.key(score.id), Self.key(score.workoutID), score.source.name, score.score, score.isManual,
                 score.created.timeIntervalSince1970,
             ])
+            try Self.recordAddition(db, .effort(id: score.id, workout: score.workoutID, source: score.source.name))
         }
     }
 
@@ -796,6 +797,10 @@ public final class SQLiteStore: RouteStore {
                     db.cachedStatement(sql: "SELECT source FROM effort WHERE uuid = ?"), arguments: [Self.key(id)])
             else { throw RouteKitError(.notFound, "no effort score \(id)") }
             try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
+            let workout = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT workout_uuid FROM effort WHERE uuid = ?"), arguments: [Self.key(id)])
+            try Self.recordDeletion(
+                db, .effort(id: id, workout: try Self.uuid(workout ?? ""), source: owner))
             try db.cachedStatement(sql: "DELETE FROM effort WHERE uuid = ?").execute(arguments: [Self.key(id)])
         }
     }
@@ -805,13 +810,14 @@ public final class SQLiteStore: RouteStore {
             try Row.fetchAll(
                 db.cachedStatement(sql: "SELECT * FROM effort WHERE workout_uuid = ? ORDER BY created, id"),
                 arguments: [Self.key(id)]
-            ).map { row in
-                try EffortScore(
-                    id: try Self.uuid(row["uuid"]), workoutID: try Self.uuid(row["workout_uuid"]),
-                    source: try Self.source(row["source"]), score: row["score"], isManual: row["manual"],
-                    created: Date(timeIntervalSince1970: row["created"]))
-            }
+            ).map(Self.effort)
         }
+    }
+
+    static func effort(_ row: Row) throws -> EffortScore {
+        try EffortScore(
+            id: try uuid(row["uuid"]), workoutID: try uuid(row["workout_uuid"]), source: try source(row["source"]),
+            score: row["score"], isManual: row["manual"], created: Date(timeIntervalSince1970: row["created"]))
     }
 
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RouteKit
 
 /// The store's schema, as GRDB migrations: every change to it is a new migration appended here, so a store
 /// written by an older RouteKit opens (and is upgraded) in a newer one, and a store written by a newer one is
@@ -225,6 +226,41 @@ enum Schema {
                         source TEXT PRIMARY KEY,
                         body TEXT NOT NULL);
                     """)
+        }
+        m.registerMigration("v12-feed-objects") { db in
+            try db.execute(
+                sql: """
+                    -- The change feed carries every workout object: a row's `kind` is route, workout, effort or
+                    -- series; `route_uuid` holds the object's uuid (a series: its workout's) and `detail` a series'
+                    -- quantity type. Rows written before are routes.
+                    ALTER TABLE change ADD COLUMN kind TEXT NOT NULL DEFAULT 'route';
+                    ALTER TABLE change ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+                    DROP INDEX change_added_route;
+                    CREATE INDEX change_added_object ON change(route_uuid, kind, detail) WHERE added = 1;
+                    """)
+            // The objects stored before: current from the log's next transaction on.
+            for w in try Row.fetchAll(db, sql: "SELECT * FROM workout ORDER BY id") {
+                try SQLiteStore.recordAddition(db, .workout(try SQLiteStore.workout(w)))
+            }
+            for e in try Row.fetchAll(db, sql: "SELECT uuid, workout_uuid, source FROM effort ORDER BY id") {
+                try SQLiteStore.recordAddition(
+                    db,
+                    .effort(
+                        id: try SQLiteStore.uuid(e["uuid"]), workout: try SQLiteStore.uuid(e["workout_uuid"]),
+                        source: e["source"]))
+            }
+            for r in try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT workout_uuid, MIN(source) AS source, kind FROM series GROUP BY workout_uuid, kind ORDER BY 1, 3"
+            ) {
+                if let record = FeedRecord.series(
+                    workout: try SQLiteStore.uuid(r["workout_uuid"]), source: r["source"], kind: r["kind"])
+                {
+                    try SQLiteStore.recordAddition(db, record)
+                }
+            }
+            try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))
         }
         return m
     }

@@ -89,12 +89,13 @@ extension SQLiteStore {
             try recordAddition(db, route)
         case .attachSeries(let workout, let source, let kinds, let container):
             for kind in kinds { try attachSeries(db, workout, source, kind, container) }
+            try recordSeries(db, workout, source, kinds)
         case .attachStoredSeries(let workout, let source, let container):
             let kinds = try String.fetchAll(
                 db.cachedStatement(sql: "SELECT DISTINCT kind FROM chunk WHERE container = ?"), arguments: [container])
-            for kind in kinds where ChunkKind(name: kind).map(StoreRules.isSeriesKind) ?? true {
-                try attachSeries(db, workout, source, kind, container)
-            }
+            let attached = kinds.filter { ChunkKind(name: $0).map(StoreRules.isSeriesKind) ?? true }
+            for kind in attached { try attachSeries(db, workout, source, kind, container) }
+            try recordSeries(db, workout, source, attached.sorted())
         case .deleteBuilder(let id):
             try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key(id)])
         case .deleteContainer(let container):
@@ -104,6 +105,7 @@ extension SQLiteStore {
                 claim.key, key(claim.holder),
             ])
         case .deleteWorkoutRows(let id):
+            try recordWorkoutDeletion(db, id)
             let workout = key(id)
             let containers =
                 try String.fetchAll(
@@ -128,6 +130,7 @@ extension SQLiteStore {
                 key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
                 workout.start?.instant.seconds, workout.end?.instant.seconds, body,
             ])
+            try recordAddition(db, .workout(workout))
         }
     }
 
@@ -147,6 +150,16 @@ extension SQLiteStore {
         try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO series(workout_uuid, source, kind, container) VALUES (?, ?, ?, ?)"
         ).execute(arguments: [key(workout), source, kind, container])
+    }
+
+    /// Records that a workout's series of these chunk kinds changed (kinds that are not quantities are not series of
+    /// the feed).
+    static func recordSeries(_ db: Database, _ workout: UUID, _ source: String, _ kinds: [String]) throws {
+        for kind in kinds {
+            if let record = FeedRecord.series(workout: workout, source: source, kind: kind) {
+                try recordAddition(db, record)
+            }
+        }
     }
 
     /// Deletes a container's chunks unless a route or a pending builder still uses it (the kinds a workout's

@@ -99,7 +99,7 @@
                 let set = try await task.value
                 // Live updates are small and shared by every follower; catch-up pages are large and rarely asked for
                 // twice: those are not kept once read (memory stays bounded while followers page).
-                if set.added.count + set.deleted.count > 64 {
+                if set.count > 64 {
                     reads.withLock { state in
                         if state.generation == generation { state.tasks[key] = nil }
                     }
@@ -312,14 +312,12 @@
         {
             var set = try await hub.changes(since: anchor, matching: predicate, limit: limit, shared: shared)
             guard token.readableSources != nil else { return set }
-            set.added.removeAll { !token.mayRead($0.source) }
-            set.deleted.removeAll { !token.mayRead($0.source) }
+            set.removeUnreadable(token)
             var pages = 1
-            while set.hasMore && set.added.count + set.deleted.count < limit && pages < Self.maxHiddenPages {
+            while set.hasMore && set.count < limit && pages < Self.maxHiddenPages {
                 var next = try await hub.changes(since: set.anchor, matching: predicate, limit: limit, shared: shared)
                 pages += 1
-                next.added.removeAll { !token.mayRead($0.source) }
-                next.deleted.removeAll { !token.mayRead($0.source) }
+                next.removeUnreadable(token)
                 set.merge(next)
             }
             return set
@@ -487,7 +485,7 @@
             return t.instant
         }
 
-        /// `workout`, `source`, `syncIdentifier`, `from`, `to`.
+        /// `types`, `workout`, `source`, `syncIdentifier`, `from`, `to`.
         static func predicate(_ q: Parameters) throws(Problem) -> ChangePredicate {
             let from = try time(q.get("from"), "from")
             let to = try time(q.get("to"), "to")
@@ -498,8 +496,12 @@
                 guard lo <= hi else { throw Problem.badRequest("'from' is after 'to'") }
                 interval = lo...hi
             }
+            var types: Set<ChangeObjectType> = [.route]
+            if let text = q.get("types") {
+                do { types = try ChangeObjectType.parseList(text) } catch { throw Problem.badRequest(error.message) }
+            }
             return ChangePredicate(
-                workout: try uuid(q.get("workout"), "workout"), source: try source(q.get("source")),
+                types: types, workout: try uuid(q.get("workout"), "workout"), source: try source(q.get("source")),
                 syncIdentifier: q.get("syncIdentifier"), interval: interval)
         }
     }
@@ -537,6 +539,14 @@
     }
 
     extension ChangeSet {
+        /// Drops what `token` may not read (the objects of other sources).
+        mutating func removeUnreadable(_ token: APIToken) {
+            added.removeAll { !token.mayRead($0.source) }
+            deleted.removeAll { !token.mayRead($0.source) }
+            addedObjects.removeAll { !token.mayRead($0.source) }
+            deletedObjects.removeAll { !token.mayRead($0.source) }
+        }
+
         /// Appends the change set that follows this one: a route this set added and the next one deletes (replaced
         /// in between) is dropped from both, so that deletions-first-then-additions stays right for the merge.
         mutating func merge(_ next: ChangeSet) {
@@ -547,6 +557,13 @@
             }
             if !removed.isEmpty { added.removeAll { removed.contains($0.id) } }
             added += next.added
+            // The other objects, by key: a series can be added again under its key, so the consumer may hold an
+            // older copy of what this set added; the next set's deletions are always kept (deleting what a consumer
+            // does not hold is a no-op), and an object added again replaces the copy this set added.
+            let nextKeys = Set(next.deletedObjects.map(\.key)).union(next.addedObjects.map(\.key))
+            deletedObjects += next.deletedObjects
+            addedObjects.removeAll { nextKeys.contains($0.key) }
+            addedObjects += next.addedObjects
             anchor = next.anchor
             hasMore = next.hasMore
         }

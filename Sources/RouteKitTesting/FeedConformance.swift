@@ -13,6 +13,12 @@ public enum FeedConformance {
         ConformanceCheck(name: "feed: predicates apply to deletions too", run: predicates),
         ConformanceCheck(name: "feed: each anchor error has its own code", run: anchorErrors),
         ConformanceCheck(
+            name: "feed: workouts (with or without a route), effort scores and series, added and deleted",
+            run: objects),
+        ConformanceCheck(
+            name: "feed: a consumer of every type holds exactly the current workouts, scores and series",
+            run: objectModel),
+        ConformanceCheck(
             name: "feed: a consumer applying random histories holds exactly the current routes", run: model),
         ConformanceCheck(name: "feed: live updates deliver the catch-up, then each commit", run: liveUpdates),
         ConformanceCheck(
@@ -129,6 +135,192 @@ public enum FeedConformance {
         try expect(byTime.sets.flatMap(\.deleted).map(\.id) == [b1.route.id], "by date range")
         let none = try await drain(store, from: nil, ChangePredicate(source: alice))
         try expect(none.sets.flatMap(\.added).isEmpty, "nothing current for alice")
+    }
+
+    static let everything = ChangePredicate(types: Set(ChangeObjectType.allCases))
+
+    static func samples(_ count: Int, from start: Int64 = 1_700_000_000) -> [QuantitySample] {
+        (0..<count).map { QuantitySample(timestamp: Timestamp(Instant(seconds: start + Int64($0))), value: 120.5) }
+    }
+
+    static func objects(_ store: any RouteStore) async throws {
+        let before = try await store.currentAnchor()
+        // A workout without a route (a treadmill run) with an effort score; one with a route and a series.
+        let indoor = try await StoreConformance.saved(store, alice)
+        let score = try EffortScore(
+            workoutID: indoor.id, source: alice, score: 6.5, isManual: true,
+            created: Date(timeIntervalSince1970: 1_700_000_000))
+        try await store.relateEffort(score)
+        let outdoor = try await StoreConformance.saved(store, alice)
+        let r = try await route(store, outdoor, "o", 1)
+        try await store.saveSeries(
+            QuantitySeries(type: .heartRate, samples: samples(30)), workout: outdoor.id, as: alice)
+
+        let routesOnly = try await drain(store, from: nil)
+        try expect(
+            routesOnly.sets.allSatisfy { $0.addedObjects.isEmpty && $0.deletedObjects.isEmpty },
+            "a route consumer (the default predicate) gets routes only")
+        let all = try await drain(store, from: nil, everything, limit: 1)
+        let added = all.sets.flatMap(\.addedObjects)
+        try expect(all.sets.allSatisfy { $0.deletedObjects.isEmpty }, "no deletions without an anchor")
+        try expect(all.sets.flatMap(\.added).map(\.id) == [r.route.id], "the route is in added")
+        let keys = added.map(\.key)
+        let expected = [
+            ChangeObjectKey(type: .workout, id: indoor.id, quantityType: nil),
+            ChangeObjectKey(type: .effort, id: score.id, quantityType: nil),
+            ChangeObjectKey(type: .workout, id: outdoor.id, quantityType: nil),
+            ChangeObjectKey(type: .series, id: outdoor.id, quantityType: .heartRate),
+        ]
+        try expect(keys == expected, "every current object once, in commit order: \(keys)")
+        try expect(added.first == .workout(indoor), "a workout without a route is carried whole")
+        try expect(added.contains(.effort(score)), "the effort score is carried whole")
+        guard case .series(let hr)? = added.last else { throw ConformanceFailure(description: "the series is last") }
+        try expect(
+            hr.count == 30 && hr.source == alice && hr.start == Instant(seconds: 1_700_000_000)
+                && hr.end == Instant(seconds: 1_700_000_029),
+            "a series carries its count and time range: \(hr)")
+
+        // From an anchor: the series grows (added again, no deletion), the score goes, the workout goes.
+        let anchor = all.anchor
+        try await store.saveSeries(
+            QuantitySeries(type: .heartRate, samples: samples(10, from: 1_700_000_100)), workout: outdoor.id, as: alice)
+        let grown = try await store.changes(since: anchor, matching: everything, limit: 10)
+        guard case .series(let more)? = grown.addedObjects.first, grown.addedObjects.count == 1 else {
+            throw ConformanceFailure(description: "a series that grows is added again: \(grown.addedObjects)")
+        }
+        try expect(more.count == 40 && grown.deletedObjects.isEmpty, "with its new count, not deleted: \(more)")
+        try await store.unrelateEffort(id: score.id, as: alice)
+        let unrelated = try await store.changes(since: grown.anchor, matching: everything, limit: 10)
+        try expect(
+            unrelated.deletedObjects
+                == [
+                    DeletedObject(
+                        key: ChangeObjectKey(type: .effort, id: score.id, quantityType: nil), workoutID: indoor.id,
+                        source: alice, sync: nil)
+                ] && unrelated.addedObjects.isEmpty,
+            "an unrelated score is deleted: \(unrelated.deletedObjects)")
+        try await store.deleteWorkout(id: outdoor.id, as: alice)
+        let gone = try await store.changes(since: unrelated.anchor, matching: everything, limit: 1)
+        try expect(gone.deleted.map(\.id) == [r.route.id], "the workout's route is deleted")
+        try expect(
+            gone.deletedObjects.map(\.key)
+                == [
+                    ChangeObjectKey(type: .series, id: outdoor.id, quantityType: .heartRate),
+                    ChangeObjectKey(type: .workout, id: outdoor.id, quantityType: nil),
+                ],
+            "then its series and the workout, in one set despite limit 1: \(gone.deletedObjects.map(\.key))")
+
+        // Predicates: types, workout, source, sync identifier.
+        let efforts = try await drain(store, from: before, ChangePredicate(types: [.effort]))
+        try expect(
+            efforts.sets.allSatisfy { $0.added.isEmpty && $0.deleted.isEmpty }
+                && efforts.sets.flatMap(\.deletedObjects).map(\.key.type) == [.effort]
+                && efforts.sets.flatMap(\.addedObjects).isEmpty,
+            "types: effort scores only (added then deleted: only the deletion is owed)")
+        let byWorkout = try await drain(store, from: before, ChangePredicate(types: [.workout], workout: indoor.id))
+        try expect(
+            byWorkout.sets.flatMap(\.addedObjects).map(\.key.id) == [indoor.id],
+            "workout: only that workout")
+        let bob = try await drain(store, from: before, ChangePredicate(types: [.workout, .series], source: bob))
+        try expect(bob.sets.allSatisfy { $0.count == 0 }, "source: nothing of alice's for bob")
+
+        // A workout replaced by a newer version: the old one deleted, the new one added, in one set.
+        let v1 = try await StoreConformance.saved(store, alice, sync: SyncIdentity(identifier: "w", version: 1))
+        let mark = try await store.currentAnchor()
+        let v2 = StoreConformance.workout(alice, sync: SyncIdentity(identifier: "w", version: 2))
+        _ = try await store.saveWorkout(v2)
+        let replaced = try await store.changes(since: mark, matching: everything, limit: 1)
+        try expect(
+            replaced.deletedObjects.map(\.key.id) == [v1.id] && replaced.addedObjects == [.workout(v2)],
+            "a replaced workout: the old deleted, the new added")
+        try expect(
+            replaced.deletedObjects.first?.sync == SyncIdentity(identifier: "w", version: 1),
+            "the deletion carries the old sync identity")
+        let bySync = try await drain(store, from: before, ChangePredicate(types: [.workout], syncIdentifier: "w"))
+        try expect(
+            bySync.sets.flatMap(\.addedObjects).map(\.key.id) == [v2.id],
+            "sync identifier: the current version only")
+    }
+
+    /// A consumer of every type applying change sets: deletions first, then additions (an object added again
+    /// replaces the held copy).
+    struct ObjectConsumer {
+        var held: [ChangeObjectKey: ChangedObject] = [:]
+        var anchor: ChangeAnchor?
+
+        mutating func catchUp(_ store: any RouteStore, limit: Int) async throws {
+            for set in try await FeedConformance.drain(store, from: anchor, everything, limit: limit).sets {
+                for d in set.deletedObjects { held[d.key] = nil }
+                for o in set.addedObjects { held[o.key] = o }
+                anchor = set.anchor
+            }
+        }
+    }
+
+    /// Random histories of workouts, scores and series: a consumer that follows along, one that joins halfway and
+    /// one that starts at the end each hold exactly what the store holds.
+    static func objectModel(_ store: any RouteStore) async throws {
+        var rng = SplitMix64(seed: 27)
+        var workouts: [Workout] = []
+        var scores: [EffortScore] = []
+        var follower = ObjectConsumer()
+        var late = ObjectConsumer()
+        for step in 0..<60 {
+            switch rng.next() % 6 {
+            case 0, 1:
+                workouts.append(try await StoreConformance.saved(store, alice))
+            case 2 where !workouts.isEmpty:
+                let w = workouts[Int(rng.next() % UInt64(workouts.count))]
+                let type: QuantityType = rng.next() % 2 == 0 ? .heartRate : .power
+                try await store.saveSeries(
+                    QuantitySeries(type: type, samples: samples(3, from: Int64(step) * 10)), workout: w.id, as: alice)
+            case 3 where !workouts.isEmpty:
+                let w = workouts[Int(rng.next() % UInt64(workouts.count))]
+                let s = try EffortScore(
+                    workoutID: w.id, source: alice, score: 5, isManual: false,
+                    created: Date(timeIntervalSince1970: 1_700_000_000 + Double(step)))
+                try await store.relateEffort(s)
+                scores.append(s)
+            case 4 where !scores.isEmpty:
+                let s = scores.remove(at: Int(rng.next() % UInt64(scores.count)))
+                try await store.unrelateEffort(id: s.id, as: alice)
+            case 5 where !workouts.isEmpty:
+                let w = workouts.remove(at: Int(rng.next() % UInt64(workouts.count)))
+                try await store.deleteWorkout(id: w.id, as: alice)
+                scores.removeAll { $0.workoutID == w.id }
+            default:
+                break
+            }
+            if step % 5 == 0 { try await follower.catchUp(store, limit: 2) }
+            if step == 30 { try await late.catchUp(store, limit: 4) }
+        }
+        var truth: [ChangeObjectKey: ChangedObject] = [:]
+        for w in workouts {
+            truth[ChangeObjectKey(type: .workout, id: w.id, quantityType: nil)] = .workout(w)
+            for t in try await store.seriesTypes(ofWorkout: w.id) {
+                var count = 0
+                for try await batch in store.samples(of: t, workout: w.id) { count += batch.samples.count }
+                try expect(count > 0, "a listed series has samples")
+                truth[ChangeObjectKey(type: .series, id: w.id, quantityType: t)] = .series(
+                    SeriesSummary(workoutID: w.id, source: alice, type: t, count: count, start: nil, end: nil))
+            }
+        }
+        for s in scores { truth[ChangeObjectKey(type: .effort, id: s.id, quantityType: nil)] = .effort(s) }
+        var fresh = ObjectConsumer()
+        try await fresh.catchUp(store, limit: 3)
+        try await follower.catchUp(store, limit: 2)
+        try await late.catchUp(store, limit: 4)
+        for (name, consumer) in [("from no anchor", fresh), ("following", follower), ("joining halfway", late)] {
+            try expect(Set(consumer.held.keys) == Set(truth.keys), "\(name): exactly the current objects")
+            for (key, object) in consumer.held {
+                switch (object, truth[key]) {
+                case (.series(let got), .series(let want)?):
+                    try expect(got.count == want.count, "\(name): series \(key) has its current count")
+                default:
+                    try expect(object == truth[key], "\(name): \(key) is the stored object")
+                }
+            }
+        }
     }
 
     static func anchorErrors(_ store: any RouteStore) async throws {

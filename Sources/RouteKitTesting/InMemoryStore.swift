@@ -434,6 +434,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
                 throw RouteKitError(.storage, "an effort score with uuid \(score.id) exists")
             }
             s.efforts[score.id] = EffortRow(row: s.nextRow(), score: score)
+            s.recordAddition(.effort(id: score.id, workout: score.workoutID, source: score.source.name))
         }
     }
 
@@ -442,6 +443,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         try write { (s: inout State) throws(RouteKitError) in
             guard let row = s.efforts[id] else { throw RouteKitError(.notFound, "no effort score \(id)") }
             try StoreRules.checkOwner(row.score.source.name, of: "effort score \(id)", is: source)
+            s.recordDeletion(.effort(id: id, workout: row.score.workoutID, source: row.score.source.name))
             s.efforts[id] = nil
         }
     }
@@ -466,7 +468,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
             if let anchor { try state.validate(anchor, tokenAtCheckpoint: s.token(endingAt: anchor.checkpoint)) }
             let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
             func owed(_ c: Change, after: Int64) -> Bool {
-                c.position > after && (c.added || c.position > horizon) && c.matches(predicate)
+                c.position > after && (c.added || c.position > horizon) && c.record.matches(predicate)
             }
             var rows: [Change] = []
             var i = s.firstChange(after: after)
@@ -488,18 +490,37 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
                 }
                 if hasMore { end = last.txnEnd }
             }
-            let (deleted, addedIDs) = StoreRules.split(
-                rows.map { c -> StoreRules.ChangeRow in
-                    c.added ? .added(c.route.id.lowercaseText) : .deletion(c.route)
-                })
+            let split = try StoreRules.split(rows.map { ($0.added, $0.record) })
             var found: [String: RouteSample] = [:]
-            for id in addedIDs {
+            for id in split.addedRouteIDs {
                 if let uuid = UUID(text: id), let row = s.routes[uuid] { found[id] = row.route }
+            }
+            var workouts: [String: Workout] = [:]
+            var efforts: [String: EffortScore] = [:]
+            var series: [String: SeriesSummary] = [:]
+            for r in split.addedObjects {
+                guard let id = UUID(text: r.key) else { continue }
+                switch r.type {
+                case .workout: workouts[r.key] = s.workouts[id]?.workout
+                case .effort: efforts[r.key] = s.efforts[id]?.score
+                case .series:
+                    for row in s.series where row.workout == id && row.kind == r.detail {
+                        for chunk in s.chunks(in: row.container) where chunk.kind.description == r.detail {
+                            try StoreRules.addChunk(
+                                to: &series, workout: r.key, source: row.source, kind: r.detail, count: chunk.count,
+                                first: chunk.minTime, last: chunk.maxTime)
+                        }
+                    }
+                case .route: continue
+                }
             }
             let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
             let token = choice.tokenPosition.flatMap { s.token(endingAt: $0) }
             return ChangeSet(
-                deleted: deleted, added: try StoreRules.addedRoutes(addedIDs, found: found),
+                deleted: split.deletedRoutes, added: try StoreRules.addedRoutes(split.addedRouteIDs, found: found),
+                deletedObjects: split.deletedObjects,
+                addedObjects: try StoreRules.addedObjects(
+                    split.addedObjects, workouts: workouts, efforts: efforts, series: series),
                 anchor: choice.anchor(state, token: token), hasMore: hasMore)
         }
     }
@@ -677,28 +698,14 @@ extension InMemoryStore {
         var expires: Double
     }
 
-    /// One row of the change log: an addition (while its route is current) or a deletion.
+    /// One row of the change log: an addition (while its object is current) or a deletion.
     struct Change {
         var position: Int64
         var txn: Int64
         var txnEnd: Int64
         var added: Bool
-        var route: DeletedRoute
-        var startSeconds: Int64?
-        var endSeconds: Int64?
+        var record: FeedRecord
         var committed: Double
-
-        /// Whether the predicate matches (times in whole seconds, as the SQL backends compare them).
-        func matches(_ p: ChangePredicate) -> Bool {
-            if let w = p.workout, route.workoutID != w { return false }
-            if let s = p.source, route.source != s { return false }
-            if let id = p.syncIdentifier, route.sync.identifier != id { return false }
-            if let i = p.interval {
-                guard let start = startSeconds, let end = endSeconds else { return false }
-                return end >= i.lowerBound.seconds && start <= i.upperBound.seconds
-            }
-            return true
-        }
     }
 
     /// A transaction of the change log: the position of its last change and its token.
@@ -733,7 +740,7 @@ extension InMemoryStore {
         var lastPosition: Int64 = 0
         var floor: Int64 = 0
         /// Changes recorded by the transaction running now, given positions when it seals.
-        var unsealed: [(added: Bool, route: RouteSample)] = []
+        var unsealed: [(added: Bool, record: FeedRecord)] = []
 
         mutating func nextRow() -> Int64 {
             lastRow += 1
@@ -828,7 +835,7 @@ extension InMemoryStore {
                 guard let route = routes[row.id]?.route else {
                     throw RouteKitError(.storage, "logging the deletion of route \(row.id), which is not stored")
                 }
-                recordDeletion(route)
+                recordDeletion(.route(route))
             case .keepAsProvenance(let id):
                 routes[id]?.current = false
             case .deleteRoute(let id):
@@ -850,15 +857,17 @@ extension InMemoryStore {
                 chunks[container] = list
             case .insertRoute(let route, let container, let raw, _):
                 routes[route.id] = RouteRow(row: nextRow(), route: route, current: true, raw: raw, container: container)
-                unsealed.append((true, route))
+                unsealed.append((true, .route(route)))
             case .attachSeries(let workout, let source, let kinds, let container):
                 for kind in kinds { addSeries(workout: workout, source: source, kind: kind, container: container) }
+                recordSeries(workout, source, kinds)
             case .attachStoredSeries(let workout, let source, let container):
                 let kinds = Set(
                     self.chunks(in: container).map(\.kind).filter(StoreRules.isSeriesKind).map(\.description))
                 for kind in kinds.sorted() {
                     addSeries(workout: workout, source: source, kind: kind, container: container)
                 }
+                recordSeries(workout, source, kinds.sorted())
             case .deleteBuilder(let id):
                 builders[id] = nil
             case .deleteContainer(let container):
@@ -866,6 +875,7 @@ extension InMemoryStore {
             case .releaseClaim(let claim):
                 if leases[claim.key]?.holder == claim.holder { leases[claim.key] = nil }
             case .deleteWorkoutRows(let id):
+                recordWorkoutDeletion(id)
                 summaries[id] = nil
                 let owned = routes.values.filter { $0.route.workoutID == id }
                 let containers = owned.map(\.container) + series.filter { $0.workout == id }.map(\.container)
@@ -876,6 +886,7 @@ extension InMemoryStore {
                 for c in Set(containers).sorted() { dropContainerIfUnused(c) }
             case .insertWorkout(let workout, _):
                 workouts[workout.id] = WorkoutRow(row: nextRow(), workout: workout)
+                recordAddition(.workout(workout))
             }
         }
 
@@ -888,11 +899,45 @@ extension InMemoryStore {
 
         // MARK: The change log
 
-        /// Records that `route` stops being current: its added row goes, a deletion is recorded.
-        mutating func recordDeletion(_ route: RouteSample) {
-            log.removeAll { $0.added && $0.route.id == route.id }
-            unsealed.removeAll { $0.added && $0.route.id == route.id }
-            unsealed.append((false, route))
+        /// Records that an object stops being current: its added row goes, a deletion is recorded.
+        mutating func recordDeletion(_ record: FeedRecord) {
+            dropAdded(record)
+            unsealed.append((false, record))
+        }
+
+        /// Records that an object became current or changed: its previous added row (if any) goes.
+        mutating func recordAddition(_ record: FeedRecord) {
+            dropAdded(record)
+            unsealed.append((true, record))
+        }
+
+        mutating func dropAdded(_ record: FeedRecord) {
+            log.removeAll { $0.added && $0.record.isSameObject(as: record) }
+            unsealed.removeAll { $0.added && $0.record.isSameObject(as: record) }
+        }
+
+        /// Records that a workout's series of these chunk kinds changed.
+        mutating func recordSeries(_ workout: UUID, _ source: String, _ kinds: [String]) {
+            for kind in kinds {
+                if let record = FeedRecord.series(workout: workout, source: source, kind: kind) {
+                    recordAddition(record)
+                }
+            }
+        }
+
+        /// Records the deletions of a workout's effort scores and series, then of the workout (before its rows go).
+        mutating func recordWorkoutDeletion(_ id: UUID) {
+            for e in efforts.values.filter({ $0.score.workoutID == id }).sorted(by: { $0.row < $1.row }) {
+                recordDeletion(.effort(id: e.score.id, workout: id, source: e.score.source.name))
+            }
+            var kinds: [String: String] = [:]
+            for row in series where row.workout == id {
+                kinds[row.kind] = min(kinds[row.kind] ?? row.source, row.source)
+            }
+            for (kind, source) in kinds.sorted(by: { $0.key < $1.key }) {
+                if let record = FeedRecord.series(workout: id, source: source, kind: kind) { recordDeletion(record) }
+            }
+            if let w = workouts[id]?.workout { recordDeletion(.workout(w)) }
         }
 
         /// Gives the changes recorded in this transaction their positions, transaction and token. Returns whether
@@ -902,12 +947,10 @@ extension InMemoryStore {
             let first = lastPosition + 1
             let last = lastPosition + Int64(unsealed.count)
             for (i, change) in unsealed.enumerated() {
-                let r = change.route
                 log.append(
                     Change(
                         position: first + Int64(i), txn: first, txnEnd: last, added: change.added,
-                        route: DeletedRoute(id: r.id, source: r.source, workoutID: r.workoutID, sync: r.sync),
-                        startSeconds: r.start?.instant.seconds, endSeconds: r.end?.instant.seconds, committed: now))
+                        record: change.record, committed: now))
             }
             txns.append(Transaction(end: last, token: token))
             lastPosition = last

@@ -10,7 +10,8 @@ let exitAnchorUnusable = ExitCode(3)
 struct Changes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "changes",
-        abstract: "Print the routes added and deleted since an anchor, and the new anchor; --follow keeps tailing.",
+        abstract:
+            "Print the routes (and, with --types, workouts, effort scores, series) added and deleted since an anchor.",
         discussion: """
             Without --anchor, the first change set lists every current route (and no deletions). Each change \
             set ends with its anchor: give it back with --anchor to get only what changed after it. A \
@@ -22,15 +23,29 @@ struct Changes: AsyncParsableCommand {
             history, or ahead of a store restored from a backup) the command exits with code 3 and says \
             which: start again without --anchor.
 
+            The feed carries routes by default. --types names what to follow, comma-separated: route, \
+            workout (with or without a route: a treadmill run, a manual entry), effort (effort scores), \
+            series (a workout's heart rate, power… as a whole: its count and time range), or all. A workout \
+            replaced by a newer version shows as the old one deleted with its routes, effort scores and series, \
+            and the new one added. A series that grows is added again: keep one copy per workout and quantity.
+
             JSON (--json), one object per change set:
               {"added": [route…], "deleted": [{"uuid": "…", "source": "…", "workout": "…",
-               "syncIdentifier": "…", "syncVersion": N}], "anchor": "TOKEN", "hasMore": true|false}
-            where each added route has the shape of `routekit routes --json`.
+               "syncIdentifier": "…", "syncVersion": N}],
+               "addedObjects": [{"type": "workout|effort|series", "uuid": "…", "workout": "…", "source": "…",
+                 "quantity": "heartRate"|null, "data": {…}}],
+               "deletedObjects": [{"type": "…", "uuid": "…", "workout": "…", "source": "…", "quantity": …,
+                 "syncIdentifier": …, "syncVersion": …}],
+               "anchor": "TOKEN", "hasMore": true|false}
+            where each added route has the shape of `routekit routes --json`, a workout's data holds its own \
+            fields (activity, sync identity, start, end, metadata, events, activities), an effort's its score, \
+            manual and created, and a series' its unit, count, start and end.
 
             Examples:
               routekit changes --json > sets.jsonl                  # everything current, then the anchor
               routekit changes --anchor "$(cat anchor)" --limit 500
               routekit changes --follow --json --source my-watch
+              routekit changes --types workout,effort --json        # workouts with or without a route
               routekit changes --from 2025-06-01T00:00:00Z --to 2025-06-30T23:59:59Z
             """)
 
@@ -39,14 +54,19 @@ struct Changes: AsyncParsableCommand {
     @Option(help: "Changes per change set (soft: a transaction is never split).") var limit: Int = 1000
     @Flag(help: "Keep printing change sets as they are committed, until interrupted.") var follow = false
     @Flag(help: "One JSON object per change set, one per line.") var json = false
-    @Option(help: "Only routes of this workout (uuid).") var workout: String?
-    @Option(help: "Only routes of this source.") var source: String?
-    @Option(help: "Only routes with this sync identifier.") var syncIdentifier: String?
-    @Option(help: "Only routes that end at or after this ISO 8601 time.") var from: String?
-    @Option(help: "Only routes that start at or before this ISO 8601 time.") var to: String?
+    @Option(
+        help: ArgumentHelp(
+            "What to follow: route, workout, effort, series, comma-separated, or all.", valueName: "types"))
+    var types: String = "route"
+    @Option(help: "Only objects of this workout (uuid).") var workout: String?
+    @Option(help: "Only objects of this source.") var source: String?
+    @Option(help: "Only routes and workouts with this sync identifier.") var syncIdentifier: String?
+    @Option(help: "Only routes and workouts that end at or after this ISO 8601 time.") var from: String?
+    @Option(help: "Only routes and workouts that start at or before this ISO 8601 time.") var to: String?
 
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1.") }
+        do { _ = try ChangeObjectType.parseList(types) } catch { throw ValidationError("--types: \(error.message)") }
     }
 
     func printSet(_ set: ChangeSet) {
@@ -56,14 +76,34 @@ struct Changes: AsyncParsableCommand {
             for d in set.deleted {
                 print("deleted \(d.id.uuidString.lowercased()) \(d.source) \(d.sync.identifier) v\(d.sync.version)")
             }
+            for d in set.deletedObjects {
+                print("deleted \(d.key.type) \(Self.describe(d.key)) \(d.source)")
+            }
             for r in set.added {
                 print(
                     "added   \(r.id.uuidString.lowercased()) \(r.source) \(r.sync.identifier) v\(r.sync.version) "
                         + "\(r.locationCount) locations")
             }
+            for o in set.addedObjects {
+                print("added   \(o.type) \(Self.describe(o.key)) \(o.source)\(Self.detail(o))")
+            }
             print("anchor  \(set.anchor.text)\(set.hasMore ? " (more)" : "")")
         }
         fflush(nil)  // a follower reads each change set as soon as it is printed
+    }
+
+    /// An object's key as the text lines show it: its uuid, and a series' quantity.
+    static func describe(_ key: ChangeObjectKey) -> String {
+        key.id.uuidString.lowercased() + (key.quantityType.map { " " + $0.identifier } ?? "")
+    }
+
+    /// What a text line says of an added object.
+    static func detail(_ object: ChangedObject) -> String {
+        switch object {
+        case .workout(let w): " \(w.activityType.rawValue)" + (w.sync.map { " \($0.identifier) v\($0.version)" } ?? "")
+        case .effort(let e): " score \(e.score)\(e.isManual ? " (manual)" : "")"
+        case .series(let s): " \(s.count) samples"
+        }
     }
 
     func run() async throws {
@@ -72,7 +112,8 @@ struct Changes: AsyncParsableCommand {
             let store = try await storeOptions.open()
             let interval = try parseTimeRange(from: from, to: to)
             let predicate = ChangePredicate(
-                workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) },
+                types: try ChangeObjectType.parseList(types), workout: try workout.map(parseUUID),
+                source: try source.map { try Source(name: $0) },
                 syncIdentifier: syncIdentifier, interval: interval)
             let start = try anchor.map { text throws(RouteKitError) in try ChangeAnchor(text: text) }
             if !follow {

@@ -164,6 +164,43 @@ struct DocumentationExamplesTests {
         #expect(consumer.index.ids == [routes[0].id, replacement.id, routes[2].id, late.id])
     }
 
+    /// The article's `cache` of workout objects, by key.
+    final class ObjectCache {
+        var objects: [ChangeObjectKey: ChangedObject] = [:]
+        func remove(_ key: ChangeObjectKey) { objects[key] = nil }
+        func put(_ key: ChangeObjectKey, _ object: ChangedObject) { objects[key] = object }
+    }
+
+    @Test("The change feed: every workout object, kept by key; deletions first")
+    func tailingObjects() async throws {
+        let store = try SQLiteStore(path: Self.temporaryPath())
+        let source = try Source(name: "objects")
+        let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
+        _ = try await store.saveWorkout(workout)
+        let score = try EffortScore(workoutID: workout.id, source: source, score: 4, isManual: true)
+        try await store.relateEffort(score)
+        let cache = ObjectCache()
+        var anchor: ChangeAnchor?
+        for round in 0..<2 {
+            // snippet.tailing-objects
+            let types: Set<ChangeObjectType> = [.workout, .route, .effort]
+            let set = try await store.changes(since: anchor, matching: ChangePredicate(types: types), limit: 1000)
+            for d in set.deletedObjects { cache.remove(d.key) }
+            for o in set.addedObjects { cache.put(o.key, o) }
+            // snippet.end
+            anchor = set.anchor
+            #expect(cache.objects[ChangeObjectKey(type: .workout, id: workout.id, quantityType: nil)] != nil)
+            #expect(cache.objects.count == 2, "the workout and one score")
+            if round == 1 {
+                #expect(cache.objects[ChangeObjectKey(type: .effort, id: score.id, quantityType: nil)] == nil)
+                break
+            }
+            try await store.unrelateEffort(id: score.id, as: source)
+            let other = try EffortScore(workoutID: workout.id, source: source, score: 5, isManual: true)
+            try await store.relateEffort(other)
+        }
+    }
+
     @Test("Storage backends and the RouteKitSQLite landing page: opening a store, a durable batch")
     func sqliteStore() async throws {
         let path = Self.temporaryPath()

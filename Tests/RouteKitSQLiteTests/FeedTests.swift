@@ -134,6 +134,53 @@ struct SQLiteFeedTests {
         #expect(try await store.workouts(matching: WorkoutFilter()).count == 1)
     }
 
+    @Test("a store from before the feed carried every object: its workouts, scores and series are current in the feed")
+    func migrationToFeedObjects() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rk-v11-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let workout = "11111111-1111-1111-1111-111111111111"
+        let effort = "33333333-3333-3333-3333-333333333333"
+        do {
+            let pool = try DatabasePool(path: path)
+            try Schema.migrator.migrate(pool, upTo: "v11-zone-settings")
+            try await pool.write { db in
+                try db.execute(
+                    sql: "INSERT INTO store_info(key, value) VALUES ('store_id', ?)",
+                    arguments: [UUID().uuidString.lowercased()])
+                try db.execute(
+                    sql: "INSERT INTO workout(uuid, source, body) VALUES (?, 'old', ?)",
+                    arguments: [workout, #"{"activity":"running","events":[],"metadata":{}}"#])
+                try db.execute(
+                    sql: "INSERT INTO effort(uuid, workout_uuid, source, score, manual, created) VALUES (?, ?, 'old', 4, 1, 0)",
+                    arguments: [effort, workout])
+                try db.execute(
+                    sql: "INSERT INTO series(workout_uuid, source, kind, container) VALUES (?, 'old', 'heartRate', 'c')",
+                    arguments: [workout])
+                try db.execute(
+                    sql: """
+                        INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data)
+                        VALUES ('c', 'heartRate', 0, 7, 100, 0, 160, 500, x''), ('c', 'heartRate', 1, 5, 170, 0, 200, 0, x'')
+                        """)
+            }
+        }
+        let store = try SQLiteStore(path: path)
+        let everything = ChangePredicate(types: Set(ChangeObjectType.allCases))
+        let set = try await store.changes(since: nil, matching: everything, limit: 10)
+        let keys = set.addedObjects.map { "\($0.type) \($0.key.id.lowercaseText)" }
+        #expect(keys == ["workout \(workout)", "effort \(effort)", "series \(workout)"])
+        guard case .series(let series)? = set.addedObjects.last else {
+            Issue.record("no series")
+            return
+        }
+        #expect(series.count == 12)
+        #expect(series.start == Instant(seconds: 100))
+        #expect(series.end == Instant(seconds: 200))
+        let routes = try await store.changes(since: nil, matching: .all, limit: 10)
+        #expect(routes.count == 0, "a route consumer sees none of them")
+    }
+
     @Test("changes(since:) on a store of 1,000 routes returns the last 100 changes in one page, whole transactions")
     func lastChanges() async throws {
         let store = try makeTemporaryStore()

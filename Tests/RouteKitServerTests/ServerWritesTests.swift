@@ -264,6 +264,52 @@
             }
         }
 
+        @Test("GET /v1/changes?types=: workouts and effort scores added and deleted, only the readable sources'; a bad type is a 400")
+        func feedObjects() async throws {
+            let f = try Fixture()
+            let phone = try await f.token(source: "phone")
+            let blind = try await f.token(source: "viewer", scopes: [.read, .write], readable: ["viewer"])
+            try await f.app().test(.router) { client in
+                let start = try await anchor(client, phone)
+                let (workout, route) = try await upload(client, phone, "o", hour: 6)
+                let effort = try await client.execute(
+                    uri: "/v1/workouts/\(workout)/effort", method: .post,
+                    headers: auth(phone, [.contentType: "application/json"]), body: ByteBuffer(string: #"{"score": 6}"#))
+                #expect(effort.status == .created)
+                let score = json(effort.body)["uuid"] as? String
+                func objects(_ token: String, _ query: String) async throws -> [String: Any] {
+                    try await client.execute(uri: "/v1/changes?\(query)", method: .get, headers: auth(token)) { r in
+                        #expect(r.status == .ok)
+                        return json(r.body)
+                    }
+                }
+                let added = try await objects(phone, "anchor=\(start)&types=workout,effort")
+                let list = added["addedObjects"] as? [[String: Any]] ?? []
+                #expect(list.compactMap { $0["type"] as? String } == ["workout", "effort"])
+                #expect(list.compactMap { $0["uuid"] as? String } == [workout, score ?? "?"])
+                #expect((added["added"] as? [Any])?.isEmpty == true, "routes were not asked for")
+                let workoutData = list.first?["data"] as? [String: Any]
+                #expect(workoutData?["activity"] as? String != nil)
+                let both = try await objects(phone, "anchor=\(start)&types=route,workout")
+                #expect((both["added"] as? [[String: Any]])?.compactMap { $0["uuid"] as? String } == [route])
+                let hidden = try await objects(blind, "types=all")
+                #expect((hidden["addedObjects"] as? [Any])?.isEmpty == true, "another source's objects are not shown")
+
+                let next = added["anchor"] as? String ?? ""
+                let gone = try await client.execute(uri: "/v1/workouts/\(workout)", method: .delete, headers: auth(phone))
+                #expect(gone.status == .noContent)
+                let deleted = try await objects(phone, "anchor=\(next)&types=workout,effort")
+                let removed = deleted["deletedObjects"] as? [[String: Any]] ?? []
+                #expect(removed.compactMap { $0["type"] as? String } == ["effort", "workout"])
+                #expect(removed.last?["uuid"] as? String == workout)
+
+                let bad = try await client.execute(
+                    uri: "/v1/changes?types=workouts", method: .get, headers: auth(phone))
+                #expect(bad.status == .badRequest)
+                #expect(String(buffer: bad.body).contains("'workouts' is not a change type"))
+            }
+        }
+
         @Test("GET /v1/builders lists the token's source's open builders only")
         func listBuilders() async throws {
             let f = try Fixture()

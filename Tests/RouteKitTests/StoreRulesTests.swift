@@ -56,9 +56,20 @@ struct StoreRulesTests {
     @Test("a change set: deletions before additions, additions in log order, a missing route a storage error")
     func assembly() throws {
         let d = DeletedRoute(id: old, source: try Source(name: "a"), workoutID: UUID(), sync: SyncIdentity(identifier: "s", version: 1))
-        let (deleted, added) = StoreRules.split([.added("x"), .deletion(d), .added("y")])
-        #expect(deleted == [d])
-        #expect(added == ["x", "y"])
+        let deletion = FeedRecord(
+            type: .route, key: old.lowercaseText, workout: d.workoutID.lowercaseText, source: "a", syncIdentifier: "s",
+            version: 1)
+        let workout = UUID()
+        let effort = FeedRecord.effort(id: UUID(), workout: workout, source: "a")
+        func route(_ key: String) -> FeedRecord { FeedRecord(type: .route, key: key, workout: "w", source: "a") }
+        let split = try StoreRules.split([
+            (true, route("x")), (false, deletion), (true, effort), (true, route("y")),
+            (false, FeedRecord.workout(Workout(id: workout, activityType: .running, start: nil, end: nil, source: try Source(name: "a")))),
+        ])
+        #expect(split.deletedRoutes == [d])
+        #expect(split.addedRouteIDs == ["x", "y"])
+        #expect(split.addedObjects == [effort])
+        #expect(split.deletedObjects.map(\.key) == [ChangeObjectKey(type: .workout, id: workout, quantityType: nil)])
         let route = RouteSample(
             workoutID: UUID(), source: try Source(name: "a"), sync: SyncIdentity(identifier: "s", version: 2), start: nil,
             end: nil, locationCount: 0)

@@ -16,7 +16,8 @@ struct ChangesCLITests {
         _ = try fixture.json(["import", file])
         let sets = try fixture.json(["changes"])
         try #require(sets.count == 1)
-        #expect(Set(sets[0].keys) == ["added", "deleted", "anchor", "hasMore"])
+        #expect(Set(sets[0].keys) == ["added", "deleted", "addedObjects", "deletedObjects", "anchor", "hasMore"])
+        #expect((sets[0]["addedObjects"] as? [Any])?.isEmpty == true, "routes only by default")
         let added = try #require(sets[0]["added"] as? [[String: Any]])
         #expect(added.count == 1)
         #expect(Set(added[0].keys) == StoreCLI.routeKeys)
@@ -35,6 +36,44 @@ struct ChangesCLITests {
         let expired = try fixture.run(["changes", "--anchor", anchor])
         #expect(expired.status == 3)
         #expect(expired.stderr.contains("anchorExpired"))
+    }
+
+    @Test("changes --types workout,effort,series: a workout without a route, its score and series; then deletions")
+    func changesTypes() async throws {
+        let fixture = try StoreFixture()
+        defer { fixture.remove() }
+        let store = try SQLiteStore(path: fixture.store)
+        let source = try Source(name: "treadmill")
+        let workout = Workout(activityType: .running, start: nil, end: nil, source: source)
+        _ = try await store.saveWorkout(workout)
+        let samples = (0..<12).map {
+            QuantitySample(timestamp: Timestamp(Instant(seconds: 1_700_000_000 + Int64($0))), value: 140.5)
+        }
+        try await store.saveSeries(QuantitySeries(type: .heartRate, samples: samples), workout: workout.id, as: source)
+        try await store.relateEffort(
+            try EffortScore(workoutID: workout.id, source: source, score: 7, isManual: true))
+        let sets = try fixture.json(["changes", "--types", "workout,effort,series"])
+        let set = try #require(sets.first)
+        let objects = try #require(set["addedObjects"] as? [[String: Any]])
+        let types = objects.compactMap { $0["type"] as? String }
+        #expect(types == ["workout", "series", "effort"])
+        let series = try #require(objects.first { $0["type"] as? String == "series" })
+        let data = try #require(series["data"] as? [String: Any])
+        #expect(series["quantity"] as? String == "heartRate")
+        #expect(data["count"] as? Int == 12)
+        #expect(data["unit"] as? String == "count/min")
+        #expect((set["added"] as? [Any])?.isEmpty == true, "no routes: not asked for, and there are none")
+        let anchor = try #require(set["anchor"] as? String)
+        _ = try fixture.run(["delete", workout.id.lowercaseText, "--source", "treadmill"])
+        let text = try fixture.run(["changes", "--types", "all", "--anchor", anchor])
+        #expect(text.status == 0)
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("deleted workout ") }.count == 1, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("deleted effort ") }.count == 1, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("deleted series ") && $0.contains("heartRate") }.count == 1, "\(lines)")
+        let typo = try fixture.run(["changes", "--types", "workouts"])
+        #expect(typo.status == 64)
+        #expect(typo.stderr.contains("'workouts' is not a change type"))
     }
 
     @Test("changes --follow in one process sees a replacement committed by another; SIGINT ends it cleanly")
