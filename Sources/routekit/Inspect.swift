@@ -19,7 +19,7 @@ struct Inspect: ParsableCommand {
             FIT file itself says: file type, sessions and sports, records, chained files, developer fields. A \
             course (a FIT course file, a TCX Course) is named as one, with its name and sport (JSON: courses); \
             import makes it a workout marked as a course. A multisport file (a FIT file with several sessions, a \
-            TCX MultiSportSession) says how many activities the one workout import makes of it will have (JSON: \
+            TCX MultiSportSession) says how many activities the one workout that import makes of it has (JSON: \
             multisport, a count per such workout).
 
             Files are read streaming, in constant memory, whatever their size; gzip-compressed files are \
