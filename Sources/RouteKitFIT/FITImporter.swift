@@ -342,8 +342,9 @@ public final class FITImporter {
         s.track.addSeriesOnly(time, values)
     }
 
-    /// The file's timer events, laps and markers sorted by time, so that each session finds its own by binary search
-    /// (a scan of all of them per session was O(sessions × events)).
+    /// The file's timer events, laps and markers sorted by time, so that a session's are found by binary search (a
+    /// scan of all of them per session was O(sessions × events)). The importer takes the whole file's (from the
+    /// first session, with no next one) for its one workout.
     struct EventTimeline {
         let timer: [FITTimerEvent]
         /// Laps by their start (`start_time`, or the end less the elapsed time, or the end); laps without any time

@@ -197,6 +197,9 @@ public struct TCXDocument: Sendable, Hashable {
     @_spi(RouteKitInternals) public var activities: [TCXActivity] = []
     /// The `MultiSportSession`s, in file order.
     @_spi(RouteKitInternals) public var multiSportSessions: [TCXMultiSportSession] = []
+    /// How many activities each workout of several (a `MultiSportSession`'s) has, in file order: what
+    /// `routekit inspect` says of a multisport file.
+    package var multisportActivityCounts: [Int] { workoutActivities.map(\.count).filter { $0 > 1 } }
     /// The activities by the workout they import as, in file order: an `Activity` of its own alone, the activities
     /// of one `MultiSportSession` together.
     package var workoutActivities: [[TCXActivity]] {

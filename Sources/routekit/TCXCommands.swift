@@ -40,8 +40,7 @@ enum TCXCommands {
         let doc = try document(path)
         var s = GPXSummary(file: path)
         try doc.gpxEvents { (event: GPXEvent) throws(RouteKitError) in s.add(event) }
-        let multisport = doc.workoutActivities.map(\.count).filter { $0 > 1 }
-        return (s, doc.courseNames, multisport)
+        return (s, doc.courseNames, doc.multisportActivityCounts)
     }
 }
 

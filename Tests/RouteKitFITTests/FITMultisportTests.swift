@@ -225,8 +225,7 @@ struct FITMultisportTests {
 struct FITMultisportCorpusTests {
     @Test("an Ironman (FR935, 5 sessions): one multisport workout whose activities and splits are the sessions")
     func ironman() async throws {
-        let file =
-            try #require(FormatCorpus.root) + "/sports-alliance__sports-lib__src__specs__fixtures__triathlons__fit__4623204522.fit"
+        let file = try #require(FormatCorpus.root) + "/sports-alliance__sports-lib__src__specs__fixtures__triathlons__fit__4623204522.fit"
         let store = InMemoryStore()
         let result = await FITImporter(store: store).importFile(file)
         #expect(result.error == nil, "\(String(describing: result.error))")

@@ -25,8 +25,7 @@ enum MultiSportTCX {
     }
 
     static let run = activity(
-        "Running", id: "2024-05-01T06:00:00Z",
-        [TCX.positioned(1, hr: 120), TCX.positioned(2, hr: 121), TCX.positioned(3, hr: 122)])
+        "Running", id: "2024-05-01T06:00:00Z", [TCX.positioned(1, hr: 120), TCX.positioned(2, hr: 121), TCX.positioned(3, hr: 122)])
     static let ride = activity(
         "Biking", id: "2024-05-01T06:00:10Z", [TCX.positioned(11, hr: 130), TCX.positioned(12, hr: 131)])
 
@@ -130,11 +129,8 @@ struct TCXMultisportTests {
     @Test("a MultiSportSession of one activity is that activity: the same workout and identifier as an Activity of its own")
     func sessionOfOne() async throws {
         let plain = Array(MultiSportTCX.document(MultiSportTCX.run).utf8)
-        let wrapped = Array(
-            MultiSportTCX.document(
-                "<MultiSportSession><Id>2024-05-01T06:00:00Z</Id><FirstSport>\(MultiSportTCX.run)</FirstSport>"
-                    + "</MultiSportSession>"
-            ).utf8)
+        let session = "<MultiSportSession><Id>2024-05-01T06:00:00Z</Id><FirstSport>\(MultiSportTCX.run)</FirstSport></MultiSportSession>"
+        let wrapped = Array(MultiSportTCX.document(session).utf8)
         let store = InMemoryStore()
         let first = await TCXImporter(store: store).importBytes(plain, name: "plain.tcx")
         #expect(first.status == .imported)
