@@ -181,7 +181,7 @@ public final class FITImporter {
         }
         track.routeMetadata = routeMetadata
         // The sessions' own fields are part of the identity; a multisport file's also their number, so that its
-        // workout is never taken for the workout one of its sessions made before (one workout per session).
+        // workout is never taken for the workout one of its sessions made before (when each was a workout).
         if multisport { track.combineIdentity([Double(sessions.count)]) }
         for session in sessions {
             track.combineIdentity([
