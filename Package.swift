@@ -243,7 +243,7 @@ let package = Package(
             name: "RouteKitFITTests",
             dependencies: [
                 "RouteKitFIT", "RouteKitIngest", "RouteKitGPX", "RouteKitSQLite", "RouteKitApplication",
-                "RouteKitTesting",
+                "RouteKitProcessing", "RouteKitTesting",
             ],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -104,6 +104,10 @@ public struct ActivityType: Hashable, Sendable, Codable, CustomStringConvertible
     public static let walking = ActivityType(rawValue: "walking")
     public static let hiking = ActivityType(rawValue: "hiking")
     public static let swimming = ActivityType(rawValue: "swimming")
+    /// Several sports in one workout (a triathlon, a duathlon): the type of a workout whose activities
+    /// (``Workout/activities``) are of different types. FIT's name for it (sport 18); Apple Health's
+    /// `HKWorkoutActivityTypeSwimBikeRun` keeps its own name, `swimBikeRun`.
+    public static let multisport = ActivityType(rawValue: "multisport")
 
     /// Guesses a type from free text such as a GPX `<type>` ("Outdoor run", "Biking", "9").
     public init(guessingFrom text: String?) {
@@ -217,8 +221,9 @@ public struct Workout: Hashable, Sendable, Identifiable {
     public var events: [WorkoutEvent]
     /// Free metadata.
     public var metadata: [String: MetadataValue]
-    /// Its activities as recorded (a multi-activity workout's); empty when the file records none, and then the
-    /// workout is one activity (``allActivities``).
+    /// Its activities as recorded (a multi-activity workout's: a FIT file's sessions, a TCX `MultiSportSession`'s
+    /// activities, Apple Health's `WorkoutActivity` blocks), in the order recorded; empty when the file records
+    /// none, and then the workout is one activity (``allActivities``).
     public var activities: [WorkoutActivity]
 
     /// Creates a workout.

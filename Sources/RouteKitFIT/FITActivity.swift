@@ -73,7 +73,8 @@ enum FITProfile {
     }
 }
 
-/// One `session` of an activity file: a workout (a multisport file has one per sport, and transitions).
+/// One `session` of an activity file: an activity of its workout (a multisport file has one per sport, and
+/// transitions).
 @_spi(RouteKitInternals)
 public struct FITSession: Sendable, Hashable {
     /// When it started, FIT seconds.
@@ -92,8 +93,47 @@ public struct FITSession: Sendable, Hashable {
     public var subSport: UInt8?
     /// Calories (kcal).
     public var totalCalories: Double?
+    /// `enhanced_avg_speed` over `avg_speed`, m/s.
+    public var averageSpeed: Double?
+    /// `enhanced_max_speed` over `max_speed`, m/s.
+    public var maximumSpeed: Double?
+    /// `avg_heart_rate`, bpm.
+    public var averageHeartRate: Double?
+    /// `max_heart_rate`, bpm.
+    public var maximumHeartRate: Double?
+    /// `avg_cadence`, rpm.
+    public var averageCadence: Double?
+    /// `max_cadence`, rpm.
+    public var maximumCadence: Double?
+    /// `avg_power`, W.
+    public var averagePower: Double?
+    /// `max_power`, W.
+    public var maximumPower: Double?
+    /// `total_ascent`, m.
+    public var totalAscent: Double?
+    /// `total_descent`, m.
+    public var totalDescent: Double?
     /// The sport's FIT name (`"running"`), or `"sport N"` for numbers RouteKit does not name.
     public var sportName: String? { sport.map { FITProfile.sports[$0] ?? "sport \($0)" } }
+
+    /// The totals the device recorded for the session as activity metadata (`MetadataKey` names, as a lap's), with
+    /// its sport and sub-sport (`fitSport`, `fitSubSport`).
+    public var metadata: [String: MetadataValue] {
+        var out: [String: MetadataValue] = [:]
+        let values: [(String, Double?)] = [
+            (MetadataKey.totalElapsedTime, totalElapsedTime), (MetadataKey.totalTimerTime, totalTimerTime),
+            (MetadataKey.totalDistance, totalDistance), (MetadataKey.totalCalories, totalCalories),
+            (MetadataKey.averageSpeed, averageSpeed), (MetadataKey.maximumSpeed, maximumSpeed),
+            (MetadataKey.averageHeartRate, averageHeartRate), (MetadataKey.maximumHeartRate, maximumHeartRate),
+            (MetadataKey.averageCadence, averageCadence), (MetadataKey.maximumCadence, maximumCadence),
+            (MetadataKey.averagePower, averagePower), (MetadataKey.maximumPower, maximumPower),
+            (MetadataKey.totalAscent, totalAscent), (MetadataKey.totalDescent, totalDescent),
+        ]
+        for (key, value) in values { if let value, value.isFinite { out[key] = .double(value) } }
+        if let s = sportName { out["fitSport"] = .string(s) }
+        if let s = subSport { out["fitSubSport"] = .integer(Int64(s)) }
+        return out
+    }
 }
 
 /// One `lap`: its start and end, and the totals the device recorded (scale applied, invalid values `nil`).
@@ -475,15 +515,26 @@ public enum FITFile {
                 }
             case FITProfile.Message.session:
                 guard room(s.sessions.count, FITSummary.Limits.sessions, "session", m) else { break }
-                s.sessions.append(
-                    FITSession(
-                        startTime: m.uint32(field: 2), timestamp: m.timestamp,
-                        totalElapsedTime: m.double(field: 7, scale: 1000),
-                        totalTimerTime: m.double(field: 8, scale: 1000),
-                        totalDistance: m.double(field: 9, scale: 100),
-                        sport: m.integer(field: 5).map { UInt8(truncatingIfNeeded: $0) },
-                        subSport: m.integer(field: 6).map { UInt8(truncatingIfNeeded: $0) },
-                        totalCalories: m.double(field: 11)))
+                var session = FITSession(
+                    startTime: m.uint32(field: 2), timestamp: m.timestamp,
+                    totalElapsedTime: m.double(field: 7, scale: 1000),
+                    totalTimerTime: m.double(field: 8, scale: 1000),
+                    totalDistance: m.double(field: 9, scale: 100),
+                    sport: m.integer(field: 5).map { UInt8(truncatingIfNeeded: $0) },
+                    subSport: m.integer(field: 6).map { UInt8(truncatingIfNeeded: $0) },
+                    totalCalories: m.double(field: 11))
+                // The session's own numbers (the lap's fields, one number further on; enhanced speeds 124, 125).
+                session.averageSpeed = m.double(field: 124, scale: 1000) ?? m.double(field: 14, scale: 1000)
+                session.maximumSpeed = m.double(field: 125, scale: 1000) ?? m.double(field: 15, scale: 1000)
+                session.averageHeartRate = m.double(field: 16)
+                session.maximumHeartRate = m.double(field: 17)
+                session.averageCadence = m.double(field: 18)
+                session.maximumCadence = m.double(field: 19)
+                session.averagePower = m.double(field: 20)
+                session.maximumPower = m.double(field: 21)
+                session.totalAscent = m.double(field: 22)
+                session.totalDescent = m.double(field: 23)
+                s.sessions.append(session)
             case FITProfile.Message.lap:
                 guard room(s.laps.count, FITSummary.Limits.laps, "lap", m) else { break }
                 s.laps.append(FITLap(m))

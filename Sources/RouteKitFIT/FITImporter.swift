@@ -4,24 +4,34 @@ public import RouteKitIngest
 
 /// Imports FIT files (plain or gzip-compressed) into a store.
 ///
-/// - **Activity files** (`file_id.type` 4, or files without a `file_id` that hold records): one workout per
-///   `session` (a multisport file has several), with the session's sport as activity type, its start and
-///   elapsed time, and its distance, timer time and calories in the metadata. Records with a position become
-///   the session's route, in file order, with altitude (`enhanced_altitude` over `altitude`) and speed
-///   (`enhanced_speed` over `speed`); heart rate, cadence, power and temperature of every record with a time
-///   become series of the workout, with a position or without (indoor sessions have series and no route).
-///   Timer stop and start events become pause and resume events (motion pause and resume when the device
-///   stopped the timer on its own: auto pause); laps become lap events with the totals the device recorded
-///   (`MetadataKey`); user markers, course points reached, off-course and sport points become marker events. A
-///   record (or an event) belongs to the last session that started at or before its time.
+/// - **Activity files** (`file_id.type` 4, or files without a `file_id` that hold records): one workout, with the
+///   session's sport as activity type, its start and elapsed time, and its distance, timer time and calories in the
+///   metadata. Records with a position become its route, in file order, with altitude (`enhanced_altitude` over
+///   `altitude`) and speed (`enhanced_speed` over `speed`); heart rate, cadence, power and temperature of every
+///   record with a time become series of the workout, with a position or without (indoor sessions have series and
+///   no route). Timer stop and start events become pause and resume events (motion pause and resume when the
+///   device stopped the timer on its own: auto pause); laps become lap events with the totals the device recorded
+///   (`MetadataKey`); user markers, course points reached, off-course and sport points become marker events.
+/// - **Multisport** (several `session`s: a triathlon's swim, transitions, bike and run): still one workout, whose
+///   activities (`WorkoutActivity`) are the sessions in start order, each with its sport, its start and elapsed
+///   time (else its records' first and last times) and its recorded totals as metadata (`MetadataKey` names, as a
+///   lap's; `fitSport`, `fitSubSport`). The workout's type is the sessions' sport when they share one, else
+///   `ActivityType.multisport`; it runs from the first session's start to the last one's end; its metadata sums
+///   the sessions' distances, times and calories and counts them (`fitSessions`). One route holds every
+///   positioned record of the file, in one segment (a pause is an event, not a segment, as in a single session);
+///   the series, pauses, laps and markers are the whole file's. (Before, each session was a workout of its own,
+///   tied to the others by `fitSession`.)
 /// - **Course files** (type 6): a workout of their own, imported as a session is: positioned records become its
 ///   route, their heart rate, cadence, power and temperature its series; course points are waypoints (attachments
 ///   of the workout). The course's sport is the activity type; the metadata says it is a course (`course`
 ///   `true`, `fitFileType` `course`) and holds its name (`name`) and sport (`fitSport`).
 /// - **Other file types** (settings, monitoring, workouts, locations…) are refused with a reason.
-/// - **Identity**: a session's sync identifier is `fit-` and a hash of its content (every record's mapped
-///   values, the session's fields), a course's `fit-course-` and a hash of its records, sport, name and course
-///   points, so re-importing the same file (under any name, compressed or not) changes nothing. The version is 1.
+/// - **Identity**: an activity's sync identifier is `fit-` and a hash of its content (every record's mapped
+///   values, the session's fields; a multisport file's: the number of sessions and each one's fields), a course's
+///   `fit-course-` and a hash of its records, sport, name and course points, so re-importing the same file (under
+///   any name, compressed or not) changes nothing. The version is 1. A file of one session keeps the identifier
+///   it had when each session was a workout; a multisport file imported by that release gets a new workout, and
+///   the workouts its sessions made stay as they were (delete them to keep only the new one).
 /// - **Times**: FIT seconds since 1989-12-31T00:00:00Z; the UTC offset from `activity.local_timestamp` when
 ///   present. Times below 0x10000000 (seconds since the device powered on) are not absolute: such records keep
 ///   no time, and their values are not series samples.
@@ -99,86 +109,88 @@ public final class FITImporter {
         }
     }
 
-    /// One session being imported.
+    /// One workout being imported: an activity file's (all its sessions), or a course.
     private final class SessionImport {
         let track: TrackImport
-        /// The first and last record times, for a session without a start or elapsed time of its own.
+        /// The first and last record times, for a workout without a start or elapsed time of its own.
         let seen: SeenTimes
+        /// Each session's first and last record times (a multisport file's, in the sessions' start order): for a
+        /// session without a start or elapsed time of its own.
+        let sessionTimes: [SeenTimes]
         var points: [GPXPoint] = []
 
-        init(track: TrackImport, seen: SeenTimes) {
+        init(track: TrackImport, seen: SeenTimes, sessionTimes: [SeenTimes] = []) {
             self.track = track
             self.seen = seen
+            self.sessionTimes = sessionTimes
         }
     }
 
-    /// The first and last record times of a session.
+    /// The first and last record times of a workout or a session.
     private final class SeenTimes {
         var start: Timestamp?
         var end: Timestamp?
+
+        /// A record's time, in file order.
+        func note(_ time: Timestamp) {
+            if start == nil { start = time }
+            end = time
+        }
     }
 
+    /// An activity file: one workout, whatever its number of sessions (a multisport file's sessions are its
+    /// activities), its route every positioned record, its series every timed value, its events the file's.
     private func importActivity(
         _ input: FITInput, _ summary: FITSummary, label: String, into result: inout ImportResult
     )
         async throws
     {
-        var sessions = summary.sessions.enumerated().sorted {
+        var ordered = summary.sessions.enumerated().sorted {
             ($0.element.startTime ?? 0, $0.offset) < ($1.element.startTime ?? 0, $1.offset)
         }.map(\.element)
-        if sessions.isEmpty {
+        if ordered.isEmpty {
             if summary.records > 0 {
                 result.warnings.append("the file has no session message: its records are read as one workout")
             }
-            sessions = [FITSession()]
+            ordered = [FITSession()]
         }
+        let sessions = ordered
+        let multisport = sessions.count > 1
+        let source = self.source
         let context = ImportContext(store: store, source: source, workoutOverrides: workoutOverrides)
-        var imports: [SessionImport] = []
-        let timeline = EventTimeline(summary)
-        for (n, session) in sessions.enumerated() {
-            let start = summary.timestamp(session.startTime)
-            let events = timeline.events(
-                for: session, first: n == 0, next: n + 1 < sessions.count ? sessions[n + 1] : nil, summary)
-            var metadata: [String: MetadataValue] = ["fitFileType": .string(summary.fileTypeName)]
-            if let s = session.sportName { metadata["fitSport"] = .string(s) }
-            if let s = session.subSport { metadata["fitSubSport"] = .integer(Int64(s)) }
-            if let v = session.totalDistance { metadata["totalDistance"] = .double(v) }
-            if let v = session.totalTimerTime { metadata["totalTimerTime"] = .double(v) }
-            if let v = session.totalElapsedTime { metadata["totalElapsedTime"] = .double(v) }
-            if let v = session.totalCalories { metadata["totalCalories"] = .double(v) }
-            if let v = summary.manufacturer { metadata["fitManufacturer"] = .integer(Int64(v)) }
-            if let v = summary.product { metadata["fitProduct"] = .integer(Int64(v)) }
-            if sessions.count > 1 { metadata["fitSession"] = .integer(Int64(n)) }
-            let source = self.source
-            let holder = SeenTimes()
-            let track = TrackImport(
-                context: context, label: sessions.count > 1 ? "\(label)#session\(n + 1)" : label, info: GPXPathInfo(),
-                creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "fit-",
-                makeWorkout: { sync in
-                    let end =
-                        // A float total_elapsed_time can be anything (1e30): past the years 1 to 9999 it is ignored.
-                        session.totalElapsedTime.flatMap { e in start?.adding(seconds: e.rounded(.down)) }
-                        ?? holder.end
-                    return Workout(
-                        activityType: FITProfile.activityType(sport: session.sport), start: start ?? holder.start,
-                        end: end, source: source, sync: sync, events: events, metadata: metadata)
-                })
-            var routeMetadata: [String: MetadataValue] = [:]
-            if !summary.developerFields.isEmpty {
-                let names = summary.developerFields.map { f in
-                    (f.name ?? "unnamed developer field \(f.number)") + (f.units.map { " (\($0))" } ?? "")
+        // Every event of the file (from its start: the first session takes what comes before it): a multisport
+        // file's pauses, laps and markers are its one workout's.
+        let events = EventTimeline(summary).events(for: sessions[0], first: true, next: nil, summary)
+        let holder = SeenTimes()
+        let sessionTimes = multisport ? sessions.map { _ in SeenTimes() } : []
+        let track = TrackImport(
+            context: context, label: label, info: GPXPathInfo(), creator: nil, allowResume: true,
+            originKind: Self.originKind, syncPrefix: "fit-",
+            makeWorkout: { sync in
+                if multisport {
+                    return Self.multisportWorkout(sessions, sessionTimes, summary, holder, events, source, sync)
                 }
-                routeMetadata["fitDeveloperFields"] = .string(names.joined(separator: ", "))
+                return Self.workout(of: sessions[0], summary, holder, events, source, sync)
+            })
+        var routeMetadata: [String: MetadataValue] = [:]
+        if !summary.developerFields.isEmpty {
+            let names = summary.developerFields.map { f in
+                (f.name ?? "unnamed developer field \(f.number)") + (f.units.map { " (\($0))" } ?? "")
             }
-            track.routeMetadata = routeMetadata
-            // The session's own fields are part of its identity.
+            routeMetadata["fitDeveloperFields"] = .string(names.joined(separator: ", "))
+        }
+        track.routeMetadata = routeMetadata
+        // The sessions' own fields are part of the identity; a multisport file's also their number, so that its
+        // workout is never taken for the workout one of its sessions made before (when each was a workout).
+        if multisport { track.combineIdentity([Double(sessions.count)]) }
+        for session in sessions {
             track.combineIdentity([
                 session.startTime.map(Double.init), session.sport.map(Double.init), session.totalElapsedTime,
                 session.totalDistance,
             ])
-            imports.append(SessionImport(track: track, seen: holder))
         }
-        // Records go to the last session that started at or before their time.
+        let whole = SessionImport(track: track, seen: holder, sessionTimes: sessionTimes)
+        // A record belongs to the last session that started at or before its time (for the session's interval).
         let starts = sessions.map { $0.startTime ?? 0 }
         var current = 0
         var invalidPositions = 0
@@ -194,7 +206,8 @@ public final class FITImporter {
                     if summary.timestamp(t) == nil { relativeTimes += 1 }
                 }
                 try await add(
-                    record, to: imports[current], summary: summary, invalid: &invalidPositions, untimed: &untimed)
+                    record, to: whole, session: current, summary: summary, invalid: &invalidPositions,
+                    untimed: &untimed)
             }
         }
         if invalidPositions > 0 {
@@ -211,25 +224,98 @@ public final class FITImporter {
                 "\(relativeTimes) record(s) carry device-relative times the file gives no clock for: stored without a time"
             )
         }
-        for s in imports {
-            if !s.points.isEmpty {
-                try await s.track.add(s.points)
-                s.points = []
-            }
-            let done = try await s.track.finish(info: GPXPathInfo())
-            result.tracks.append(done.track)
-            result.warnings += done.warnings
+        if !whole.points.isEmpty {
+            try await track.add(whole.points)
+            whole.points = []
         }
+        var done = try await track.finish(info: GPXPathInfo())
+        if multisport { done.track.activities = sessions.count }
+        result.tracks.append(done.track)
+        result.warnings += done.warnings
     }
 
-    /// One record into its session: a location with values, or values only.
+    /// The metadata every workout of an activity file has: its file type, manufacturer and product.
+    private static func fileMetadata(_ summary: FITSummary) -> [String: MetadataValue] {
+        var metadata: [String: MetadataValue] = ["fitFileType": .string(summary.fileTypeName)]
+        if let v = summary.manufacturer { metadata["fitManufacturer"] = .integer(Int64(v)) }
+        if let v = summary.product { metadata["fitProduct"] = .integer(Int64(v)) }
+        return metadata
+    }
+
+    /// The workout of a file with one session (or none): the session's sport, its start and elapsed time (else the
+    /// records' first and last times), its sport, distance, times and calories in the metadata.
+    private static func workout(
+        of session: FITSession, _ summary: FITSummary, _ seen: SeenTimes, _ events: [WorkoutEvent], _ source: Source,
+        _ sync: SyncIdentity
+    ) -> Workout {
+        let start = summary.timestamp(session.startTime)
+        // A float total_elapsed_time can be anything (1e30): past the years 1 to 9999 it is ignored.
+        let end = session.totalElapsedTime.flatMap { e in start?.adding(seconds: e.rounded(.down)) } ?? seen.end
+        var metadata = fileMetadata(summary)
+        if let s = session.sportName { metadata["fitSport"] = .string(s) }
+        if let s = session.subSport { metadata["fitSubSport"] = .integer(Int64(s)) }
+        if let v = session.totalDistance { metadata["totalDistance"] = .double(v) }
+        if let v = session.totalTimerTime { metadata["totalTimerTime"] = .double(v) }
+        if let v = session.totalElapsedTime { metadata["totalElapsedTime"] = .double(v) }
+        if let v = session.totalCalories { metadata["totalCalories"] = .double(v) }
+        return Workout(
+            activityType: FITProfile.activityType(sport: session.sport), start: start ?? seen.start, end: end,
+            source: source, sync: sync, events: events, metadata: metadata)
+    }
+
+    /// The workout of a multisport file: one activity per session, in start order (the session's sport, its start
+    /// and elapsed time, else its records' first and last times, else the session message's time as its end; its
+    /// recorded totals as metadata, as a lap's). Its type is the sessions' sport when they share one, else
+    /// `multisport`; it runs from the first activity's start to the last one's end; its metadata sums the
+    /// sessions' distances, times and calories, and counts them (`fitSessions`).
+    private static func multisportWorkout(
+        _ sessions: [FITSession], _ times: [SeenTimes], _ summary: FITSummary, _ seen: SeenTimes,
+        _ events: [WorkoutEvent], _ source: Source, _ sync: SyncIdentity
+    ) -> Workout {
+        var activities: [WorkoutActivity] = []
+        for (n, session) in sessions.enumerated() {
+            let own = n < times.count ? times[n] : nil
+            let start = summary.timestamp(session.startTime)
+            let elapsed = session.totalElapsedTime.flatMap { e in start?.adding(seconds: e.rounded(.down)) }
+            let end = elapsed ?? own?.end ?? summary.timestamp(session.timestamp)
+            activities.append(
+                WorkoutActivity(
+                    activityType: FITProfile.activityType(sport: session.sport), start: start ?? own?.start,
+                    end: end, metadata: session.metadata))
+        }
+        let sport = sessions.first?.sport
+        let oneSport = sessions.allSatisfy { $0.sport == sport }
+        var metadata = fileMetadata(summary)
+        metadata["fitSessions"] = .integer(Int64(sessions.count))
+        if oneSport, let name = sessions.first?.sportName { metadata["fitSport"] = .string(name) }
+        let totals: [(String, [Double?])] = [
+            (MetadataKey.totalDistance, sessions.map(\.totalDistance)),
+            (MetadataKey.totalTimerTime, sessions.map(\.totalTimerTime)),
+            (MetadataKey.totalElapsedTime, sessions.map(\.totalElapsedTime)),
+            (MetadataKey.totalCalories, sessions.map(\.totalCalories)),
+        ]
+        for (key, values) in totals {
+            let recorded = values.compactMap { $0 }.filter { $0.isFinite }
+            if !recorded.isEmpty { metadata[key] = .double(recorded.reduce(0, +)) }
+        }
+        let start = activities.compactMap(\.start).min { $0.instant < $1.instant }
+        let end = activities.compactMap(\.end).max { $0.instant < $1.instant }
+        return Workout(
+            activityType: oneSport ? FITProfile.activityType(sport: sport) : .multisport, start: start ?? seen.start,
+            end: end ?? seen.end, source: source, sync: sync, events: events, metadata: metadata,
+            activities: activities)
+    }
+
+    /// One record into its workout: a location with values, or values only. Its time counts in the workout's
+    /// first and last times, and in its session's (`session`, an index into `SessionImport.sessionTimes`).
     private func add(
-        _ record: FITRecord, to s: SessionImport, summary: FITSummary, invalid: inout Int, untimed: inout Int
+        _ record: FITRecord, to s: SessionImport, session: Int = 0, summary: FITSummary, invalid: inout Int,
+        untimed: inout Int
     ) async throws {
         let time = summary.timestamp(record.timestamp)
         if let time {
-            if s.seen.start == nil { s.seen.start = time }
-            s.seen.end = time
+            s.seen.note(time)
+            if session < s.sessionTimes.count { s.sessionTimes[session].note(time) }
         }
         let values = GPXPointValues(
             heartRate: record.heartRate, cadence: record.cadence, temperature: record.temperature, power: record.power)
@@ -256,8 +342,9 @@ public final class FITImporter {
         s.track.addSeriesOnly(time, values)
     }
 
-    /// The file's timer events, laps and markers sorted by time, so that each session finds its own by binary search
-    /// (a scan of all of them per session was O(sessions × events)).
+    /// The file's timer events, laps and markers sorted by time, so that a session's are found by binary search (a
+    /// scan of all of them per session was O(sessions × events)). The importer takes the whole file's (from the
+    /// first session, with no next one) for its one workout.
     struct EventTimeline {
         let timer: [FITTimerEvent]
         /// Laps by their start (`start_time`, or the end less the elapsed time, or the end); laps without any time

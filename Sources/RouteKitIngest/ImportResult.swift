@@ -28,6 +28,10 @@ public struct ImportResult: Sendable, Hashable {
         /// When a pending builder of an interrupted import of the same track was picked up: how many
         /// locations it already held.
         public var resumedFrom: Int?
+        /// How many activities the workout records (a multisport file's sessions, a TCX `MultiSportSession`'s
+        /// activities); 0 when it records none (the workout is its own one activity). What `routekit import` says of
+        /// a multisport workout.
+        package var activities = 0
 
         /// Creates a track outcome.
         package init(workout: UUID, route: UUID?, locations: Int, unchanged: Bool, resumedFrom: Int? = nil) {

@@ -110,12 +110,28 @@ public struct TCXActivity: Sendable, Hashable {
     public var notes: String?
     /// The laps, in file order.
     public var laps: [TCXLap] = []
+    /// Which `MultiSportSession` of the file includes it (an index into `TCXDocument.multiSportSessions`), `nil` for
+    /// an `Activity` of its own.
+    public var multiSportSession: Int?
 
     /// Creates an empty activity.
     public init() {}
 
     /// Every trackpoint, lap by lap and track by track.
     public var trackpoints: some Sequence<TCXTrackpoint> { laps.lazy.flatMap { $0.tracks.joined() } }
+}
+
+/// One `MultiSportSession`: a triathlon's or a duathlon's activities (`FirstSport`, `NextSport`), which import as
+/// one workout; each activity says which session includes it (`TCXActivity.multiSportSession`).
+@_spi(RouteKitInternals)
+public struct TCXMultiSportSession: Sendable, Hashable {
+    /// `Id` as written (a start time).
+    public var idText: String?
+    /// `Id` read as a time, when it is one.
+    public var id: Timestamp?
+
+    /// Creates an empty session.
+    public init() {}
 }
 
 /// One `CoursePoint` of a course: a named point along it.
@@ -155,9 +171,10 @@ public struct TCXCourse: Sendable, Hashable {
 }
 
 /// A Training Center Database (TCX v2) file as RouteKit reads it: activities, courses, and what was tolerated.
-/// Applications read it as GPX events (``TCXDocument/gpxEvents(_:)``); the parse tree (`activities` and `courses`,
-/// with `TCXActivity`, `TCXLap`, `TCXTrackpoint`, `TCXCourse` and `TCXCoursePoint`) is `@_spi(RouteKitInternals)`,
-/// for the importer, the TCX fuzzer (FuzzTesting) and the tests.
+/// Applications read it as GPX events (``TCXDocument/gpxEvents(_:)``); the parse tree (`activities`,
+/// `multiSportSessions` and `courses`, with `TCXActivity`, `TCXMultiSportSession`, `TCXLap`, `TCXTrackpoint`,
+/// `TCXCourse` and `TCXCoursePoint`) is `@_spi(RouteKitInternals)`, for the importer, the TCX fuzzer (FuzzTesting)
+/// and the tests.
 ///
 /// Elements are matched by namespace and local name, whatever their prefix: the TCX elements in
 /// `http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2` (or in no namespace), `Speed`, `Watts` and
@@ -178,6 +195,26 @@ public struct TCXDocument: Sendable, Hashable {
 
     /// The activities (a `MultiSportSession`'s included), in file order.
     @_spi(RouteKitInternals) public var activities: [TCXActivity] = []
+    /// The `MultiSportSession`s, in file order.
+    @_spi(RouteKitInternals) public var multiSportSessions: [TCXMultiSportSession] = []
+    /// How many activities each workout of several (a `MultiSportSession`'s) has, in file order: what
+    /// `routekit inspect` says of a multisport file.
+    package var multisportActivityCounts: [Int] { workoutActivities.map(\.count).filter { $0 > 1 } }
+    /// The activities by the workout they import as, in file order: an `Activity` of its own alone, the activities
+    /// of one `MultiSportSession` together.
+    package var workoutActivities: [[TCXActivity]] {
+        var out: [[TCXActivity]] = []
+        var previous: Int?
+        for a in activities {
+            if let k = a.multiSportSession, k == previous, !out.isEmpty {
+                out[out.count - 1].append(a)
+            } else {
+                out.append([a])
+            }
+            previous = a.multiSportSession
+        }
+        return out
+    }
     /// The courses, in file order.
     @_spi(RouteKitInternals) public var courses: [TCXCourse] = []
     /// The courses' `Name`s (`nil` for a course without one), in file order: what `routekit inspect` says of a
@@ -316,6 +353,8 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
     var positionText: (String?, String?) = (nil, nil)
     var course: TCXCourse?
     var coursePoint: TCXCoursePoint?
+    /// The `MultiSportSession` being read (an index into the document's), whose activities are its own.
+    var multiSportSession: Int?
 
     static func space(_ uri: String?) -> Space {
         switch uri ?? "" {
@@ -360,9 +399,13 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
             return
         }
         switch elementName {
+        case "MultiSportSession" where activity == nil && course == nil:
+            document.multiSportSessions.append(TCXMultiSportSession())
+            multiSportSession = document.multiSportSessions.count - 1
         case "Activity" where course == nil:
             var a = TCXActivity()
             a.sport = attributeDict["Sport"]
+            a.multiSportSession = multiSportSession
             activity = a
         case "Lap" where activity != nil:
             var l = TCXLap()
@@ -491,6 +534,13 @@ final class TCXParserDelegate: NSObject, XMLParserDelegate {
         case "Activity" where activity != nil:
             if let a = activity { document.activities.append(a) }
             activity = nil
+        case "Id" where parent == "MultiSportSession" && activity == nil:
+            if let k = multiSportSession, document.multiSportSessions.indices.contains(k) {
+                document.multiSportSessions[k].idText = value
+                document.multiSportSessions[k].id = Timestamp(iso8601: value)
+            }
+        case "MultiSportSession" where activity == nil:
+            multiSportSession = nil
         case "Name" where parent == "Course" && course != nil: course?.name = value
         case "Course" where course != nil:
             if let c = course { document.courses.append(c) }

@@ -4,7 +4,7 @@ public import RouteKitIngest
 
 /// Imports TCX (Garmin Training Center Database v2) files, plain or gzip-compressed, into a store.
 ///
-/// - **Activities**: each `Activity` (a `MultiSportSession` holds several) becomes a workout: its `Sport` as
+/// - **Activities**: each `Activity` of its own becomes a workout: its `Sport` as
 ///   activity type (`ActivityType(guessingFrom:)`), its `Id` as start time (else the first lap's
 ///   start, else the first trackpoint's time), the last trackpoint's time as end. The metadata holds the laps'
 ///   `TotalTimeSeconds`, `DistanceMeters` and `Calories` summed (`totalTimerTime`, `totalDistance`,
@@ -13,6 +13,13 @@ public import RouteKitIngest
 ///   `Calories`, `MaximumSpeed`, average and maximum heart rate, `Cadence`, `Intensity`, `TriggerMethod` and the
 ///   `LX` extension's averages, under `MetadataKey` names); between two `Track`s of a lap (a device starts a new
 ///   one after a pause) a pause and a resume event.
+/// - **Multisport**: a `MultiSportSession` of several activities (a triathlon) becomes one workout whose
+///   activities (`WorkoutActivity`) are its `Activity`s, each with its sport, start, end and what it recorded
+///   (its laps' totals, sport, lap count and device); the workout is of their type when they share one, else
+///   `ActivityType.multisport`, starts at the session's `Id` and holds every activity's laps, pauses, trackpoints
+///   (one route, each `Track` a segment) and series. Separate `Activity` elements not in a `MultiSportSession`
+///   stay separate workouts; a `Transition` between two sports is not read. (Before, each activity of a session
+///   was a workout of its own, tied to the others by `tcxActivity`.)
 /// - **Trackpoints** with a position become the route, in file order, with altitude and speed (the `Speed`
 ///   extension); each `Track` is a segment of it (`gpxSegmentStarts`). Heart rate, cadence (`Cadence`, else the
 ///   `RunCadence` extension) and power (`Watts`) of every trackpoint with a time become series of the workout;
@@ -22,9 +29,12 @@ public import RouteKitIngest
 ///   (attachments of the workout). The metadata says it is a course (`course` `true`, `tcxContent` `course`) and
 ///   holds its `Name` (`name`); TCX gives a course no sport, so the activity type is `other`.
 /// - **Identity**: an activity's sync identifier is `tcx-` and a hash of its content (every trackpoint's mapped
-///   values, the track structure, the activity's `Id`, sport, creator and lap totals), a course's `tcx-course-`
-///   and a hash of its trackpoints, name and course points, so re-importing the same file (under any name,
-///   compressed or not) changes nothing. The version is 1.
+///   values, the track structure, the activity's `Id`, sport, creator and lap totals; a `MultiSportSession`'s: the
+///   number of its activities and each one's), a course's `tcx-course-` and a hash of its trackpoints, name and
+///   course points, so re-importing the same file (under any name, compressed or not) changes nothing. The version
+///   is 1. An `Activity` of its own keeps the identifier it had; a `MultiSportSession` imported by the release
+///   that made a workout of each of its activities gets a new workout, and those workouts stay as they were
+///   (delete them to keep only the new one).
 /// - **Tolerated** with a warning: whitespace or a byte order mark before `<?xml`, coordinates or values that
 ///   are not numbers (left out), positions outside the valid range (dropped, the values kept as series).
 /// - **Not kept**: per-trackpoint `DistanceMeters`, `SensorState`, lap fields other than the three totals (average
@@ -105,10 +115,21 @@ public final class TCXImporter {
         var invalid = 0
         var untimed = 0
         var nullIsland = 0
-        for (n, activity) in document.activities.enumerated() {
-            try await importActivity(
-                activity, number: n, of: document.activities.count, author: document.authorName, label: label,
-                into: &result, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
+        // One workout per Activity of its own, one per MultiSportSession of several activities.
+        let workouts = document.workoutActivities
+        for (n, activities) in workouts.enumerated() {
+            if activities.count > 1 {
+                let session = activities.first?.multiSportSession.flatMap { k in
+                    document.multiSportSessions.indices.contains(k) ? document.multiSportSessions[k] : nil
+                }
+                try await importMultiSport(
+                    activities, session: session, number: n, of: workouts.count, author: document.authorName,
+                    label: label, into: &result, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
+            } else if let activity = activities.first {
+                try await importActivity(
+                    activity, number: n, of: workouts.count, author: document.authorName, label: label,
+                    into: &result, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
+            }
         }
         for (n, course) in document.courses.enumerated() {
             try await importCourse(
@@ -180,10 +201,8 @@ public final class TCXImporter {
         return events
     }
 
-    private func importActivity(
-        _ activity: TCXActivity, number n: Int, of count: Int, author: String?, label: String,
-        into result: inout ImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
-    ) async throws {
+    /// The first and last trackpoint times of an activity.
+    static func times(_ activity: TCXActivity) -> (first: Timestamp?, last: Timestamp?) {
         var firstTime: Timestamp?
         var lastTime: Timestamp?
         for p in activity.trackpoints {
@@ -191,11 +210,26 @@ public final class TCXImporter {
             if firstTime == nil { firstTime = t }
             lastTime = t
         }
-        let start = activity.id ?? activity.laps.first?.startTime ?? firstTime
-        let events = Self.events(activity)
+        return (firstTime, lastTime)
+    }
+
+    /// What an activity recorded, as metadata: its sport as written (`tcxSport`), its laps' `TotalTimeSeconds`,
+    /// `DistanceMeters` and `Calories` summed (`totalTimerTime`, `totalDistance`, `totalCalories`), how many laps
+    /// (`tcxLaps`), its device (`tcxCreator`).
+    static func recorded(_ activity: TCXActivity) -> [String: MetadataValue] {
         var metadata: [String: MetadataValue] = [:]
         if let s = activity.sport { metadata["tcxSport"] = .string(s) }
-        let totals = activity.laps.reduce(into: (time: 0.0, distance: 0.0, calories: 0.0, has: (false, false, false))) {
+        metadata.merge(totals(activity.laps)) { $1 }
+        metadata["tcxLaps"] = .integer(Int64(activity.laps.count))
+        if let v = activity.creatorName { metadata["tcxCreator"] = .string(v) }
+        return metadata
+    }
+
+    /// The laps' `TotalTimeSeconds`, `DistanceMeters` and `Calories` summed (`totalTimerTime`, `totalDistance`,
+    /// `totalCalories`), each where at least one lap has it.
+    static func totals(_ laps: [TCXLap]) -> [String: MetadataValue] {
+        var metadata: [String: MetadataValue] = [:]
+        let totals = laps.reduce(into: (time: 0.0, distance: 0.0, calories: 0.0, has: (false, false, false))) {
             if let v = $1.totalTimeSeconds {
                 $0.time += v
                 $0.has.0 = true
@@ -212,8 +246,17 @@ public final class TCXImporter {
         if totals.has.0 { metadata["totalTimerTime"] = .double(totals.time) }
         if totals.has.1 { metadata["totalDistance"] = .double(totals.distance) }
         if totals.has.2 { metadata["totalCalories"] = .double(totals.calories) }
-        metadata["tcxLaps"] = .integer(Int64(activity.laps.count))
-        if let v = activity.creatorName { metadata["tcxCreator"] = .string(v) }
+        return metadata
+    }
+
+    private func importActivity(
+        _ activity: TCXActivity, number n: Int, of count: Int, author: String?, label: String,
+        into result: inout ImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
+    ) async throws {
+        let (firstTime, lastTime) = Self.times(activity)
+        let start = activity.id ?? activity.laps.first?.startTime ?? firstTime
+        let events = Self.events(activity)
+        var metadata = Self.recorded(activity)
         if let v = author { metadata["tcxAuthor"] = .string(v) }
         if count > 1 { metadata["tcxActivity"] = .integer(Int64(n)) }
         let source = self.source
@@ -234,17 +277,8 @@ public final class TCXImporter {
             ])
         }
         var points: [GPXPoint] = []
-        for lap in activity.laps {
-            for trk in lap.tracks {
-                if !points.isEmpty {
-                    try await track.add(points)
-                    points.removeAll(keepingCapacity: true)
-                }
-                track.segmentStart()
-                _ = try await Self.feed(
-                    trk, to: track, points: &points, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
-            }
-        }
+        try await Self.feed(
+            activity, to: track, points: &points, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
         if !points.isEmpty { try await track.add(points) }
         // The activity's own text fields, hashed at the end (GPX's track fields).
         var info = GPXPathInfo()
@@ -254,6 +288,97 @@ public final class TCXImporter {
         let done = try await track.finish(info: info)
         result.tracks.append(done.track)
         result.warnings += done.warnings
+    }
+
+    /// A `MultiSportSession` of several activities: one workout whose activities (`WorkoutActivity`) are its
+    /// `Activity`s, each with its sport (`ActivityType(guessingFrom:)`), its start (its `Id`, else its first lap's
+    /// start, else its first trackpoint's time), its last trackpoint's time as end and what it recorded
+    /// (`recorded(_:)`). The workout is of their type when they share one, else `multisport`; it starts at the
+    /// session's `Id` (else the first activity's start) and ends at the last trackpoint's time; its metadata sums
+    /// every lap's totals. One route holds every activity's trackpoints, each `Track` a segment; the events are
+    /// every activity's laps and pauses. Its identity: `tcx-` and a hash of the number of activities, each one's
+    /// `Id`, laps and trackpoints, the session's `Id` and the sports.
+    private func importMultiSport(
+        _ activities: [TCXActivity], session: TCXMultiSportSession?, number n: Int, of count: Int, author: String?,
+        label: String, into result: inout ImportResult, invalid: inout Int, untimed: inout Int, nullIsland: inout Int
+    ) async throws {
+        var parts: [WorkoutActivity] = []
+        var events: [WorkoutEvent] = []
+        var lastTime: Timestamp?
+        for activity in activities {
+            let (first, last) = Self.times(activity)
+            let start = activity.id ?? activity.laps.first?.startTime ?? first
+            parts.append(
+                WorkoutActivity(
+                    activityType: ActivityType(guessingFrom: activity.sport), start: start, end: last ?? start,
+                    metadata: Self.recorded(activity)))
+            events += Self.events(activity)
+            if let last { lastTime = last }
+        }
+        let type = parts.first?.activityType ?? .other
+        let oneType = parts.allSatisfy { $0.activityType == type }
+        let start = session?.id ?? parts.first?.start
+        var metadata = Self.totals(activities.flatMap(\.laps))
+        metadata["tcxLaps"] = .integer(Int64(activities.reduce(0) { $0 + $1.laps.count }))
+        metadata["tcxActivities"] = .integer(Int64(activities.count))
+        if let v = activities.lazy.compactMap(\.creatorName).first { metadata["tcxCreator"] = .string(v) }
+        if let v = author { metadata["tcxAuthor"] = .string(v) }
+        if count > 1 { metadata["tcxActivity"] = .integer(Int64(n)) }
+        let source = self.source
+        let track = TrackImport(
+            context: makeContext(), label: count > 1 ? "\(label)#activity\(n + 1)" : label, info: GPXPathInfo(),
+            creator: nil, allowResume: true, originKind: Self.originKind, syncPrefix: "tcx-",
+            makeWorkout: { sync in
+                Workout(
+                    activityType: oneType ? type : .multisport, start: start, end: lastTime ?? start, source: source,
+                    sync: sync, events: events, metadata: metadata, activities: parts)
+            })
+        // How many activities, each one's start and its laps' own fields are part of the identity (never that of
+        // a workout one of the activities made before, as an Activity of its own).
+        track.combineIdentity([Double(activities.count)])
+        for activity in activities {
+            track.combineIdentity([activity.id.map { Double($0.instant.seconds) }, Double(activity.laps.count)])
+            for lap in activity.laps {
+                track.combineIdentity([
+                    lap.startTime.map { Double($0.instant.seconds) }, lap.totalTimeSeconds, lap.distanceMeters,
+                    lap.calories, Double(lap.tracks.count),
+                ])
+            }
+        }
+        var points: [GPXPoint] = []
+        for activity in activities {
+            try await Self.feed(
+                activity, to: track, points: &points, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
+        }
+        if !points.isEmpty { try await track.add(points) }
+        // The text fields, hashed at the end: the session's Id, the activities' Ids, sports and devices.
+        var info = GPXPathInfo()
+        info.name = session?.idText
+        info.comment = activities.map { $0.idText ?? "" }.joined(separator: "\u{1F}")
+        info.type = activities.map { $0.sport ?? "" }.joined(separator: "\u{1F}")
+        info.description = activities.map { $0.creatorName ?? "" }.joined(separator: "\u{1F}")
+        var done = try await track.finish(info: info)
+        done.track.activities = activities.count
+        result.tracks.append(done.track)
+        result.warnings += done.warnings
+    }
+
+    /// Feeds an activity's tracks to `track`, each a segment, their trackpoints as the trackpoints' `feed` does.
+    private static func feed(
+        _ activity: TCXActivity, to track: TrackImport, points: inout [GPXPoint], invalid: inout Int,
+        untimed: inout Int, nullIsland: inout Int
+    ) async throws {
+        for lap in activity.laps {
+            for trk in lap.tracks {
+                if !points.isEmpty {
+                    try await track.add(points)
+                    points.removeAll(keepingCapacity: true)
+                }
+                track.segmentStart()
+                _ = try await feed(
+                    trk, to: track, points: &points, invalid: &invalid, untimed: &untimed, nullIsland: &nullIsland)
+            }
+        }
     }
 
     /// Feeds `trackpoints` to `track`: each with a position a point of the route (with its values), stored a chunk

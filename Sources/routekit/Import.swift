@@ -20,15 +20,19 @@ struct Import: AsyncParsableCommand {
             cadence, temperature and power become series of the workout; segments become workout segments; \
             an empty <trk> becomes a workout without a route (with a warning).
 
-            FIT: each session of an activity file becomes a workout (its sport, start, elapsed time, distance); \
+            FIT: an activity file becomes a workout (its session's sport, start, elapsed time, distance); \
             its records with a position become the route, and heart rate, cadence, power and temperature of \
-            every record become series; timer stops and starts become pauses, laps become segments. A course \
+            every record become series; timer stops and starts become pauses, laps become lap events. A \
+            multisport file (several sessions: swim, transition, bike, run) is one workout whose activities are \
+            its sessions, each with its sport, times and totals (the summary says "a workout of N activities"); \
+            its type is multisport when the sports differ. A course \
             file becomes a workout of its own the same way (its route, its series, its course points as \
             waypoints; metadata course true, its name and sport). A damaged file (bad CRC, unfinished, truncated) is read to its last \
             complete message, with a warning. Other FIT file types (settings, monitoring…) are refused.
 
             TCX: each Activity becomes a workout (its Sport, its Id as start, its laps' time, distance and \
-            calories summed, the device's name); trackpoints with a position become the route (with altitude and \
+            calories summed, the device's name), and a MultiSportSession one workout whose activities are its \
+            Activities; trackpoints with a position become the route (with altitude and \
             speed), and heart rate, cadence and power of every trackpoint with a time become series (trackpoints \
             without a position feed the series only); laps become segments, and a new Track within a lap a \
             pause. A Course becomes a workout of its own the same way (its route and series; its CoursePoints \
@@ -225,6 +229,9 @@ struct Import: AsyncParsableCommand {
                 let points = result.tracks.reduce(0) { $0 + $1.locations }
                 var line =
                     "\(column(result.status.rawValue, 9)) \(result.file): \(routes) route(s), \(points) location(s)"
+                // A multisport workout (several activities) says so: "1 route(s), 9120 location(s), a workout of
+                // 5 activities".
+                for t in result.tracks where t.activities > 1 { line += ", a workout of \(t.activities) activities" }
                 if let r = result.tracks.compactMap(\.resumedFrom).first {
                     line += " (resumed after \(r) acknowledged)"
                 }

@@ -18,7 +18,9 @@ struct Inspect: ParsableCommand {
             FIT). A FIT file is shown as RouteKit reads it (sessions as tracks, courses as routes) with what the \
             FIT file itself says: file type, sessions and sports, records, chained files, developer fields. A \
             course (a FIT course file, a TCX Course) is named as one, with its name and sport (JSON: courses); \
-            import makes it a workout marked as a course.
+            import makes it a workout marked as a course. A multisport file (a FIT file with several sessions, a \
+            TCX MultiSportSession) says how many activities the one workout that import makes of it has (JSON: \
+            multisport, a count per such workout).
 
             Files are read streaming, in constant memory, whatever their size; gzip-compressed files are \
             decompressed on the fly. A failed file does not stop the others: the exit code is 1 if any failed.
@@ -78,6 +80,9 @@ struct Inspect: ParsableCommand {
         var fit: FITReport?
         /// The file's courses; absent for a file without any.
         var courses: [CourseReport]?
+        /// Each multisport workout the file imports as (a FIT file's sessions, a TCX `MultiSportSession`): how many
+        /// activities it has; absent for a file without any.
+        var multisport: [Int]?
         @ExplicitNull var version: String?
         @ExplicitNull var creator: String?
         var tracks = 0
@@ -95,8 +100,8 @@ struct Inspect: ParsableCommand {
         @ExplicitNull var error: ErrorJSON?
 
         enum CodingKeys: String, CodingKey {
-            case file, status, format, fit, courses, version, creator, tracks, segments, points, routes, routePoints,
-                waypoints, pauses
+            case file, status, format, fit, courses, multisport, version, creator, tracks, segments, points, routes,
+                routePoints, waypoints, pauses
             case firstTime, lastTime, timeReversals, series, warnings, error
         }
     }
@@ -116,11 +121,15 @@ struct Inspect: ParsableCommand {
                     s = fit.summary
                     report.fit = fit.report
                     if let course = fit.course { report.courses = [course] }
+                    // An activity file of several sessions imports as one workout of that many activities.
+                    let sessions = fit.report.sessions.count
+                    if fit.course == nil && sessions > 1 { report.multisport = [sessions] }
                 case .tcx?:
                     report.format = "tcx"
                     let tcx = try TCXCommands.summary(file)
                     s = tcx.summary
                     if !tcx.courses.isEmpty { report.courses = tcx.courses.map { CourseReport(name: $0, sport: nil) } }
+                    if !tcx.multisport.isEmpty { report.multisport = tcx.multisport }
                 case .geojson?:
                     report.format = "geojson"
                     s = try GeoJSONCommands.summary(file)
@@ -216,6 +225,7 @@ struct Inspect: ParsableCommand {
                 "  course " + (c.name.map { "\"\($0)\"" } ?? "without a name") + (c.sport.map { " (\($0))" } ?? "")
                     + ": a planned route, imported as a workout marked course")
         }
+        for n in r.multisport ?? [] { print("  multisport: \(n) activities, imported as one workout") }
         let version = r.format == "geojson" ? "GeoJSON" : r.version.map { "GPX \($0)" } ?? "GPX (no version)"
         let creator = r.creator.map { ", creator \"\($0)\"" } ?? ""
         print("  \(version)\(creator)")

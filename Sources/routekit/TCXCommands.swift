@@ -31,13 +31,16 @@ enum TCXCommands {
         }
     }
 
-    /// A TCX file summarised as GPX would be (activities as tracks, courses as routes), and the names of its
-    /// courses (`nil` for one without a name).
-    static func summary(_ path: String) throws(RouteKitError) -> (summary: GPXSummary, courses: [String?]) {
+    /// A TCX file summarised as GPX would be (activities as tracks, courses as routes), the names of its courses
+    /// (`nil` for one without a name), and how many activities each of its multisport workouts has (a
+    /// `MultiSportSession` of several activities imports as one workout).
+    static func summary(_ path: String) throws(RouteKitError) -> (
+        summary: GPXSummary, courses: [String?], multisport: [Int]
+    ) {
         let doc = try document(path)
         var s = GPXSummary(file: path)
         try doc.gpxEvents { (event: GPXEvent) throws(RouteKitError) in s.add(event) }
-        return (s, doc.courseNames)
+        return (s, doc.courseNames, doc.multisportActivityCounts)
     }
 }
 

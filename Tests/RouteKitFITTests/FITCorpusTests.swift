@@ -107,7 +107,7 @@ struct FITCorpusTests {
         #expect(checked >= 60)
     }
 
-    @Test("activity files import with fitdecode's positioned records, heart-rate samples and laps; again, unchanged")
+    @Test("activity files import with fitdecode's positioned records, heart-rate samples, laps and sessions; again, unchanged")
     func importMatchesFitdecode() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-\(UUID().uuidString)")
         let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
@@ -115,6 +115,7 @@ struct FITCorpusTests {
         var imported = 0
         var untimedFiles: [String] = []
         var lapFiles = 0
+        var multisportFiles = 0
         for e in FormatCorpus.fit where e.strictOK && e.fileType == "activity" {
             let name = (e.file as NSString).lastPathComponent
             let result = await importer.importFile(e.file)
@@ -146,7 +147,21 @@ struct FITCorpusTests {
                 untimedFiles.append(name)
                 #expect(result.warnings.contains { $0.contains("without a position or a time") }, "\(name)")
             }
-            #expect(result.tracks.count == max(e.sessions, 1), "\(name): one workout per session")
+            // One workout whatever the sessions: a multisport file's sessions (fitdecode's count) are its activities,
+            // a single session's workout is its own one activity.
+            #expect(result.tracks.count == 1, "\(name): one workout")
+            var recorded = 0
+            var activities = 0
+            for t in result.tracks {
+                let workout = try await store.workout(id: t.workout)
+                recorded += workout?.activities.count ?? 0
+                activities += workout?.allActivities.count ?? 0
+            }
+            let multisport = e.sessions > 1 ? e.sessions : 0
+            #expect(recorded == multisport, "\(name): an activity per session")
+            #expect(activities == max(e.sessions, 1), "\(name): activities")
+            #expect(result.tracks.first?.activities == multisport, "\(name): the activities the import reports")
+            if multisport > 0 { multisportFiles += 1 }
             // Every lap message is a lap event of one of the file's workouts.
             var laps = 0
             for t in result.tracks {
@@ -160,6 +175,7 @@ struct FITCorpusTests {
         }
         #expect(imported >= 40)
         #expect(lapFiles >= 40)
+        #expect(multisportFiles >= 5)
         #expect(untimedFiles.count <= 1, "\(untimedFiles)")
     }
 }

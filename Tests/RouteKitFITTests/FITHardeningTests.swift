@@ -64,7 +64,7 @@ struct FITHardeningTests {
         #expect(warning.offset > 0)
     }
 
-    @Test("each of 400 sessions gets its own pause, resume and lap, with timer events and laps out of file order")
+    @Test("400 sessions: one workout of 400 activities, each session's lap, pause and resume in order (events out of file order)")
     func manySessions() async throws {
         let start: UInt32 = 1_000_000_000
         let sessions = 400
@@ -88,11 +88,22 @@ struct FITHardeningTests {
         let result = await FITImporter(store: store).importBytes(w.file(), name: "many.fit")
         #expect(result.error == nil, "\(String(describing: result.error))")
         let workouts = try await store.workouts(matching: WorkoutFilter())
-        #expect(workouts.count == sessions)
-        for workout in workouts {
-            let begin = try #require(workout.start?.instant.seconds)
-            #expect(workout.events.map(\.kind) == [.lap, .pause, .resume])
-            #expect(workout.events.map { ($0.start?.instant.seconds ?? 0) - begin } == [10, 20, 30])
-        }
+        try #require(workouts.count == 1)
+        let workout = workouts[0]
+        #expect(result.tracks.first?.activities == sessions)
+        #expect(workout.activities.count == sessions)
+        let begin = try #require(workout.start?.instant.seconds)
+        #expect(begin == Int64(start) + 631_065_600)
+        let kinds = workout.events.map(\.kind)
+        let expectedKinds = (0..<sessions).flatMap { _ in [WorkoutEvent.Kind.lap, .pause, .resume] }
+        #expect(kinds == expectedKinds)
+        let times = workout.events.map { ($0.start?.instant.seconds ?? 0) - begin }
+        let expectedTimes = (0..<sessions).flatMap { n in [10, 20, 30].map { Int64(n * 100 + $0) } }
+        #expect(times == expectedTimes)
+        // Each activity from its session's start to the session message's time (no elapsed time, no records).
+        let starts = workout.activities.map { ($0.start?.instant.seconds ?? 0) - begin }
+        #expect(starts == (0..<sessions).map { Int64($0 * 100) })
+        let ends = workout.activities.map { ($0.end?.instant.seconds ?? 0) - begin }
+        #expect(ends == (0..<sessions).map { Int64($0 * 100 + 90) })
     }
 }

@@ -21,6 +21,8 @@ enum TCXCorpus {
         var tracks: Int
         var courses: Int
         var activities: Int
+        /// `MultiSportSession`s.
+        var multiSportSessions: Int
         var leadingWhitespace: Bool
         var bom: Bool
         var name: String { (file as NSString).lastPathComponent }
@@ -40,7 +42,7 @@ enum TCXCorpus {
                 file: name, ok: summary["ok"] as? Bool ?? false, trackpoints: int("trackpoints"),
                 withPosition: int("trackpoints_with_position"), heartRate: int("trackpoints_heart_rate"),
                 laps: int("laps"), tracks: int("tracks"), courses: int("courses"),
-                activities: summary["activities"] as? Int ?? 0,
+                activities: summary["activities"] as? Int ?? 0, multiSportSessions: int("multisport_sessions"),
                 leadingWhitespace: probe["leading_whitespace"] as? Bool ?? false, bom: probe["bom"] as? Bool ?? false)
         }
     }()
@@ -81,6 +83,7 @@ struct TCXCorpusTests {
                     + (e.courses > 0 ? e.tracks : 0) == e.tracks, "\(e.name): tracks")
             #expect(doc.courses.count == e.courses, "\(e.name): courses")
             #expect(doc.activities.count == e.activities, "\(e.name): activities")
+            #expect(doc.multiSportSessions.count == e.multiSportSessions, "\(e.name): MultiSportSessions")
             trackpoints += all.count
             checked += 1
         }
@@ -97,6 +100,7 @@ struct TCXCorpusTests {
         let importer = TCXImporter(store: store)
         var imported = 0
         var locationsTotal = 0
+        var multisportFiles = 0
         for e in TCXCorpus.entries {
             let result = await importer.importFile(e.file)
             #expect(result.error == nil, "\(e.name): \(String(describing: result.error))")
@@ -127,8 +131,17 @@ struct TCXCorpusTests {
             if e.ok && timedHR == allHR.count {
                 #expect(heartRate == e.heartRate, "\(e.name): heart-rate samples against the probe")
             }
-            // A workout per activity and per course.
-            #expect(result.tracks.count == doc.activities.count + doc.courses.count, "\(e.name)")
+            // A workout per Activity of its own, per MultiSportSession and per course; a MultiSportSession's workout
+            // records its activities.
+            let workouts = doc.workoutActivities
+            #expect(result.tracks.count == workouts.count + doc.courses.count, "\(e.name)")
+            let multisport = workouts.map { $0.count > 1 ? $0.count : 0 } + doc.courses.map { _ in 0 }
+            #expect(result.tracks.map(\.activities) == multisport, "\(e.name): activities")
+            for (t, expected) in zip(result.tracks, multisport) {
+                let recorded = try await store.workout(id: t.workout)?.activities.count
+                #expect(recorded == expected, "\(e.name): recorded activities")
+            }
+            if multisport.contains(where: { $0 > 1 }) { multisportFiles += 1 }
             let again = await importer.importFile(e.file)
             #expect(again.status == .unchanged, "\(e.name): re-import")
             locationsTotal += locations
@@ -136,6 +149,7 @@ struct TCXCorpusTests {
         }
         print("TCX corpus: \(imported) file(s) imported, \(locationsTotal) positioned trackpoints")
         #expect(imported >= 35)
+        #expect(multisportFiles >= 2)
         // The probe's 23,804 positions of the files it parses, less 2 that are not numbers, plus the Strava file's.
         #expect(locationsTotal > 23_802)
     }

@@ -13,6 +13,8 @@ enum FITFixtures {
     static let gzipped = "GoldenCheetah__GoldenCheetah__test__rides__14582164182.fit.gz"  // 2,760
     static let settings = "dtcooper__python-fitparse__tests__files__Settings.fit"
     static let course = "viking-gps__viking__test__Stonehenge.fit"  // 78 course records
+    /// Run, transition, ride, transition, run: 5 sessions, 1,287 positioned records.
+    static let multisport = "Runalyze__Runalyze__tests__testfiles__fit__Multisession-stop-after-transition.fit"
 
     static func copy(_ names: [String]) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-fit-cli-\(UUID().uuidString)")
@@ -92,6 +94,30 @@ struct FITCLITests {
         let activity = try FITFixtures.copy([FITFixtures.wahoo]) + "/" + FITFixtures.wahoo
         let other = try FITFixtures.objects(try CLI.run(["inspect", "--json", activity]).stdout).first ?? [:]
         #expect(other["courses"] == nil)
+    }
+
+    @Test("a multisport file: import and inspect say one workout of 5 activities; splits --by activity gives 5")
+    func multisport() throws {
+        let dir = try FITFixtures.copy([FITFixtures.multisport])
+        let file = dir + "/" + FITFixtures.multisport
+        let store = dir + "/store.sqlite"
+        let text = try CLI.run(["import", "--store", store, file])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("1 route(s), 1287 location(s), a workout of 5 activities"), "\(text.stdout)")
+        let again = try FITFixtures.objects(try CLI.run(["import", "--store", store, "--json", file]).stdout).first ?? [:]
+        #expect(again["status"] as? String == "unchanged")
+        let routes = again["routes"] as? [[String: Any]] ?? []
+        try #require(routes.count == 1)
+        let workout = try #require(routes[0]["workout"] as? String)
+        let splits = try CLI.run(["splits", "--store", store, workout, "--by", "activity", "--json"])
+        #expect(splits.status == 0, "\(splits.stderr)")
+        let report = try FITFixtures.objects(splits.stdout).first ?? [:]
+        #expect(report["by"] as? String == "activity")
+        #expect((report["splits"] as? [[String: Any]])?.count == 5)
+        let inspect = try CLI.run(["inspect", file])
+        #expect(inspect.stdout.contains("multisport: 5 activities, imported as one workout"), "\(inspect.stdout)")
+        let inspected = try FITFixtures.objects(try CLI.run(["inspect", "--json", file]).stdout).first ?? [:]
+        #expect(inspected["multisport"] as? [Int] == [5])
     }
 
     @Test("a file that is not FIT under a .fit name fails with a byte offset, not a GPX error")
