@@ -102,8 +102,10 @@ struct FITHardeningTests {
         #expect(times == expectedTimes)
         // Each activity from its session's start to the session message's time (no elapsed time, no records).
         let starts = workout.activities.map { ($0.start?.instant.seconds ?? 0) - begin }
-        #expect(starts == (0..<sessions).map { Int64($0 * 100) })
+        let expectedStarts: [Int64] = (0..<sessions).map { Int64($0 * 100) }
+        #expect(starts == expectedStarts)
         let ends = workout.activities.map { ($0.end?.instant.seconds ?? 0) - begin }
-        #expect(ends == (0..<sessions).map { Int64($0 * 100 + 90) })
+        let expectedEnds: [Int64] = (0..<sessions).map { Int64($0 * 100 + 90) }
+        #expect(ends == expectedEnds)
     }
 }
