@@ -24,7 +24,8 @@ struct RouteKitCommand: AsyncParsableCommand {
             anchor the store cannot use (start again without it); \
             64 invalid command-line usage.
             """,
-        version: "0.2.0",
+        // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
+        version: "0.3.0",
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Splits.self, Series.self,
