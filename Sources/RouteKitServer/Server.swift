@@ -30,6 +30,19 @@
         /// The OpenAPI 3.1 document of the API.
         public static let openAPIDocument: [UInt8] = PackageResources.openapi_yaml
 
+        /// Why the server could not listen, for people, when `error` (thrown by running the application of
+        /// ``makeApplication(services:onListening:)``) is the listening socket's: an address in use (another server on
+        /// the port), a port that needs privileges, an address that is not this machine's; `nil` for any other error.
+        package static func listenFailure(_ error: any Error) -> String? {
+            guard let error = error as? IOError else { return nil }
+            switch error.errnoCode {
+            case EADDRINUSE: return "the address is already in use (another routekit serve?)"
+            case EACCES: return "permission denied (a port below 1024 needs privileges)"
+            case EADDRNOTAVAIL: return "the address is not one of this machine's"
+            default: return nil
+            }
+        }
+
         /// The router and its services (the feed's commit watcher), for ``makeApplication(services:onListening:)`` and tests.
         func makeRouter(hub: FeedHub) -> Router<RouteKitRequestContext> {
             let base = Router(context: RouteKitRequestContext.self)

@@ -148,7 +148,14 @@ struct Serve: AsyncParsableCommand {
             let app = server.makeApplication(services: [store as? any Service].compactMap { $0 }) { port in
                 printError("routekit serve: listening on http://\(host):\(port) (store \(label))")
             }
-            try await app.runService()
+            do {
+                try await app.runService()
+            } catch {
+                // A port in use is a person's mistake, said as such (not the socket call's errno).
+                guard let reason = RouteKitServer.listenFailure(error) else { throw error }
+                printError("routekit serve: cannot listen on \(host):\(port): \(reason)")
+                throw exitInputFailed
+            }
         #else
             printError("error: \(withoutServer)")
             throw exitInputFailed
