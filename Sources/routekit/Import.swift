@@ -183,13 +183,7 @@ struct Import: AsyncParsableCommand {
         if files.count > 1 || files.contains(where: { RouteImporter.kind(of: $0).map { $0 != .file(.gpx) } ?? true }) {
             BatchAllocator.tuneForBatchProcessing()
         }
-        let (source, store) = try await runReportingErrors {
-            (
-                try sourceOption.resolved(),
-                try await storeOptions.open(
-                    durability: durability, onCallingThread: true, connections: max(4, jobs + 1))
-            )
-        }
+        let source = try await runReportingErrors { try sourceOption.resolved() }
         let sizes = files.map { f -> Int in
             guard let status = InputFile.status(of: f) else { return 0 }
             // An export folder (Apple Health): its export.xml is what is read.
@@ -233,16 +227,29 @@ struct Import: AsyncParsableCommand {
                 if let e = result.error { print("          error: \(e)") }
             }
         }
-        let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
-        importer.archiveLimits = archiveOptions.limits
-        // One input (an archive, an export): its entries are what runs in parallel.
-        importer.jobs = jobs
-        await importer.importPaths(
-            files, sizes: sizes, workers: jobs,
-            progress: { p in
-                let label = p.current.map { "\(min(p.inputsDone + 1, files.count))/\(files.count) \($0)" }
-                progress.update(p.bytesDone, label: label ?? "\(p.inputsDone)/\(files.count)")
-            }, each: report)
+        if !files.isEmpty && files.allSatisfy({ !FileManager.default.fileExists(atPath: $0) }) {
+            // Every input is missing: each fails as the importer fails a missing file, and no store is opened, so
+            // none is made for nothing.
+            for file in files {
+                let why = "cannot open the file: \(String(cString: strerror(ENOENT)))"
+                report(ImportResult(file: file, status: .failed, error: RouteKitError(.io, why, file: file)))
+            }
+        } else {
+            let store = try await runReportingErrors {
+                try await storeOptions.open(
+                    creating: true, durability: durability, onCallingThread: true, connections: max(4, jobs + 1))
+            }
+            let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            importer.archiveLimits = archiveOptions.limits
+            // One input (an archive, an export): its entries are what runs in parallel.
+            importer.jobs = jobs
+            await importer.importPaths(
+                files, sizes: sizes, workers: jobs,
+                progress: { p in
+                    let label = p.current.map { "\(min(p.inputsDone + 1, files.count))/\(files.count) \($0)" }
+                    progress.update(p.bytesDone, label: label ?? "\(p.inputsDone)/\(files.count)")
+                }, each: report)
+        }
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
         let summary =

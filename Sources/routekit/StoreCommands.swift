@@ -200,8 +200,8 @@ struct Export: AsyncParsableCommand {
             }
         } catch {
             if let tmp = temporary { unlink(tmp) }
-            printError("error: \(error)")
-            throw exitInputFailed
+            // The one path from an error to its message and exit status (no store: 66; a reader gone: 0; else 1).
+            try await runReportingErrors { throw error }
         }
     }
 }

@@ -14,7 +14,8 @@ struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The store: a SQLite file path (created if missing), or a PostgreSQL URL "
+            "The store: a SQLite file path (import creates it; a command that reads refuses a path with no store), "
+                + "or a PostgreSQL URL "
                 + "(postgres://user:password@host:5432/database?sslmode=prefer; needs a routekit built with "
                 + "--traits Postgres). Default: $ROUTEKIT_STORE, else "
                 + "$XDG_DATA_HOME/routekit/store.sqlite (~/.local/share/routekit/store.sqlite).",
@@ -40,13 +41,24 @@ struct StoreOptions: ParsableArguments {
         return c.string ?? resolvedPath
     }
 
-    /// Opens the store. `durability` is SQLite's, and `onCallingThread` its reads and writes on the calling thread, for
-    /// batch jobs (see ``SQLiteStore/Options``);
+    /// How the error for a SQLite path with no store begins (`open` without `creating`):
+    /// ``runReportingErrors(exitCode:_:)`` exits 66 (EX_NOINPUT) for it.
+    static let missingStorePrefix = "no store at "
+
+    /// Whether `error` is the one for a SQLite path with no store.
+    static func isMissingStore(_ error: RouteKitError) -> Bool {
+        error.code == .notFound && error.message.hasPrefix(missingStorePrefix)
+    }
+
+    /// Opens the store. A SQLite path with no file is refused (`no store at PATH`) unless `creating`: only commands
+    /// that write something of their own (import, serve, tokens create, zones set, privacy-zones --add) make a
+    /// store; one that reads a typo'd path must not answer from a new, empty one. `durability` is SQLite's, and
+    /// `onCallingThread` its reads and writes on the calling thread, for batch jobs (see ``SQLiteStore/Options``);
     /// `connections` is the PostgreSQL pool's size, `driverLog` where its driver logs (quiet when `nil`), and
     /// `longRunning` keeps the pool's connections open (a server: see `PostgresStore.Options.longRunning`).
     func open(
-        durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false, connections: Int = 4,
-        driverLog: DriverLog? = nil, longRunning: Bool = false
+        creating: Bool = false, durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false,
+        connections: Int = 4, driverLog: DriverLog? = nil, longRunning: Bool = false
     ) async throws(RouteKitError) -> any RouteStore {
         let path = resolvedPath
         if isPostgres {
@@ -63,6 +75,11 @@ struct StoreOptions: ParsableArguments {
                     "this routekit was built without PostgreSQL support; build it with `swift build --traits Postgres` "
                         + "(README: \"More than one machine\")")
             #endif
+        }
+        if !creating && !FileManager.default.fileExists(atPath: path) {
+            throw RouteKitError(
+                .notFound,
+                Self.missingStorePrefix + "\(path) (import a file first, or check --store / ROUTEKIT_STORE)")
         }
         return try SQLiteStore(
             path: path,
@@ -96,6 +113,11 @@ func runReportingErrors<T>(
     } catch let error as RouteKitError {
         // A reader that stopped early (`| head -1`): it has what it wanted; nothing to report.
         if error.code == .io && error.message == OutputSink.closedByReader { throw ExitCode.success }
+        // No store where a command that reads looked: said plainly, exit 66 (EX_NOINPUT).
+        if StoreOptions.isMissingStore(error) {
+            printError("error: \(error.message)")
+            throw exitNoInput
+        }
         printError("error: \(error)")
         throw exitCode(error)
     } catch let exit as ExitCode {
