@@ -116,7 +116,10 @@ struct Render: AsyncParsableCommand {
 
     func write(_ bytes: [UInt8]) throws(RouteKitError) {
         if output == "-" {
-            FileHandle.standardOutput.write(Data(bytes))
+            // Not FileHandle, whose write traps on a closed pipe: the sink's error for it ends the command quietly.
+            let out = OutputSink.standardOutput()
+            out.write(bytes)
+            try out.flush()
             return
         }
         let tmp = temporarySibling(of: output)

@@ -201,7 +201,7 @@ struct Export: AsyncParsableCommand {
         } catch {
             if let tmp = temporary { unlink(tmp) }
             // The one path from an error to its message and exit status (no store: 66; a reader gone: 0; else 1).
-            try await runReportingErrors { throw error }
+            throw reported(error)
         }
     }
 }

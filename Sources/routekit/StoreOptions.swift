@@ -110,23 +110,34 @@ func runReportingErrors<T>(
 ) async throws -> T {
     do {
         return try await body()
-    } catch let error as RouteKitError {
+    } catch {
+        throw reported(error, exitCode: exitCode)
+    }
+}
+
+/// Reports `error` on standard error and returns the exit to throw for it (``runReportingErrors(exitCode:_:)``, and
+/// commands that catch their errors themselves to remove a temporary file first): a ``RouteKitError`` as
+/// `error: …` with `exitCode(error)` (1 unless the command says otherwise), any other error with 1; a reader that
+/// closed the pipe ends the command quietly with 0, and a path with no store is said plainly with 66.
+func reported(_ error: any Error, exitCode: (RouteKitError) -> ExitCode = { _ in exitInputFailed }) -> any Error {
+    switch error {
+    case let error as RouteKitError:
         // A reader that stopped early (`| head -1`): it has what it wanted; nothing to report.
-        if error.code == .io && error.message == OutputSink.closedByReader { throw ExitCode.success }
+        if error.code == .io && error.message == OutputSink.closedByReader { return ExitCode.success }
         // No store where a command that reads looked: said plainly, exit 66 (EX_NOINPUT).
         if StoreOptions.isMissingStore(error) {
             printError("error: \(error.message)")
-            throw exitNoInput
+            return exitNoInput
         }
         printError("error: \(error)")
-        throw exitCode(error)
-    } catch let exit as ExitCode {
-        throw exit
-    } catch let exit as CleanExit {
-        throw exit
-    } catch {
+        return exitCode(error)
+    case let exit as ExitCode:
+        return exit
+    case let exit as CleanExit:
+        return exit
+    default:
         printError("error: \(error)")
-        throw exitInputFailed
+        return exitInputFailed
     }
 }
 
