@@ -39,7 +39,7 @@ struct Changes: AsyncParsableCommand {
     @Option(help: "Changes per change set (soft: a transaction is never split).") var limit: Int = 1000
     @Flag(help: "Keep printing change sets as they are committed, until interrupted.") var follow = false
     @Flag(help: "One JSON object per change set, one per line.") var json = false
-    @Option(help: "Only routes of this workout (uuid).") var workout: String?
+    @Option(help: "Only routes of this workout (uuid, or its first 8+ hex digits).") var workout: String?
     @Option(help: "Only routes of this source.") var source: String?
     @Option(help: "Only routes with this sync identifier.") var syncIdentifier: String?
     @Option(help: "Only routes that end at or after this ISO 8601 time.") var from: String?
@@ -71,8 +71,10 @@ struct Changes: AsyncParsableCommand {
         try await runReportingErrors(exitCode: { $0.code.isAnchorError ? exitAnchorUnusable : exitInputFailed }) {
             let store = try await storeOptions.open()
             let interval = try parseTimeRange(from: from, to: to)
+            var workoutID: UUID?
+            if let workout { workoutID = try await resolveID(workout, argument: "--workout", .workouts, in: store) }
             let predicate = ChangePredicate(
-                workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) },
+                workout: workoutID, source: try source.map { try Source(name: $0) },
                 syncIdentifier: syncIdentifier, interval: interval)
             let start = try anchor.map { text throws(RouteKitError) in try ChangeAnchor(text: text) }
             if !follow {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
 import RouteKitSQLite
 
@@ -157,6 +158,22 @@ func parseTimeRange(from: String?, to: String?) throws(RouteKitError) -> ClosedR
     let hi = try to.map(parseTime) ?? Instant(seconds: .max)
     guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
     return lo...hi
+}
+
+/// The uuid of the route or workout `text` names, whole or by its first 8 or more hex digits (`StoredID.resolve`, the
+/// one resolution every command taking a route or a workout uses). Text that is neither, or a prefix that begins
+/// several uuids, is a usage error: said with the argument's name, exit 64. A prefix that begins none is not found
+/// (exit 1).
+func resolveID(
+    _ text: String, argument: String, _ kinds: StoredID.Kinds = .any, in store: any RouteStore
+) async throws -> UUID {
+    do throws(RouteKitError) {
+        return try await StoredID.resolve(text, argument: argument, kinds: kinds, in: store)
+    } catch {
+        guard error.code == .invalidArgument else { throw error }
+        printError("error: \(error.message)")
+        throw ExitCode.validationFailure
+    }
 }
 
 /// Parses a uuid argument.

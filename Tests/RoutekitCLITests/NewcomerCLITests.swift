@@ -40,4 +40,44 @@ struct NewcomerCLITests {
         #expect(routes.status == 0, "\(routes.stderr)")
         #expect(routes.stdout.contains("1 route"), "\(routes.stdout)")
     }
+
+    @Test("a route or workout is named by its first 8 hex digits; text that is no uuid is a usage error naming the argument")
+    func uuidPrefixes() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let file = try f.write("a.gpx", CLITests.good)
+        #expect(try f.run(["import", file]).status == 0)
+        let route = try #require(try f.routes().first)
+        let routeID = try #require(route["uuid"] as? String)
+        let workoutID = try #require(route["workout"] as? String)
+
+        let exported = try f.run(["export", String(routeID.prefix(8))])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(exported.stdout.contains("<trkpt"))
+        let stats = try f.run(["stats", String(workoutID.prefix(8)).uppercased(), "--json"])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout.contains("\"workout\":\"\(workoutID)\""), "\(stats.stdout)")
+        let located = try f.run(["locations", String(routeID.prefix(13))])
+        #expect(located.status == 0, "\(located.stderr)")
+        // A workout's prefix is no route's: locations takes routes only.
+        let notARoute = try f.run(["locations", String(workoutID.prefix(8))])
+        #expect(notARoute.status == 1, "\(notARoute.stderr)")
+        #expect(notARoute.stderr.contains("no route has a uuid beginning with"), "\(notARoute.stderr)")
+
+        // A prefix neither begins: not found (1); text that is no prefix: a usage error (64) naming the argument.
+        let other = routeID.hasPrefix("0") || workoutID.hasPrefix("0") ? "11111111" : "00000000"
+        let none = try f.run(["export", other])
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("no route or workout has a uuid beginning with '\(other)'"), "\(none.stderr)")
+        for (arguments, named) in [
+            (["export", "f22ec33"], "ID 'f22ec33'"), (["locations", "my-route"], "ROUTE 'my-route'"),
+            (["routes", "--workout", "nonsense"], "--workout 'nonsense'"), (["delete", "xyz"], "ID 'xyz'"),
+        ] {
+            let r = try f.run(arguments)
+            #expect(r.status == 64, "\(arguments): \(r.stderr)")
+            #expect(r.stderr.contains(named), "\(arguments): \(r.stderr)")
+        }
+        // Nothing was deleted by the refused delete.
+        #expect(try f.routes().count == 1)
+    }
 }
