@@ -15,7 +15,7 @@ package enum StoredID {
         /// Workouts.
         package static let workouts = Kinds(rawValue: 2)
         /// Either.
-        package static let any: Kinds = [.routes, .workouts]
+        package static let either: Kinds = [.routes, .workouts]
 
         /// What one is called in messages.
         var noun: String {
@@ -69,7 +69,7 @@ package enum StoredID {
     ///   naming `argument`, and for a prefix that begins several uuids, saying how many;
     ///   ``RouteKitError/Code/notFound`` for a prefix that begins none; the store's errors.
     package static func resolve(
-        _ text: String, argument: String, kinds: Kinds = .any, in store: any RouteStore
+        _ text: String, argument: String, kinds: Kinds = .either, in store: any RouteStore
     ) async throws(RouteKitError) -> UUID {
         if let id = UUID(uuidString: text) { return id }
         guard let prefix = prefix(text) else {

@@ -165,7 +165,7 @@ func parseTimeRange(from: String?, to: String?) throws(RouteKitError) -> ClosedR
 /// several uuids, is a usage error: said with the argument's name, exit 64. A prefix that begins none is not found
 /// (exit 1).
 func resolveID(
-    _ text: String, argument: String, _ kinds: StoredID.Kinds = .any, in store: any RouteStore
+    _ text: String, argument: String, _ kinds: StoredID.Kinds = .either, in store: any RouteStore
 ) async throws -> UUID {
     do throws(RouteKitError) {
         return try await StoredID.resolve(text, argument: argument, kinds: kinds, in: store)

@@ -22,7 +22,7 @@ struct StoredIDTests {
     }
 
     /// The error resolving `text` throws, `nil` when it resolves.
-    static func failure(_ text: String, kinds: StoredID.Kinds = .any, in store: InMemoryStore) async -> RouteKitError? {
+    static func failure(_ text: String, kinds: StoredID.Kinds = .either, in store: InMemoryStore) async -> RouteKitError? {
         do throws(RouteKitError) {
             _ = try await StoredID.resolve(text, argument: "ID", kinds: kinds, in: store)
             return nil
