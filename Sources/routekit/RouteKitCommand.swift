@@ -24,7 +24,8 @@ struct RouteKitCommand: AsyncParsableCommand {
 
             Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
             anchor the store cannot use (start again without it); \
-            64 invalid command-line usage; 66 no store at the path given (--store, $ROUTEKIT_STORE).
+            64 invalid command-line usage; 65 nothing to import (a folder with no route file); 66 no store at the \
+            path given (--store, $ROUTEKIT_STORE).
             """,
         // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
         version: "0.3.0",
@@ -51,3 +52,6 @@ let exitInputFailed = ExitCode(1)
 
 /// Exit code when a command found nothing to read: no store at the path it was given (EX_NOINPUT).
 let exitNoInput = ExitCode(66)
+
+/// Exit code when the input holds nothing a command reads: a folder with no file to import (EX_DATAERR).
+let exitDataError = ExitCode(65)

@@ -1,6 +1,7 @@
 import Foundation
 import RouteKitTesting
 import Testing
+import ZIPFoundation
 
 /// What a newcomer meets first: a typo'd store, a closed pipe, a short id, a folder or a file that holds no route,
 /// a misspelt command. Each is said in a sentence with its own exit status.
@@ -79,5 +80,57 @@ struct NewcomerCLITests {
         }
         // Nothing was deleted by the refused delete.
         #expect(try f.routes().count == 1)
+    }
+
+    @Test("a folder with no route file is an error (65) when it is all there is, and makes no store; a warning beside a file")
+    func emptyFolder() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let folder = f.directory + "/photos"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = try f.write("photos/holiday.jpg", "not a route")
+        let alone = try f.run(["import", folder])
+        #expect(alone.status == 65, "\(alone.stderr)")
+        #expect(alone.stderr.contains("error: no importable files in \(folder) (looked for .gpx, .fit, .tcx"), "\(alone.stderr)")
+        let made = FileManager.default.fileExists(atPath: f.store)
+        #expect(!made, "a store was made for nothing")
+        let file = try f.write("a.gpx", CLITests.good)
+        let beside = try f.run(["import", folder, file])
+        #expect(beside.status == 0, "\(beside.stderr)")
+        #expect(beside.stderr.contains("warning: no importable files in \(folder)"), "\(beside.stderr)")
+    }
+
+    @Test("a PDF, a picture, an empty file or a zip of no route file fails as 'not a route file', saying what it looks like")
+    func notRouteFiles() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let pdf = try f.write("ride.gpx", Data("%PDF-1.7\n%âãÏÓ\n1 0 obj\n".utf8))
+        let png = try f.write("map.gpx", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]))
+        let jpeg = try f.write("photo.fit", Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 0x4A, 0x46, 0x49, 0x46, 0, 1, 1]))
+        let empty = try f.write("empty.gpx", Data())
+        let zipURL = URL(fileURLWithPath: f.directory + "/documents.zip")
+        let archive = try Archive(url: zipURL, accessMode: .create)
+        let readme = Data("hello".utf8)
+        try archive.addEntry(with: "readme.txt", type: .file, uncompressedSize: Int64(readme.count)) { position, size in
+            readme.subdata(in: Int(position)..<Int(position) + size)
+        }
+        let expected = [
+            "looks like a PDF document", "looks like a PNG image", "looks like a JPEG image", "the file is empty",
+            "a zip archive with no GPX, FIT, TCX or GeoJSON file in it",
+        ]
+        let objects = try f.json(["import", pdf, png, jpeg, empty, zipURL.path], status: 1)
+        try #require(objects.count == expected.count, "\(objects)")
+        for (object, message) in zip(objects, expected) {
+            #expect(object["status"] as? String == "failed")
+            let error = object["error"] as? [String: Any] ?? [:]
+            #expect(error["code"] as? String == "unsupportedFormat", "\(object)")
+            let text = error["message"] as? String ?? ""
+            #expect(text.hasPrefix("not a route file: "), "\(text)")
+            #expect(text.contains(message), "\(text)")
+        }
+        // inspect reads through the same reader: the same sentence.
+        let inspected = try CLI.run(["inspect", pdf])
+        #expect(inspected.status == 1)
+        #expect(inspected.stderr.contains("not a route file: looks like a PDF document"), "\(inspected.stderr)")
     }
 }
