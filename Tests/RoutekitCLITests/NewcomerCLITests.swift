@@ -91,7 +91,8 @@ struct NewcomerCLITests {
         _ = try f.write("photos/holiday.jpg", "not a route")
         let alone = try f.run(["import", folder])
         #expect(alone.status == 65, "\(alone.stderr)")
-        #expect(alone.stderr.contains("error: no importable files in \(folder) (looked for .gpx, .fit, .tcx"), "\(alone.stderr)")
+        let said = "error: no importable files in \(folder) (looked for .gpx, .fit, .tcx"
+        #expect(alone.stderr.contains(said), "\(alone.stderr)")
         let made = FileManager.default.fileExists(atPath: f.store)
         #expect(!made, "a store was made for nothing")
         let file = try f.write("a.gpx", CLITests.good)
