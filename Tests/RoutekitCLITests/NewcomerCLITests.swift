@@ -134,4 +134,23 @@ struct NewcomerCLITests {
         #expect(inspected.status == 1)
         #expect(inspected.stderr.contains("not a route file: looks like a PDF document"), "\(inspected.stderr)")
     }
+
+    @Test("a misspelt command gets the one it is closest to (64); a word close to none is named; help still helps")
+    func misspeltCommand() throws {
+        let misspelt = [("improt", "import"), ("routse", "routes"), ("workout", "workouts"), ("exprot", "export")]
+        for (typed, meant) in misspelt {
+            let r = try CLI.run([typed, "x"])
+            #expect(r.status == 64, "\(typed): \(r.stderr)")
+            #expect(r.stderr.contains("unknown command '\(typed)'; did you mean '\(meant)'?"), "\(typed): \(r.stderr)")
+        }
+        let far = try CLI.run(["frobnicate"])
+        #expect(far.status == 64)
+        #expect(far.stderr.contains("unknown command 'frobnicate'"), "\(far.stderr)")
+        #expect(!far.stderr.contains("did you mean"))
+        let help = try CLI.run(["help", "import"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("routekit import"))
+        let version = try CLI.run(["--version"])
+        #expect(version.status == 0)
+    }
 }
