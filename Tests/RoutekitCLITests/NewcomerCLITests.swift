@@ -121,7 +121,7 @@ struct NewcomerCLITests {
         ]
         let objects = try f.json(["import", pdf, png, jpeg, empty, zipURL.path], status: 1)
         try #require(objects.count == expected.count, "\(objects)")
-        for (object, message) in zip(objects, expected) {
+        for (object, message) in Swift.zip(objects, expected) {
             #expect(object["status"] as? String == "failed")
             let error = object["error"] as? [String: Any] ?? [:]
             #expect(error["code"] as? String == "unsupportedFormat", "\(object)")
