@@ -72,7 +72,7 @@ package enum StoredID {
         _ text: String, argument: String, kinds: Kinds = .either, in store: any RouteStore
     ) async throws(RouteKitError) -> UUID {
         if let id = UUID(uuidString: text) { return id }
-        guard let prefix = prefix(text) else {
+        guard let start = Self.prefix(text) else {
             throw RouteKitError(
                 .invalidArgument,
                 "\(argument) '\(text)' is not a \(kinds.noun)'s uuid, nor its first \(minimumPrefixLength) or more "
@@ -81,13 +81,13 @@ package enum StoredID {
         var matches: Set<UUID> = []
         if kinds.contains(.routes) {
             for route in try await store.routes(matching: RouteFilter())
-            where route.id.uuidString.lowercased().hasPrefix(prefix) {
+            where route.id.uuidString.lowercased().hasPrefix(start) {
                 matches.insert(route.id)
             }
         }
         if kinds.contains(.workouts) {
             for workout in try await store.workouts(matching: WorkoutFilter())
-            where workout.id.uuidString.lowercased().hasPrefix(prefix) {
+            where workout.id.uuidString.lowercased().hasPrefix(start) {
                 matches.insert(workout.id)
             }
         }
