@@ -69,8 +69,8 @@ struct RouteKitCommand: AsyncParsableCommand {
         return "unknown command '\(first)' (routekit --help lists the commands)"
     }
 
-    /// The edits (insertions, deletions, substitutions, swaps of two neighbours) from `a` to `b`; more than 2 is
-    /// reported as 3 without being counted.
+    /// The edits (insertions, deletions, substitutions, swaps of two neighbours) from `a` to `b`; words whose lengths
+    /// differ by more than 2 are 3 apart without counting.
     static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
