@@ -7,6 +7,10 @@
     import RouteKitTesting
     import Testing
 
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
     /// The built `routekit` next to the test bundle.
     let routekitBinary: URL? = {
         let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
