@@ -13,7 +13,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         private enum Base: String, Sendable {
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
-            case geos, invalidFIT, invalidTCX, invalidGeoJSON
+            case geos, invalidFIT, invalidTCX, invalidGeoJSON, unsupportedFormat
             case notFound, storage, storageFull, incompatibleStore, builderState, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
@@ -52,6 +52,10 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         /// is; a value that cannot be read (a coordinate out of range, a time that is not ISO 8601) is
         /// ``invalidValue`` instead.
         public static let invalidGeoJSON = Code(.invalidGeoJSON)
+        /// The input is none of the formats RouteKit reads, and its first bytes say what it is instead (a PDF
+        /// document, a picture, a zip archive where a route file was expected), or it is empty; or a zip archive holds
+        /// no file RouteKit reads. The message says which: `not a route file: looks like a PDF document`.
+        public static let unsupportedFormat = Code(.unsupportedFormat)
         /// The GEOS library reported an error.
         public static let geos = Code(.geos)
         /// The workout, route or builder named does not exist (or is no longer current).

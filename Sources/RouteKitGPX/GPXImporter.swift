@@ -175,7 +175,7 @@ public final class GPXImporter {
     }
 
     private static let parseErrors: Set<RouteKitError.Code> = [
-        .malformedXML, .invalidGPX, .invalidValue, .unsupportedEncoding, .compression, .io,
+        .malformedXML, .invalidGPX, .invalidValue, .unsupportedEncoding, .unsupportedFormat, .compression, .io,
     ]
 
     /// One pass over the input, with `started` as its reader when one was read ahead.

@@ -1,4 +1,5 @@
 internal import RouteKit
+import RouteKitIngest
 
 #if canImport(Glibc)
     import Glibc
@@ -98,11 +99,7 @@ extension GPXStreamParser {
                     }
                 } else if stack.isEmpty && q < end {
                     // Outside the root only markup may follow: fail now rather than buffer up to the next '<'.
-                    throw error(
-                        .malformedXML,
-                        rootSeen
-                            ? "text after the root element"
-                            : "not XML: expected '<' but found other content before the root element", at: q)
+                    throw rootSeen ? error(.malformedXML, "text after the root element", at: q) : notXML(at: q)
                 } else if let lt = memchrOffset(b, q, end, LT) {
                     try textToken(p, lt)
                     next = lt
@@ -140,6 +137,22 @@ extension GPXStreamParser {
         return r
     }
 
+    /// The error for content where XML must start (before the root element): what the file is instead when its first
+    /// bytes say so (a PDF document, a picture: `InputFile.lookalike(ofHead:)`), else that it is not XML.
+    func notXML(at offset: Int) -> RouteKitError {
+        if input.fileOffset == 0 {
+            let count = min(input.bytes.count, 16)
+            var head: [UInt8] = []
+            head.reserveCapacity(count)
+            for i in 0..<count { head.append(input.bytes.base[i]) }
+            if let what = InputFile.lookalike(ofHead: head) {
+                return error(.unsupportedFormat, "not a route file: looks like \(what)", at: offset)
+            }
+        }
+        return error(
+            .malformedXML, "not XML: expected '<' but found other content before the root element", at: offset)
+    }
+
     /// Text between tags.
     mutating func textToken(_ from: Int, _ to: Int) throws(RouteKitError) {
         let b = input.bytes.base
@@ -175,7 +188,7 @@ extension GPXStreamParser {
             if rootSeen {
                 throw error(.malformedXML, "text after the root element", at: i)
             }
-            throw error(.malformedXML, "not XML: expected '<' but found other content before the root element", at: i)
+            throw notXML(at: i)
         }
         try input.checkEntities(from, to)
         if stack.last?.kind != .ignore {
@@ -298,11 +311,10 @@ extension GPXStreamParser {
         input.startToken(at: input.pos)
         if !stack.isEmpty { throw unexpectedEnd() }
         guard rootSeen else {
-            throw error(
-                .malformedXML,
-                input.bytes.count == 0 && input.fileOffset == 0
-                    ? "the file is empty: no <gpx> root element" : "no root element: the file holds no XML element",
-                at: input.pos)
+            if input.bytes.count == 0 && input.fileOffset == 0 {
+                throw error(.unsupportedFormat, "not a route file: the file is empty", at: input.pos)
+            }
+            throw error(.malformedXML, "no root element: the file holds no XML element", at: input.pos)
         }
         finished = true
     }

@@ -323,6 +323,16 @@ public final class RouteImporter {
             if Self.skippable(path) { skipped += 1 }
             return !Self.skippable(path)
         }
+        guard !paths.isEmpty else {
+            // Nothing in it to import (a document's zip, an empty archive): a failure, said as such, not a success
+            // that stored nothing.
+            let e = RouteKitError(
+                .unsupportedFormat,
+                "not a route file: a zip archive with no GPX, FIT, TCX or GeoJSON file in it (\(skipped) "
+                    + "entr\(skipped == 1 ? "y" : "ies"))", file: archive.name)
+            each(ImportResult(file: archive.name, status: .failed, error: e))
+            return
+        }
         await inOrder(paths.count, each: each) { n in
             let path = paths[n]
             let name = "\(archive.name)!\(path)"

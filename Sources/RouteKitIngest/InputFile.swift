@@ -58,6 +58,27 @@ package enum InputFile {
         return .gpx
     }
 
+    /// What a file that starts with `head` is, when it is none of the formats RouteKit reads and its first bytes say
+    /// so (`a PDF document`, `a PNG image`, `a zip archive`…); `nil` otherwise, and then the reader of the format it
+    /// was taken for names what is wrong. Messages say `not a route file: looks like …` with it.
+    package static func lookalike(ofHead head: [UInt8]) -> String? {
+        func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + magic.count && head[offset..<(offset + magic.count)].elementsEqual(magic)
+        }
+        if starts(Array("%PDF-".utf8)) { return "a PDF document" }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "a PNG image" }
+        if starts([0xFF, 0xD8, 0xFF]) { return "a JPEG image" }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "a GIF image" }
+        if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return "a WebP image" }
+        if starts(Array("ftyp".utf8), at: 4) { return "a video or a HEIC picture" }
+        if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x50, 0x4B, 0x05, 0x06]) {
+            return "a zip archive (routekit import reads the route files in one)"
+        }
+        if starts([0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return "a Microsoft Office document" }
+        if starts([0x7F, 0x45, 0x4C, 0x46]) { return "a program (ELF)" }
+        return nil
+    }
+
     /// Whether `head`'s first byte after a UTF-8 byte order mark and JSON whitespace is `{`: a JSON object, which no
     /// XML or FIT file starts with.
     static func startsWithJSONObject(_ head: [UInt8]) -> Bool {

@@ -344,7 +344,8 @@
 
         /// The event stream: `changes` events whose `id:` is the anchor after them (a reconnect with
         /// `Last-Event-ID` resumes exactly), `up-to-date` after each catch-up, a comment when idle, an `error`
-        /// event (a problem) when the store fails, and the end on client disconnect or server shutdown.
+        /// event (a problem) when the store fails, and the end on client disconnect or server shutdown. The first
+        /// event carries `retry: 3000` (``retryField``).
         func stream(
             first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken,
             request: Request, logger: Logger
@@ -385,7 +386,9 @@
             _ writer: inout any ResponseBodyWriter, first: ChangeSet, seen start: UInt64,
             _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, heartbeatMS: Int, logger: Logger
         ) async throws {
-            try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+            // `retry:` rides on the first event: a frame of its own, without data, dispatches no event by the
+            // specification, but some clients (httpx-sse) turn it into an empty `message`.
+            var retryPending = true
             let waiter = FeedWaiter(signal: hub.signal, seen: start, pace: .heartbeat(milliseconds: heartbeatMS))
             var tail = makeTail(after: first, predicate, limit, token, waiter: waiter)
             var upToDateSent = false
@@ -396,7 +399,8 @@
                     step = try await tail.next()
                 } catch {
                     logger.warning("event stream ended by a store error", metadata: ["code": "\(error.code)"])
-                    try await writer.write(Self.event("error", id: nil, JSONValue.object(Problem(error).members())))
+                    let frame = Self.event("error", id: nil, JSONValue.object(Problem(error).members()))
+                    try await writer.write(Self.withRetry(&retryPending, frame))
                     return
                 }
                 switch step {
@@ -408,12 +412,14 @@
                     if !set.added.isEmpty || !set.deleted.isEmpty {
                         let anchorText = TokenAnchors.text(set.anchor, for: token)
                         let json = ChangeSetJSON.bytes(set, anchorText: anchorText)
-                        try await writer.write(Self.event("changes", id: anchorText, json: json))
+                        let frame = Self.event("changes", id: anchorText, json: json)
+                        try await writer.write(Self.withRetry(&retryPending, frame))
                         upToDateSent = false
                     }
                     if !set.hasMore && !upToDateSent {
                         let anchorText = TokenAnchors.text(set.anchor, for: token)
-                        try await writer.write(Self.event("up-to-date", id: anchorText, ["anchor": anchorText]))
+                        let frame = Self.event("up-to-date", id: anchorText, ["anchor": anchorText])
+                        try await writer.write(Self.withRetry(&retryPending, frame))
                         upToDateSent = true
                     }
                 case .idle?:
@@ -433,6 +439,19 @@
                     return
                 }
             }
+        }
+
+        /// The reconnection delay an event stream asks of its clients (milliseconds), sent with its first event.
+        static let retryField = "retry: 3000\n"
+
+        /// `frame`, preceded by ``retryField`` when `pending` (which it then clears): the stream's first event.
+        static func withRetry(_ pending: inout Bool, _ frame: ByteBuffer) -> ByteBuffer {
+            guard pending else { return frame }
+            pending = false
+            var buffer = ByteBuffer(string: retryField)
+            var rest = frame
+            buffer.writeBuffer(&rest)
+            return buffer
         }
 
         static func event(_ name: String, id: String?, _ value: some Encodable) -> ByteBuffer {

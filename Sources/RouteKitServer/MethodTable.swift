@@ -5,6 +5,7 @@
 
     /// The paths the server serves and the methods each takes, recorded as the routes are added, so that a request
     /// whose path is served but not with its method gets `405 Method Not Allowed` with an `Allow` header, not `404`.
+    /// Every `GET` path takes `HEAD` too (``RecordingRouter/get(_:use:)``).
     final class MethodTable: Sendable {
         private let routes = Locked<[(segments: [Substring], methods: [HTTPRequest.Method])]>([])
 
@@ -50,10 +51,30 @@
             table.add(method, path)
         }
 
+        /// Adds `GET path`, and `HEAD path` answered as the `GET` is without its body (RFC 9110 §9.3.2).
         func get(
             _ path: String,
             use handler: @Sendable @escaping (Request, RouteKitRequestContext) async throws -> some ResponseGenerator
-        ) { on(.get, path, use: handler) }
+        ) {
+            on(.get, path, use: handler)
+            on(.head, path) { request, context -> Response in
+                let response = try await handler(request, context).response(from: request, context: context)
+                return Self.withoutBody(response)
+            }
+        }
+
+        /// `response`'s status and headers without its body. A body of known length keeps its `Content-Length`; a
+        /// streamed one (NDJSON, an event stream) has none, as its `GET` has none, and is never started.
+        static func withoutBody(_ response: Response) -> Response {
+            let length = response.body.contentLength
+            var head = Response(status: response.status, headers: response.headers)
+            if let length {
+                head.headers[.contentLength] = String(length)
+            } else {
+                head.headers[.contentLength] = nil
+            }
+            return head
+        }
 
         func post(
             _ path: String,

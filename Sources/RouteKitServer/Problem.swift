@@ -76,6 +76,8 @@
             case .invalidGeoJSON: (.unprocessableContent, "invalid-geojson", "The GeoJSON is not valid")
             case .unsupportedEncoding:
                 (.unprocessableContent, "unsupported-encoding", "The text encoding is not supported")
+            case .unsupportedFormat:
+                (.unprocessableContent, "unsupported-format", "The file is none of the formats RouteKit reads")
             case .compression: (.unprocessableContent, "compression", "The compressed data cannot be read")
             case .incompatibleStore: (.internalServerError, "incompatible-store", "The store cannot be used")
             case .storageFull: (.insufficientStorage, "insufficient-storage", "The server's storage is full")

@@ -30,9 +30,23 @@
         /// The OpenAPI 3.1 document of the API.
         public static let openAPIDocument: [UInt8] = PackageResources.openapi_yaml
 
+        /// Why the server could not listen, for people, when `error` (thrown by running the application of
+        /// ``makeApplication(services:onListening:)``) is the listening socket's: an address in use (another server on
+        /// the port), a port that needs privileges, an address that is not this machine's; `nil` for any other error.
+        package static func listenFailure(_ error: any Error) -> String? {
+            guard let error = error as? IOError else { return nil }
+            switch error.errnoCode {
+            case EADDRINUSE: return "the address is already in use (another routekit serve?)"
+            case EACCES: return "permission denied (a port below 1024 needs privileges)"
+            case EADDRNOTAVAIL: return "the address is not one of this machine's"
+            default: return nil
+            }
+        }
+
         /// The router and its services (the feed's commit watcher), for ``makeApplication(services:onListening:)`` and tests.
         func makeRouter(hub: FeedHub) -> Router<RouteKitRequestContext> {
             let base = Router(context: RouteKitRequestContext.self)
+            // Every GET path answers HEAD too (RecordingRouter.get), and a path served with other methods 405.
             let metrics = hub.metrics
             let table = MethodTable()
             base.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics, methods: table))
@@ -174,7 +188,7 @@
     /// Turns every error into a problem (`application/problem+json`): RouteKit's by code, Hummingbird's by status,
     /// anything else a `500` whose detail says nothing of the cause (the log has it, by request id). Every answer
     /// carries `X-Request-Id`, and is logged once: method, path, status and time to the response head (never a
-    /// header, so never a token).
+    /// header, so never a token). A problem answering `HEAD` is sent without its body.
     struct ProblemMiddleware: RouterMiddleware {
         typealias Context = RouteKitRequestContext
         let logger: Logger
@@ -186,8 +200,10 @@
         ) async throws -> Response {
             let started = ContinuousClock.now
             var response: Response
+            var failed = true
             do {
                 response = try await next(request, context)
+                failed = false
             } catch let problem as Problem {
                 response = try problem.response(from: request, context: context)
             } catch let error as RouteKitError {
@@ -223,6 +239,8 @@
                     detail: "the request failed inside the server; its log names request \(context.id)"
                 ).response(from: request, context: context)
             }
+            // A problem answering HEAD (a missing token, an unknown id, 405) is its head alone.
+            if failed && request.method == .head { response = RecordingRouter.withoutBody(response) }
             response.headers[.requestID] = context.id
             let elapsed = ContinuousClock.now - started
             let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000

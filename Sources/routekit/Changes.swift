@@ -58,7 +58,7 @@ struct Changes: AsyncParsableCommand {
         help: ArgumentHelp(
             "What to follow: route, workout, effort, series, comma-separated, or all.", valueName: "types"))
     var types: String = "route"
-    @Option(help: "Only objects of this workout (uuid).") var workout: String?
+    @Option(help: "Only objects of this workout (uuid, or its first 8+ hex digits).") var workout: String?
     @Option(help: "Only objects of this source.") var source: String?
     @Option(help: "Only routes and workouts with this sync identifier.") var syncIdentifier: String?
     @Option(help: "Only routes and workouts that end at or after this ISO 8601 time.") var from: String?
@@ -111,8 +111,10 @@ struct Changes: AsyncParsableCommand {
         try await runReportingErrors(exitCode: { $0.code.isAnchorError ? exitAnchorUnusable : exitInputFailed }) {
             let store = try await storeOptions.open()
             let interval = try parseTimeRange(from: from, to: to)
+            var workoutID: UUID?
+            if let workout { workoutID = try await resolveID(workout, argument: "--workout", .workouts, in: store) }
             let predicate = ChangePredicate(
-                types: try ChangeObjectType.parseList(types), workout: try workout.map(parseUUID),
+                types: try ChangeObjectType.parseList(types), workout: workoutID,
                 source: try source.map { try Source(name: $0) },
                 syncIdentifier: syncIdentifier, interval: interval)
             let start = try anchor.map { text throws(RouteKitError) in try ChangeAnchor(text: text) }

@@ -96,8 +96,8 @@ struct Convert: ParsableCommand {
             if output != "-" { printError("\(input) → \(output): \(summary)") }
         } catch {
             if case .file(_, let temporary) = target { unlink(temporary) }
-            printError("error: \(error)")
-            throw exitInputFailed
+            // A reader that closed the pipe (`-o - | head`) ends it quietly with 0; any other error is 1.
+            throw reported(error)
         }
     }
 

@@ -71,7 +71,8 @@ struct Import: AsyncParsableCommand {
 
             Folders are searched recursively for .gpx, .fit, .tcx, .geojson and .zip files (and .gz of them); a folder \
             with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
-            an Apple Health export.
+            an Apple Health export. A folder with none of them is an error when nothing else is imported (exit 65, \
+            no store made), a warning beside other inputs.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
             (under any file name or formatting) creates nothing and reports it `unchanged` without writing \
@@ -80,7 +81,10 @@ struct Import: AsyncParsableCommand {
             running it again picks up the track where the last acknowledged batch left it (see `routekit \
             builders`).
 
-            A failed file does not stop the others: they are reported at the end, and the exit code is 1.
+            A failed file does not stop the others: they are reported at the end, and the exit code is 1. A file \
+            that is none of the formats, told by its first bytes (a PDF, a picture, an empty file), fails with \
+            `not a route file: looks like a PDF document` (code unsupportedFormat); so does a zip archive with no \
+            route file in it.
 
             What is refused and what is warned: a malformed file (XML errors, a misplaced GPX element, a value \
             that is not a number or time) fails with its line and column. A point without lat/lon (or with a \
@@ -137,9 +141,14 @@ struct Import: AsyncParsableCommand {
         if paths.isEmpty { throw ValidationError("Give at least one GPX, FIT or TCX file, or a folder.") }
     }
 
+    /// What a folder is searched for (messages say it).
+    static let importableText = ".gpx, .fit, .tcx, .geojson, .zip and their .gz; Strava and Apple Health exports"
+
     /// Files under the given paths, folders expanded recursively and sorted; missing paths kept (they fail).
-    static func expand(_ paths: [String]) -> [String] {
+    /// `emptyFolders`: the folders among `paths` with no file to import in them.
+    static func expand(_ paths: [String]) -> (files: [String], emptyFolders: [String]) {
         var out: [String] = []
+        var emptyFolders: [String] = []
         let fm = FileManager.default
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -174,26 +183,27 @@ struct Import: AsyncParsableCommand {
                     }
                 }
             }
+            if found.isEmpty { emptyFolders.append(path) }
             out += found.sorted()
         }
-        return out
+        return (out, emptyFolders)
     }
 
     func run() async throws {
-        let files = Self.expand(paths)
+        let (files, emptyFolders) = Self.expand(paths)
+        for folder in emptyFolders {
+            // Alone, an error: nothing is imported (65, EX_DATAERR, and no store made); beside other inputs, a warning.
+            let level = files.isEmpty ? "error" : "warning"
+            printError("\(level): no importable files in \(folder) (looked for \(Self.importableText))")
+        }
+        if files.isEmpty { throw exitDataError }
         // Each file's or entry's reader maps megabyte buffers; with glibc's defaults every one maps them afresh and
         // faults their pages in again (an export of 1,000 gzip entries spent 1.4 s of 3.1 in the kernel). Kept in the
         // heap, the next one reuses them.
         if files.count > 1 || files.contains(where: { RouteImporter.kind(of: $0).map { $0 != .file(.gpx) } ?? true }) {
             BatchAllocator.tuneForBatchProcessing()
         }
-        let (source, store) = try await runReportingErrors {
-            (
-                try sourceOption.resolved(),
-                try await storeOptions.open(
-                    durability: durability, onCallingThread: true, connections: max(4, jobs + 1))
-            )
-        }
+        let source = try await runReportingErrors { try sourceOption.resolved() }
         let sizes = files.map { f -> Int in
             guard let status = InputFile.status(of: f) else { return 0 }
             // An export folder (Apple Health): its export.xml is what is read.
@@ -207,11 +217,6 @@ struct Import: AsyncParsableCommand {
         var locations = 0
         var newRoutes = 0
         var inputs = 0
-        if files.isEmpty {
-            printError(
-                "warning: no .gpx, .fit, .tcx, .geojson, .zip (or .gz) file found under \(paths.joined(separator: ", "))"
-            )
-        }
         func report(_ result: ImportResult) {
             inputs += 1
             counts[result.status, default: 0] += 1
@@ -240,16 +245,29 @@ struct Import: AsyncParsableCommand {
                 if let e = result.error { print("          error: \(e)") }
             }
         }
-        let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
-        importer.archiveLimits = archiveOptions.limits
-        // One input (an archive, an export): its entries are what runs in parallel.
-        importer.jobs = jobs
-        await importer.importPaths(
-            files, sizes: sizes, workers: jobs,
-            progress: { p in
-                let label = p.current.map { "\(min(p.inputsDone + 1, files.count))/\(files.count) \($0)" }
-                progress.update(p.bytesDone, label: label ?? "\(p.inputsDone)/\(files.count)")
-            }, each: report)
+        if files.allSatisfy({ !FileManager.default.fileExists(atPath: $0) }) {
+            // Every input is missing: each fails as the importer fails a missing file, and no store is opened, so
+            // none is made for nothing.
+            for file in files {
+                let why = "cannot open the file: \(String(cString: strerror(ENOENT)))"
+                report(ImportResult(file: file, status: .failed, error: RouteKitError(.io, why, file: file)))
+            }
+        } else {
+            let store = try await runReportingErrors {
+                try await storeOptions.open(
+                    creating: true, durability: durability, onCallingThread: true, connections: max(4, jobs + 1))
+            }
+            let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
+            importer.archiveLimits = archiveOptions.limits
+            // One input (an archive, an export): its entries are what runs in parallel.
+            importer.jobs = jobs
+            await importer.importPaths(
+                files, sizes: sizes, workers: jobs,
+                progress: { p in
+                    let label = p.current.map { "\(min(p.inputsDone + 1, files.count))/\(files.count) \($0)" }
+                    progress.update(p.bytesDone, label: label ?? "\(p.inputsDone)/\(files.count)")
+                }, each: report)
+        }
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
         let summary =

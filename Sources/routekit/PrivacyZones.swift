@@ -35,7 +35,8 @@ struct PrivacyZones: AsyncParsableCommand {
     func run() async throws {
         let added = try add.map { try parsePrivacyZone($0, option: "--add") }
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            // Listing reads (no store: refused); adding or clearing writes, making the store if need be.
+            let store = try await storeOptions.open(creating: clear || !added.isEmpty)
             let source = try sourceOption.resolved()
             if clear || !added.isEmpty {
                 let kept = clear ? [] : try await store.privacyZones(of: source)

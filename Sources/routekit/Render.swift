@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
 import RouteKitIngest
 import RouteKitProcessing
@@ -36,7 +37,9 @@ struct Render: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "A route's or a workout's uuid, or a GPX file (.gpx, .gpx.gz). Not with --heatmap.")
+    @Argument(
+        help: "A route's or a workout's uuid (or its first 8+ hex digits), or a GPX file (.gpx, .gpx.gz). Not with "
+            + "--heatmap.")
     var input: String?
     @Option(name: .shortAndLong, help: "Output file, .svg or .png (or - for SVG on standard output).")
     var output: String
@@ -101,8 +104,8 @@ struct Render: AsyncParsableCommand {
             let bytes: [UInt8]
             if heatmap {
                 bytes = try await renderHeatmap(size: pictureSize)
-            } else if let input, let id = UUID(uuidString: input) {
-                let scene = RoutePicture.scene(try await storeInput(id), size: pictureSize)
+            } else if let input, Self.namesStoredObject(input) {
+                let scene = RoutePicture.scene(try await storeInput(input), size: pictureSize)
                 bytes = resolvedFormat == .png ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
             } else if let input {
                 let scene = RoutePicture.scene(try fileInput(input), size: pictureSize)
@@ -116,7 +119,10 @@ struct Render: AsyncParsableCommand {
 
     func write(_ bytes: [UInt8]) throws(RouteKitError) {
         if output == "-" {
-            FileHandle.standardOutput.write(Data(bytes))
+            // Not FileHandle, whose write traps on a closed pipe: the sink's error for it ends the command quietly.
+            let out = OutputSink.standardOutput()
+            out.write(bytes)
+            try out.flush()
             return
         }
         let tmp = temporarySibling(of: output)
@@ -133,8 +139,16 @@ struct Render: AsyncParsableCommand {
 
     // MARK: A route or a workout of the store
 
-    func storeInput(_ id: UUID) async throws -> RoutePictureInput {
+    /// Whether `input` names a route or a workout of the store (a uuid, or the first 8 or more hex digits of one that
+    /// is not a file's path) rather than a GPX file.
+    static func namesStoredObject(_ input: String) -> Bool {
+        if UUID(uuidString: input) != nil { return true }
+        return StoredID.prefix(input) != nil && !FileManager.default.fileExists(atPath: input)
+    }
+
+    func storeInput(_ text: String) async throws -> RoutePictureInput {
         let store = try await storeOptions.open()
+        let id = try await resolveID(text, argument: "INPUT", in: store)
         let route: RouteSample
         if let r = try await store.route(id: id) {
             route = r

@@ -14,17 +14,21 @@ struct RouteKitCommand: AsyncParsableCommand {
 
             Commands that touch a store take --store PATH (default $ROUTEKIT_STORE, else \
             $XDG_DATA_HOME/routekit/store.sqlite, i.e. ~/.local/share/routekit/store.sqlite): one SQLite file, \
-            created on first use, safe for several processes at once; or a postgres://user:password@host/db URL, \
-            for importers, workers and consumers on several machines (a routekit built with --traits Postgres).
+            safe for several processes at once, made by the first import (or serve, tokens create, zones set, \
+            privacy-zones --add); a command that only reads refuses a path with no store (exit 66) rather than \
+            answer from a new, empty one. Or a postgres://user:password@host/db URL, for importers, workers and \
+            consumers on several machines (a routekit built with --traits Postgres).
 
             `routekit serve` serves a store over HTTP to holders of API tokens (`routekit tokens`), in a routekit \
             built with --traits Server.
 
             Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
             anchor the store cannot use (start again without it); \
-            64 invalid command-line usage.
+            64 invalid command-line usage; 65 nothing to import (a folder with no route file); 66 no store at the \
+            path given (--store, $ROUTEKIT_STORE).
             """,
-        version: "0.2.0",
+        // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
+        version: "0.3.0",
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Splits.self, Series.self,
@@ -39,9 +43,60 @@ struct RouteKitCommand: AsyncParsableCommand {
     /// SIGPIPE ignored, writes to a closed pipe fail quietly and the command finishes with its own status.
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
+        // A misspelt command is named as such (the argument parser would say "2 unexpected arguments").
+        if let message = unknownCommand(Array(CommandLine.arguments.dropFirst())) {
+            printError("error: \(message)")
+            Self.exit(withError: ExitCode.validationFailure)
+        }
         await main(nil)
+    }
+
+    /// What to say when `arguments` start with a word that is no command (the root takes no argument of its own):
+    /// the command it is closest to, within two edits; `nil` when the first argument is a command, an option, or
+    /// `help`.
+    static func unknownCommand(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-"), first != "help" else { return nil }
+        let names: [String] = configuration.subcommands.flatMap { command -> [String] in
+            [command.configuration.commandName].compactMap { $0 } + command.configuration.aliases
+        }
+        guard !names.contains(first) else { return nil }
+        var best: (name: String, distance: Int)?
+        for name in names {
+            let distance = editDistance(first.lowercased(), name)
+            if distance <= 2 && distance < (best?.distance ?? .max) { best = (name, distance) }
+        }
+        if let best { return "unknown command '\(first)'; did you mean '\(best.name)'?" }
+        return "unknown command '\(first)' (routekit --help lists the commands)"
+    }
+
+    /// The edits (insertions, deletions, substitutions, swaps of two neighbours) from `a` to `b`; words whose lengths
+    /// differ by more than 2 are 3 apart without counting.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        if abs(a.count - b.count) > 2 { return 3 }
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return d[a.count][b.count]
     }
 }
 
 /// Exit code when at least one input failed.
 let exitInputFailed = ExitCode(1)
+
+/// Exit code when a command found nothing to read: no store at the path it was given (EX_NOINPUT).
+let exitNoInput = ExitCode(66)
+
+/// Exit code when the input holds nothing a command reads: a folder with no file to import (EX_DATAERR).
+let exitDataError = ExitCode(65)

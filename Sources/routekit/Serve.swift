@@ -121,7 +121,8 @@ struct Serve: AsyncParsableCommand {
                 var driverLogger = logger
                 driverLogger[metadataKey: "component"] = "postgres"
                 guard
-                    let s = try await storeOptions.open(driverLog: Self.driverLog(driverLogger), longRunning: true)
+                    let s = try await storeOptions.open(
+                        creating: true, driverLog: Self.driverLog(driverLogger), longRunning: true)
                         as? any RouteStore & TokenStore
                 else {
                     throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
@@ -148,7 +149,14 @@ struct Serve: AsyncParsableCommand {
             let app = server.makeApplication(services: [store as? any Service].compactMap { $0 }) { port in
                 printError("routekit serve: listening on http://\(host):\(port) (store \(label))")
             }
-            try await app.runService()
+            do {
+                try await app.runService()
+            } catch {
+                // A port in use is a person's mistake, said as such (not the socket call's errno).
+                guard let reason = RouteKitServer.listenFailure(error) else { throw error }
+                printError("routekit serve: cannot listen on \(host):\(port): \(reason)")
+                throw exitInputFailed
+            }
         #else
             printError("error: \(withoutServer)")
             throw exitInputFailed
@@ -202,7 +210,7 @@ struct Tokens: AsyncParsableCommand {
         func run() async throws {
             #if Server
                 try await runReportingErrors {
-                    let store = try await tokenStore(storeOptions)
+                    let store = try await tokenStore(storeOptions, creating: true)
                     let scopes = try APIToken.scopes(from: scope)
                     guard !scopes.isEmpty else { throw RouteKitError(.invalidArgument, "give at least one --scope") }
                     let readable = readSource.isEmpty ? nil : Set(try readSource.map { try Source(name: $0) })
@@ -296,9 +304,11 @@ struct Tokens: AsyncParsableCommand {
     }
 }
 
-/// The store, as a keeper of tokens.
-func tokenStore(_ options: StoreOptions) async throws(RouteKitError) -> any RouteStore & TokenStore {
-    guard let store = try await options.open() as? any RouteStore & TokenStore else {
+/// The store, as a keeper of tokens (made first when `creating`: a new store's first token comes before any upload).
+func tokenStore(_ options: StoreOptions, creating: Bool = false) async throws(RouteKitError)
+    -> any RouteStore & TokenStore
+{
+    guard let store = try await options.open(creating: creating) as? any RouteStore & TokenStore else {
         throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
     }
     return store

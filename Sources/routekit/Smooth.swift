@@ -44,7 +44,8 @@ struct Smooth: AsyncParsableCommand {
               routekit smooth ride.gpx -o simplified.gpx --stages simplification --tolerance 10
             """)
 
-    @Argument(help: "With -o: the GPX file to process. Without: route uuids in the store.")
+    @Argument(
+        help: "With -o: the GPX file to process. Without: route uuids in the store (or their first 8+ hex digits).")
     var targets: [String] = []
 
     @Option(name: .shortAndLong, help: "Process a GPX file into this one instead of the store's routes.")
@@ -265,10 +266,13 @@ struct Smooth: AsyncParsableCommand {
             () async throws -> (any RouteStore, RoutePipeline, [UUID]) in
             // A batch job: reads and writes on the workers' own threads (see SQLiteStore.Options).
             let store = try await storeOptions.open(onCallingThread: true, connections: workers + 1)
-            return (
-                store, RoutePipeline(configuration: try configuration),
-                all ? try await store.routes(matching: RouteFilter()).map(\.id) : try targets.map(parseUUID)
-            )
+            var ids: [UUID] = []
+            if all {
+                ids = try await store.routes(matching: RouteFilter()).map(\.id)
+            } else {
+                for target in targets { ids.append(try await resolveID(target, argument: "ROUTE", .routes, in: store)) }
+            }
+            return (store, RoutePipeline(configuration: try configuration), ids)
         }
         let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count), unit: .items("routes"))
         let started = Date()

@@ -39,7 +39,7 @@ struct Stats: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "A route's or a workout's uuid.") var id: String
+    @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits).") var id: String
     @Option(help: "Maximum heart rate, for the default zones.") var maxHr: Double?
     @Option(help: "Age, for the default zones (maximum heart rate 208 − 0.7 × age).") var age: Double?
     @Option(
@@ -84,7 +84,8 @@ struct Stats: AsyncParsableCommand {
             request.minimumSpeed = minSpeed
             request.grace = grace
             request.elevationHysteresis = hysteresis
-            let report = try await WorkoutStatistics.compute(store: store, id: try parseUUID(id), request: request)
+            let target = try await resolveID(id, argument: "ID", in: store)
+            let report = try await WorkoutStatistics.compute(store: store, id: target, request: request)
             if json {
                 printJSONLine(WorkoutStatisticsJSON(report))
                 return
@@ -162,7 +163,7 @@ struct Splits: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "A route's or a workout's uuid.") var id: String
+    @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits).") var id: String
     @Option(
         help: ArgumentHelp(
             "lap, activity, km, mile, or a distance in metres (10 to 1000000).",
@@ -178,7 +179,8 @@ struct Splits: AsyncParsableCommand {
         try await runReportingErrors {
             let store = try await storeOptions.open()
             let rule = try SplitRule(parsing: by, name: "--by")
-            let report = try await WorkoutStatistics.splits(store: store, id: try parseUUID(id), rule: rule)
+            let target = try await resolveID(id, argument: "ID", in: store)
+            let report = try await WorkoutStatistics.splits(store: store, id: target, rule: rule)
             if json {
                 printJSONLine(WorkoutSplitsJSON(report))
                 return
@@ -219,7 +221,7 @@ struct Series: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "The workout's uuid.") var workout: String
+    @Argument(help: "The workout's uuid (or its first 8+ hex digits).") var workout: String
     @Option(help: "heartRate, cadence, temperature, waterTemperature, depth or power.") var type: String = "heartRate"
     @Option(help: "Samples per batch.") var batchSize: Int = 4096
     @Flag(help: "One JSON object per batch, one per line.") var json = false
@@ -243,7 +245,7 @@ struct Series: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
-            let id = try parseUUID(workout)
+            let id = try await resolveID(workout, argument: "WORKOUT", .workouts, in: store)
             guard try await store.workout(id: id) != nil else { throw RouteKitError(.notFound, "no workout \(id)") }
             guard let quantity = QuantityType(identifier: type) else { return }
             if !json { print("time,\(quantity.identifier)") }
@@ -279,7 +281,7 @@ struct Effort: AsyncParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var sourceOption: SourceOption
-    @Argument(help: "The workout's uuid.") var workout: String
+    @Argument(help: "The workout's uuid (or its first 8+ hex digits).") var workout: String
     @Option(help: "Relate this score (1–10).") var set: Double?
     @Flag(help: "The score is an estimate (a manual score wins over it).") var estimated = false
     @Option(help: "Unrelate the score with this uuid.") var delete: String?
@@ -289,7 +291,7 @@ struct Effort: AsyncParsableCommand {
         try await runReportingErrors {
             let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
-            let id = try parseUUID(workout)
+            let id = try await resolveID(workout, argument: "WORKOUT", .workouts, in: store)
             if let set {
                 _ = try await WorkoutEffort.relate(
                     score: set, manual: !estimated, toWorkout: id, as: source, in: store)

@@ -19,7 +19,7 @@ struct Routes: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Option(help: "Only routes of this workout (uuid).") var workout: String?
+    @Option(help: "Only routes of this workout (uuid, or its first 8+ hex digits).") var workout: String?
     @Option(help: "Only routes written by this source.") var source: String?
     @Option(help: "At most this many.") var limit: Int?
     @Flag(help: "One JSON object per route, one per line.") var json = false
@@ -27,8 +27,10 @@ struct Routes: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
+            var workoutID: UUID?
+            if let workout { workoutID = try await resolveID(workout, argument: "--workout", .workouts, in: store) }
             let filter = RouteFilter(
-                workout: try workout.map(parseUUID), source: try source.map { try Source(name: $0) }, limit: limit)
+                workout: workoutID, source: try source.map { try Source(name: $0) }, limit: limit)
             let routes = try await store.routes(matching: filter)
             if json {
                 for r in routes { printJSONLine(RouteJSON(r)) }
@@ -109,7 +111,7 @@ struct Locations: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "The route's uuid.") var route: String
+    @Argument(help: "The route's uuid (or its first 8+ hex digits).") var route: String
     @Option(help: "Locations per batch.") var batchSize: Int = RouteQuery.defaultBatchSize
     @Option(help: "Only locations at or after this ISO 8601 time.") var from: String?
     @Option(help: "Only locations at or before this ISO 8601 time.") var to: String?
@@ -122,7 +124,7 @@ struct Locations: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let store = try await storeOptions.open()
-            let id = try parseUUID(route)
+            let id = try await resolveID(route, argument: "ROUTE", .routes, in: store)
             let interval = try parseTimeRange(from: from, to: to)
             let out = OutputSink.standardOutput()
             if !json { try out.writeText(LocationWire.csvHeader + "\n") }
@@ -159,7 +161,7 @@ struct Export: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "A route's or a workout's uuid.") var id: String
+    @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits).") var id: String
     @Option(help: "gpx, geojson or csv (default: from the output's extension, else gpx).")
     var format: ExportFormat?
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String = "-"
@@ -168,7 +170,7 @@ struct Export: AsyncParsableCommand {
         var temporary: String?
         do {
             let store = try await storeOptions.open()
-            let uuid = try parseUUID(id)
+            let uuid = try await resolveID(id, argument: "ID", in: store)
             var routes: [RouteSample] = []
             var workout: UUID?
             if let r = try await store.route(id: uuid) {
@@ -200,8 +202,8 @@ struct Export: AsyncParsableCommand {
             }
         } catch {
             if let tmp = temporary { unlink(tmp) }
-            printError("error: \(error)")
-            throw exitInputFailed
+            // The one path from an error to its message and exit status (no store: 66; a reader gone: 0; else 1).
+            throw reported(error)
         }
     }
 }
@@ -220,7 +222,7 @@ struct Delete: AsyncParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var sourceOption: SourceOption
-    @Argument(help: "Route or workout uuids.") var ids: [String]
+    @Argument(help: "Route or workout uuids (or their first 8+ hex digits).") var ids: [String]
 
     func validate() throws {
         if ids.isEmpty { throw ValidationError("Give at least one route or workout uuid.") }
@@ -230,10 +232,19 @@ struct Delete: AsyncParsableCommand {
         try await runReportingErrors {
             let store = try await storeOptions.open()
             let source = try sourceOption.resolved()
+            // Every id resolved before anything is deleted: a malformed or ambiguous one deletes nothing.
+            var resolved: [(String, UUID)] = []
             var failed = false
             for text in ids {
                 do {
-                    let id = try parseUUID(text)
+                    resolved.append((text, try await resolveID(text, argument: "ID", in: store)))
+                } catch let e as RouteKitError {
+                    printError("error: \(e)")
+                    failed = true
+                }
+            }
+            for (text, id) in resolved {
+                do {
                     switch try await StoreDeletion.delete(id, as: source, in: store) {
                     case .route: print("deleted route \(text)")
                     case .workout: print("deleted workout \(text) with its routes and series")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitGPX
 import RouteKitSQLite
 
@@ -14,7 +15,8 @@ struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The store: a SQLite file path (created if missing), or a PostgreSQL URL "
+            "The store: a SQLite file path (import creates it; a command that reads refuses a path with no store), "
+                + "or a PostgreSQL URL "
                 + "(postgres://user:password@host:5432/database?sslmode=prefer; needs a routekit built with "
                 + "--traits Postgres). Default: $ROUTEKIT_STORE, else "
                 + "$XDG_DATA_HOME/routekit/store.sqlite (~/.local/share/routekit/store.sqlite).",
@@ -40,13 +42,24 @@ struct StoreOptions: ParsableArguments {
         return c.string ?? resolvedPath
     }
 
-    /// Opens the store. `durability` is SQLite's, and `onCallingThread` its reads and writes on the calling thread, for
-    /// batch jobs (see ``SQLiteStore/Options``);
+    /// How the error for a SQLite path with no store begins (`open` without `creating`):
+    /// ``runReportingErrors(exitCode:_:)`` exits 66 (EX_NOINPUT) for it.
+    static let missingStorePrefix = "no store at "
+
+    /// Whether `error` is the one for a SQLite path with no store.
+    static func isMissingStore(_ error: RouteKitError) -> Bool {
+        error.code == .notFound && error.message.hasPrefix(missingStorePrefix)
+    }
+
+    /// Opens the store. A SQLite path with no file is refused (`no store at PATH`) unless `creating`: only commands
+    /// that write something of their own (import, serve, tokens create, zones set, privacy-zones --add) make a
+    /// store; one that reads a typo'd path must not answer from a new, empty one. `durability` is SQLite's, and
+    /// `onCallingThread` its reads and writes on the calling thread, for batch jobs (see ``SQLiteStore/Options``);
     /// `connections` is the PostgreSQL pool's size, `driverLog` where its driver logs (quiet when `nil`), and
     /// `longRunning` keeps the pool's connections open (a server: see `PostgresStore.Options.longRunning`).
     func open(
-        durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false, connections: Int = 4,
-        driverLog: DriverLog? = nil, longRunning: Bool = false
+        creating: Bool = false, durability: SQLiteStore.Durability = .processCrash, onCallingThread: Bool = false,
+        connections: Int = 4, driverLog: DriverLog? = nil, longRunning: Bool = false
     ) async throws(RouteKitError) -> any RouteStore {
         let path = resolvedPath
         if isPostgres {
@@ -63,6 +76,11 @@ struct StoreOptions: ParsableArguments {
                     "this routekit was built without PostgreSQL support; build it with `swift build --traits Postgres` "
                         + "(README: \"More than one machine\")")
             #endif
+        }
+        if !creating && !FileManager.default.fileExists(atPath: path) {
+            throw RouteKitError(
+                .notFound,
+                Self.missingStorePrefix + "\(path) (import a file first, or check --store / ROUTEKIT_STORE)")
         }
         return try SQLiteStore(
             path: path,
@@ -93,18 +111,34 @@ func runReportingErrors<T>(
 ) async throws -> T {
     do {
         return try await body()
-    } catch let error as RouteKitError {
-        // A reader that stopped early (`| head -1`): it has what it wanted; nothing to report.
-        if error.code == .io && error.message == OutputSink.closedByReader { throw ExitCode.success }
-        printError("error: \(error)")
-        throw exitCode(error)
-    } catch let exit as ExitCode {
-        throw exit
-    } catch let exit as CleanExit {
-        throw exit
     } catch {
+        throw reported(error, exitCode: exitCode)
+    }
+}
+
+/// Reports `error` on standard error and returns the exit to throw for it (``runReportingErrors(exitCode:_:)``, and
+/// commands that catch their errors themselves to remove a temporary file first): a ``RouteKitError`` as
+/// `error: …` with `exitCode(error)` (1 unless the command says otherwise), any other error with 1; a reader that
+/// closed the pipe ends the command quietly with 0, and a path with no store is said plainly with 66.
+func reported(_ error: any Error, exitCode: (RouteKitError) -> ExitCode = { _ in exitInputFailed }) -> any Error {
+    switch error {
+    case let error as RouteKitError:
+        // A reader that stopped early (`| head -1`): it has what it wanted; nothing to report.
+        if error.code == .io && error.message == OutputSink.closedByReader { return ExitCode.success }
+        // No store where a command that reads looked: said plainly, exit 66 (EX_NOINPUT).
+        if StoreOptions.isMissingStore(error) {
+            printError("error: \(error.message)")
+            return exitNoInput
+        }
         printError("error: \(error)")
-        throw exitInputFailed
+        return exitCode(error)
+    case let exit as ExitCode:
+        return exit
+    case let exit as CleanExit:
+        return exit
+    default:
+        printError("error: \(error)")
+        return exitInputFailed
     }
 }
 
@@ -124,6 +158,22 @@ func parseTimeRange(from: String?, to: String?) throws(RouteKitError) -> ClosedR
     let hi = try to.map(parseTime) ?? Instant(seconds: .max)
     guard lo <= hi else { throw RouteKitError(.invalidArgument, "--from is after --to") }
     return lo...hi
+}
+
+/// The uuid of the route or workout `text` names, whole or by its first 8 or more hex digits (`StoredID.resolve`, the
+/// one resolution every command taking a route or a workout uses). Text that is neither, or a prefix that begins
+/// several uuids, is a usage error: said with the argument's name, exit 64. A prefix that begins none is not found
+/// (exit 1).
+func resolveID(
+    _ text: String, argument: String, _ kinds: StoredID.Kinds = .either, in store: any RouteStore
+) async throws -> UUID {
+    do throws(RouteKitError) {
+        return try await StoredID.resolve(text, argument: argument, kinds: kinds, in: store)
+    } catch {
+        guard error.code == .invalidArgument else { throw error }
+        printError("error: \(error.message)")
+        throw ExitCode.validationFailure
+    }
 }
 
 /// Parses a uuid argument.

@@ -74,7 +74,8 @@ struct ZonesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let store = try await storeOptions.open()
+                // Zones may be set before anything is imported: this one makes the store if need be.
+                let store = try await storeOptions.open(creating: true)
                 let source = try sourceOption.resolved()
                 let q = try quantity.resolved()
                 let values = try boundaries.map { text throws(RouteKitError) -> [Double] in

@@ -7,6 +7,10 @@
     import RouteKitTesting
     import Testing
 
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
     /// The built `routekit` next to the test bundle.
     let routekitBinary: URL? = {
         let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -52,6 +56,66 @@
             let refused = try runChildProcess(binary, ["serve", "--store", "/nonexistent/x.sqlite", "--max-pictures", "0"])
             #expect(refused.status == 64)
             #expect(refused.errorOutput.contains("--max-pictures must be at least 1"), "\(refused.errorOutput)")
+        }
+
+        /// A socket listening on 127.0.0.1 on a port the system chose: the socket and the port.
+        static func occupiedPort() throws -> (Int32, Int) {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw POSIXError(.EMFILE) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = 0
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            guard bound == 0, listen(fd, 4) == 0, named == 0 else {
+                close(fd)
+                throw POSIXError(.EADDRINUSE)
+            }
+            return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        }
+
+        @Test("serve on a port in use says so in a sentence and exits 1")
+        func busyPort() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("routekit-busy-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let (fd, port) = try Self.occupiedPort()
+            defer { close(fd) }
+            let log = folder.appendingPathComponent("serve.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = [
+                "serve", "--store", folder.appendingPathComponent("store.sqlite").path, "--port", String(port),
+            ]
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardError = handle
+            process.standardOutput = handle
+            try process.run()
+            // It ends at once; a serve that listened after all is stopped after 20 s.
+            for _ in 0..<400 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            let stillRunning = process.isRunning
+            if stillRunning { process.terminate() }
+            process.waitUntilExit()
+            try handle.close()
+            #expect(!stillRunning, "serve did not end on a port in use")
+            #expect(process.terminationStatus == 1)
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let expected =
+                "routekit serve: cannot listen on 127.0.0.1:\(port): "
+                + "the address is already in use (another routekit serve?)"
+            #expect(text.contains(expected), "\(text)")
+            #expect(!text.contains("errno"), "\(text)")
         }
 
         @Test("tokens create prints a token once; serve answers it; revoke stops it; SIGTERM ends serve with 0")

@@ -183,18 +183,78 @@
                 try await client.execute(uri: "/v1/workouts", method: try #require(HTTPRequest.Method("TRACE")), headers: auth(token)) {
                     r in
                     #expect(r.status == .methodNotAllowed)
-                    #expect(r.headers[.allow] == "GET")
+                    #expect(r.headers[.allow] == "GET, HEAD")
                 }
                 try await client.execute(uri: "/v1/builders/abc", method: .put, headers: auth(token)) { r in
                     #expect(r.status == .methodNotAllowed)
-                    #expect(r.headers[.allow] == "GET, DELETE")
+                    #expect(r.headers[.allow] == "GET, HEAD, DELETE")
                 }
                 try await client.execute(uri: "/healthz", method: .delete) { r in
                     #expect(r.status == .methodNotAllowed)
+                    #expect(problemType(r) == "method-not-allowed")
                 }
                 try await client.execute(uri: "/v1/nothing-here", method: .get, headers: auth(token)) { r in
                     #expect(r.status == .notFound)
                 }
+            }
+        }
+
+        /// The value of header `name` (lowercase) in a raw HTTP/1.1 answer, or `nil`.
+        static func header(_ name: String, in answer: String) -> String? {
+            let head = answer.components(separatedBy: "\r\n\r\n").first ?? ""
+            for line in head.components(separatedBy: "\r\n") {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                if parts.count == 2 && parts[0].lowercased() == name {
+                    return parts[1].trimmingCharacters(in: .whitespaces)
+                }
+            }
+            return nil
+        }
+
+        /// What follows the head of a raw HTTP/1.1 answer (`nil` when the head did not end).
+        static func body(of answer: String) -> String? {
+            guard let end = answer.range(of: "\r\n\r\n") else { return nil }
+            return String(answer[end.upperBound...])
+        }
+
+        /// Sends `request` (one request, `Connection: close`) on a new connection and reads until the server closes.
+        static func ask(_ port: Int, _ request: String) async throws -> String {
+            let c = try RawConnection(port: port)
+            #expect(await c.send(request + "Host: routekit\r\nConnection: close\r\n\r\n"))
+            let answer = await c.read(for: 15)
+            #expect(answer.closed, "the server kept a Connection: close connection open")
+            return answer.text
+        }
+
+        @Test("HEAD on a GET path answers as GET without the body; HEAD on another path is 405 with Allow, a head alone")
+        func headRequests() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let got = try await Self.ask(port, "GET /healthz HTTP/1.1\r\n")
+                let headed = try await Self.ask(port, "HEAD /healthz HTTP/1.1\r\n")
+                #expect(headed.hasPrefix("HTTP/1.1 200"), "\(headed.prefix(80))")
+                #expect(Self.body(of: headed) == "", "HEAD /healthz answered with a body")
+                let getLength = try #require(Self.header("content-length", in: got))
+                #expect(getLength != "0")
+                #expect(Self.header("content-length", in: headed) == getLength)
+                #expect(Self.header("content-type", in: headed) == Self.header("content-type", in: got))
+
+                // A read that needs a token: with it 200, without it 401, neither with a body.
+                let workouts = try await Self.ask(
+                    port, "HEAD /v1/workouts HTTP/1.1\r\nAuthorization: Bearer \(token)\r\n")
+                #expect(workouts.hasPrefix("HTTP/1.1 200"), "\(workouts.prefix(80))")
+                #expect(Self.body(of: workouts) == "")
+                let refused = try await Self.ask(port, "HEAD /v1/workouts HTTP/1.1\r\n")
+                #expect(refused.hasPrefix("HTTP/1.1 401"), "\(refused.prefix(80))")
+                #expect(Self.body(of: refused) == "")
+
+                // A path served with POST only.
+                let upload = try await Self.ask(port, "HEAD /v1/uploads HTTP/1.1\r\n")
+                #expect(upload.hasPrefix("HTTP/1.1 405"), "\(upload.prefix(80))")
+                #expect(Self.header("allow", in: upload) == "POST")
+                #expect(Self.body(of: upload) == "")
             }
         }
     }

@@ -132,6 +132,39 @@
             }
         }
 
+        @Test(
+            "the stream's first frame is its first event with retry: 3000 in it; no frame without data (httpx-sse would make it an empty message)"
+        )
+        func retryRidesOnTheFirstEvent() async throws {
+            let f = try Fixture()
+            let token = try await f.token()
+            _ = try await saveRoute(f.store, "a")
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let response = try await HTTPClient.shared.execute(
+                    request(port, "/v1/changes", token: token), timeout: .seconds(30))
+                #expect(response.status == .ok)
+                // The catch-up (changes, up-to-date) and two heartbeats (0.5 s apart here), as sent.
+                var iterator = response.body.makeAsyncIterator()
+                var text = ""
+                while text.components(separatedBy: "\n\n").count < 5, let buffer = try await iterator.next() {
+                    text += String(buffer: buffer)
+                }
+                let frames = text.components(separatedBy: "\n\n").dropLast()
+                let first = try #require(frames.first)
+                let lines = first.split(separator: "\n").map(String.init)
+                #expect(lines.first == "retry: 3000", "\(first)")
+                #expect(lines.contains("event: changes"), "\(first)")
+                #expect(text.components(separatedBy: "retry:").count == 2, "retry sent more than once")
+                for frame in frames {
+                    let fields = frame.split(separator: "\n").filter { !$0.hasPrefix(":") }
+                    let hasData = fields.contains { $0.hasPrefix("data: ") }
+                    // A frame is an event with data, or comments only (which no client dispatches).
+                    #expect(fields.isEmpty || hasData, "a frame without data: \(frame)")
+                }
+            }
+        }
+
         @Test("a stream waits out a store it cannot reach for 3 s, as changes --follow does, and delivers what came meanwhile")
         func streamWaitsOutUnavailableStore() async throws {
             let f = try Fixture()

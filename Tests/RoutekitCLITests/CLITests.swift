@@ -120,6 +120,22 @@ struct CLITests {
         #expect(help.stdout.contains("Examples"))
     }
 
+    @Test("routekit --version prints the OpenAPI document's info.version")
+    func versionMatchesOpenAPI() throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/RouteKitServer/openapi.yaml")
+        let text = try String(contentsOf: document, encoding: .utf8)
+        // info.version is the document's only key `version` two spaces in (the first lines: `info:` and its keys).
+        let prefix = "  version: "
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(prefix) })
+        let documented = line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        #expect(!documented.isEmpty)
+        let result = try CLI.run(["--version"])
+        #expect(result.status == 0)
+        let printed = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(printed == documented)
+    }
+
     @Test("every malformed corpus file exits 1, never a signal", .enabled(if: CLI.corpus != nil, "corpus not found"))
     func corpusMalformed() throws {
         let dir = try #require(CLI.corpus) + "/malformed"

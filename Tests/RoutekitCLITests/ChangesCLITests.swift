@@ -159,5 +159,14 @@ struct ClosedPipeTests {
             #expect(result.status == 0, "\(flags): the pipeline's status: \(result.status) \(result.errorOutput)")
             #expect(result.errorOutput.isEmpty, "\(flags): nothing to report: \(result.errorOutput)")
         }
+        // Every command writing a file to standard output (the GPX of 3,000 points is far more than a pipe buffer).
+        for command in [
+            "export \(route) --format gpx --store '\(fixture.store)'", "convert '\(file)' -o - --format gpx",
+        ] {
+            let script = "set -o pipefail; '\(exe)' \(command) | head -1 > /dev/null"
+            let result = try runChildProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", script])
+            #expect(result.status == 0, "\(command): the pipeline's status: \(result.status) \(result.errorOutput)")
+            #expect(result.errorOutput.isEmpty, "\(command): nothing to report: \(result.errorOutput)")
+        }
     }
 }

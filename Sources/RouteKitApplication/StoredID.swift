@@ -1,0 +1,104 @@
+package import Foundation
+package import RouteKit
+
+/// A route's or workout's uuid as a person types it: whole, or its first hex digits (at least
+/// ``minimumPrefixLength``, as `routekit routes` and `routekit workouts` print them), resolved against the store's
+/// current routes and workouts. Every command that takes a route or a workout resolves it here.
+package enum StoredID {
+    /// What an id may name.
+    package struct Kinds: OptionSet, Sendable, Hashable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Current routes.
+        package static let routes = Kinds(rawValue: 1)
+        /// Workouts.
+        package static let workouts = Kinds(rawValue: 2)
+        /// Either.
+        package static let either: Kinds = [.routes, .workouts]
+
+        /// What one is called in messages.
+        var noun: String {
+            switch self {
+            case .routes: "route"
+            case .workouts: "workout"
+            default: "route or workout"
+            }
+        }
+
+        /// What several are called in messages.
+        var plural: String {
+            switch self {
+            case .routes: "routes"
+            case .workouts: "workouts"
+            default: "routes and workouts"
+            }
+        }
+    }
+
+    /// The fewest hex digits a prefix has.
+    package static let minimumPrefixLength = 8
+
+    /// A uuid's text, lowercase, as prefixes are matched against it (`-` where a uuid has one, `x` for a hex digit).
+    private static let shape = Array("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
+
+    /// `text` lowercased when it can begin a uuid's text and has at least ``minimumPrefixLength`` characters (hex
+    /// digits, and dashes where a uuid has them); `nil` otherwise.
+    package static func prefix(_ text: String) -> String? {
+        let lower = Array(text.lowercased())
+        guard lower.count >= minimumPrefixLength, lower.count <= shape.count else { return nil }
+        for (c, expected) in zip(lower, shape) {
+            if expected == "-" {
+                guard c == "-" else { return nil }
+            } else {
+                guard c.isHexDigit else { return nil }
+            }
+        }
+        return String(lower)
+    }
+
+    /// The uuid `text` names: a whole uuid as it is (whether or not the store has it: the caller says what is
+    /// missing), a prefix as the one current route or workout (of `kinds`) whose uuid begins with it.
+    ///
+    /// - Parameters:
+    ///   - text: What was typed.
+    ///   - argument: The argument's name for messages (`ROUTE`, `--workout`).
+    ///   - kinds: What the id may name.
+    ///   - store: Where a prefix is looked up.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` (a usage error) for text that is neither a uuid nor a prefix,
+    ///   naming `argument`, and for a prefix that begins several uuids, saying how many;
+    ///   ``RouteKitError/Code/notFound`` for a prefix that begins none; the store's errors.
+    package static func resolve(
+        _ text: String, argument: String, kinds: Kinds = .either, in store: any RouteStore
+    ) async throws(RouteKitError) -> UUID {
+        if let id = UUID(uuidString: text) { return id }
+        guard let start = Self.prefix(text) else {
+            throw RouteKitError(
+                .invalidArgument,
+                "\(argument) '\(text)' is not a \(kinds.noun)'s uuid, nor its first \(minimumPrefixLength) or more "
+                    + "hex digits")
+        }
+        var matches: Set<UUID> = []
+        if kinds.contains(.routes) {
+            for route in try await store.routes(matching: RouteFilter())
+            where route.id.uuidString.lowercased().hasPrefix(start) {
+                matches.insert(route.id)
+            }
+        }
+        if kinds.contains(.workouts) {
+            for workout in try await store.workouts(matching: WorkoutFilter())
+            where workout.id.uuidString.lowercased().hasPrefix(start) {
+                matches.insert(workout.id)
+            }
+        }
+        guard let first = matches.first else {
+            throw RouteKitError(.notFound, "no \(kinds.noun) has a uuid beginning with '\(text)' (\(argument))")
+        }
+        guard matches.count == 1 else {
+            throw RouteKitError(
+                .invalidArgument,
+                "\(argument) '\(text)' begins the uuids of \(matches.count) \(kinds.plural): give more of it")
+        }
+        return first
+    }
+}
