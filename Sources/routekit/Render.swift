@@ -38,8 +38,9 @@ struct Render: AsyncParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
     @Argument(
-        help: "A route's or a workout's uuid (or its first 8+ hex digits), or a GPX file (.gpx, .gpx.gz). Not with "
-            + "--heatmap.")
+        help: ArgumentHelp(
+            "A route's or a workout's uuid (or its first 8+ hex digits), or a GPX file (.gpx, .gpx.gz). Not with "
+                + "--heatmap."))
     var input: String?
     @Option(name: .shortAndLong, help: "Output file, .svg or .png (or - for SVG on standard output).")
     var output: String

@@ -409,7 +409,7 @@ struct StoreCLITests {
         #expect(try f.workouts().compactMap { $0["uuid"] as? String }.contains(workoutB) == false)
         #expect(try f.json(["routes", "--workout", workoutB]).isEmpty)
 
-        #expect(try f.run(["delete", "not-a-uuid"]).status == 1)
+        #expect(try f.run(["delete", "not-a-uuid"]).status == 64, "a malformed uuid is a usage error")
         #expect(try f.run(["delete"]).status == 64)
     }
 
