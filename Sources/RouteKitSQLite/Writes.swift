@@ -95,6 +95,22 @@ extension SQLiteStore {
             for kind in kinds where ChunkKind(name: kind).map(StoreRules.isSeriesKind) ?? true {
                 try attachSeries(db, workout, source, kind, container)
             }
+        case .addStoredEvents(let workout, let container):
+            let chunks = try Data.fetchAll(
+                db.cachedStatement(sql: "SELECT data FROM chunk WHERE container = ? AND kind = 'events' ORDER BY seq"),
+                arguments: [container])
+            if chunks.isEmpty { return }
+            var events: [WorkoutEvent] = []
+            for data in chunks { events += try StoredRecord.events(inChunk: [UInt8](data)) }
+            guard
+                let body = try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT body FROM workout WHERE uuid = ?"), arguments: [key(workout)])
+            else { throw RouteKitError(.notFound, "no workout \(workout)") }
+            try db.cachedStatement(sql: "UPDATE workout SET body = ? WHERE uuid = ?").execute(arguments: [
+                try StoredRecord.body(body, addingEvents: events), key(workout),
+            ])
+            try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'events'").execute(
+                arguments: [container])
         case .deleteBuilder(let id):
             try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key(id)])
         case .deleteContainer(let container):
