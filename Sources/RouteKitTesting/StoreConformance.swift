@@ -477,8 +477,7 @@ public enum StoreConformance {
             WorkoutEvent(kind: .pause, start: Timestamp(Instant(seconds: t0 + 1000))),
             WorkoutEvent(kind: .resume, start: Timestamp(Instant(seconds: t0 + 1060))),
         ]
-        var builder: RouteBuilder? = try await RouteBuilder(store: store, source: alice)
-        guard let first = builder else { return }
+        let first = try await RouteBuilder(store: store, source: alice)
         let id = first.id
         try await first.insert(locations(count: 100, start: t0))
         let stored = try await first.insert(samples: Array(all[0..<1500]), of: .heartRate, first: 0)
@@ -518,7 +517,7 @@ public enum StoreConformance {
         try expect(held == Array(all[0..<2000]), "the builder holds each sample once, in order (\(held.count))")
         let late = try await store.builderSamples(of: .heartRate, builder: id, from: 1990)
         try expect(late == Array(all[1990..<2000]), "read from an index, \(late.count) samples")
-        builder = nil  // the process "dies"
+        // The process "dies": another picks the builder up from the store.
         let pending = try await store.pendingBuilders()
         try expect(pending.count == 1, "the builder is pending")
         guard let p = pending.first else { return }

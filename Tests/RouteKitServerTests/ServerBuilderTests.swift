@@ -43,14 +43,13 @@
                 #"{"kind": "lap", "start": "2024-05-01T08:00:00Z", "end": 1714550405, "#
                 + #""metadata": {"lapTrigger": "manual"}}"#
             let marker = #"{"kind": "marker", "start": 1714550403.5}"#
-            var id = ""
-            try await f.app().test(.router) { client in
-                id = try await client.execute(uri: "/v1/builders", method: .post, headers: auth(token)) {
+            let id = try await f.app().test(.router) { client -> String in
+                let made = try await client.execute(uri: "/v1/builders", method: .post, headers: auth(token)) {
                     json($0.body)["id"] as? String ?? ""
                 }
                 func post(_ path: String, _ body: String) async throws -> TestResponse {
                     try await client.execute(
-                        uri: "/v1/builders/\(id)/\(path)", method: .post,
+                        uri: "/v1/builders/\(made)/\(path)", method: .post,
                         headers: auth(token, [.contentType: "application/json"]), body: ByteBuffer(string: body))
                 }
                 func held(_ r: TestResponse, _ type: String) -> Int? {
@@ -105,13 +104,14 @@
                 r = try await post("events?first=2", #"[{"kind": "lap", "start": 1714550409, "end": 1714550401}]"#)
                 #expect(r.status == .badRequest)
                 #expect(json(r.body)["index"] as? Int == 0)
-                try await client.execute(uri: "/v1/builders/\(id)", method: .get, headers: auth(token)) { r in
+                try await client.execute(uri: "/v1/builders/\(made)", method: .get, headers: auth(token)) { r in
                     #expect(held(r, "heartRate") == 6)
                     #expect(held(r, "power") == 3)
                     #expect(held(r, "cadence") == 0)
                     #expect(json(r.body)["events"] as? Int == 2)
                     #expect(json(r.body)["locations"] as? Int == 10)
                 }
+                return made
             }
             // A restarted server (or another process on the same store) goes on from the counts the store holds.
             let restarted = Fixture(sharing: f)
