@@ -34,17 +34,35 @@
         /// Each builder's streams, by a key of each.
         private let streams = Locked<[UUID: [UUID: AsyncStream<Notice>.Continuation]]>([:])
 
-        /// Registers a stream of `builder`'s notices; it is unregistered when it ends (finished, or its reader
-        /// cancelled).
-        func subscribe(_ builder: UUID)
-            -> (notices: AsyncStream<Notice>, continuation: AsyncStream<Notice>.Continuation)
-        {
+        /// One stream's registration: its notices, until it is ended (by ``end()``, its reader's cancellation, or
+        /// the last reference going: a response dropped unwritten), which unregisters it.
+        final class Subscription: Sendable {
+            /// The notices, in the order told.
+            let notices: AsyncStream<Notice>
+            let continuation: AsyncStream<Notice>.Continuation
+
+            init(notices: AsyncStream<Notice>, continuation: AsyncStream<Notice>.Continuation) {
+                self.notices = notices
+                self.continuation = continuation
+            }
+
+            /// Tells the stream itself something (its heartbeats).
+            func yield(_ notice: Notice) { continuation.yield(notice) }
+
+            /// Ends the stream (a reader gets what was told before, then the end); calling it again does nothing.
+            func end() { continuation.finish() }
+
+            deinit { continuation.finish() }
+        }
+
+        /// Registers a stream of `builder`'s notices; it is unregistered when it ends.
+        func subscribe(_ builder: UUID) -> Subscription {
             let (notices, continuation) = AsyncStream<Notice>.makeStream(bufferingPolicy: .bufferingNewest(Self.buffer))
             let key = UUID()
             streams.withLock { $0[builder, default: [:]][key] = continuation }
             // Called outside the lock: `finish()` and cancellation call it, and neither happens under the lock.
             continuation.onTermination = { [weak self] _ in self?.remove(builder, key) }
-            return (notices, continuation)
+            return Subscription(notices: notices, continuation: continuation)
         }
 
         private func remove(_ builder: UUID, _ key: UUID) {
@@ -75,9 +93,6 @@
                 c.finish()
             }
         }
-
-        /// Streams registered now (for tests).
-        var count: Int { streams.withLock { $0.values.reduce(0) { $0 + $1.count } } }
     }
 
     /// The data of a `zone` event.
@@ -135,13 +150,13 @@
             }
             let slot = StreamSlot(hub: hub, token: token.id)
             // Registered before the stored samples are read: nothing stored from now on is missed.
-            let (notices, continuation) = live.subscribe(pending.id)
+            let subscription = live.subscribe(pending.id)
             var replay = LiveZones(zones: zones, quantity: quantity)
             let held: [QuantitySample]
             do {
                 held = try await store.builderSamples(of: type, builder: pending.id)
             } catch {
-                continuation.finish()
+                subscription.end()
                 slot.release()
                 throw error
             }
@@ -156,14 +171,14 @@
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
                     defer {
-                        continuation.finish()
+                        subscription.end()
                         slot.release()
                     }
                     // Heartbeats go through the stream's own notices, after what was told before them.
-                    let beats = Task {
+                    let beats = Task { [weak subscription] in
                         while !Task.isCancelled {
                             try? await Task.sleep(for: heartbeat)
-                            continuation.yield(.heartbeat)
+                            subscription?.yield(.heartbeat)
                         }
                     }
                     defer { beats.cancel() }
@@ -171,10 +186,10 @@
                         try await request.body.consumeWithCancellationOnInboundClose { _ in
                             try await withGracefulShutdownHandler {
                                 try await pumpZones(
-                                    &writer, notices: notices, start: start.zones, processed: start.processed,
-                                    type: type, builder: pending.id, logger: logger)
+                                    &writer, notices: subscription.notices, start: start.zones,
+                                    processed: start.processed, type: type, builder: pending.id, logger: logger)
                             } onGracefulShutdown: {
-                                continuation.finish()
+                                subscription.end()
                             }
                         }
                     } catch {
