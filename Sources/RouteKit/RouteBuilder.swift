@@ -361,7 +361,7 @@ public final class RouteBuilder {
         try checkOpen()
         try Self.check(samples: samples, of: type)
         let held = progress.sampleCount(of: type)
-        let skip = try Self.skip(first: first, count: samples.count, held: held, what: "\(type) samples")
+        let skip = try Self.skip(first: first, held: held, what: "\(type) samples")
         guard skip < samples.count else { return [] }
         let fresh = samples[skip...].enumerated().sorted { a, b in
             let ta = a.element.timestamp.instant
@@ -404,7 +404,7 @@ public final class RouteBuilder {
         try checkOpen()
         try Self.check(events: events)
         let held = progress.eventCount
-        let skip = try Self.skip(first: first, count: events.count, held: held, what: "events")
+        let skip = try Self.skip(first: first, held: held, what: "events")
         guard skip < events.count else { return [] }
         let fresh = Array(events[skip...])
         guard held + fresh.count <= Self.maxEvents else {
@@ -430,11 +430,11 @@ public final class RouteBuilder {
         return fresh
     }
 
-    /// How many items at the head of a batch of `count` starting at index `first` are held already (`held` items
-    /// are): `count` or more when all are.
+    /// How many items at the head of a batch starting at index `first` are held already (`held` items are): the
+    /// batch's length or more when all are.
     /// - Throws: ``RouteKitError/Code/batchGap`` when the batch starts past `held`,
     ///   ``RouteKitError/Code/invalidArgument`` for a negative `first`.
-    package static func skip(first: Int, count: Int, held: Int, what: String) throws(RouteKitError) -> Int {
+    package static func skip(first: Int, held: Int, what: String) throws(RouteKitError) -> Int {
         guard first >= 0 else {
             throw RouteKitError(.invalidArgument, "a batch's first index is 0 or more, not \(first)")
         }
