@@ -618,16 +618,16 @@
             // One read of the builder's chunks by kind: the next sequence number, and the samples and events it holds.
             let kinds = try await tx.rows(
                 """
-                SELECT kind, SUM(count)::BIGINT AS held, MAX(seq) AS last FROM chunk WHERE container = \(key)
-                GROUP BY kind
+                SELECT kind, SUM(count)::BIGINT AS held_count, MAX(seq) AS last_seq FROM chunk
+                WHERE container = \(key) GROUP BY kind
                 """)
             var progress = BuilderProgress(
                 locationCount: Int(try r.get("location_count") as Int64), checkpoint: try r.get("checkpoint"))
             var next: Int64 = 0
             for k in kinds {
                 let name: String = try k.get("kind")
-                let held: Int64 = try k.get("held")
-                let last: Int64 = try k.get("last")
+                let held: Int64 = try k.get("held_count")
+                let last: Int64 = try k.get("last_seq")
                 next = max(next, last + 1)
                 progress.count(Int(held), ofStoredKind: name)
             }

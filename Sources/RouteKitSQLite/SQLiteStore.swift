@@ -526,14 +526,17 @@ public final class SQLiteStore: RouteStore {
         // One read of the builder's chunks by kind: the next sequence number, and the samples and events it holds.
         let kinds = try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT kind, SUM(count) AS held, MAX(seq) AS last FROM chunk WHERE container = ? GROUP BY kind"),
+                sql: """
+                    SELECT kind, SUM(count) AS held_count, MAX(seq) AS last_seq FROM chunk WHERE container = ?
+                    GROUP BY kind
+                    """),
             arguments: [key])
         var progress = BuilderProgress(locationCount: row["location_count"], checkpoint: row["checkpoint"])
         var next = 0
         for k in kinds {
             let name: String = k["kind"]
-            let held: Int = k["held"]
-            let last: Int = k["last"]
+            let held: Int = k["held_count"]
+            let last: Int = k["last_seq"]
             next = max(next, last + 1)
             progress.count(held, ofStoredKind: name)
         }
