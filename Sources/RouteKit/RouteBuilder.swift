@@ -81,6 +81,11 @@ public struct RouteFinish: Hashable, Sendable {
 ///   holding at most `mergeFanIn` chunks in memory).
 /// - A builder that never finishes stays in the store as a ``PendingBuilder``: ``resume(_:in:)`` picks it up
 ///   again; ``discard()`` drops it.
+/// - Heart rate, power, cadence and other samples (``insert(samples:of:first:)``) and workout events
+///   (``insert(events:first:)``) come in batches that name the index of their first item, as a resumable upload's
+///   do: a batch sent again is acknowledged without being stored twice, a gap is refused
+///   (``RouteKitError/Code/batchGap``). Finishing saves them with the route, in its transaction: the samples as the
+///   workout's series, the events after the workout's events.
 ///
 /// A builder is used by one task at a time.
 public final class RouteBuilder {
@@ -195,8 +200,12 @@ public final class RouteBuilder {
         try checkOpen()
         let (chunks, sequence) = try Self.pack(
             batch, related: related, extras: extras, order: order, from: nextSequence)
-        let newProgress = BuilderProgress(
-            locationCount: progress.locationCount + batch.count, checkpoint: checkpoint ?? progress.checkpoint)
+        var newProgress = progress
+        newProgress.locationCount += batch.count
+        newProgress.checkpoint = checkpoint ?? progress.checkpoint
+        for (type, samples) in related where !samples.isEmpty {
+            newProgress.sampleCounts[type, default: 0] += samples.count
+        }
         guard !chunks.isEmpty else { return }
         try await store.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: newProgress, metadata: metadata)
         nextSequence = sequence
@@ -286,6 +295,158 @@ public final class RouteBuilder {
         return true
     }
 
+    // MARK: Samples and events
+
+    /// How many workout events a builder keeps at most (``insert(events:first:)``): they are written into the
+    /// workout's stored body when the builder finishes, which stays bounded.
+    public static let maxEvents = 10_000
+
+    /// Whether a value of `type` can be negative: heart rate, cadence and power cannot (a temperature or a depth
+    /// can).
+    package static func isNonNegative(_ type: QuantityType) -> Bool {
+        type == .heartRate || type == .cadence || type == .power
+    }
+
+    /// The checks ``insert(samples:of:first:)`` makes on a batch before anything is stored: every value finite, and
+    /// not negative for heart rate, cadence and power.
+    /// - Throws: ``RouteKitError/Code/invalidValue`` naming the first bad sample's index in the batch.
+    package static func check(samples: [QuantitySample], of type: QuantityType) throws(RouteKitError) {
+        let nonNegative = isNonNegative(type)
+        for (i, s) in samples.enumerated() {
+            guard s.value.isFinite else {
+                throw RouteKitError(.invalidValue, "sample \(i) of \(type) is not a finite number", index: i)
+            }
+            if nonNegative && s.value < 0 {
+                throw RouteKitError(
+                    .invalidValue, "sample \(i) of \(type) is negative (\(s.value) \(type.unit))", index: i)
+            }
+        }
+    }
+
+    /// The checks ``insert(events:first:)`` makes on a batch before anything is stored: an event that has both a
+    /// start and an end does not end before it starts.
+    /// - Throws: ``RouteKitError/Code/invalidValue`` naming the first bad event's index in the batch.
+    package static func check(events: [WorkoutEvent]) throws(RouteKitError) {
+        for (i, e) in events.enumerated() {
+            if let start = e.start?.instant, let end = e.end?.instant, end < start {
+                throw RouteKitError(
+                    .invalidValue, "event \(i) (\(e.kind.rawValue)) ends before it starts", index: i)
+            }
+        }
+    }
+
+    /// Adds a batch of samples of one type (heart rate, power, cadence, …), kept with the builder and saved as the
+    /// workout's series of that type when it finishes; durable when this returns.
+    ///
+    /// Batches are numbered as a resumable upload's are: `first` is the index of the batch's first sample among all
+    /// the samples of `type` sent to this builder. Samples already held (a batch sent again after its answer was
+    /// lost, or one that overlaps what is held) are not stored twice; a batch that starts past what is held is
+    /// refused. The count held is ``progress`` (``BuilderProgress/sampleCount(of:)``), kept in the store: a resumed
+    /// builder (``resume(_:in:)``) goes on from it. Each batch's new samples are stored in time order.
+    ///
+    /// - Parameters:
+    ///   - samples: the batch.
+    ///   - type: what they measure, in its unit (``QuantityType/unit``).
+    ///   - first: the index of `samples[0]` among the samples of `type`.
+    /// - Returns: the samples this call stored, in the order stored (empty when the whole batch was held already).
+    /// - Throws: ``RouteKitError/Code/invalidValue`` naming the first sample of the batch that is not a finite number
+    ///   (or is negative, for heart rate, cadence and power), ``RouteKitError/Code/batchGap`` when `first` is past
+    ///   the count held (``RouteKitError/index`` is that count), ``RouteKitError/Code/invalidArgument`` for a
+    ///   negative `first`, ``RouteKitError/Code/builderState`` after ``finish(workout:metadata:)`` or
+    ///   ``discard()`` or when another process took the builder over. Nothing is stored when it throws.
+    @discardableResult
+    public func insert(samples: [QuantitySample], of type: QuantityType, first: Int) async throws(RouteKitError)
+        -> [QuantitySample]
+    {
+        try checkOpen()
+        try Self.check(samples: samples, of: type)
+        let held = progress.sampleCount(of: type)
+        let skip = try Self.skip(first: first, held: held, what: "\(type) samples")
+        guard skip < samples.count else { return [] }
+        let fresh = samples[skip...].enumerated().sorted { a, b in
+            let ta = a.element.timestamp.instant
+            let tb = b.element.timestamp.instant
+            return ta < tb || (ta == tb && a.offset < b.offset)
+        }.map(\.element)
+        var chunks: [StoredChunk] = []
+        var sequence = nextSequence
+        var start = 0
+        while start < fresh.count {
+            let end = min(start + Self.chunkSize, fresh.count)
+            chunks.append(.samples(Array(fresh[start..<end]), of: type, sequence: sequence))
+            sequence += 1
+            start = end
+        }
+        var newProgress = progress
+        newProgress.sampleCounts[type] = held + fresh.count
+        try await store.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: newProgress, metadata: metadata)
+        nextSequence = sequence
+        progress = newProgress
+        return fresh
+    }
+
+    /// Adds a batch of workout events (laps, markers, pauses and resumes, …), kept with the builder and added after
+    /// the workout's events, in the order acknowledged, when it finishes (in the finishing transaction); durable
+    /// when this returns.
+    ///
+    /// Batches are numbered as ``insert(samples:of:first:)``'s are: `first` is the index of the batch's first event
+    /// among all the events sent to this builder; events already held are not stored twice, a batch that starts past
+    /// what is held is refused. A builder keeps at most ``maxEvents`` events.
+    ///
+    /// - Returns: the events this call stored (empty when the whole batch was held already).
+    /// - Throws: ``RouteKitError/Code/invalidValue`` naming the first event of the batch that ends before it starts,
+    ///   ``RouteKitError/Code/batchGap`` when `first` is past the count held (``RouteKitError/index`` is that
+    ///   count), ``RouteKitError/Code/invalidArgument`` for a negative `first`, more than ``maxEvents`` events, or
+    ///   metadata that cannot be stored, ``RouteKitError/Code/builderState`` as for samples. Nothing is stored when
+    ///   it throws.
+    @discardableResult
+    public func insert(events: [WorkoutEvent], first: Int) async throws(RouteKitError) -> [WorkoutEvent] {
+        try checkOpen()
+        try Self.check(events: events)
+        let held = progress.eventCount
+        let skip = try Self.skip(first: first, held: held, what: "events")
+        guard skip < events.count else { return [] }
+        let fresh = Array(events[skip...])
+        guard held + fresh.count <= Self.maxEvents else {
+            throw RouteKitError(
+                .invalidArgument,
+                "route builder \(id) keeps at most \(Self.maxEvents) events; it holds \(held) and the batch adds "
+                    + "\(fresh.count)")
+        }
+        var chunks: [StoredChunk] = []
+        var sequence = nextSequence
+        var start = 0
+        while start < fresh.count {
+            let end = min(start + Self.chunkSize, fresh.count)
+            chunks.append(try .events(Array(fresh[start..<end]), sequence: sequence))
+            sequence += 1
+            start = end
+        }
+        var newProgress = progress
+        newProgress.eventCount = held + fresh.count
+        try await store.appendToBuilder(id: id, claim: claim, chunks: chunks, progress: newProgress, metadata: metadata)
+        nextSequence = sequence
+        progress = newProgress
+        return fresh
+    }
+
+    /// How many items at the head of a batch starting at index `first` are held already (`held` items are): the
+    /// batch's length or more when all are.
+    /// - Throws: ``RouteKitError/Code/batchGap`` when the batch starts past `held`,
+    ///   ``RouteKitError/Code/invalidArgument`` for a negative `first`.
+    package static func skip(first: Int, held: Int, what: String) throws(RouteKitError) -> Int {
+        guard first >= 0 else {
+            throw RouteKitError(.invalidArgument, "a batch's first index is 0 or more, not \(first)")
+        }
+        guard first <= held else {
+            throw RouteKitError(
+                .batchGap,
+                "the builder holds \(held) \(what): send the batch that starts at index \(held), not \(first)",
+                index: held)
+        }
+        return held - first
+    }
+
     /// Adds metadata to the route being built (later values for a key win); durable when this returns.
     public func addMetadata(_ more: [String: MetadataValue]) async throws(RouteKitError) {
         try checkOpen()
@@ -297,7 +458,8 @@ public final class RouteBuilder {
     /// The metadata added so far.
     package var currentMetadata: [String: MetadataValue] { metadata }
 
-    /// Turns the collected locations into a route of `workout`, which must already be saved.
+    /// Turns the collected locations into a route of `workout`, which must already be saved; the samples collected
+    /// become the workout's series and the events collected are added after its events, in the same transaction.
     ///
     /// The route's sync identity comes from ``MetadataKey/syncIdentifier`` and ``MetadataKey/syncVersion`` in
     /// the metadata (a new unique identifier with version 1 when both are absent). Saving follows the store's

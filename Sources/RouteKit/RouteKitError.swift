@@ -14,7 +14,7 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
             case invalidLocation, missingSyncVersion, notOwner, invalidArgument
             case malformedXML, invalidGPX, invalidValue, unsupportedEncoding, compression, io
             case geos, invalidFIT, invalidTCX, invalidGeoJSON, unsupportedFormat
-            case notFound, storage, storageFull, incompatibleStore, builderState, unavailable
+            case notFound, storage, storageFull, incompatibleStore, builderState, batchGap, unavailable
             case anchorMalformed, anchorForeign, anchorExpired, anchorAhead
         }
         private let base: Base
@@ -77,6 +77,10 @@ public struct RouteKitError: Error, Sendable, Hashable, CustomStringConvertible,
         public static let incompatibleStore = Code(.incompatibleStore)
         /// A route builder was used in a state that does not allow it (finished, discarded, empty).
         public static let builderState = Code(.builderState)
+        /// A batch of a route builder's samples or events does not follow what the builder holds: it starts past the
+        /// next index. ``RouteKitError/index`` is the index the next batch must start at (the count held). Nothing
+        /// was stored.
+        public static let batchGap = Code(.batchGap)
         /// A change-feed anchor is not an anchor this version of RouteKit can read. Start again without one.
         public static let anchorMalformed = Code(.anchorMalformed)
         /// A change-feed anchor comes from another store (or another epoch of this one). Start again without one.

@@ -48,16 +48,72 @@ public struct BuilderOrigin: Hashable, Sendable, Codable {
 }
 
 /// How far a builder got: written with every acknowledged batch, in the same transaction.
+///
+/// The sample and event counts are what the builder's stored chunks hold (a store counts them in the transaction
+/// that reads the builder), so they are exactly as durable as the batches. As JSON, a record without
+/// `sampleCounts` or `eventCount` (one written before builders took samples and events) reads as none held.
 public struct BuilderProgress: Hashable, Sendable, Codable {
     /// Locations acknowledged (durable) so far.
     public var locationCount: Int
     /// An origin-specific checkpoint of the acknowledged prefix (the importer's running content hash).
     public var checkpoint: String?
+    /// Samples acknowledged so far, by quantity type (a type without samples is absent): the index the next batch
+    /// of that type starts at (``RouteBuilder/insert(samples:of:first:)``).
+    public var sampleCounts: [QuantityType: Int]
+    /// Workout events acknowledged so far: the index the next batch of events starts at
+    /// (``RouteBuilder/insert(events:first:)``).
+    public var eventCount: Int
 
     /// Creates a progress record.
-    public init(locationCount: Int, checkpoint: String? = nil) {
+    public init(
+        locationCount: Int, checkpoint: String? = nil, sampleCounts: [QuantityType: Int] = [:], eventCount: Int = 0
+    ) {
         self.locationCount = locationCount
         self.checkpoint = checkpoint
+        self.sampleCounts = sampleCounts
+        self.eventCount = eventCount
+    }
+
+    /// The samples of `type` acknowledged so far (0 when none).
+    public func sampleCount(of type: QuantityType) -> Int { sampleCounts[type] ?? 0 }
+
+    /// Counts `count` more samples or events held in chunks stored under the kind name `kind` (a quantity type's
+    /// identifier, or `events`); other kinds (locations, staging, extras, attachments, unknown names) are not counted
+    /// here. For store backends, which read a builder's counts from its chunks.
+    package mutating func count(_ count: Int, ofStoredKind kind: String) {
+        guard count > 0 else { return }
+        if kind == ChunkKind.events.description {
+            eventCount += count
+        } else if let type = QuantityType(identifier: kind) {
+            sampleCounts[type, default: 0] += count
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case locationCount, checkpoint, sampleCounts, eventCount }
+
+    /// Decodes a record; missing sample counts or event count read as none held, unknown quantity types are left out.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        locationCount = try c.decode(Int.self, forKey: .locationCount)
+        checkpoint = try c.decodeIfPresent(String.self, forKey: .checkpoint)
+        let byName = try c.decodeIfPresent([String: Int].self, forKey: .sampleCounts) ?? [:]
+        var counts: [QuantityType: Int] = [:]
+        for (name, n) in byName {
+            if let type = QuantityType(identifier: name) { counts[type] = n }
+        }
+        sampleCounts = counts
+        eventCount = try c.decodeIfPresent(Int.self, forKey: .eventCount) ?? 0
+    }
+
+    /// Encodes the record, sample counts keyed by the types' identifiers (`{"heartRate": 120}`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(locationCount, forKey: .locationCount)
+        try c.encodeIfPresent(checkpoint, forKey: .checkpoint)
+        var byName: [String: Int] = [:]
+        for (type, n) in sampleCounts { byName[type.identifier] = n }
+        try c.encode(byName, forKey: .sampleCounts)
+        try c.encode(eventCount, forKey: .eventCount)
     }
 }
 
@@ -119,6 +175,9 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
     case extras
     /// Opaque data its writer attached to a workout (the importer's GPX waypoints and `<rte>` routes).
     case attachment
+    /// Workout events a builder collected (``RouteBuilder/insert(events:first:)``), as JSON, numbered in the order
+    /// they were acknowledged; they join the workout's events when the builder finishes, never a series.
+    case events
 
     /// The stable name stored in a backend (`"locations"`, `"heartRate"`, `"staging"`).
     public var description: String {
@@ -128,6 +187,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
         case .staging: "staging"
         case .extras: "extras"
         case .attachment: "attachment"
+        case .events: "events"
         }
     }
 
@@ -138,6 +198,7 @@ public enum ChunkKind: Hashable, Sendable, CustomStringConvertible {
         case "staging": self = .staging
         case "extras": self = .extras
         case "attachment": self = .attachment
+        case "events": self = .events
         default:
             guard let type = QuantityType(identifier: name) else { return nil }
             self = .quantity(type)
@@ -192,6 +253,16 @@ public struct StoredChunk: Hashable, Sendable {
         return StoredChunk(
             kind: .quantity(type), sequence: sequence, count: samples.count, minTime: times.min(),
             maxTime: times.max(), bytes: QuantityChunk.encode(samples))
+    }
+
+    /// Packs workout events (in the order given) as a builder keeps them: JSON, as a workout's stored body holds its
+    /// events; the times are the events' starts and ends.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when an event's metadata cannot be encoded.
+    public static func events(_ events: [WorkoutEvent], sequence: Int) throws(RouteKitError) -> StoredChunk {
+        let times = events.flatMap { [$0.start?.instant, $0.end?.instant] }.compactMap { $0 }
+        return StoredChunk(
+            kind: .events, sequence: sequence, count: events.count, minTime: times.min(), maxTime: times.max(),
+            bytes: try StoredRecord.eventChunk(events))
     }
 }
 
@@ -447,7 +518,8 @@ public protocol RouteStore: AnyObject, Sendable {
     /// One transaction (only with the builder's `claim`): saves `route` from the builder's location chunks (taken in `sequenceOrder`, or by
     /// sequence number when `nil`) with the sync semantics of ``saveWorkout(_:)`` (a replaced route keeps
     /// its workout and is kept as provenance when it was a raw version), attaches the builder's series to the
-    /// route's workout, and retires the builder. When stale, the builder is discarded and nothing is saved.
+    /// route's workout, adds the workout events it collected (`ChunkKind.events`) after the workout's events, and
+    /// retires the builder. When stale, the builder is discarded and nothing is saved.
     /// With `creating`, the route's workout is not saved yet: the same transaction inserts it first (with the
     /// rules of ``saveWorkout(_:)`` for a new workout), so a finish that fails leaves no workout behind.
     /// - Throws: ``RouteKitError/Code/notFound`` when the builder is not pending or the workout is not current;
@@ -578,6 +650,31 @@ extension RouteStore {
         -> RouteQuery
     {
         RouteQuery(store: self, route: route, batchSize: batchSize, interval: interval)
+    }
+
+    /// The samples of one type a pending builder holds, from index `from` on (indices as
+    /// ``RouteBuilder/insert(samples:of:first:)`` numbers them), in the order they were acknowledged (each batch's in
+    /// time order). Only the chunks that hold samples from `from` on are read.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the builder is not pending (or finishes while it is read).
+    public func builderSamples(of type: QuantityType, builder id: UUID, from index: Int = 0)
+        async throws(RouteKitError) -> [QuantitySample]
+    {
+        guard try await pendingBuilder(id: id) != nil else {
+            throw RouteKitError(.notFound, "route builder \(id) is not pending (finished, discarded or never made)")
+        }
+        var out: [QuantitySample] = []
+        var position = 0
+        for bounds in try await builderChunkBounds(id: id, kind: .quantity(type)) {
+            let start = position
+            position += bounds.count
+            guard position > index else { continue }
+            guard let chunk = try await builderChunk(id: id, kind: .quantity(type), sequence: bounds.sequence) else {
+                throw RouteKitError(.notFound, "route builder \(id) is no longer pending")
+            }
+            let samples = try QuantityChunk.decode(chunk.bytes)
+            out += index > start ? Array(samples.dropFirst(index - start)) : samples
+        }
+        return out
     }
 
     /// A workout's samples of one type as an `AsyncSequence` of batches in time order.

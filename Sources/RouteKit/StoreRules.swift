@@ -64,7 +64,7 @@ package enum StoreRules {
         for chunk in chunks {
             switch chunk.kind {
             case .locations, .extras, .quantity: continue
-            case .staging, .attachment:
+            case .staging, .attachment, .events:
                 throw RouteKitError(
                     .invalidArgument,
                     "a saved route's chunks are locations, extras and samples, not \(chunk.kind) (chunk \(chunk.sequence))"

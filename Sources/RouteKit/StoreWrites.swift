@@ -94,6 +94,10 @@ package enum StoreWrite: Sendable {
     case attachSeries(workoutID: UUID, source: String, kinds: [String], container: String)
     /// Attaches every sample kind a container holds (not locations, staging or extras) to a workout as series.
     case attachStoredSeries(workoutID: UUID, source: String, container: String)
+    /// Adds the workout events a builder's container holds (its `events` chunks, in sequence order) after a workout's
+    /// events, rewriting the workout's stored body (`StoredRecord.body(_:addingEvents:)`), and deletes those chunks.
+    /// Nothing is written when the container holds none.
+    case addStoredEvents(workoutID: UUID, container: String)
     /// Deletes a pending builder's row (not its chunks).
     case deleteBuilder(UUID)
     /// Deletes every chunk of a container.
@@ -171,7 +175,8 @@ extension StoreRules {
     /// Finishing a builder (`RouteStore.finishBuilder`): the builder must be pending, of the route's source, and
     /// held by `claim`; the workout saved and the source's; then the sync decision. A stale route discards the
     /// builder and its chunks. Otherwise its location chunks are put in `sequenceOrder` when given, the route is
-    /// inserted over the builder's chunks, its sample kinds become the workout's series, and the builder is retired.
+    /// inserted over the builder's chunks, its sample kinds become the workout's series, the events it collected join
+    /// the workout's events, and the builder is retired.
     ///
     /// With `creating`, the route's workout is inserted first in the same transaction (a finish that makes its
     /// workout leaves nothing behind when it fails): it must be the route's workout, of its source, and new; a
@@ -212,6 +217,7 @@ extension StoreRules {
         plan.writes += [
             .insertRoute(route, container: container, raw: !isDerived(route), body: body),
             .attachStoredSeries(workoutID: route.workoutID, source: route.source.name, container: container),
+            .addStoredEvents(workoutID: route.workoutID, container: container),
             .deleteBuilder(id),
         ]
         return plan
@@ -314,7 +320,7 @@ extension StoreRules {
     /// Whether a chunk kind is a sample kind that becomes a workout's series when its builder finishes.
     package static func isSeriesKind(_ kind: ChunkKind) -> Bool {
         switch kind {
-        case .locations, .staging, .extras: return false
+        case .locations, .staging, .extras, .events: return false
         case .quantity, .attachment: return true
         }
     }

@@ -86,6 +86,35 @@ package enum StoredRecord {
         }
     }
 
+    /// A builder's chunk of workout events (`StoredChunk.events(_:sequence:)`): a JSON array of the events as a
+    /// workout's body holds them.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when an event's metadata cannot be encoded.
+    package static func eventChunk(_ events: [WorkoutEvent]) throws(RouteKitError) -> [UInt8] {
+        do { return Array(try json(events.map(EventBody.init)).utf8) } catch {
+            throw RouteKitError(.invalidArgument, "the metadata of a workout event cannot be stored")
+        }
+    }
+
+    /// The events of a builder's events chunk.
+    /// - Throws: ``RouteKitError/Code/storage`` when the chunk cannot be read.
+    package static func events(inChunk bytes: [UInt8]) throws(RouteKitError) -> [WorkoutEvent] {
+        do { return try decoder.decode([EventBody].self, from: Data(bytes)).map(\.event) } catch {
+            throw RouteKitError(.storage, "a stored chunk of workout events cannot be read")
+        }
+    }
+
+    /// A workout's stored body with `events` added after the events it holds (what finishing a builder that
+    /// collected events writes, in the finishing transaction).
+    /// - Throws: ``RouteKitError/Code/storage`` when the body cannot be read, ``RouteKitError/Code/invalidArgument``
+    ///   when the result cannot be encoded.
+    package static func body(_ text: String, addingEvents events: [WorkoutEvent]) throws(RouteKitError) -> String {
+        var body = try unjson(WorkoutBody.self, text, "workout")
+        body.events += events.map(EventBody.init)
+        do { return try json(body) } catch {
+            throw RouteKitError(.invalidArgument, "the events of a workout cannot be stored")
+        }
+    }
+
     /// The body of a route: times and metadata.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` when the metadata cannot be encoded.
     package static func body(of route: RouteSample) throws(RouteKitError) -> String {

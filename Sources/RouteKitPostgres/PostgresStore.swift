@@ -615,16 +615,30 @@
             let originKey: String? = try r.get("origin_key")
             let label: String? = try r.get("origin_label")
             let orderName: String = try r.get("location_order")
-            let next = try await tx.value("SELECT MAX(seq) + 1 FROM chunk WHERE container = \(key)", as: Int64.self)
+            // One read of the builder's chunks by kind: the next sequence number, and the samples and events it holds.
+            let kinds = try await tx.rows(
+                """
+                SELECT kind, SUM(count)::BIGINT AS held_count, MAX(seq) AS last_seq FROM chunk
+                WHERE container = \(key) GROUP BY kind
+                """)
+            var progress = BuilderProgress(
+                locationCount: Int(try r.get("location_count") as Int64), checkpoint: try r.get("checkpoint"))
+            var next: Int64 = 0
+            for k in kinds {
+                let name: String = try k.get("kind")
+                let held: Int64 = try k.get("held_count")
+                let last: Int64 = try k.get("last_seq")
+                next = max(next, last + 1)
+                progress.count(Int(held), ofStoredKind: name)
+            }
             return PendingBuilder(
                 id: try StoredRecord.uuid(key), source: try StoredRecord.source(r.get("source")),
                 order: LocationOrder(rawValue: orderName) ?? .insertion,
                 origin: kind.map { BuilderOrigin(kind: $0, key: originKey ?? "", label: label) },
-                progress: BuilderProgress(
-                    locationCount: Int(try r.get("location_count") as Int64), checkpoint: try r.get("checkpoint")),
+                progress: progress,
                 metadata: try StoredRecord.decodeMetadata(r.get("metadata")),
                 created: Date(timeIntervalSince1970: try r.get("created")),
-                updated: Date(timeIntervalSince1970: try r.get("updated")), nextSequence: Int(next ?? 0),
+                updated: Date(timeIntervalSince1970: try r.get("updated")), nextSequence: Int(next),
                 claim: try StoredRecord.uuid(r.get("claim")))
         }
 

@@ -1,5 +1,6 @@
 #if Postgres
     import Foundation
+    import NIOCore
     import PostgresNIO
     @_spi(RouteKitBackend) import RouteKit
 
@@ -115,6 +116,26 @@
                     .filter { ChunkKind(name: $0).map(StoreRules.isSeriesKind) ?? true }.sorted()
                 try await apply(
                     .attachSeries(workoutID: workout, source: source, kinds: kinds, container: container), tx)
+            case .addStoredEvents(let workout, let container):
+                let chunks = try await tx.rows(
+                    "SELECT data FROM chunk WHERE container = \(container) AND kind = 'events' ORDER BY seq")
+                if chunks.isEmpty { return }
+                var events: [WorkoutEvent] = []
+                for row in chunks {
+                    let data: ByteBuffer = try row.get("data")
+                    events += try StoredRecord.events(inChunk: Array(data.readableBytesView))
+                }
+                guard
+                    let body = try await tx.value(
+                        "SELECT body FROM workout WHERE uuid = \(key(workout)) FOR UPDATE", as: String.self)
+                else { throw RouteKitError(.notFound, "no workout \(workout)") }
+                let updated = try StoredRecord.body(body, addingEvents: events)
+                try await tx.run("UPDATE workout SET body = \(updated) WHERE uuid = \(key(workout))")
+                try await tx.run("DELETE FROM chunk WHERE container = \(container) AND kind = 'events'")
+                // The workout changed: a consumer following workouts gets it again.
+                if let row = try await tx.first("SELECT * FROM workout WHERE uuid = \(key(workout))") {
+                    try await recordAddition(tx, .workout(try Self.workout(row)))
+                }
             case .deleteBuilder(let id):
                 try await tx.run("DELETE FROM builder WHERE uuid = \(key(id))")
             case .deleteContainer(let container):

@@ -526,8 +526,12 @@ public struct StatisticsAccumulator {
         }
         // A heart rate of 0 or less is no measurement (FitoTrack writes −1 without a sensor), nor is negative power.
         // (Copied only when there is something to leave out: a series can hold a million samples.)
-        let heartRate = heartRate.contains { $0.value <= 0 } ? heartRate.filter { $0.value > 0 } : heartRate
-        let power = power.contains { $0.value < 0 } ? power.filter { $0.value >= 0 } : power
+        let heartRate =
+            heartRate.allSatisfy { SampleHold.measures($0.value, .heartRate) }
+            ? heartRate : heartRate.filter { SampleHold.measures($0.value, .heartRate) }
+        let power =
+            power.allSatisfy { SampleHold.measures($0.value, .power) }
+            ? power : power.filter { SampleHold.measures($0.value, .power) }
         let hr = weighted(heartRate)
         stats.heartRateAverage = hr.average
         stats.heartRateMax = heartRate.map(\.value).max()
@@ -560,9 +564,9 @@ public struct StatisticsAccumulator {
         var m = 0
         for (i, s) in samples.enumerated() {
             let start = s.timestamp.instant
-            var end = Instant(
-                seconds: start.seconds + Int64(options.maxSampleGap), nanoseconds: start.nanoseconds)
-            if i + 1 < samples.count, samples[i + 1].timestamp.instant < end { end = samples[i + 1].timestamp.instant }
+            let end = SampleHold.end(
+                of: start, next: i + 1 < samples.count ? samples[i + 1].timestamp.instant : nil,
+                maxGap: options.maxSampleGap)
             while m < movingIntervals.count && movingIntervals[m].upperBound <= start { m += 1 }
             var k = m
             while k < movingIntervals.count && movingIntervals[k].lowerBound < end {
@@ -578,5 +582,71 @@ public struct StatisticsAccumulator {
             }
         }
         return (total > 0 ? sum / total : nil, pieces)
+    }
+}
+
+/// How a series' samples weigh over time: the one definition the statistics (``StatisticsAccumulator``'s time-weighted
+/// averages and time in zones) and a builder's live zones (``LiveZones``) share.
+package enum SampleHold {
+    /// Until when a sample taken at `start` holds its value: the next sample's time when that comes sooner, else
+    /// `maxGap` seconds after it (``StatisticsOptions/maxSampleGap``: a gap in the series is not filled by the last
+    /// value).
+    package static func end(of start: Instant, next: Instant?, maxGap: Double) -> Instant {
+        let capped = Instant(seconds: start.seconds + Int64(maxGap), nanoseconds: start.nanoseconds)
+        guard let next, next < capped else { return capped }
+        return next
+    }
+
+    /// Whether a value of a zoned quantity is a measurement: a heart rate of 0 or less is none (FitoTrack writes −1
+    /// without a sensor), nor is a negative power.
+    package static func measures(_ value: Double, _ quantity: ZoneConfiguration.Quantity) -> Bool {
+        quantity == .heartRate ? value > 0 : value >= 0
+    }
+}
+
+/// The zone a heart-rate (or power) series is in as its samples arrive, and the time spent in each zone so far: a
+/// route builder's live zones (`GET /v1/builders/{id}/zones`). Time is weighed as the statistics weigh it
+/// (``SampleHold``: a sample's value holds until the next sample, at most ``StatisticsOptions/maxSampleGap``
+/// seconds), over the whole series: no route is measured live, so there are no moving intervals to clip to. Samples
+/// that are no measurement (a heart rate of 0) are left out, as the statistics leave them out.
+package struct LiveZones: Sendable {
+    /// The zones.
+    package let zones: Zones
+    /// What they divide.
+    package let quantity: ZoneConfiguration.Quantity
+    /// How long a value holds at most, in seconds.
+    package let maxGap: Double
+    /// Seconds spent in each zone (index 0 is zone 1) up to the last sample's time.
+    package private(set) var seconds: [Double]
+    /// The last sample taken into account: its time and its zone (0-based).
+    private var last: (time: Instant, zone: Int)?
+
+    /// Live zones over `zones`, with the statistics' default hold (``StatisticsOptions/maxSampleGap``).
+    package init(zones: Zones, quantity: ZoneConfiguration.Quantity, maxGap: Double = StatisticsOptions().maxSampleGap)
+    {
+        self.zones = zones
+        self.quantity = quantity
+        self.maxGap = maxGap
+        self.seconds = Array(repeating: 0, count: zones.lowerBounds.count)
+    }
+
+    /// The zone of the last sample taken into account, numbered from 1; `nil` before any.
+    package var current: Int? { last.map { $0.zone + 1 } }
+
+    /// The time of the last sample taken into account.
+    package var time: Instant? { last?.time }
+
+    /// Takes samples into account, in the order given (each batch of a builder is in time order): the previous
+    /// sample's value is counted in its zone until this one's time (at most ``maxGap`` seconds).
+    package mutating func add(_ samples: some Sequence<QuantitySample>) {
+        for s in samples where SampleHold.measures(s.value, quantity) {
+            let t = s.timestamp.instant
+            if let last {
+                let end = SampleHold.end(of: last.time, next: t, maxGap: maxGap)
+                let held = last.time.seconds(to: end)
+                if held > 0 { seconds[last.zone] += held }
+            }
+            last = (t, zones.zone(of: s.value))
+        }
     }
 }

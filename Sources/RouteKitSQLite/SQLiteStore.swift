@@ -523,16 +523,31 @@ public final class SQLiteStore: RouteStore {
         let kind: String? = row["origin_kind"]
         let originKey: String? = row["origin_key"]
         let orderName: String = row["location_order"]
-        let next = try Int.fetchOne(
-            db.cachedStatement(sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?"), arguments: [key])
+        // One read of the builder's chunks by kind: the next sequence number, and the samples and events it holds.
+        let kinds = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT kind, SUM(count) AS held_count, MAX(seq) AS last_seq FROM chunk WHERE container = ?
+                    GROUP BY kind
+                    """),
+            arguments: [key])
+        var progress = BuilderProgress(locationCount: row["location_count"], checkpoint: row["checkpoint"])
+        var next = 0
+        for k in kinds {
+            let name: String = k["kind"]
+            let held: Int = k["held_count"]
+            let last: Int = k["last_seq"]
+            next = max(next, last + 1)
+            progress.count(held, ofStoredKind: name)
+        }
         return PendingBuilder(
             id: try uuid(key), source: try source(row["source"]),
             order: LocationOrder(rawValue: orderName) ?? .insertion,
             origin: kind.map { BuilderOrigin(kind: $0, key: originKey ?? "", label: row["origin_label"]) },
-            progress: BuilderProgress(locationCount: row["location_count"], checkpoint: row["checkpoint"]),
+            progress: progress,
             metadata: try StoredRecord.decodeMetadata(row["metadata"]),
             created: Date(timeIntervalSince1970: row["created"]), updated: Date(timeIntervalSince1970: row["updated"]),
-            nextSequence: next ?? 0, claim: try uuid(row["claim"]))
+            nextSequence: next, claim: try uuid(row["claim"]))
     }
 
     public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {

@@ -96,6 +96,28 @@ extension SQLiteStore {
             let attached = kinds.filter { ChunkKind(name: $0).map(StoreRules.isSeriesKind) ?? true }
             for kind in attached { try attachSeries(db, workout, source, kind, container) }
             try recordSeries(db, workout, source, attached.sorted())
+        case .addStoredEvents(let workout, let container):
+            let chunks = try Data.fetchAll(
+                db.cachedStatement(sql: "SELECT data FROM chunk WHERE container = ? AND kind = 'events' ORDER BY seq"),
+                arguments: [container])
+            if chunks.isEmpty { return }
+            var events: [WorkoutEvent] = []
+            for data in chunks { events += try StoredRecord.events(inChunk: [UInt8](data)) }
+            guard
+                let body = try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT body FROM workout WHERE uuid = ?"), arguments: [key(workout)])
+            else { throw RouteKitError(.notFound, "no workout \(workout)") }
+            try db.cachedStatement(sql: "UPDATE workout SET body = ? WHERE uuid = ?").execute(arguments: [
+                try StoredRecord.body(body, addingEvents: events), key(workout),
+            ])
+            try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'events'").execute(
+                arguments: [container])
+            // The workout changed: a consumer following workouts gets it again.
+            if let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ?"), arguments: [key(workout)])
+            {
+                try recordAddition(db, .workout(try Self.workout(row)))
+            }
         case .deleteBuilder(let id):
             try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key(id)])
         case .deleteContainer(let container):

@@ -65,6 +65,7 @@
             case .notFound: (.notFound, "not-found", "No such object")
             case .notOwner: (.forbidden, "foreign-source", "The object belongs to another source")
             case .builderState: (.conflict, "builder-state", "The route builder cannot do that now")
+            case .batchGap: (.conflict, "builder-gap", "The batch does not follow what is held")
             case .unavailable: (.serviceUnavailable, "store-unavailable", "The store cannot be reached")
             case .missingSyncVersion: (.unprocessableContent, "missing-sync-version", "A sync version is missing")
             case .invalidLocation: (.unprocessableContent, "invalid-location", "A location is not valid")

@@ -121,11 +121,16 @@
             router.get("/v1/routes/:id/picture", use: reads.picture)
             router.get("/v1/routes/:id/profile", use: reads.profile)
             router.delete("/v1/routes/:id", use: writes.deleteRoute)
-            let builders = BuilderRoutes(store: store, configuration: configuration, metrics: metrics, figures: figures)
+            let builders = BuilderRoutes(
+                store: store, configuration: configuration, metrics: metrics, figures: figures, hub: hub,
+                live: BuilderLive())
             router.post("/v1/builders", use: builders.create)
             router.get("/v1/builders", use: builders.list)
             router.get("/v1/builders/:id", use: builders.get)
             router.post("/v1/builders/:id/locations", use: builders.append)
+            router.post("/v1/builders/:id/samples", use: builders.appendSamples)
+            router.post("/v1/builders/:id/events", use: builders.appendEvents)
+            router.get("/v1/builders/:id/zones", use: builders.zones)
             router.post("/v1/builders/:id/finish", use: builders.finish)
             router.delete("/v1/builders/:id", use: builders.discard)
             var jobs = JobRoutes(store: store, registry: JobRegistry(), logger: logger)

@@ -790,6 +790,12 @@ extension InMemoryStore {
         func pending(_ id: UUID) -> PendingBuilder? {
             guard var b = builders[id] else { return nil }
             b.nextSequence = nextSequence(in: id.lowercaseText)
+            // The samples and events held are counted from the chunks, as the SQL stores count them.
+            var progress = BuilderProgress(locationCount: b.progress.locationCount, checkpoint: b.progress.checkpoint)
+            for chunk in chunks(in: id.lowercaseText) {
+                progress.count(chunk.count, ofStoredKind: chunk.kind.description)
+            }
+            b.progress = progress
             return b
         }
 
@@ -868,6 +874,16 @@ extension InMemoryStore {
                     addSeries(workout: workout, source: source, kind: kind, container: container)
                 }
                 recordSeries(workout, source, kinds.sorted())
+            case .addStoredEvents(let workout, let container):
+                let held = self.chunks(in: container, kind: .events)
+                if held.isEmpty { return }
+                guard workouts[workout] != nil else { throw RouteKitError(.notFound, "no workout \(workout)") }
+                var events: [WorkoutEvent] = []
+                for chunk in held { events += try StoredRecord.events(inChunk: chunk.bytes) }
+                workouts[workout]?.workout.events += events
+                chunks[container] = (chunks[container] ?? []).filter { $0.kind != .events }
+                // The workout changed: a consumer following workouts gets it again.
+                if let changed = workouts[workout]?.workout { recordAddition(.workout(changed)) }
             case .deleteBuilder(let id):
                 builders[id] = nil
             case .deleteContainer(let container):

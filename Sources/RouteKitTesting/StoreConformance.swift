@@ -51,6 +51,9 @@ public enum StoreConformance {
             ConformanceCheck(name: "a foreign source can neither replace nor delete", run: foreignSourceRefused),
             ConformanceCheck(name: "pending builders survive and resume where they stopped", run: pendingBuilderResume),
             ConformanceCheck(name: "resuming takes a builder over; a stale resume is refused", run: resumeTakesOver),
+            ConformanceCheck(
+                name: "builder samples and events: resumable batches, counts kept across a resume, saved on finish",
+                run: builderSamplesAndEvents),
             ConformanceCheck(name: "route query: batches, done, interval, bad batch size", run: routeQueryBatches),
             ConformanceCheck(
                 name: "route query reads one version while the route is replaced", run: routeQueryConsistent),
@@ -452,6 +455,100 @@ public enum StoreConformance {
         try expect(finish.route.metadata["name"] == .string("morning run"), "metadata survives the resume")
         try expect(same(try await readAll(store, finish.route.id), all), "nothing lost, nothing duplicated")
         _ = try await expectError(.notFound) { try await RouteBuilder.resume(p, in: store) }
+    }
+
+    static func builderSamplesAndEvents(_ store: any RouteStore) async throws {
+        let t0: Int64 = 1_700_000_000
+        let all = (0..<2500).map { i in
+            QuantitySample(timestamp: Timestamp(Instant(seconds: t0 + Int64(i))), value: Double(100 + i % 80))
+        }
+        let power = (0..<10).map { i in
+            QuantitySample(timestamp: Timestamp(Instant(seconds: t0 + Int64(i))), value: 200 + Double(i))
+        }
+        let laps = [
+            WorkoutEvent(
+                kind: .lap, start: Timestamp(Instant(seconds: t0)), end: Timestamp(Instant(seconds: t0 + 600)),
+                metadata: [MetadataKey.lapTrigger: .string("manual")]),
+            WorkoutEvent(
+                kind: .marker, start: Timestamp(Instant(seconds: t0 + 300)),
+                metadata: [MetadataKey.eventName: .string("water")]),
+        ]
+        let pauses = [
+            WorkoutEvent(kind: .pause, start: Timestamp(Instant(seconds: t0 + 1000))),
+            WorkoutEvent(kind: .resume, start: Timestamp(Instant(seconds: t0 + 1060))),
+        ]
+        let first = try await RouteBuilder(store: store, source: alice)
+        let id = first.id
+        try await first.insert(locations(count: 100, start: t0))
+        let stored = try await first.insert(samples: Array(all[0..<1500]), of: .heartRate, first: 0)
+        try expect(stored.count == 1500, "a new batch is stored whole")
+        // The same batch again (its answer was lost): acknowledged, nothing stored twice.
+        let again = try await first.insert(samples: Array(all[0..<1500]), of: .heartRate, first: 0)
+        try expect(again.isEmpty, "a batch held already stores nothing")
+        // A batch that overlaps what is held: only its tail is stored.
+        let tail = try await first.insert(samples: Array(all[1400..<2000]), of: .heartRate, first: 1400)
+        try expect(tail.count == 500, "only the tail of an overlapping batch is stored, not \(tail.count)")
+        // A gap is refused, naming the index to resume from; nothing changes.
+        let gap = try await expectError(.batchGap) {
+            try await first.insert(samples: Array(all[2100...]), of: .heartRate, first: 2100)
+        }
+        try expect(gap.index == 2000, "the gap names the count held: \(String(describing: gap.index))")
+        // A bad value refuses the whole batch, naming its index in the batch.
+        var bad = Array(all[2000..<2010])
+        bad[3].value = -1
+        let negative = try await expectError(.invalidValue) {
+            try await first.insert(samples: bad, of: .heartRate, first: 2000)
+        }
+        try expect(negative.index == 3, "a negative heart rate is refused by its index")
+        bad[3].value = .nan
+        _ = try await expectError(.invalidValue) { try await first.insert(samples: bad, of: .power, first: 0) }
+        try expect(first.progress.sampleCount(of: .heartRate) == 2000, "refused batches add nothing")
+        try await first.insert(samples: power, of: .power, first: 0)
+        try await first.insert(events: laps, first: 0)
+        let resent = try await first.insert(events: laps, first: 0)
+        try expect(resent.isEmpty, "events held already are not stored twice")
+        let eventGap = try await expectError(.batchGap) { try await first.insert(events: pauses, first: 3) }
+        try expect(eventGap.index == 2, "the gap names the events held")
+        let backwards = [
+            WorkoutEvent(kind: .lap, start: Timestamp(Instant(seconds: t0 + 9)), end: Timestamp(Instant(seconds: t0)))
+        ]
+        _ = try await expectError(.invalidValue) { try await first.insert(events: backwards, first: 2) }
+        let held = try await store.builderSamples(of: .heartRate, builder: id)
+        try expect(held == Array(all[0..<2000]), "the builder holds each sample once, in order (\(held.count))")
+        let late = try await store.builderSamples(of: .heartRate, builder: id, from: 1990)
+        try expect(late == Array(all[1990..<2000]), "read from an index, \(late.count) samples")
+        // The process "dies": another picks the builder up from the store.
+        let pending = try await store.pendingBuilders()
+        try expect(pending.count == 1, "the builder is pending")
+        guard let p = pending.first else { return }
+        try expect(p.progress.sampleCount(of: .heartRate) == 2000, "with its heart-rate count")
+        try expect(p.progress.sampleCount(of: .power) == 10, "its power count")
+        try expect(p.progress.sampleCount(of: .cadence) == 0, "no cadence")
+        try expect(p.progress.eventCount == 2, "its event count")
+        try expect(p.progress.locationCount == 100, "and its locations")
+        let resumed = try await RouteBuilder.resume(p, in: store)
+        try expect(resumed.progress == p.progress, "a resumed builder goes on from the counts held")
+        let rest = try await resumed.insert(samples: Array(all[1990...]), of: .heartRate, first: 1990)
+        try expect(rest.count == 500, "the resumed builder stores only what it lacks")
+        try await resumed.insert(events: pauses, first: 2)
+        let w = try await saved(store, alice)
+        _ = try await resumed.finish(workout: w)
+        try expect(try await store.pendingBuilders().isEmpty, "the builder is finished")
+        let series = try await store.allSamples(of: .heartRate, workout: w.id)
+        try expect(series == all, "the workout's heart-rate series has every sample once (\(series.count))")
+        let watts = try await store.allSamples(of: .power, workout: w.id)
+        try expect(watts == power, "and its power series")
+        let finished = try await store.workout(id: w.id)
+        let events = finished?.events ?? []
+        try expect(events == w.events + laps + pauses, "the builder's events follow the workout's, in order")
+        // A builder that finishes into a new workout gives it its events too, in the same transaction.
+        let other = try await RouteBuilder(store: store, source: alice)
+        try await other.insert(locations(count: 10, start: t0))
+        try await other.insert(events: laps, first: 0)
+        let fresh = Workout(activityType: .cycling, start: nil, end: nil, source: alice)
+        _ = try await other.finish(creating: fresh)
+        let created = try await store.workout(id: fresh.id)
+        try expect(created?.events == laps, "a workout made by the finish has the builder's events")
     }
 
     static func resumeTakesOver(_ store: any RouteStore) async throws {

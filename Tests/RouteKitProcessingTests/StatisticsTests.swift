@@ -106,6 +106,35 @@ struct StatisticsTests {
         #expect(s.heartRateAverage.map { abs($0 - (100 * 120 + 170 * 160) / 270.0) < 0.01 } == true)
     }
 
+    @Test("live zones weigh a series as the statistics do: the same seconds per zone, a gap held 10 s, no 0 bpm")
+    func liveZones() throws {
+        let zones = try Zones(lowerBounds: [0, 120, 140, 160])
+        // 60 s at 110 bpm (zone 1), 30 s at 150 (zone 3), a 40 s gap, 20 s at 130 (zone 2), then a 0 (no sensor).
+        let first: [(Int, Double)] = (0..<60).map { ($0, 110.0) }
+        let second: [(Int, Double)] = (60..<90).map { ($0, 150.0) }
+        let third: [(Int, Double)] = (130..<150).map { ($0, 130.0) }
+        let values = first + second + third
+        let hr =
+            values.map { QuantitySample(timestamp: Timestamp(at($0.0)), value: $0.1) }
+            + [QuantitySample(timestamp: Timestamp(at(150)), value: 0)]
+        var live = LiveZones(zones: zones, quantity: .heartRate)
+        #expect(live.current == nil)
+        live.add(hr[0..<60])
+        #expect(live.current == 1)
+        live.add(hr[60..<90])
+        #expect(live.current == 3)
+        live.add(hr[90...])
+        #expect(live.current == 2)
+        #expect(live.time == at(149))
+        // Zone 3's last sample holds 10 s into the gap, not 40; the 0 bpm sample is no measurement.
+        #expect(live.seconds == [60, 19, 39, 0])
+        var acc = StatisticsAccumulator(options: StatisticsOptions(activity: .running))
+        acc.weighSeriesWithoutFixes(over: at(0)...at(149))
+        let s = acc.finish(heartRate: hr, cadence: [], zones: zones)
+        let statistics = (s.zones ?? []).map(\.seconds)
+        #expect(statistics == live.seconds)
+    }
+
     @Test("a workout re-bucketed into another zone configuration keeps its total")
     func rebucket() throws {
         let track = (0...300).map { fix($0, 45 + Double($0) * 3 / 111_132.0) }

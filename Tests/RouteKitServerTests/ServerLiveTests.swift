@@ -286,6 +286,99 @@
             }
         }
 
+        @Test(
+            "a builder's zone stream over a socket: one event per zone change as batches arrive (1, 3, 2, 4), none within a zone or for a resend; a new stream starts from the stored samples; the builder's end ends it; 409 without zones"
+        )
+        func builderZones() async throws {
+            let f = try Fixture()
+            let token = try await f.token(source: "watch")
+            let unzoned = try await f.token(source: "nozones")
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                func object(_ text: String) -> [String: Any] {
+                    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+                }
+                func builder(_ token: String) async throws -> String {
+                    try await client.execute(uri: "/v1/builders", method: .post, headers: auth(token)) {
+                        json($0.body)["id"] as? String ?? ""
+                    }
+                }
+                // Zone 1 below 120 bpm, 2 from 120, 3 from 140, 4 from 160.
+                try await client.execute(
+                    uri: "/v1/zones/heartRate", method: .put, headers: auth(token, [.contentType: "application/json"]),
+                    body: ByteBuffer(string: #"{"boundaries": [120, 140, 160]}"#)
+                ) { r in
+                    #expect(r.status == .ok)
+                }
+                // A source without zones (no configuration, no maximum heart rate, no age) is told how to set them.
+                let lost = try await builder(unzoned)
+                try await client.execute(uri: "/v1/builders/\(lost)/zones", method: .get, headers: auth(unzoned)) { r in
+                    #expect(r.status == .conflict)
+                    #expect(problemType(r) == "zones-unknown")
+                    #expect((json(r.body)["detail"] as? String)?.contains("PUT /v1/zones/heartRate") == true)
+                }
+                let id = try await builder(token)
+                let response = try await HTTPClient.shared.execute(
+                    request(port, "/v1/builders/\(id)/zones", token: token), timeout: .seconds(60))
+                #expect(response.status == .ok)
+                #expect(response.headers["Content-Type"].first == "text/event-stream")
+                var reader = EventReader(response.body)
+                /// Posts heart rates `values` as the batch starting at index `first`, one second apart.
+                func post(_ values: [Double], first: Int) async throws {
+                    let body = samplesJSON(from: first, count: values.count) { values[$0 - first] }
+                    try await client.execute(
+                        uri: "/v1/builders/\(id)/samples?type=heartRate&first=\(first)", method: .post,
+                        headers: auth(token), body: ByteBuffer(string: body)
+                    ) { r in
+                        #expect(r.status == .ok)
+                    }
+                }
+                try await post([110, 112], first: 0)  // zone 1
+                try await post([150, 151], first: 2)  // zone 3
+                try await post([130], first: 4)  // zone 2
+                try await post([131, 135, 138], first: 5)  // still zone 2: no event
+                try await post([130], first: 4)  // a resend: nothing new
+                try await post([165], first: 8)  // zone 4
+                var events: [[String: Any]] = []
+                while events.count < 4, let e = try await reader.next() {
+                    #expect(e.event == "zone")
+                    events.append(object(e.data))
+                }
+                let current = events.map { $0["current"] as? Int }
+                #expect(current == [1, 3, 2, 4])
+                let previous = events.map { $0["previous"] as? Int }
+                #expect(previous == [nil, 1, 3, 2])
+                #expect(events.first?["previous"] is NSNull)
+                let times = events.map { $0["time"] as? String }
+                let expectedTimes: [String?] = ["01", "03", "04", "08"].map { "2024-05-01T08:00:\($0)Z" }
+                #expect(times == expectedTimes)
+                // Each value holds until the next sample: at 08:00:04, 2 s in zone 1 and 2 s in zone 3.
+                let atThird = events.count > 2 ? events[2]["secondsInZones"] as? [Double] : nil
+                #expect(atThird == [2, 0, 2, 0])
+                let atFourth = events.count > 3 ? events[3]["secondsInZones"] as? [Double] : nil
+                #expect(atFourth == [2, 4, 2, 0])
+                // A stream opened now starts with the zone the stored samples end in.
+                let again = try await HTTPClient.shared.execute(
+                    request(port, "/v1/builders/\(id)/zones", token: token), timeout: .seconds(60))
+                var second = EventReader(again.body)
+                let replay = try #require(try await second.next())
+                #expect(replay.event == "zone")
+                #expect(object(replay.data)["current"] as? Int == 4)
+                #expect(object(replay.data)["previous"] is NSNull)
+                // Discarding the builder ends both streams.
+                try await client.execute(uri: "/v1/builders/\(id)", method: .delete, headers: auth(token)) { r in
+                    #expect(r.status == .noContent)
+                }
+                let end = try await reader.next()
+                #expect(end?.event == "end")
+                let endData = end.map { object($0.data) } ?? [:]
+                #expect(endData["builder"] as? String == "discarded")
+                let secondEnd = try await second.next()
+                #expect(secondEnd?.event == "end")
+                #expect(try await reader.next() == nil)
+            }
+        }
+
         @Test("a long-poll returns at the first commit with what it added")
         func longPollWakes() async throws {
             let f = try Fixture()

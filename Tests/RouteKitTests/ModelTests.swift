@@ -4,6 +4,27 @@ import Testing
 
 @Suite("Model")
 struct ModelTests {
+    @Test("a builder's progress as JSON: without sample counts or an event count (an older record) it holds none")
+    func builderProgressJSON() throws {
+        let old = try JSONDecoder().decode(
+            BuilderProgress.self, from: Data(#"{"locationCount": 12, "checkpoint": "c"}"#.utf8))
+        #expect(old == BuilderProgress(locationCount: 12, checkpoint: "c"))
+        #expect(old.sampleCounts.isEmpty)
+        #expect(old.eventCount == 0)
+        #expect(old.sampleCount(of: .heartRate) == 0)
+        let progress = BuilderProgress(locationCount: 3, sampleCounts: [.heartRate: 7, .power: 2], eventCount: 4)
+        let text = String(decoding: try JSONEncoder().encode(progress), as: UTF8.self)
+        #expect(text.contains(#""heartRate":7"#))
+        let back = try JSONDecoder().decode(BuilderProgress.self, from: Data(text.utf8))
+        #expect(back == progress)
+        #expect(back.sampleCount(of: .power) == 2)
+        // A quantity type this version does not know is left out, not an error.
+        let newer = try JSONDecoder().decode(
+            BuilderProgress.self,
+            from: Data(#"{"locationCount": 1, "sampleCounts": {"heartRate": 5, "glucose": 9}, "eventCount": 1}"#.utf8))
+        #expect(newer.sampleCounts == [.heartRate: 5])
+    }
+
     @Test("a location's missing fields are nil, never 0 or -1")
     func optionalFields() {
         var l = Location(latitude: 1, longitude: 2)

@@ -95,6 +95,7 @@ struct StoreRulesTests {
         case .insertRoute(_, _, let raw, _): return raw ? "insert-raw" : "insert-derived"
         case .attachSeries(_, _, let kinds, _): return "series \(kinds)"
         case .attachStoredSeries: return "stored-series"
+        case .addStoredEvents: return "stored-events"
         case .deleteBuilder: return "delete-builder"
         case .deleteContainer: return "delete-container"
         case .releaseClaim: return "release"
@@ -157,10 +158,12 @@ struct StoreRulesTests {
         #expect(stale.writes.map(Self.label) == ["delete-builder", "delete-container"])
         #expect(
             try finish(builder, order: [0, 2, 1]).writes.map(Self.label)
-                == ["renumber [0, 2, 1]", "insert-raw", "stored-series", "delete-builder"])
+                == ["renumber [0, 2, 1]", "insert-raw", "stored-series", "stored-events", "delete-builder"])
         #expect(
             try finish(builder, current: stored(version: 1, raw: true), order: [0, 1], route: route(version: 2, derived: true))
-                .writes.map(Self.label) == ["log-deletion r@1", "keep", "insert-derived", "stored-series", "delete-builder"])
+                .writes.map(Self.label) == [
+                    "log-deletion r@1", "keep", "insert-derived", "stored-series", "stored-events", "delete-builder",
+                ])
     }
 
     @Test("finishing into a new workout: inserted first in the same plan; not when stale; refused when taken meanwhile")
@@ -179,7 +182,9 @@ struct StoreRulesTests {
                 creating: NewWorkoutRow(workout: w ?? workout, body: "{}", uuidTaken: taken, current: current))
         }
         #expect(
-            try finish().writes.map(Self.label) == ["insert-workout", "insert-raw", "stored-series", "delete-builder"])
+            try finish().writes.map(Self.label) == [
+                "insert-workout", "insert-raw", "stored-series", "stored-events", "delete-builder",
+            ])
         // A stale route saves no workout either.
         #expect(
             try finish(routeCurrent: stored(version: 3, raw: true)).writes.map(Self.label) == [
