@@ -522,7 +522,8 @@
                 var detail = "the body is not a JSON array of events like [{\"kind\": \"lap\", \"start\": "
                 detail += "\"2024-05-01T06:00:00Z\", \"end\": \"2024-05-01T06:05:00Z\"}]"
                 if let index {
-                    detail = "event \(index) of the batch is not an object with a kind, a start, and an optional end "
+                    detail =
+                        "event \(index) of the batch is not an object with a kind, a start, and an optional end "
                         + "and metadata object"
                 }
                 throw BatchJSON.problem("invalid-event", "An event is not valid", detail, index: index)

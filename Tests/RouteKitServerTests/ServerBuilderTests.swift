@@ -148,9 +148,11 @@
             let workout = try #require(workouts.first)
             let heartRate = try await f.store.allSamples(of: .heartRate, workout: workout.id)
             let values = heartRate.map(\.value)
-            #expect(values == (0..<10).map { Double(100 + 5 * $0) })
+            let expectedValues: [Double] = (0..<10).map { Double(100 + 5 * $0) }
+            #expect(values == expectedValues)
             let seconds = heartRate.map(\.timestamp.instant.seconds)
-            #expect(seconds == (0..<10).map { Int64(1_714_550_400 + $0) })
+            let expectedSeconds: [Int64] = (0..<10).map { Int64(1_714_550_400 + $0) }
+            #expect(seconds == expectedSeconds)
             let power = try await f.store.allSamples(of: .power, workout: workout.id)
             #expect(power.count == 3)
             let kinds = workout.events.map(\.kind)
