@@ -49,6 +49,16 @@ let package = Package(
             ],
             path: "Benchmarks/FeedLatency"
         ),
+        // Not a package-benchmark target: a change set of 10,000 mixed objects (swift run -c release FeedObjects).
+        .executableTarget(
+            name: "FeedObjects",
+            dependencies: [
+                .product(name: "RouteKit", package: "RouteKit"),
+                .product(name: "RouteKitSQLite", package: "RouteKit"),
+                .product(name: "RouteKitPostgres", package: "RouteKit"),
+            ],
+            path: "Benchmarks/FeedObjects"
+        ),
         // Not a package-benchmark target: pipeline quality against make_gpx.py's ground truth.
         .executableTarget(
             name: "PipelineQuality",
