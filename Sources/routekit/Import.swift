@@ -71,7 +71,7 @@ struct Import: AsyncParsableCommand {
 
             Folders are searched recursively for .gpx, .fit, .tcx, .geojson and .zip files (and .gz of them); a folder \
             with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
-            an Apple Health export. A folder with none of them is an error when nothing else is imported (exit 65, \
+            an Apple Health export. A folder with none of them is an error when nothing else is imported (exit 1, \
             no store made), a warning beside other inputs.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
@@ -192,11 +192,11 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         let (files, emptyFolders) = Self.expand(paths)
         for folder in emptyFolders {
-            // Alone, an error: nothing is imported (65, EX_DATAERR, and no store made); beside other inputs, a warning.
+            // Alone, an error: nothing is imported (exit 1, and no store made); beside other inputs, a warning.
             let level = files.isEmpty ? "error" : "warning"
             printError("\(level): no importable files in \(folder) (looked for \(Self.importableText))")
         }
-        if files.isEmpty { throw exitDataError }
+        if files.isEmpty { throw exitInputFailed }
         // Each file's or entry's reader maps megabyte buffers; with glibc's defaults every one maps them afresh and
         // faults their pages in again (an export of 1,000 gzip entries spent 1.4 s of 3.1 in the kernel). Kept in the
         // heap, the next one reuses them.
