@@ -83,8 +83,8 @@ struct Import: AsyncParsableCommand {
 
             A failed file does not stop the others: they are reported at the end, and the exit code is 1. A file \
             that is none of the formats, told by its first bytes (a PDF, a picture, an empty file), fails with \
-            `not a route file: looks like a PDF document` (code unsupportedFormat); so does a zip archive with no \
-            route file in it.
+            `not a route file: looks like a PDF document; RouteKit reads GPX, FIT, TCX and GeoJSON files …` (code \
+            unsupportedFormat); so does a zip archive with no route file in it.
 
             What is refused and what is warned: a malformed file (XML errors, a misplaced GPX element, a value \
             that is not a number or time) fails with its line and column. A point without lat/lon (or with a \

@@ -128,12 +128,26 @@ struct NewcomerCLITests {
             let text = error["message"] as? String ?? ""
             #expect(text.hasPrefix("not a route file: "), "\(text)")
             #expect(text.contains(message), "\(text)")
+            // What RouteKit reads instead, by name.
+            #expect(text.contains("GPX, FIT, TCX"), "\(text)")
         }
-        // inspect reads through the same reader: the same sentence.
+        // inspect reads through the same reader: the same sentence, and the formats RouteKit reads.
         let inspected = try CLI.run(["inspect", pdf])
         #expect(inspected.status == 1)
         #expect(inspected.stderr.contains("not a route file: looks like a PDF document"), "\(inspected.stderr)")
+        #expect(inspected.stderr.contains(Self.formats), "\(inspected.stderr)")
+        // A text file that is no XML (a CSV) says so, and names them too.
+        let csv = try f.write("laps.gpx", "lap,time\n1,300\n")
+        let text = try CLI.run(["import", csv, "--store", f.store])
+        #expect(text.status == 1)
+        #expect(text.stderr.contains("not XML: expected '<'"), "\(text.stderr)")
+        #expect(text.stderr.contains(Self.formats), "\(text.stderr)")
     }
+
+    /// How messages about a file that is no route file name the formats RouteKit reads.
+    static let formats =
+        "RouteKit reads GPX, FIT, TCX and GeoJSON files (plain or gzip-compressed), zip archives of them, "
+        + "and Strava and Apple Health exports"
 
     @Test("a misspelt command gets the one it is closest to (64); a word close to none is named; help still helps")
     func misspeltCommand() throws {
