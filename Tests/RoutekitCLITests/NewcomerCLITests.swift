@@ -1,4 +1,6 @@
 import Foundation
+import RouteKit
+import RouteKitSQLite
 import RouteKitTesting
 import Testing
 import ZIPFoundation
@@ -80,6 +82,34 @@ struct NewcomerCLITests {
         }
         // Nothing was deleted by the refused delete.
         #expect(try f.routes().count == 1)
+    }
+
+    @Test("an ambiguous prefix is a usage error (64) listing its candidates, each with its kind, as git does")
+    func ambiguousPrefix() async throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let file = try f.write("a.gpx", CLITests.good)
+        #expect(try f.run(["import", file]).status == 0)
+        let route = try #require(try f.routes().first)
+        let routeID = try #require(route["uuid"] as? String)
+        // A workout whose uuid begins with the route's first 8 hex digits.
+        let prefix = String(routeID.prefix(8))
+        let twinText = prefix + "-0000-4000-8000-000000000000"
+        let twin = try #require(UUID(uuidString: twinText))
+        let store = try SQLiteStore(path: f.store)
+        let source = try Source(name: "treadmill")
+        _ = try await store.saveWorkout(Workout(id: twin, activityType: .running, start: nil, end: nil, source: source))
+
+        let r = try f.run(["export", prefix])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stdout.isEmpty, "\(r.stdout)")
+        let said = "ID '\(prefix)' is ambiguous: it begins the uuids of 2 routes and workouts"
+        #expect(r.stderr.contains(said), "\(r.stderr)")
+        #expect(r.stderr.contains("\n  \(routeID) route "), "\(r.stderr)")
+        #expect(r.stderr.contains("\n  \(twinText) workout  -, running"), "\(r.stderr)")
+        // A command that takes routes only is not misled by the workout.
+        let located = try f.run(["locations", prefix])
+        #expect(located.status == 0, "\(located.stderr)")
     }
 
     @Test("a folder with no route file is an error (1) when it is all there is, and makes no store; a warning beside a file")
