@@ -16,8 +16,8 @@ struct RouteKitCommand: AsyncParsableCommand {
             $XDG_DATA_HOME/routekit/store.sqlite, i.e. ~/.local/share/routekit/store.sqlite): one SQLite file, \
             safe for several processes at once, made by the first import (or serve, tokens create, zones set, \
             privacy-zones --add); a command that only reads refuses a path with no store (`no store at PATH`, \
-            exit 1) rather than answer from a new, empty one. Or a postgres://user:password@host/db URL, for importers, workers and \
-            consumers on several machines (a routekit built with --traits Postgres).
+            exit 1) rather than answer from a new, empty one. Or a postgres://user:password@host/db URL, for \
+            importers, workers and consumers on several machines (a routekit built with --traits Postgres).
 
             `routekit serve` serves a store over HTTP to holders of API tokens (`routekit tokens`), in a routekit \
             built with --traits Server.
@@ -25,7 +25,7 @@ struct RouteKitCommand: AsyncParsableCommand {
             Exit codes: 0 success; 1 failure: at least one input failed (the others were still processed), \
             nothing to import (a folder with no route file), no store at the path given (--store, \
             $ROUTEKIT_STORE); 3 a change-feed anchor the store cannot use (start again without it); 64 invalid \
-            command-line usage.
+            command-line usage; 130 interrupted (Ctrl-C; import says what it stored and how to finish).
             """,
         // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
         version: "0.3.0",
@@ -95,3 +95,6 @@ struct RouteKitCommand: AsyncParsableCommand {
 /// Exit code when a command failed: at least one input failed, there was nothing to import (a folder with no route
 /// file), or there is no store at the path a command that reads was given.
 let exitInputFailed = ExitCode(1)
+
+/// Exit code when a command was interrupted (Ctrl-C): 128 + SIGINT, as a shell reports a process SIGINT ended.
+let exitInterrupted = ExitCode(130)

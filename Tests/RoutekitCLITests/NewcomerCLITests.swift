@@ -112,6 +112,67 @@ struct NewcomerCLITests {
         #expect(located.status == 0, "\(located.stderr)")
     }
 
+    @Test("Ctrl-C during an import says what was stored and how to finish, exits 130; the same import then finishes")
+    func interruptedImport() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let folder = f.directory + "/rides"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = try f.write("rides/a-small.gpx", SyntheticGPX.text(name: "small", points: 20))
+        let big = try f.write("rides/b-big.gpx", SyntheticGPX.big)
+        let executable = try #require(CLI.executable)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["import", folder, "--json", "--no-progress", "--store", f.store]
+        let outPath = f.directory + "/interrupted.out"
+        let errPath = f.directory + "/interrupted.err"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Ctrl-C once the big file is under way: its builder acknowledged 10 batches (the small file is done by then).
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline && f.acknowledged() < 10 * 1024 {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let running = process.isRunning
+        if running { kill(process.processIdentifier, SIGINT) }
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        try #require(running, "the import ended before it could be interrupted: the file is too small for this machine")
+        #expect(process.terminationReason == .exit, "SIGINT is handled, not the process's end")
+        #expect(process.terminationStatus == 130)
+        let printed = try String(contentsOfFile: outPath, encoding: .utf8)
+        let said = try String(contentsOfFile: errPath, encoding: .utf8)
+        // The small file's result was printed as it finished; the big one's never was.
+        let objects = try StoreCLI.objects(printed)
+        try #require(objects.count == 1, "\(printed)")
+        let first = objects[0]["file"] as? String ?? ""
+        #expect(first.hasSuffix("a-small.gpx"), "\(first)")
+        #expect(objects[0]["status"] as? String == "imported")
+        let summary =
+            ", 1 of 2 input(s) done: 1 imported, 0 unchanged, 0 partial, 0 failed; 1 new route(s), "
+            + "20 new location(s) → \(f.store)"
+        #expect(said.contains("interrupted (Ctrl-C) after "), "\(said)")
+        #expect(said.contains(summary), "\(said)")
+        #expect(said.contains("not finished: \(big)\n"), "\(said)")
+        #expect(said.contains("to finish, run the same import again"), "\(said)")
+
+        // The same import again finishes it: the small file unchanged, the big one resumed, whole, stored once.
+        let again = try f.json(["import", folder])
+        try #require(again.count == 2, "\(again)")
+        #expect(again[0]["status"] as? String == "unchanged", "\(again[0])")
+        #expect(again[1]["status"] as? String == "imported", "\(again[1])")
+        let counts = try f.routes().compactMap { $0["locations"] as? Int }.sorted()
+        #expect(counts == [20, SyntheticGPX.bigCount], "\(counts)")
+        let pending = try f.builders()
+        #expect(pending.isEmpty, "\(pending)")
+    }
+
     @Test("a folder with no route file is an error (1) when it is all there is, and makes no store; a warning beside a file")
     func emptyFolder() throws {
         let f = try StoreFixture()
