@@ -225,10 +225,10 @@ struct Import: AsyncParsableCommand {
         // finishes.
         let interrupt = Self.onInterrupt {
             progress.clear()
-            let done = tally.withLock { $0 }
+            let soFar = tally.withLock { $0 }
             // The result lines printed so far reach their reader first (standard output may be a pipe or a file).
             fflush(nil)
-            printError(done.interrupted(files: files, seconds: Date().timeIntervalSince(started), store: label))
+            printError(soFar.interrupted(files: files, seconds: Date().timeIntervalSince(started), store: label))
             _exit(exitInterrupted.rawValue)
         }
         defer {
