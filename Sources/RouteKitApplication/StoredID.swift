@@ -39,6 +39,9 @@ package enum StoredID {
     /// The fewest hex digits a prefix has.
     package static let minimumPrefixLength = 8
 
+    /// The most candidates the error for an ambiguous prefix lists (how many more there are is said after them).
+    package static let listedCandidates = 10
+
     /// A uuid's text, lowercase, as prefixes are matched against it (`-` where a uuid has one, `x` for a hex digit).
     private static let shape = Array("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
 
@@ -66,7 +69,8 @@ package enum StoredID {
     ///   - kinds: What the id may name.
     ///   - store: Where a prefix is looked up.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` (a usage error) for text that is neither a uuid nor a prefix,
-    ///   naming `argument`, and for a prefix that begins several uuids, saying how many;
+    ///   naming `argument`, and for a prefix that begins several uuids, saying how many and listing them (the first
+    ///   ``listedCandidates`` by uuid, each with its kind, as git lists the objects an ambiguous short id names);
     ///   ``RouteKitError/Code/notFound`` for a prefix that begins none; the store's errors.
     package static func resolve(
         _ text: String, argument: String, kinds: Kinds = .either, in store: any RouteStore
@@ -78,27 +82,47 @@ package enum StoredID {
                 "\(argument) '\(text)' is not a \(kinds.noun)'s uuid, nor its first \(minimumPrefixLength) or more "
                     + "hex digits")
         }
-        var matches: Set<UUID> = []
+        // Each match's uuid (lowercase) and how it is listed when the prefix is ambiguous.
+        var matches: [String: (id: UUID, line: String)] = [:]
         if kinds.contains(.routes) {
-            for route in try await store.routes(matching: RouteFilter())
-            where route.id.uuidString.lowercased().hasPrefix(start) {
-                matches.insert(route.id)
+            for route in try await store.routes(matching: RouteFilter()) {
+                let key = route.id.uuidString.lowercased()
+                guard key.hasPrefix(start), matches[key] == nil else { continue }
+                let workout = route.workoutID.uuidString.lowercased().prefix(minimumPrefixLength)
+                matches[key] = (
+                    route.id,
+                    "\(key) route    \(route.start?.iso8601 ?? "-"), \(route.locationCount) location(s), "
+                        + "workout \(workout)"
+                )
             }
         }
         if kinds.contains(.workouts) {
-            for workout in try await store.workouts(matching: WorkoutFilter())
-            where workout.id.uuidString.lowercased().hasPrefix(start) {
-                matches.insert(workout.id)
+            for workout in try await store.workouts(matching: WorkoutFilter()) {
+                let key = workout.id.uuidString.lowercased()
+                guard key.hasPrefix(start), matches[key] == nil else { continue }
+                matches[key] = (
+                    workout.id, "\(key) workout  \(workout.start?.iso8601 ?? "-"), \(workout.activityType.rawValue)"
+                )
             }
         }
-        guard let first = matches.first else {
+        guard let first = matches.values.first else {
             throw RouteKitError(.notFound, "no \(kinds.noun) has a uuid beginning with '\(text)' (\(argument))")
         }
         guard matches.count == 1 else {
-            throw RouteKitError(
-                .invalidArgument,
-                "\(argument) '\(text)' begins the uuids of \(matches.count) \(kinds.plural): give more of it")
+            let lines = matches.values.map { $0.line }
+            throw RouteKitError(.invalidArgument, ambiguity(text, argument: argument, kinds: kinds, lines: lines))
         }
-        return first
+        return first.id
+    }
+
+    /// The message for a prefix that begins several uuids: how many, and the first ``listedCandidates`` of them
+    /// (`lines`, each beginning with its uuid) in uuid order, one a line.
+    static func ambiguity(_ text: String, argument: String, kinds: Kinds, lines: [String]) -> String {
+        var message =
+            "\(argument) '\(text)' is ambiguous: it begins the uuids of \(lines.count) \(kinds.plural): "
+            + "give more of it. The candidates are:"
+        for line in lines.sorted().prefix(listedCandidates) { message += "\n  " + line }
+        if lines.count > listedCandidates { message += "\n  … and \(lines.count - listedCandidates) more" }
+        return message
     }
 }

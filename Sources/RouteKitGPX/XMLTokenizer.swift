@@ -138,19 +138,20 @@ extension GPXStreamParser {
     }
 
     /// The error for content where XML must start (before the root element): what the file is instead when its first
-    /// bytes say so (a PDF document, a picture: `InputFile.lookalike(ofHead:)`), else that it is not XML.
+    /// bytes say so (a PDF document, a picture: `InputFile.lookalike(ofHead:)`), else that it is not XML; at the
+    /// start of the file, either names the formats RouteKit reads (`InputFile.readableFormats`).
     func notXML(at offset: Int) -> RouteKitError {
-        if input.fileOffset == 0 {
-            let count = min(input.bytes.count, 16)
-            var head: [UInt8] = []
-            head.reserveCapacity(count)
-            for i in 0..<count { head.append(input.bytes.base[i]) }
-            if let what = InputFile.lookalike(ofHead: head) {
-                return error(.unsupportedFormat, "not a route file: looks like \(what)", at: offset)
-            }
+        let message = "not XML: expected '<' but found other content before the root element"
+        guard input.fileOffset == 0 else { return error(.malformedXML, message, at: offset) }
+        let count = min(input.bytes.count, 16)
+        var head: [UInt8] = []
+        head.reserveCapacity(count)
+        for i in 0..<count { head.append(input.bytes.base[i]) }
+        if let what = InputFile.lookalike(ofHead: head) {
+            return error(
+                .unsupportedFormat, "not a route file: looks like \(what); \(InputFile.readableFormats)", at: offset)
         }
-        return error(
-            .malformedXML, "not XML: expected '<' but found other content before the root element", at: offset)
+        return error(.malformedXML, "\(message); \(InputFile.readableFormats)", at: offset)
     }
 
     /// Text between tags.
@@ -312,7 +313,8 @@ extension GPXStreamParser {
         if !stack.isEmpty { throw unexpectedEnd() }
         guard rootSeen else {
             if input.bytes.count == 0 && input.fileOffset == 0 {
-                throw error(.unsupportedFormat, "not a route file: the file is empty", at: input.pos)
+                let message = "not a route file: the file is empty; \(InputFile.readableFormats)"
+                throw error(.unsupportedFormat, message, at: input.pos)
             }
             throw error(.malformedXML, "no root element: the file holds no XML element", at: input.pos)
         }

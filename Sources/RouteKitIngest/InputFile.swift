@@ -58,9 +58,16 @@ package enum InputFile {
         return .gpx
     }
 
+    /// The formats RouteKit reads, by name, for messages about a file that is none of them (`not a route file: looks
+    /// like a PDF document; RouteKit reads GPX, FIT, …`): what `routekit import` and an upload take.
+    package static let readableFormats =
+        "RouteKit reads GPX, FIT, TCX and GeoJSON files (plain or gzip-compressed), zip archives of them, "
+        + "and Strava and Apple Health exports"
+
     /// What a file that starts with `head` is, when it is none of the formats RouteKit reads and its first bytes say
     /// so (`a PDF document`, `a PNG image`, `a zip archive`…); `nil` otherwise, and then the reader of the format it
-    /// was taken for names what is wrong. Messages say `not a route file: looks like …` with it.
+    /// was taken for names what is wrong. Messages say `not a route file: looks like …` with it, and
+    /// ``readableFormats``.
     package static func lookalike(ofHead head: [UInt8]) -> String? {
         func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
             head.count >= offset + magic.count && head[offset..<(offset + magic.count)].elementsEqual(magic)

@@ -30,15 +30,18 @@
         /// The OpenAPI 3.1 document of the API.
         public static let openAPIDocument: [UInt8] = PackageResources.openapi_yaml
 
-        /// Why the server could not listen, for people, when `error` (thrown by running the application of
-        /// ``makeApplication(services:onListening:)``) is the listening socket's: an address in use (another server on
-        /// the port), a port that needs privileges, an address that is not this machine's; `nil` for any other error.
-        package static func listenFailure(_ error: any Error) -> String? {
+        /// Why the server could not listen on `host`:`port`, for people, when `error` (thrown by running the
+        /// application of ``makeApplication(services:onListening:)``) is the listening socket's: a port in use (another
+        /// server on it), a port that needs privileges, an address that is not this machine's; `nil` for any other
+        /// error. `portAtFault` says whether another port would do (else the address is at fault).
+        package static func listenFailure(
+            _ error: any Error, host: String, port: Int
+        ) -> (reason: String, portAtFault: Bool)? {
             guard let error = error as? IOError else { return nil }
             switch error.errnoCode {
-            case EADDRINUSE: return "the address is already in use (another routekit serve?)"
-            case EACCES: return "permission denied (a port below 1024 needs privileges)"
-            case EADDRNOTAVAIL: return "the address is not one of this machine's"
+            case EADDRINUSE: return ("port \(port) is already in use (another routekit serve?)", true)
+            case EACCES: return ("port \(port) needs privileges (every port below 1024 does)", true)
+            case EADDRNOTAVAIL: return ("\(host) is not an address of this machine", false)
             default: return nil
             }
         }

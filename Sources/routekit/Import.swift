@@ -71,7 +71,7 @@ struct Import: AsyncParsableCommand {
 
             Folders are searched recursively for .gpx, .fit, .tcx, .geojson and .zip files (and .gz of them); a folder \
             with activities.csv at its root is imported as a Strava export, one with an Apple Health export.xml as \
-            an Apple Health export. A folder with none of them is an error when nothing else is imported (exit 65, \
+            an Apple Health export. A folder with none of them is an error when nothing else is imported (exit 1, \
             no store made), a warning beside other inputs.
 
             A track's identity comes from its parsed content, not the file: importing the same track again \
@@ -81,10 +81,15 @@ struct Import: AsyncParsableCommand {
             running it again picks up the track where the last acknowledged batch left it (see `routekit \
             builders`).
 
+            Ctrl-C stops the import where it is and says what was stored so far (the inputs done, routes and \
+            locations saved, the inputs not finished) and how to finish, then exits 130: run the same import \
+            again, and what is stored is recognised by its sync identity and reported unchanged (nothing is stored \
+            twice) while a long track cut short resumes after its last stored batch (a short one is read again).
+
             A failed file does not stop the others: they are reported at the end, and the exit code is 1. A file \
             that is none of the formats, told by its first bytes (a PDF, a picture, an empty file), fails with \
-            `not a route file: looks like a PDF document` (code unsupportedFormat); so does a zip archive with no \
-            route file in it.
+            `not a route file: looks like a PDF document; RouteKit reads GPX, FIT, TCX and GeoJSON files …` (code \
+            unsupportedFormat); so does a zip archive with no route file in it.
 
             What is refused and what is warned: a malformed file (XML errors, a misplaced GPX element, a value \
             that is not a number or time) fails with its line and column. A point without lat/lon (or with a \
@@ -192,11 +197,11 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         let (files, emptyFolders) = Self.expand(paths)
         for folder in emptyFolders {
-            // Alone, an error: nothing is imported (65, EX_DATAERR, and no store made); beside other inputs, a warning.
+            // Alone, an error: nothing is imported (exit 1, and no store made); beside other inputs, a warning.
             let level = files.isEmpty ? "error" : "warning"
             printError("\(level): no importable files in \(folder) (looked for \(Self.importableText))")
         }
-        if files.isEmpty { throw exitDataError }
+        if files.isEmpty { throw exitInputFailed }
         // Each file's or entry's reader maps megabyte buffers; with glibc's defaults every one maps them afresh and
         // faults their pages in again (an export of 1,000 gzip entries spent 1.4 s of 3.1 in the kernel). Kept in the
         // heap, the next one reuses them.
@@ -212,19 +217,26 @@ struct Import: AsyncParsableCommand {
         let totalBytes = max(1, sizes.reduce(0, +))
         let progress = ProgressBar(enabled: stderrIsTerminal && !noProgress, total: totalBytes)
         let started = Date()
-        var counts: [ImportResult.Status: Int] = [:]
-        var failed: [(String, RouteKitError)] = []
-        var locations = 0
-        var newRoutes = 0
-        var inputs = 0
+        // What is done so far: the summary's at the end, and the one Ctrl-C prints.
+        let tally = Locked(ImportTally())
+        let label = storeOptions.label
+        // Ctrl-C: what was stored so far is said, and how to finish, and the process exits 130. The import is not
+        // unwound: it leaves what a killed import leaves (every acknowledged batch), which the same import run again
+        // finishes.
+        let interrupt = Self.onInterrupt {
+            progress.clear()
+            let soFar = tally.withLock { $0 }
+            // The result lines printed so far reach their reader first (standard output may be a pipe or a file).
+            fflush(nil)
+            printError(soFar.interrupted(files: files, seconds: Date().timeIntervalSince(started), store: label))
+            _exit(exitInterrupted.rawValue)
+        }
+        defer {
+            interrupt.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
         func report(_ result: ImportResult) {
-            inputs += 1
-            counts[result.status, default: 0] += 1
-            for t in result.tracks where !t.unchanged {
-                locations += t.locations
-                if t.route != nil { newRoutes += 1 }
-            }
-            if let e = result.error { failed.append((result.file, e)) }
+            tally.withLock { $0.add(result) }
             progress.clear()
             if json {
                 printJSONLine(
@@ -264,22 +276,86 @@ struct Import: AsyncParsableCommand {
             await importer.importPaths(
                 files, sizes: sizes, workers: jobs,
                 progress: { p in
+                    tally.withLock { $0.inputsDone = max($0.inputsDone, p.inputsDone) }
                     let label = p.current.map { "\(min(p.inputsDone + 1, files.count))/\(files.count) \($0)" }
                     progress.update(p.bytesDone, label: label ?? "\(p.inputsDone)/\(files.count)")
                 }, each: report)
         }
         progress.clear()
-        let seconds = Date().timeIntervalSince(started)
-        let summary =
-            "\(inputs) input(s): \(counts[.imported] ?? 0) imported, \(counts[.unchanged] ?? 0) unchanged, "
-            + "\(counts[.partial] ?? 0) partial, \(counts[.failed] ?? 0) failed; \(newRoutes) new route(s), "
-            + "\(locations) new location(s) in \(String(format: "%.2f", seconds)) s → \(storeOptions.label)"
+        let done = tally.withLock { $0 }
+        let summary = done.summary(seconds: Date().timeIntervalSince(started), store: label)
         if json { printError(summary) } else { print(summary) }
-        if !failed.isEmpty {
+        if !done.failed.isEmpty {
             printError("failed:")
             // An error names its file already; one without a file (a rare store error) gets it here.
-            for (file, e) in failed { printError("  " + (e.file == nil ? "\(file): \(e)" : "\(e)")) }
+            for (file, e) in done.failed { printError("  " + (e.file == nil ? "\(file): \(e)" : "\(e)")) }
             throw exitInputFailed
         }
+    }
+
+    /// Calls `handler` (on a queue of its own) when the process gets SIGINT (Ctrl-C), instead of ending it; until the
+    /// returned source is cancelled.
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT)
+        source.setEventHandler { handler() }
+        source.resume()
+        return source
+    }
+}
+
+/// What an import has done so far, counted as each result is reported: the summary at the end, and the one Ctrl-C
+/// prints.
+struct ImportTally {
+    /// Results (files, archive entries) by status.
+    var counts: [ImportResult.Status: Int] = [:]
+    /// The failed results' files and errors.
+    var failed: [(String, RouteKitError)] = []
+    /// New locations stored.
+    var locations = 0
+    /// New routes stored.
+    var newRoutes = 0
+    /// Results reported (a file, an archive's or export's entry).
+    var results = 0
+    /// The inputs given (after folders are expanded) that are done, in input order.
+    var inputsDone = 0
+
+    mutating func add(_ result: ImportResult) {
+        results += 1
+        counts[result.status, default: 0] += 1
+        for t in result.tracks where !t.unchanged {
+            locations += t.locations
+            if t.route != nil { newRoutes += 1 }
+        }
+        if let e = result.error { failed.append((result.file, e)) }
+    }
+
+    /// What was imported: `1 imported, 0 unchanged, 0 partial, 0 failed; 1 new route(s), 5400 new location(s)`.
+    var counted: String {
+        "\(counts[.imported] ?? 0) imported, \(counts[.unchanged] ?? 0) unchanged, \(counts[.partial] ?? 0) partial, "
+            + "\(counts[.failed] ?? 0) failed; \(newRoutes) new route(s), \(locations) new location(s)"
+    }
+
+    /// The summary line of an import that ran to its end.
+    func summary(seconds: Double, store: String) -> String {
+        "\(results) input(s): \(counted) in \(String(format: "%.2f", seconds)) s → \(store)"
+    }
+
+    /// What Ctrl-C prints: what was stored, the inputs not finished, and how to finish.
+    func interrupted(files: [String], seconds: Double, store: String) -> String {
+        let done = min(inputsDone, files.count)
+        var lines = [
+            "interrupted (Ctrl-C) after \(String(format: "%.2f", seconds)) s, \(done) of \(files.count) input(s) done: "
+                + "\(counted) → \(store)"
+        ]
+        if done < files.count {
+            let more = files.count - done - 1
+            lines.append("not finished: \(files[done])" + (more > 0 ? " and \(more) more input(s)" : ""))
+        }
+        lines.append(
+            "to finish, run the same import again: what is stored is recognised by its sync identity and reported "
+                + "unchanged (nothing is stored twice), and a long track cut short resumes after its last stored "
+                + "batch (a short one is read again)")
+        return lines.joined(separator: "\n")
     }
 }

@@ -12,7 +12,9 @@ struct Render: AsyncParsableCommand {
         commandName: "render",
         abstract: "Draw a route as a map with its profiles (SVG or PNG), or every route of the store as a heatmap.",
         discussion: """
-            For a route, a workout (its current route) or a GPX file: a map in a local projection with a scale \
+            For a route, a workout (its current route) or a route file (GPX, FIT, TCX or GeoJSON, plain or \
+            gzip-compressed, told by content and read as import reads it: a FIT session or TCX activity is a \
+            track, a course a route): a map in a local projection with a scale \
             bar and a north arrow; start (green), end (red), pause (amber) and distance markers; the source's \
             privacy zones shaded. For a processed route (routekit smooth), the raw recording is drawn faint under \
             the current version and the caption gives the processing's numbers (points in and out, smoothing \
@@ -32,6 +34,8 @@ struct Render: AsyncParsableCommand {
               routekit render 6F1C… -o ride.png --size 1600x1200 --max-hr 185
               routekit render 0C1D… -o smoothed.png --versions current
               routekit render ride.gpx -o ride.svg
+              routekit render ride.fit -o ride.png
+              routekit render course.tcx -o course.svg
               routekit render --heatmap -o heat.png
               routekit render --heatmap --activity cycling --from 2025-01-01T00:00:00Z -o rides-2025.png
             """)
@@ -39,8 +43,8 @@ struct Render: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @Argument(
         help: ArgumentHelp(
-            "A route's or a workout's uuid (or its first 8+ hex digits), or a GPX file (.gpx, .gpx.gz). Not with "
-                + "--heatmap."))
+            "A route's or a workout's uuid (or its first 8+ hex digits), or a route file (GPX, FIT, TCX or GeoJSON, "
+                + "plain or gzip-compressed). Not with --heatmap."))
     var input: String?
     @Option(name: .shortAndLong, help: "Output file, .svg or .png (or - for SVG on standard output).")
     var output: String
@@ -54,7 +58,9 @@ struct Render: AsyncParsableCommand {
     var versions: String = "raw,current"
     @Option(help: "Maximum heart rate for the zone bands and the time-in-zone bar (default: the observed one).")
     var maxHr: Double?
-    @Option(help: "For a GPX file: which track to draw (1-based).") var track: Int = 1
+    @Option(
+        help: "For a file: which track to draw (1-based); in a file with no track (a course), which route.")
+    var track: Int = 1
     @Flag(help: "Draw a heatmap of the store's current routes (PNG).") var heatmap = false
     @Option(help: "Heatmap: only routes of this source.") var source: String?
     @Option(help: "Heatmap: only routes of workouts of this activity (running, cycling, walking, hiking…).")
@@ -72,7 +78,7 @@ struct Render: AsyncParsableCommand {
             if resolvedFormat == .svg { throw ValidationError("--heatmap writes PNG only") }
         } else {
             if input == nil {
-                throw ValidationError("give a route's or a workout's uuid, or a GPX file (or --heatmap)")
+                throw ValidationError("give a route's or a workout's uuid, or a route file (or --heatmap)")
             }
             if source != nil || activity != nil || from != nil || to != nil {
                 throw ValidationError("--source, --activity, --from and --to select routes for --heatmap only")
@@ -141,7 +147,7 @@ struct Render: AsyncParsableCommand {
     // MARK: A route or a workout of the store
 
     /// Whether `input` names a route or a workout of the store (a uuid, or the first 8 or more hex digits of one that
-    /// is not a file's path) rather than a GPX file.
+    /// is not a file's path) rather than a route file.
     static func namesStoredObject(_ input: String) -> Bool {
         if UUID(uuidString: input) != nil { return true }
         return StoredID.prefix(input) != nil && !FileManager.default.fileExists(atPath: input)
@@ -166,61 +172,94 @@ struct Render: AsyncParsableCommand {
             from: store, route: route, raw: wanted.raw, current: wanted.current, maximumHeartRate: maxHr)
     }
 
-    // MARK: A GPX file
+    // MARK: A route file
 
-    func fileInput(_ path: String) throws -> RoutePictureInput {
-        var picked = RenderTrack()
-        // Moving time for the time-in-zone bar (segment breaks as pauses, as on import).
+    /// One line of a file as it is drawn: its points, measured as on import, its heart rate and power, its name and
+    /// type.
+    struct PickedLine {
+        var line = RenderTrack()
+        /// Moving time for the time-in-zone bar (segment breaks as pauses, as on import).
         var accumulator = StatisticsAccumulator(options: StatisticsOptions())
         var heartRate: [QuantitySample] = []
         var power: [QuantitySample] = []
-        var trackNumber = 0
         var name: String?
         var type: String?
-        var found = false
-        var inTarget = false
-        let reader = try GPXReader(path: path)
-        while let event = try reader.next() {
+
+        mutating func add(_ points: [GPXPoint]) {
+            let locations = points.map(\.location)
+            line.append(locations)
+            accumulator.add(locations)
+            for p in points {
+                guard let t = p.location.timestamp else { continue }
+                if let v = p.values[.heartRate] { heartRate.append(QuantitySample(timestamp: t, value: v)) }
+                if let v = p.values[.power] { power.append(QuantitySample(timestamp: t, value: v)) }
+            }
+        }
+
+        mutating func end(_ info: GPXPathInfo) {
+            name = info.name
+            type = info.type
+        }
+    }
+
+    /// A route file read as `routekit import` reads it (GPX, FIT, TCX or GeoJSON, told by content, plain or
+    /// gzip-compressed: ``forEachRouteFileEvent(_:options:_:)``): its `--track`-th track, or, in a file with no track
+    /// (a course, a planned route), its `--track`-th route.
+    func fileInput(_ path: String) throws -> RoutePictureInput {
+        var trackLine = PickedLine()
+        var routeLine = PickedLine()
+        var tracks = 0
+        var routes = 0
+        var inTrack = false
+        var inRoute = false
+        let wanted = track
+        try forEachRouteFileEvent(path) { (event: GPXEvent) throws(RouteKitError) -> Bool in
             switch event {
+            case .routeStart:
+                routes += 1
+                inRoute = routes == wanted && tracks == 0
+            case .routePoints(let points) where inRoute:
+                routeLine.add(points)
+            case .routeEnd(let info) where inRoute:
+                routeLine.end(info)
+                inRoute = false
             case .trackStart:
-                trackNumber += 1
-                inTarget = trackNumber == track
+                tracks += 1
+                inTrack = tracks == wanted
+                // A file with a track draws a track: a route read before it is not needed.
+                if tracks == 1 { routeLine = PickedLine() }
             case .segmentStart, .pause:
-                if inTarget { picked.breakSegment() }
-            case .trackPoints(let points) where inTarget:
-                found = true
-                let locations = points.map(\.location)
-                picked.append(locations)
-                accumulator.add(locations)
-                for p in points {
-                    guard let t = p.location.timestamp else { continue }
-                    if let v = p.values[.heartRate] { heartRate.append(QuantitySample(timestamp: t, value: v)) }
-                    if let v = p.values[.power] { power.append(QuantitySample(timestamp: t, value: v)) }
-                }
-            case .trackEnd(let info) where inTarget:
-                name = info.name
-                type = info.type
-                inTarget = false
+                if inTrack { trackLine.line.breakSegment() }
+            case .trackPoints(let points) where inTrack:
+                trackLine.add(points)
+            case .trackEnd(let info) where inTrack:
+                trackLine.end(info)
+                inTrack = false
             default: break
             }
-            if trackNumber > track && !inTarget { break }
+            // Past the wanted track: nothing more to read.
+            return tracks <= wanted || inTrack
         }
-        guard found, picked.count > 0 else {
-            throw RouteKitError(
-                .notFound,
-                trackNumber < track
-                    ? "the file has \(trackNumber) track(s), not \(track)" : "track \(track) has no points",
-                file: path)
+        let usesRoute = tracks == 0
+        var picked = usesRoute ? routeLine : trackLine
+        guard picked.line.count > 0 else {
+            let kind = usesRoute ? "route" : "track"
+            let count = usesRoute ? routes : tracks
+            let why =
+                count == 0
+                ? "the file has no track or route to draw"
+                : count < wanted ? "the file has \(count) \(kind)(s), not \(wanted)" : "\(kind) \(wanted) has no points"
+            throw RouteKitError(.notFound, why, file: path)
         }
-        let activity = ActivityType(guessingFrom: type)
-        // Distance and speeds by the statistics' rules for the track's activity (told at its end).
-        picked.measure(activity: activity)
+        let activity = ActivityType(guessingFrom: picked.type)
+        // Distance and speeds by the statistics' rules for the line's activity (told at its end).
+        picked.line.measure(activity: activity)
         var input = RoutePictureInput(
-            current: picked,
-            title: ([activity.rawValue.capitalized] + [name].compactMap { $0 }).joined(separator: " · "))
-        input.heartRate = heartRate
-        input.power = power
-        input.setZones(maximumHeartRate: maxHr, accumulator: &accumulator)
+            current: picked.line,
+            title: ([activity.rawValue.capitalized] + [picked.name].compactMap { $0 }).joined(separator: " · "))
+        input.heartRate = picked.heartRate
+        input.power = picked.power
+        input.setZones(maximumHeartRate: maxHr, accumulator: &picked.accumulator)
         return input
     }
 

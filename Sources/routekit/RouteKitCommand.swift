@@ -15,17 +15,17 @@ struct RouteKitCommand: AsyncParsableCommand {
             Commands that touch a store take --store PATH (default $ROUTEKIT_STORE, else \
             $XDG_DATA_HOME/routekit/store.sqlite, i.e. ~/.local/share/routekit/store.sqlite): one SQLite file, \
             safe for several processes at once, made by the first import (or serve, tokens create, zones set, \
-            privacy-zones --add); a command that only reads refuses a path with no store (exit 66) rather than \
-            answer from a new, empty one. Or a postgres://user:password@host/db URL, for importers, workers and \
-            consumers on several machines (a routekit built with --traits Postgres).
+            privacy-zones --add); a command that only reads refuses a path with no store (`no store at PATH`, \
+            exit 1) rather than answer from a new, empty one. Or a postgres://user:password@host/db URL, for \
+            importers, workers and consumers on several machines (a routekit built with --traits Postgres).
 
             `routekit serve` serves a store over HTTP to holders of API tokens (`routekit tokens`), in a routekit \
             built with --traits Server.
 
-            Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
-            anchor the store cannot use (start again without it); \
-            64 invalid command-line usage; 65 nothing to import (a folder with no route file); 66 no store at the \
-            path given (--store, $ROUTEKIT_STORE).
+            Exit codes: 0 success; 1 failure: at least one input failed (the others were still processed), \
+            nothing to import (a folder with no route file), no store at the path given (--store, \
+            $ROUTEKIT_STORE); 3 a change-feed anchor the store cannot use (start again without it); 64 invalid \
+            command-line usage; 130 interrupted (Ctrl-C; import says what it stored and how to finish).
             """,
         // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
         version: "0.3.0",
@@ -92,11 +92,9 @@ struct RouteKitCommand: AsyncParsableCommand {
     }
 }
 
-/// Exit code when at least one input failed.
+/// Exit code when a command failed: at least one input failed, there was nothing to import (a folder with no route
+/// file), or there is no store at the path a command that reads was given.
 let exitInputFailed = ExitCode(1)
 
-/// Exit code when a command found nothing to read: no store at the path it was given (EX_NOINPUT).
-let exitNoInput = ExitCode(66)
-
-/// Exit code when the input holds nothing a command reads: a folder with no file to import (EX_DATAERR).
-let exitDataError = ExitCode(65)
+/// Exit code when a command was interrupted (Ctrl-C): 128 + SIGINT, as a shell reports a process SIGINT ended.
+let exitInterrupted = ExitCode(130)

@@ -40,13 +40,18 @@ struct Serve: AsyncParsableCommand {
             Examples:
               routekit tokens create --source my-phone --scope read,write
               routekit serve --port 8080
+              ROUTEKIT_PORT=8081 routekit serve --store other.sqlite
               curl -H "Authorization: Bearer $TOKEN" --data-binary @run.gpx 'http://127.0.0.1:8080/v1/uploads?name=run.gpx'
               curl -N -H "Authorization: Bearer $TOKEN" -H 'Accept: text/event-stream' http://127.0.0.1:8080/v1/changes
             """)
 
     @OptionGroup var storeOptions: StoreOptions
     @Option(help: "The address to listen on (0.0.0.0: every interface).") var host = "127.0.0.1"
-    @Option(help: "The port (0: any free port; the one chosen is printed).") var port = 8080
+    @Option(
+        help: ArgumentHelp(
+            "The port (default: $ROUTEKIT_PORT, else 8080; 0: any free port, the one chosen is printed).",
+            valueName: "N"))
+    var port: Int?
     @Option(help: "The largest upload accepted, in MiB.") var maxUploadMb = 512
     @Option(help: "The most event streams one token may hold open.") var maxStreamsPerToken = 4
     @Option(
@@ -88,8 +93,25 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @OptionGroup var archiveOptions: ArchiveOptions
 
+    /// The environment variable for the port when `--port` is not given.
+    static let portVariable = "ROUTEKIT_PORT"
+
+    /// The port in effect: `--port`, else `$ROUTEKIT_PORT`, else 8080.
+    /// - Throws: `ValidationError` (a usage error, 64) for a port outside 0…65535 or a variable that is no number.
+    func resolvedPort() throws -> Int {
+        if let port {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535.") }
+            return port
+        }
+        guard let text = ProcessInfo.processInfo.environment[Self.portVariable], !text.isEmpty else { return 8080 }
+        guard let value = Int(text), (0...65535).contains(value) else {
+            throw ValidationError("\(Self.portVariable) must be a port from 0 to 65535, not '\(text)'.")
+        }
+        return value
+    }
+
     func validate() throws {
-        if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
+        _ = try resolvedPort()
         if maxUploadMb < 1 { throw ValidationError("--max-upload-mb must be at least 1.") }
         if maxStreamsPerToken < 1 { throw ValidationError("--max-streams-per-token must be at least 1.") }
         if let n = maxConcurrentImports, n < 1 { throw ValidationError("--max-concurrent-imports must be at least 1.") }
@@ -129,6 +151,7 @@ struct Serve: AsyncParsableCommand {
                 }
                 return s
             }
+            let port = try resolvedPort()
             var configuration = ServerConfiguration()
             configuration.host = host
             configuration.port = port
@@ -152,9 +175,14 @@ struct Serve: AsyncParsableCommand {
             do {
                 try await app.runService()
             } catch {
-                // A port in use is a person's mistake, said as such (not the socket call's errno).
-                guard let reason = RouteKitServer.listenFailure(error) else { throw error }
-                printError("routekit serve: cannot listen on \(host):\(port): \(reason)")
+                // A port in use is a person's mistake, said as such (not the socket call's errno), with how to choose
+                // another.
+                guard let failure = RouteKitServer.listenFailure(error, host: host, port: port) else { throw error }
+                let hint =
+                    failure.portAtFault
+                    ? "choose another port with --port N or \(Self.portVariable)=N (--port 0 takes any free one)"
+                    : "choose another address with --host (127.0.0.1: this machine only; 0.0.0.0: every interface)"
+                printError("routekit serve: cannot listen on \(host):\(port): \(failure.reason); \(hint)")
                 throw exitInputFailed
             }
         #else

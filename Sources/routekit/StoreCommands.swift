@@ -202,7 +202,7 @@ struct Export: AsyncParsableCommand {
             }
         } catch {
             if let tmp = temporary { unlink(tmp) }
-            // The one path from an error to its message and exit status (no store: 66; a reader gone: 0; else 1).
+            // The one path from an error to its message and exit status (a reader gone: 0; no store, said plainly, and anything else: 1).
             throw reported(error)
         }
     }

@@ -43,7 +43,7 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// How the error for a SQLite path with no store begins (`open` without `creating`):
-    /// ``runReportingErrors(exitCode:_:)`` exits 66 (EX_NOINPUT) for it.
+    /// ``reported(_:exitCode:)`` says it plainly and exits 1.
     static let missingStorePrefix = "no store at "
 
     /// Whether `error` is the one for a SQLite path with no store.
@@ -119,16 +119,16 @@ func runReportingErrors<T>(
 /// Reports `error` on standard error and returns the exit to throw for it (``runReportingErrors(exitCode:_:)``, and
 /// commands that catch their errors themselves to remove a temporary file first): a ``RouteKitError`` as
 /// `error: …` with `exitCode(error)` (1 unless the command says otherwise), any other error with 1; a reader that
-/// closed the pipe ends the command quietly with 0, and a path with no store is said plainly with 66.
+/// closed the pipe ends the command quietly with 0, and a path with no store is said plainly with 1.
 func reported(_ error: any Error, exitCode: (RouteKitError) -> ExitCode = { _ in exitInputFailed }) -> any Error {
     switch error {
     case let error as RouteKitError:
         // A reader that stopped early (`| head -1`): it has what it wanted; nothing to report.
         if error.code == .io && error.message == OutputSink.closedByReader { return ExitCode.success }
-        // No store where a command that reads looked: said plainly, exit 66 (EX_NOINPUT).
+        // No store where a command that reads looked: said plainly (the path is in the message), exit 1.
         if StoreOptions.isMissingStore(error) {
             printError("error: \(error.message)")
-            return exitNoInput
+            return exitInputFailed
         }
         printError("error: \(error)")
         return exitCode(error)

@@ -80,7 +80,30 @@
             return (fd, Int(UInt16(bigEndian: address.sin_port)))
         }
 
-        @Test("serve on a port in use says so in a sentence and exits 1")
+        /// Runs `routekit serve` with `arguments` (and `environment` added to the test's) until it ends (20 s at most,
+        /// then it is stopped): whether it was still running then, its status, and what it printed.
+        static func serveUntilItEnds(
+            _ binary: URL, _ arguments: [String], environment: [String: String] = [:], log: URL
+        ) async throws -> (stillRunning: Bool, status: Int32, text: String) {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardError = handle
+            process.standardOutput = handle
+            try process.run()
+            for _ in 0..<400 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            let stillRunning = process.isRunning
+            if stillRunning { process.terminate() }
+            process.waitUntilExit()
+            try handle.close()
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            return (stillRunning, process.terminationStatus, text)
+        }
+
+        @Test("serve on a port in use names the port and how to choose another (--port, ROUTEKIT_PORT), and exits 1")
         func busyPort() async throws {
             guard let binary = routekitBinary else {
                 Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
@@ -89,33 +112,37 @@
             let folder = FileManager.default.temporaryDirectory
                 .appendingPathComponent("routekit-busy-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
             let (fd, port) = try Self.occupiedPort()
             defer { close(fd) }
-            let log = folder.appendingPathComponent("serve.log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = [
-                "serve", "--store", folder.appendingPathComponent("store.sqlite").path, "--port", String(port),
-            ]
-            let handle = try FileHandle(forWritingTo: log)
-            process.standardError = handle
-            process.standardOutput = handle
-            try process.run()
-            // It ends at once; a serve that listened after all is stopped after 20 s.
-            for _ in 0..<400 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-            let stillRunning = process.isRunning
-            if stillRunning { process.terminate() }
-            process.waitUntilExit()
-            try handle.close()
-            #expect(!stillRunning, "serve did not end on a port in use")
-            #expect(process.terminationStatus == 1)
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let store = folder.appendingPathComponent("store.sqlite").path
             let expected =
-                "routekit serve: cannot listen on 127.0.0.1:\(port): "
-                + "the address is already in use (another routekit serve?)"
-            #expect(text.contains(expected), "\(text)")
-            #expect(!text.contains("errno"), "\(text)")
+                "routekit serve: cannot listen on 127.0.0.1:\(port): port \(port) is already in use (another routekit "
+                + "serve?); choose another port with --port N or ROUTEKIT_PORT=N (--port 0 takes any free one)"
+
+            // The port given with --port (which wins over ROUTEKIT_PORT).
+            let given = try await Self.serveUntilItEnds(
+                binary, ["serve", "--store", store, "--port", String(port)], environment: ["ROUTEKIT_PORT": "1"],
+                log: folder.appendingPathComponent("given.log"))
+            #expect(!given.stillRunning, "serve did not end on a port in use")
+            #expect(given.status == 1)
+            #expect(given.text.contains(expected), "\(given.text)")
+            #expect(!given.text.contains("errno"), "\(given.text)")
+
+            // The same port from ROUTEKIT_PORT, without --port.
+            let fromVariable = try await Self.serveUntilItEnds(
+                binary, ["serve", "--store", store], environment: ["ROUTEKIT_PORT": String(port)],
+                log: folder.appendingPathComponent("variable.log"))
+            #expect(!fromVariable.stillRunning, "serve did not end on a port in use")
+            #expect(fromVariable.status == 1)
+            #expect(fromVariable.text.contains(expected), "\(fromVariable.text)")
+
+            // A variable that is no port is a usage error naming it.
+            let bad = try await Self.serveUntilItEnds(
+                binary, ["serve", "--store", store], environment: ["ROUTEKIT_PORT": "eighty"],
+                log: folder.appendingPathComponent("bad.log"))
+            #expect(bad.status == 64)
+            #expect(bad.text.contains("ROUTEKIT_PORT must be a port from 0 to 65535, not 'eighty'"), "\(bad.text)")
         }
 
         @Test("tokens create prints a token once; serve answers it; revoke stops it; SIGTERM ends serve with 0")

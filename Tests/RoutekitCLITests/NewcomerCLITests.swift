@@ -1,4 +1,6 @@
 import Foundation
+import RouteKit
+import RouteKitSQLite
 import RouteKitTesting
 import Testing
 import ZIPFoundation
@@ -9,7 +11,7 @@ import ZIPFoundation
     "routekit for a newcomer: missing stores, closed pipes, short ids, wrong files, misspelt commands",
     .enabled(if: CLI.executable != nil, "the routekit executable was not found next to the tests"))
 struct NewcomerCLITests {
-    @Test("a command that reads refuses a path with no store (exit 66) and makes none; so does an import of missing files")
+    @Test("a command that reads refuses a path with no store (exit 1) and makes none; so does an import of missing files")
     func missingStore() throws {
         let f = try StoreFixture()
         defer { f.remove() }
@@ -21,7 +23,7 @@ struct NewcomerCLITests {
         ]
         for arguments in readers {
             let r = try CLI.run(arguments + ["--store", typo])
-            #expect(r.status == 66, "\(arguments): \(r.stderr)")
+            #expect(r.status == 1, "\(arguments): \(r.stderr)")
             #expect(r.stderr.contains(expected), "\(arguments): \(r.stderr)")
             #expect(r.stdout.isEmpty, "\(arguments): \(r.stdout)")
             let made = FileManager.default.fileExists(atPath: typo)
@@ -82,7 +84,96 @@ struct NewcomerCLITests {
         #expect(try f.routes().count == 1)
     }
 
-    @Test("a folder with no route file is an error (65) when it is all there is, and makes no store; a warning beside a file")
+    @Test("an ambiguous prefix is a usage error (64) listing its candidates, each with its kind, as git does")
+    func ambiguousPrefix() async throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let file = try f.write("a.gpx", CLITests.good)
+        #expect(try f.run(["import", file]).status == 0)
+        let route = try #require(try f.routes().first)
+        let routeID = try #require(route["uuid"] as? String)
+        // A workout whose uuid begins with the route's first 8 hex digits.
+        let prefix = String(routeID.prefix(8))
+        let twinText = prefix + "-0000-4000-8000-000000000000"
+        let twin = try #require(UUID(uuidString: twinText))
+        let store = try SQLiteStore(path: f.store)
+        let source = try Source(name: "treadmill")
+        _ = try await store.saveWorkout(Workout(id: twin, activityType: .running, start: nil, end: nil, source: source))
+
+        let r = try f.run(["export", prefix])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stdout.isEmpty, "\(r.stdout)")
+        let said = "ID '\(prefix)' is ambiguous: it begins the uuids of 2 routes and workouts"
+        #expect(r.stderr.contains(said), "\(r.stderr)")
+        #expect(r.stderr.contains("\n  \(routeID) route "), "\(r.stderr)")
+        #expect(r.stderr.contains("\n  \(twinText) workout  -, running"), "\(r.stderr)")
+        // A command that takes routes only is not misled by the workout.
+        let located = try f.run(["locations", prefix])
+        #expect(located.status == 0, "\(located.stderr)")
+    }
+
+    @Test("Ctrl-C during an import says what was stored and how to finish, exits 130; the same import then finishes")
+    func interruptedImport() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let folder = f.directory + "/rides"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = try f.write("rides/a-small.gpx", SyntheticGPX.text(name: "small", points: 20))
+        let big = try f.write("rides/b-big.gpx", SyntheticGPX.big)
+        let executable = try #require(CLI.executable)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["import", folder, "--json", "--no-progress", "--store", f.store]
+        let outPath = f.directory + "/interrupted.out"
+        let errPath = f.directory + "/interrupted.err"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Ctrl-C once the big file is under way: its builder acknowledged 10 batches (the small file is done by then).
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline && f.acknowledged() < 10 * 1024 {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let running = process.isRunning
+        if running { kill(process.processIdentifier, SIGINT) }
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        try #require(running, "the import ended before it could be interrupted: the file is too small for this machine")
+        #expect(process.terminationReason == .exit, "SIGINT is handled, not the process's end")
+        #expect(process.terminationStatus == 130)
+        let printed = try String(contentsOfFile: outPath, encoding: .utf8)
+        let said = try String(contentsOfFile: errPath, encoding: .utf8)
+        // The small file's result was printed as it finished; the big one's never was.
+        let objects = try StoreCLI.objects(printed)
+        try #require(objects.count == 1, "\(printed)")
+        let first = objects[0]["file"] as? String ?? ""
+        #expect(first.hasSuffix("a-small.gpx"), "\(first)")
+        #expect(objects[0]["status"] as? String == "imported")
+        let summary =
+            ", 1 of 2 input(s) done: 1 imported, 0 unchanged, 0 partial, 0 failed; 1 new route(s), "
+            + "20 new location(s) → \(f.store)"
+        #expect(said.contains("interrupted (Ctrl-C) after "), "\(said)")
+        #expect(said.contains(summary), "\(said)")
+        #expect(said.contains("not finished: \(big)\n"), "\(said)")
+        #expect(said.contains("to finish, run the same import again"), "\(said)")
+
+        // The same import again finishes it: the small file unchanged, the big one resumed, whole, stored once.
+        let again = try f.json(["import", folder])
+        try #require(again.count == 2, "\(again)")
+        #expect(again[0]["status"] as? String == "unchanged", "\(again[0])")
+        #expect(again[1]["status"] as? String == "imported", "\(again[1])")
+        let counts = try f.routes().compactMap { $0["locations"] as? Int }.sorted()
+        #expect(counts == [20, SyntheticGPX.bigCount], "\(counts)")
+        let pending = try f.builders()
+        #expect(pending.isEmpty, "\(pending)")
+    }
+
+    @Test("a folder with no route file is an error (1) when it is all there is, and makes no store; a warning beside a file")
     func emptyFolder() throws {
         let f = try StoreFixture()
         defer { f.remove() }
@@ -90,7 +181,7 @@ struct NewcomerCLITests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         _ = try f.write("photos/holiday.jpg", "not a route")
         let alone = try f.run(["import", folder])
-        #expect(alone.status == 65, "\(alone.stderr)")
+        #expect(alone.status == 1, "\(alone.stderr)")
         let said = "error: no importable files in \(folder) (looked for .gpx, .fit, .tcx"
         #expect(alone.stderr.contains(said), "\(alone.stderr)")
         let made = FileManager.default.fileExists(atPath: f.store)
@@ -128,12 +219,26 @@ struct NewcomerCLITests {
             let text = error["message"] as? String ?? ""
             #expect(text.hasPrefix("not a route file: "), "\(text)")
             #expect(text.contains(message), "\(text)")
+            // What RouteKit reads instead, by name.
+            #expect(text.contains("GPX, FIT, TCX"), "\(text)")
         }
-        // inspect reads through the same reader: the same sentence.
+        // inspect reads through the same reader: the same sentence, and the formats RouteKit reads.
         let inspected = try CLI.run(["inspect", pdf])
         #expect(inspected.status == 1)
         #expect(inspected.stderr.contains("not a route file: looks like a PDF document"), "\(inspected.stderr)")
+        #expect(inspected.stderr.contains(Self.formats), "\(inspected.stderr)")
+        // A text file that is no XML (a CSV) says so, and names them too.
+        let csv = try f.write("laps.gpx", "lap,time\n1,300\n")
+        let text = try CLI.run(["import", csv, "--store", f.store])
+        #expect(text.status == 1)
+        #expect(text.stderr.contains("not XML: expected '<'"), "\(text.stderr)")
+        #expect(text.stderr.contains(Self.formats), "\(text.stderr)")
     }
+
+    /// How messages about a file that is no route file name the formats RouteKit reads.
+    static let formats =
+        "RouteKit reads GPX, FIT, TCX and GeoJSON files (plain or gzip-compressed), zip archives of them, "
+        + "and Strava and Apple Health exports"
 
     @Test("a misspelt command gets the one it is closest to (64); a word close to none is named; help still helps")
     func misspeltCommand() throws {

@@ -135,4 +135,186 @@ struct RenderCLITests {
         let broken = try CLI.run(["render", notGPX, "-o", svg])
         #expect(broken.status == 1 && broken.stderr.contains("notes.gpx:1:1"), "\(broken.stderr)")
     }
+
+    /// `micro` millionths of a degree as decimal text (`47.100030`).
+    static func degrees(_ micro: Int) -> String {
+        let fraction = String(micro % 1_000_000)
+        return "\(micro / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+    }
+
+    /// Seconds 0–59 as two digits.
+    static func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    /// A TCX run: 60 trackpoints a second apart, each with a position, an altitude and heart rate.
+    static let tcxActivity: String = {
+        var points: [String] = []
+        for i in 0..<60 {
+            let position =
+                "<Position><LatitudeDegrees>\(degrees(47_100_000 + i * 30))</LatitudeDegrees><LongitudeDegrees>"
+                + "\(degrees(8_100_000 + i * 20))</LongitudeDegrees></Position>"
+            points.append(
+                "<Trackpoint><Time>2024-05-01T06:00:\(two(i))Z</Time>\(position)<AltitudeMeters>\(400 + i % 7)"
+                    + "</AltitudeMeters><HeartRateBpm><Value>\(110 + i % 30)</Value></HeartRateBpm></Trackpoint>")
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <TrainingCenterDatabase xmlns="\(TCXCLITests.ns)"><Activities><Activity Sport="Running">
+            <Id>2024-05-01T06:00:00Z</Id><Lap StartTime="2024-05-01T06:00:00Z"><Track>
+            \(points.joined(separator: "\n"))
+            </Track></Lap></Activity></Activities></TrainingCenterDatabase>
+            """
+    }()
+
+    /// A GeoJSON walk: one LineString of 30 positions with altitudes, its times in coordTimes.
+    static let geoJSON: String = {
+        var coordinates: [String] = []
+        var times: [String] = []
+        for i in 0..<30 {
+            coordinates.append("[\(degrees(8_500_000 + i * 20)),\(degrees(47_300_000 + i * 30)),\(410 + i % 5)]")
+            times.append("\"2024-05-01T07:00:\(two(i))Z\"")
+        }
+        return """
+            {"type":"FeatureCollection","features":[{"type":"Feature",
+            "properties":{"name":"Walk","type":"walking","coordTimes":[\(times.joined(separator: ","))]},
+            "geometry":{"type":"LineString","coordinates":[\(coordinates.joined(separator: ","))]}}]}
+            """
+    }()
+
+    @Test("FIT, TCX and GeoJSON files are drawn as import reads them (as their GPX is); a course as its route")
+    func otherFormats() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        // The FIT file's name says nothing: the format is told by content, as on import.
+        let fit = try f.write("run.bin", Data(SyntheticFIT.activity(records: 120)))
+        let tcx = try f.write("run.tcx", Self.tcxActivity)
+        let geojson = try f.write("walk.geojson", Self.geoJSON)
+        let cases: [(String, Int, String)] = [
+            (fit, 120, "Running · running"), (tcx, 60, "Running"), (geojson, 30, "Walking · Walk"),
+        ]
+        for (file, points, title) in cases {
+            let svg = file + ".svg"
+            let r = try CLI.run(["render", file, "-o", svg])
+            #expect(r.status == 0, "\(file): \(r.stderr)")
+            let text = String(decoding: try bytes(svg), as: UTF8.self)
+            #expect(text.contains("\(points) points"), "\(file)")
+            #expect(text.contains(title), "\(file)")
+            // convert reads the file through the same reader: its GPX draws the same picture.
+            let gpx = file + ".gpx"
+            let converted = try CLI.run(["convert", file, "-o", gpx])
+            #expect(converted.status == 0, "\(file): \(converted.stderr)")
+            let viaGPX = file + ".via-gpx.svg"
+            let again = try CLI.run(["render", gpx, "-o", viaGPX])
+            #expect(again.status == 0, "\(file): \(again.stderr)")
+            let same = try bytes(viaGPX) == bytes(svg)
+            #expect(same, "\(file): not the picture of its GPX")
+        }
+        // Heart rate from the FIT records and the TCX trackpoints: a profile with zone bands.
+        for file in [fit, tcx] {
+            let text = String(decoding: try bytes(file + ".svg"), as: UTF8.self)
+            #expect(text.contains(">Heart rate (bpm)<"), "\(file)")
+        }
+        // A gzip-compressed FIT, as import reads it.
+        if let gzip = StoreCLI.which("gzip") {
+            let copy = f.directory + "/copy.fit"
+            try FileManager.default.copyItem(atPath: fit, toPath: copy)
+            #expect(try runChildProcess(gzip, ["-f", copy]).status == 0)
+            let r = try CLI.run(["render", copy + ".gz", "-o", f.directory + "/gz.svg"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try bytes(f.directory + "/gz.svg") == bytes(fit + ".svg"))
+        }
+        // A course (a TCX Course: a route, no track) draws its route.
+        let course = try f.write("loop.tcx", TCXCLITests.course)
+        let drawn = try CLI.run(["render", course, "-o", f.directory + "/loop.svg"])
+        #expect(drawn.status == 0, "\(drawn.stderr)")
+        let loop = String(decoding: try bytes(f.directory + "/loop.svg"), as: UTF8.self)
+        #expect(loop.contains("2 points"), "\(loop.prefix(2_000))")
+        #expect(loop.contains("Loop"))
+        // --track past the file's tracks says how many it has; an Apple Health export says who reads it.
+        let second = try CLI.run(["render", fit, "-o", f.directory + "/x.svg", "--track", "2"])
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("has 1 track(s), not 2"), "\(second.stderr)")
+        let health = try f.write("export.xml", "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\"></HealthData>\n")
+        let refused = try CLI.run(["render", health, "-o", f.directory + "/h.svg"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("`routekit import` reads it"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.directory + "/h.svg"))
+    }
+}
+
+/// A small FIT activity built byte by byte (a header, definitions and messages, FIT's CRCs), as RouteKitFITTests'
+/// FITWriter builds them: a run whose records are a second apart, each with a position (~3.5 m from the last), heart
+/// rate and altitude, and its session.
+enum SyntheticFIT {
+    /// FIT's CRC-16 table (the FIT SDK's, four bits at a time).
+    static let crcTable: [UInt16] = [
+        0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
+        0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400,
+    ]
+
+    /// FIT's CRC of `bytes`.
+    static func crc(_ bytes: [UInt8]) -> UInt16 {
+        var c: UInt16 = 0
+        for b in bytes {
+            for nibble in [b & 0x0F, b >> 4] {
+                let t = crcTable[Int(c & 0x0F)]
+                c = (c >> 4) & 0x0FFF
+                c = c ^ t ^ crcTable[Int(nibble)]
+            }
+        }
+        return c
+    }
+
+    static func u16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+    static func u32(_ v: UInt32) -> [UInt8] {
+        [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)]
+    }
+    static func i32(_ v: Int32) -> [UInt8] { u32(UInt32(bitPattern: v)) }
+
+    /// A definition (little-endian) of local message `local` as global message `global`, with its fields (number,
+    /// size, base type).
+    static func define(_ local: UInt8, _ global: UInt16, _ fields: [(UInt8, UInt8, UInt8)]) -> [UInt8] {
+        var out: [UInt8] = [0x40 | local, 0, 0]
+        out += u16(global)
+        out.append(UInt8(fields.count))
+        for f in fields { out += [f.0, f.1, f.2] }
+        return out
+    }
+
+    /// A running activity of `records` records from FIT time 1,000,000,000 (2021-09-08T01:46:40Z).
+    static func activity(records: Int) -> [UInt8] {
+        let start: UInt32 = 1_000_000_000
+        var data: [UInt8] = []
+        // file_id: type (4: activity), time_created.
+        data += define(0, 0, [(0, 1, 0x00), (4, 4, 0x86)])
+        data += [0, 4]
+        data += u32(start)
+        // record: timestamp, position_lat and position_long (semicircles), heart_rate, enhanced_altitude (÷5 − 500).
+        data += define(1, 20, [(253, 4, 0x86), (0, 4, 0x85), (1, 4, 0x85), (3, 1, 0x02), (78, 4, 0x86)])
+        for i in 0..<records {
+            let time = u32(start + UInt32(i))
+            let latitude = i32(Int32(562_949_953 + i * 30))
+            let longitude = i32(Int32(99_547_000 + i * 20))
+            let altitude = u32(UInt32(2_500 + 5 * (i % 20)))
+            data.append(1)
+            data += time
+            data += latitude
+            data += longitude
+            data.append(UInt8(120 + i % 40))
+            data += altitude
+        }
+        // session: timestamp, start_time, total_elapsed_time (ms), sport (1: running).
+        data += define(2, 18, [(253, 4, 0x86), (2, 4, 0x86), (7, 4, 0x86), (5, 1, 0x00)])
+        data.append(2)
+        data += u32(start + UInt32(records))
+        data += u32(start)
+        data += u32(UInt32(records * 1_000))
+        data.append(1)
+        var header: [UInt8] = [14, 0x20, 0x54, 0x08]
+        header += u32(UInt32(data.count))
+        header += Array(".FIT".utf8)
+        header += u16(crc(header))
+        var file = header + data
+        file += u16(crc(file))
+        return file
+    }
 }
