@@ -573,6 +573,14 @@ public protocol RouteStore: AnyObject, Sendable {
     /// Replaces `source`'s zone settings in one transaction (empty settings remove them).
     /// - Throws: ``RouteKitError/Code/invalidArgument`` when they do not validate (``ZoneSettings/validate()``).
     func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError)
+    /// The zone settings saved with one workout (HealthKit keeps an app's custom zone configuration with the workout
+    /// it was used for): what that workout's statistics use before the person's (field by field; empty when none).
+    func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings
+    /// Replaces the zone settings saved with a workout, as `source`, in one transaction (empty settings remove them);
+    /// they go with the workout.
+    /// - Throws: ``RouteKitError/Code/notFound`` when the workout is not saved, ``RouteKitError/Code/notOwner`` when
+    ///   another source wrote it, ``RouteKitError/Code/invalidArgument`` when they do not validate.
+    func setZoneSettings(_ settings: ZoneSettings, ofWorkout id: UUID, as source: Source) async throws(RouteKitError)
 
     // MARK: Effort
 

@@ -132,6 +132,14 @@ public struct ZoneSettings: Hashable, Sendable, Codable {
     /// Whether nothing is known.
     public var isEmpty: Bool { self == ZoneSettings() }
 
+    /// These settings where they have a value, `base`'s elsewhere: a workout's own settings over its person's.
+    public func over(_ base: ZoneSettings) -> ZoneSettings {
+        ZoneSettings(
+            heartRate: heartRate ?? base.heartRate, power: power ?? base.power,
+            maximumHeartRate: maximumHeartRate ?? base.maximumHeartRate,
+            restingHeartRate: restingHeartRate ?? base.restingHeartRate, age: age ?? base.age, ftp: ftp ?? base.ftp)
+    }
+
     /// Checks the figures: a maximum heart rate of 61–260 bpm, a resting one of 20–150 bpm below the maximum, an age
     /// of 1–120, an FTP of 20–2000 W, and each configuration of its own quantity.
     /// - Throws: ``RouteKitError/Code/invalidArgument`` naming the figure.

@@ -51,6 +51,74 @@ package enum ZoneSettingsChanges {
     package static func apply(
         _ change: Change, to quantity: ZoneConfiguration.Quantity, of source: Source, in store: any RouteStore
     ) async throws(RouteKitError) -> ZoneConfiguration? {
+        try check(change, quantity)
+        let settings = try changed(try await store.zoneSettings(of: source), change, quantity, origin: .user)
+        try await store.setZoneSettings(settings, of: source)
+        return ZonePreference.preferred(quantity, settings)
+    }
+
+    /// Removes the person's own configuration of `quantity` (the figures stay) and answers the one now preferred.
+    package static func clear(
+        _ quantity: ZoneConfiguration.Quantity, of source: Source, in store: any RouteStore
+    ) async throws(RouteKitError) -> ZoneConfiguration? {
+        var settings = try await store.zoneSettings(of: source)
+        settings[quantity] = nil
+        try await store.setZoneSettings(settings, of: source)
+        return ZonePreference.preferred(quantity, settings)
+    }
+
+    // MARK: One workout's
+
+    /// The settings one workout's statistics use: those saved with it over its person's.
+    package static func settings(ofWorkout workout: Workout, in store: any RouteStore) async throws(RouteKitError)
+        -> ZoneSettings
+    {
+        try await store.zoneSettings(ofWorkout: workout.id).over(try await store.zoneSettings(of: workout.source))
+    }
+
+    /// The configuration of `quantity` one workout's statistics use when a caller gives none.
+    package static func preferred(
+        _ quantity: ZoneConfiguration.Quantity, ofWorkout workout: Workout, in store: any RouteStore
+    ) async throws(RouteKitError) -> ZoneConfiguration? {
+        ZonePreference.preferred(quantity, try await settings(ofWorkout: workout, in: store))
+    }
+
+    /// Applies `change` to the settings saved with `workout` (HealthKit's custom configuration an app supplies for a
+    /// workout: boundaries become a configuration of origin `app`), as `source`, and answers the configuration the
+    /// workout's statistics now use.
+    /// - Throws: as ``apply(_:to:of:in:)``; `notOwner` when `source` did not write the workout.
+    package static func apply(
+        _ change: Change, to quantity: ZoneConfiguration.Quantity, ofWorkout workout: Workout, as source: Source,
+        in store: any RouteStore
+    ) async throws(RouteKitError) -> ZoneConfiguration? {
+        try check(change, quantity)
+        let own = try changed(try await store.zoneSettings(ofWorkout: workout.id), change, quantity, origin: .app)
+        try await store.setZoneSettings(own, ofWorkout: workout.id, as: source)
+        return ZonePreference.preferred(quantity, own.over(try await store.zoneSettings(of: workout.source)))
+    }
+
+    /// Removes what is saved with `workout` for `quantity` (its configuration and that quantity's figures), as
+    /// `source`, and answers the configuration its statistics now use (the person's).
+    package static func clear(
+        _ quantity: ZoneConfiguration.Quantity, ofWorkout workout: Workout, as source: Source,
+        in store: any RouteStore
+    ) async throws(RouteKitError) -> ZoneConfiguration? {
+        var own = try await store.zoneSettings(ofWorkout: workout.id)
+        own[quantity] = nil
+        if quantity == .heartRate {
+            own.maximumHeartRate = nil
+            own.restingHeartRate = nil
+            own.age = nil
+        } else {
+            own.ftp = nil
+        }
+        try await store.setZoneSettings(own, ofWorkout: workout.id, as: source)
+        return ZonePreference.preferred(quantity, own.over(try await store.zoneSettings(of: workout.source)))
+    }
+
+    // MARK: The rules
+
+    static func check(_ change: Change, _ quantity: ZoneConfiguration.Quantity) throws(RouteKitError) {
         if change.isEmpty {
             throw RouteKitError(
                 .invalidArgument,
@@ -67,27 +135,23 @@ package enum ZoneSettingsChanges {
                 "maximumHeartRate, restingHeartRate and age are figures of heartRate zones, not of power")
         default: break
         }
-        var settings = try await store.zoneSettings(of: source)
+    }
+
+    /// `settings` with `change` applied (validated).
+    static func changed(
+        _ settings: ZoneSettings, _ change: Change, _ quantity: ZoneConfiguration.Quantity,
+        origin: ZoneConfiguration.Origin
+    ) throws(RouteKitError) -> ZoneSettings {
+        var settings = settings
         if let b = change.boundaries {
-            settings[quantity] = try ZoneConfiguration(quantity: quantity, origin: .user, boundaries: b)
+            settings[quantity] = try ZoneConfiguration(quantity: quantity, origin: origin, boundaries: b)
         }
         if let v = change.maximumHeartRate { settings.maximumHeartRate = v }
         if let v = change.restingHeartRate { settings.restingHeartRate = v }
         if let v = change.age { settings.age = v }
         if let v = change.ftp { settings.ftp = v }
         try settings.validate()
-        try await store.setZoneSettings(settings, of: source)
-        return ZonePreference.preferred(quantity, settings)
-    }
-
-    /// Removes the person's own configuration of `quantity` (the figures stay) and answers the one now preferred.
-    package static func clear(
-        _ quantity: ZoneConfiguration.Quantity, of source: Source, in store: any RouteStore
-    ) async throws(RouteKitError) -> ZoneConfiguration? {
-        var settings = try await store.zoneSettings(of: source)
-        settings[quantity] = nil
-        try await store.setZoneSettings(settings, of: source)
-        return ZonePreference.preferred(quantity, settings)
+        return settings
     }
 }
 

@@ -914,6 +914,37 @@
             }
         }
 
+        public func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings {
+            let body = try await read("reading the zone settings of workout \(id)") { tx in
+                try await tx.value(
+                    "SELECT body FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id))", as: String.self)
+            }
+            return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
+        }
+
+        public func setZoneSettings(_ settings: ZoneSettings, ofWorkout id: UUID, as source: Source)
+            async throws(RouteKitError)
+        {
+            try settings.validate()
+            let body = try StoredRecord.body(of: settings)
+            try await write("setting the zone settings of workout \(id)") { tx in
+                guard
+                    let owner = try await tx.value(
+                        "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR SHARE", as: String.self)
+                else { throw RouteKitError(.notFound, "no workout \(id)") }
+                try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
+                if settings.isEmpty {
+                    try await tx.run("DELETE FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id))")
+                } else {
+                    try await tx.run(
+                        """
+                        INSERT INTO workout_zone_settings(workout_uuid, body) VALUES (\(Self.key(id)), \(body))
+                        ON CONFLICT (workout_uuid) DO UPDATE SET body = excluded.body
+                        """)
+                }
+            }
+        }
+
         // MARK: Effort
 
         public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {

@@ -237,6 +237,16 @@
                 SELECT counter.position, token.t, extract(epoch FROM clock_timestamp()) FROM counter, token;
                 """
             ),
+            (
+                "v8-workout-zone-settings",
+                """
+                -- The zone settings an app saved with one workout (its custom configurations), as JSON; deleted with
+                -- the workout.
+                CREATE TABLE workout_zone_settings(
+                    workout_uuid TEXT PRIMARY KEY,
+                    body TEXT NOT NULL);
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

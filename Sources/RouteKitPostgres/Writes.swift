@@ -150,6 +150,7 @@
                     "DELETE FROM series WHERE workout_uuid = \(workout) RETURNING container")
                 try await tx.run("DELETE FROM effort WHERE workout_uuid = \(workout)")
                 try await tx.run("DELETE FROM workout_summary WHERE workout_uuid = \(workout)")
+                try await tx.run("DELETE FROM workout_zone_settings WHERE workout_uuid = \(workout)")
                 try await tx.run("DELETE FROM workout WHERE uuid = \(workout)")
                 try await dropContainersIfUnused(tx, routes + series)
             case .insertWorkout(let workout, let body):

@@ -106,8 +106,10 @@ package enum WorkoutStatistics {
         // Values ≤ 0 (no sensor) are left out by the accumulator; they never make the observed maximum.
         let heartRate = try await store.allSamples(of: .heartRate, workout: workout.id)
         let cadence = try await store.allSamples(of: .cadence, workout: workout.id)
-        // Zones: the caller's, else the person's (their own, or from what is known about them), else the workout's.
-        let settings = try await store.zoneSettings(of: workout.source)
+        // Zones: the caller's, else those saved with the workout over the person's (their own, or from what is known
+        // about them), else the workout's own maximum.
+        let settings = try await store.zoneSettings(ofWorkout: workout.id).over(
+            try await store.zoneSettings(of: workout.source))
         var zones: Zones?
         var zoneConfiguration: ZoneConfiguration?
         if let z = request.zones {

@@ -788,6 +788,37 @@ public final class SQLiteStore: RouteStore {
         }
     }
 
+    public func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings {
+        let body = try await read("reading the zone settings of workout \(id)") { db in
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM workout_zone_settings WHERE workout_uuid = ?"),
+                arguments: [Self.key(id)])
+        }
+        return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
+    }
+
+    public func setZoneSettings(_ settings: ZoneSettings, ofWorkout id: UUID, as source: Source)
+        async throws(RouteKitError)
+    {
+        try settings.validate()
+        let body = try StoredRecord.body(of: settings)
+        try await write("setting the zone settings of workout \(id)") { db in
+            guard let owner = try Self.workoutSource(db, id) else { throw RouteKitError(.notFound, "no workout \(id)") }
+            try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
+            if settings.isEmpty {
+                try db.cachedStatement(sql: "DELETE FROM workout_zone_settings WHERE workout_uuid = ?").execute(
+                    arguments: [Self.key(id)])
+            } else {
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO workout_zone_settings(workout_uuid, body) VALUES (?, ?)
+                        ON CONFLICT(workout_uuid) DO UPDATE SET body = excluded.body
+                        """
+                ).execute(arguments: [Self.key(id), body])
+            }
+        }
+    }
+
     public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
         try await write("relating an effort score to workout \(score.workoutID)") { db in
             guard

@@ -262,6 +262,16 @@ enum Schema {
             }
             try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))
         }
+        m.registerMigration("v13-workout-zone-settings") { db in
+            try db.execute(
+                sql: """
+                    -- The zone settings an app saved with one workout (its custom configurations), as JSON; deleted
+                    -- with the workout.
+                    CREATE TABLE workout_zone_settings(
+                        workout_uuid TEXT PRIMARY KEY,
+                        body TEXT NOT NULL);
+                    """)
+        }
         return m
     }
 }

@@ -140,6 +140,8 @@ extension SQLiteStore {
             try db.cachedStatement(sql: "DELETE FROM effort WHERE workout_uuid = ?").execute(arguments: [workout])
             try db.cachedStatement(sql: "DELETE FROM workout_summary WHERE workout_uuid = ?").execute(
                 arguments: [workout])
+            try db.cachedStatement(sql: "DELETE FROM workout_zone_settings WHERE workout_uuid = ?").execute(
+                arguments: [workout])
             try db.cachedStatement(sql: "DELETE FROM workout WHERE uuid = ?").execute(arguments: [workout])
             for c in Set(containers).sorted() { try dropContainerIfUnused(db, c) }
         case .insertWorkout(let workout, let body):

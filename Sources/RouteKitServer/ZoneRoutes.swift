@@ -54,6 +54,14 @@
         func put(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let token = try context.require(.write)
             let quantity = try Self.quantity(context)
+            let change = try await Self.change(request)
+            let now = try await ZoneSettingsChanges.apply(change, to: quantity, of: token.source, in: store)
+            guard let now else { return Response(status: .noContent) }
+            return JSONBody.response(ZoneConfigurationJSON(now))
+        }
+
+        /// The change a `PUT` body asks for.
+        static func change(_ request: Request) async throws -> ZoneSettingsChanges.Change {
             let bytes = try await request.body.collect(upTo: Self.maxBodyBytes)
             let body: Body
             do { body = try JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) } catch {
@@ -66,12 +74,9 @@
                     "the body is not a JSON object like {\"boundaries\": [120, 140, 155, 170]} or "
                         + "{\"maximumHeartRate\": 190, \"restingHeartRate\": 50}")
             }
-            let change = ZoneSettingsChanges.Change(
+            return ZoneSettingsChanges.Change(
                 boundaries: body.boundaries, maximumHeartRate: body.maximumHeartRate,
                 restingHeartRate: body.restingHeartRate, age: body.age, ftp: body.ftp)
-            let now = try await ZoneSettingsChanges.apply(change, to: quantity, of: token.source, in: store)
-            guard let now else { return Response(status: .noContent) }
-            return JSONBody.response(ZoneConfigurationJSON(now))
         }
 
         /// `DELETE /v1/zones/{quantity}`: removes the person's own configuration (the figures stay); `204`.
@@ -79,6 +84,67 @@
             let token = try context.require(.write)
             let quantity = try Self.quantity(context)
             _ = try await ZoneSettingsChanges.clear(quantity, of: token.source, in: store)
+            return Response(status: .noContent)
+        }
+
+        // MARK: One workout's (HealthKit's custom configuration saved with a workout)
+
+        /// The workout when the token may read it, else `404`.
+        func workout(_ context: RouteKitRequestContext, _ token: APIToken) async throws -> Workout {
+            let id = try ReadRoutes.id(context)
+            guard let w = try await store.workout(id: id), token.mayRead(w.source) else {
+                throw Problem.notFound("workout \(id) is not in the store")
+            }
+            return w
+        }
+
+        /// `GET /v1/workouts/{id}/zones`: the settings the workout's statistics use (those saved with it over its
+        /// person's), in the shape of `GET /v1/zones`.
+        func workoutSettings(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let w = try await workout(context, token)
+            var response = JSONBody.response(
+                ZoneSettingsJSON(try await ZoneSettingsChanges.settings(ofWorkout: w, in: store)))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
+        }
+
+        /// `GET /v1/workouts/{id}/zones/{quantity}`: the configuration the workout's statistics use; `404` when
+        /// nothing is known.
+        func workoutGet(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.read)
+            let quantity = try Self.quantity(context)
+            let w = try await workout(context, token)
+            guard let c = try await ZoneSettingsChanges.preferred(quantity, ofWorkout: w, in: store) else {
+                throw Problem.notFound(
+                    "no \(quantity.rawValue) zones are known for this workout: PUT boundaries "
+                        + (quantity == .heartRate ? "or a maximumHeartRate" : "or an ftp"))
+            }
+            var response = JSONBody.response(ZoneConfigurationJSON(c))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
+        }
+
+        /// `PUT /v1/workouts/{id}/zones/{quantity}`: saves a configuration (origin `app`) or figures with the
+        /// workout, as its source only (`403` for another); answers the configuration its statistics now use.
+        func workoutPut(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.write)
+            let quantity = try Self.quantity(context)
+            let w = try await workout(context, token)
+            let change = try await Self.change(request)
+            let now = try await ZoneSettingsChanges.apply(
+                change, to: quantity, ofWorkout: w, as: token.source, in: store)
+            guard let now else { return Response(status: .noContent) }
+            return JSONBody.response(ZoneConfigurationJSON(now))
+        }
+
+        /// `DELETE /v1/workouts/{id}/zones/{quantity}`: removes what is saved with the workout for the quantity;
+        /// `204`.
+        func workoutDelete(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let token = try context.require(.write)
+            let quantity = try Self.quantity(context)
+            let w = try await workout(context, token)
+            _ = try await ZoneSettingsChanges.clear(quantity, ofWorkout: w, as: token.source, in: store)
             return Response(status: .noContent)
         }
 

@@ -165,6 +165,14 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     public func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError) {
         try await base.setZoneSettings(settings, of: source)
     }
+    public func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings {
+        try await base.zoneSettings(ofWorkout: id)
+    }
+    public func setZoneSettings(_ settings: ZoneSettings, ofWorkout id: UUID, as source: Source)
+        async throws(RouteKitError)
+    {
+        try await base.setZoneSettings(settings, ofWorkout: id, as: source)
+    }
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {

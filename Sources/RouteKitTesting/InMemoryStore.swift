@@ -422,6 +422,23 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         write { s in s.zoneSettings[source.name] = settings.isEmpty ? nil : settings }
     }
 
+    /// The zone settings saved with a workout.
+    public func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings {
+        read { s in s.workoutZoneSettings[id] ?? ZoneSettings() }
+    }
+
+    /// Replaces the zone settings saved with a workout, as its source.
+    public func setZoneSettings(_ settings: ZoneSettings, ofWorkout id: UUID, as source: Source)
+        async throws(RouteKitError)
+    {
+        try settings.validate()
+        try write { (s: inout State) throws(RouteKitError) in
+            guard let w = s.workouts[id]?.workout else { throw RouteKitError(.notFound, "no workout \(id)") }
+            try StoreRules.checkOwner(w.source.name, of: "workout \(id)", is: source)
+            s.workoutZoneSettings[id] = settings.isEmpty ? nil : settings
+        }
+    }
+
     // MARK: Effort
 
     /// Relates an effort score to a saved workout.
@@ -728,6 +745,7 @@ extension InMemoryStore {
         var efforts: [UUID: EffortRow] = [:]
         var zones: [String: [PrivacyZone]] = [:]
         var zoneSettings: [String: ZoneSettings] = [:]
+        var workoutZoneSettings: [UUID: ZoneSettings] = [:]
         var tokens: [UUID: APIToken] = [:]
         var usedTickets: [String: Date] = [:]
         var jobs: [UUID: StoredJob] = [:]
@@ -893,6 +911,7 @@ extension InMemoryStore {
             case .deleteWorkoutRows(let id):
                 recordWorkoutDeletion(id)
                 summaries[id] = nil
+                workoutZoneSettings[id] = nil
                 let owned = routes.values.filter { $0.route.workoutID == id }
                 let containers = owned.map(\.container) + series.filter { $0.workout == id }.map(\.container)
                 for r in owned { routes[r.route.id] = nil }

@@ -64,6 +64,9 @@ public enum StoreConformance {
             ConformanceCheck(name: "privacy zones: per source, in order, replaced whole", run: privacyZones),
             ConformanceCheck(
                 name: "zone settings: per source, exactly as set, refused when invalid", run: zoneSettings),
+            ConformanceCheck(
+                name: "zone settings of a workout: its source's only, exactly as set, gone with the workout",
+                run: workoutZoneSettings),
             ConformanceCheck(name: "the raw version of a sync identity, current or kept", run: rawVersion),
             ConformanceCheck(name: "a whole route saved at once: sync semantics, claim given up", run: saveWholeRoute),
             ConformanceCheck(
@@ -718,6 +721,32 @@ public enum StoreConformance {
             try await store.zoneSettings(of: alice) == ZoneSettings(maximumHeartRate: 190.5), "replaced whole")
         try await store.setZoneSettings(ZoneSettings(), of: alice)
         try expect(try await store.zoneSettings(of: alice).isEmpty, "cleared")
+    }
+
+    static func workoutZoneSettings(_ store: any RouteStore) async throws {
+        let w = try await saved(store, alice)
+        let other = try await saved(store, alice)
+        try expect(try await store.zoneSettings(ofWorkout: w.id).isEmpty, "none at first")
+        let hr = try ZoneConfiguration(quantity: .heartRate, origin: .app, boundaries: [121.5, 141, 155, 171])
+        let settings = ZoneSettings(heartRate: hr, ftp: 231.5)
+        try await store.setZoneSettings(settings, ofWorkout: w.id, as: alice)
+        try expect(try await store.zoneSettings(ofWorkout: w.id) == settings, "read back exactly")
+        try expect(try await store.zoneSettings(ofWorkout: other.id).isEmpty, "per workout")
+        try expect(try await store.zoneSettings(of: alice).isEmpty, "not the person's")
+        _ = try await expectError(.notOwner) {
+            try await store.setZoneSettings(ZoneSettings(ftp: 200.5), ofWorkout: w.id, as: bob)
+        }
+        _ = try await expectError(.notFound) {
+            try await store.setZoneSettings(ZoneSettings(ftp: 200.5), ofWorkout: UUID(), as: alice)
+        }
+        _ = try await expectError(.invalidArgument) {
+            try await store.setZoneSettings(ZoneSettings(ftp: -5), ofWorkout: w.id, as: alice)
+        }
+        try expect(try await store.zoneSettings(ofWorkout: w.id) == settings, "refused writes change nothing")
+        try await store.setZoneSettings(ZoneSettings(), ofWorkout: other.id, as: alice)
+        try expect(try await store.zoneSettings(ofWorkout: other.id).isEmpty, "clearing what is not there is fine")
+        try await store.deleteWorkout(id: w.id, as: alice)
+        try expect(try await store.zoneSettings(ofWorkout: w.id).isEmpty, "gone with the workout")
     }
 
     static func privacyZones(_ store: any RouteStore) async throws {

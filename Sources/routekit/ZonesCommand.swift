@@ -16,6 +16,11 @@ struct ZonesCommand: AsyncParsableCommand {
             80, 90 % of it; `--age`: a maximum of 208 − 0.7 × age; `--ftp`: Coggan's seven power zones); and only \\
             when nothing is known, each workout's own maximum heart rate or estimated FTP, which its statistics \\
             then name. The same settings are served at GET/PUT/DELETE /v1/zones/{heartRate|power}.
+
+            With --workout ID, the zones saved with one workout (HealthKit's custom configuration an app supplies \
+            for a workout, origin `app`): that workout's statistics use them, and its own figures, before the \
+            person's. Only the workout's source may set or clear them (GET/PUT/DELETE \
+            /v1/workouts/ID/zones/{heartRate|power}).
             """,
         subcommands: [Show.self, Set.self, Clear.self], defaultSubcommand: Show.self)
 
@@ -31,13 +36,18 @@ struct ZonesCommand: AsyncParsableCommand {
 
         @OptionGroup var storeOptions: StoreOptions
         @OptionGroup var sourceOption: SourceOption
+        @Option(help: "The zones one workout's statistics use (uuid, or its first 8+ hex digits).") var workout: String?
         @Flag(help: "One JSON object.") var json = false
 
         func run() async throws {
             try await runReportingErrors {
                 let store = try await storeOptions.open()
                 let source = try sourceOption.resolved()
-                let settings = try await store.zoneSettings(of: source)
+                var settings = try await store.zoneSettings(of: source)
+                if let workout {
+                    let w = try await ZonesCommand.workout(workout, in: store)
+                    settings = try await ZoneSettingsChanges.settings(ofWorkout: w, in: store)
+                }
                 if json {
                     printJSONLine(ZoneSettingsJSON(settings))
                     return
@@ -71,6 +81,7 @@ struct ZonesCommand: AsyncParsableCommand {
         var restingHr: Double?
         @Option(help: "Age in years.") var age: Double?
         @Option(help: ArgumentHelp("Functional threshold power (W).", valueName: "WATTS")) var ftp: Double?
+        @Option(help: "Save them with this workout only (uuid, or its first 8+ hex digits).") var workout: String?
 
         func run() async throws {
             try await runReportingErrors {
@@ -88,6 +99,12 @@ struct ZonesCommand: AsyncParsableCommand {
                 }
                 let change = ZoneSettingsChanges.Change(
                     boundaries: values, maximumHeartRate: maxHr, restingHeartRate: restingHr, age: age, ftp: ftp)
+                if let workout {
+                    let w = try await ZonesCommand.workout(workout, in: store)
+                    let now = try await ZoneSettingsChanges.apply(change, to: q, ofWorkout: w, as: source, in: store)
+                    ZonesCommand.print(now, q, source: source)
+                    return
+                }
                 let now = try await ZoneSettingsChanges.apply(change, to: q, of: source, in: store)
                 ZonesCommand.print(now, q, source: source)
             }
@@ -102,12 +119,20 @@ struct ZonesCommand: AsyncParsableCommand {
         @OptionGroup var storeOptions: StoreOptions
         @OptionGroup var sourceOption: SourceOption
         @OptionGroup var quantity: ZoneQuantity
+        @Option(help: "Clear what is saved with this workout (its zones and that quantity's figures).")
+        var workout: String?
 
         func run() async throws {
             try await runReportingErrors {
                 let store = try await storeOptions.open()
                 let source = try sourceOption.resolved()
                 let q = try quantity.resolved()
+                if let workout {
+                    let w = try await ZonesCommand.workout(workout, in: store)
+                    let now = try await ZoneSettingsChanges.clear(q, ofWorkout: w, as: source, in: store)
+                    ZonesCommand.print(now, q, source: source)
+                    return
+                }
                 ZonesCommand.print(try await ZoneSettingsChanges.clear(q, of: source, in: store), q, source: source)
             }
         }
@@ -124,6 +149,15 @@ struct ZonesCommand: AsyncParsableCommand {
         func resolved() throws(RouteKitError) -> ZoneConfiguration.Quantity {
             try ZoneConfiguration.Quantity(parsing: quantity)
         }
+    }
+
+    /// The workout a --workout argument names.
+    static func workout(_ text: String, in store: any RouteStore) async throws -> Workout {
+        let id = try await resolveID(text, argument: "--workout", .workouts, in: store)
+        guard let w = try await store.workout(id: id) else {
+            throw RouteKitError(.notFound, "no workout \(id.lowercaseText)")
+        }
+        return w
     }
 
     /// One quantity's configuration as lines: what it comes from, then each zone's range.

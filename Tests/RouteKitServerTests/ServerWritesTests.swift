@@ -310,6 +310,64 @@
             }
         }
 
+        @Test(
+            "PUT /v1/workouts/ID/zones/heartRate: saved with the workout (origin app), its stats use them; 403 for another source, 404 unseen"
+        )
+        func workoutZones() async throws {
+            let f = try Fixture()
+            let phone = try await f.token(source: "phone")
+            let watch = try await f.token(source: "watch")
+            let blind = try await f.token(source: "viewer", scopes: [.read, .write], readable: ["viewer"])
+            try await f.app().test(.router) { client in
+                let (workout, _) = try await upload(client, phone, "z", hour: 6)
+                let (other, _) = try await upload(client, phone, "y", hour: 8)
+                func put(_ token: String, _ id: String, _ body: String) async throws -> TestResponse {
+                    try await client.execute(
+                        uri: "/v1/workouts/\(id)/zones/heartRate", method: .put,
+                        headers: auth(token, [.contentType: "application/json"]), body: ByteBuffer(string: body))
+                }
+                // The person's zones, then the workout's own over them.
+                let person = try await client.execute(
+                    uri: "/v1/zones/heartRate", method: .put, headers: auth(phone, [.contentType: "application/json"]),
+                    body: ByteBuffer(string: #"{"boundaries": [110, 130, 150, 170]}"#))
+                #expect(person.status == .ok)
+                let saved = try await put(phone, workout, #"{"boundaries": [121, 141, 155, 171]}"#)
+                #expect(saved.status == .ok)
+                #expect(json(saved.body)["origin"] as? String == "app")
+                #expect(json(saved.body)["boundaries"] as? [Double] == [121, 141, 155, 171])
+                func statsOrigin(_ id: String) async throws -> [String: Any] {
+                    try await client.execute(uri: "/v1/workouts/\(id)/stats", method: .get, headers: auth(phone)) {
+                        r in
+                        #expect(r.status == .ok)
+                        return json(r.body)["zoneConfiguration"] as? [String: Any] ?? [:]
+                    }
+                }
+                let own = try await statsOrigin(workout)
+                #expect(own["origin"] as? String == "app")
+                #expect(own["boundaries"] as? [Double] == [121, 141, 155, 171])
+                let theirs = try await statsOrigin(other)
+                #expect(theirs["origin"] as? String == "user", "another workout keeps the person's")
+                let read = try await client.execute(
+                    uri: "/v1/workouts/\(workout)/zones/heartRate", method: .get, headers: auth(phone))
+                #expect(json(read.body)["origin"] as? String == "app")
+
+                let foreign = try await put(watch, workout, #"{"boundaries": [100, 120, 140, 160]}"#)
+                #expect(foreign.status == .forbidden)
+                let unseen = try await put(blind, workout, #"{"boundaries": [100, 120, 140, 160]}"#)
+                #expect(unseen.status == .notFound)
+                let bad = try await put(phone, workout, #"{"boundaries": [150, 140]}"#)
+                #expect(bad.status == .badRequest)
+                let still = try await statsOrigin(workout)
+                #expect(still["boundaries"] as? [Double] == [121, 141, 155, 171], "refused requests change nothing")
+
+                let cleared = try await client.execute(
+                    uri: "/v1/workouts/\(workout)/zones/heartRate", method: .delete, headers: auth(phone))
+                #expect(cleared.status == .noContent)
+                let back = try await statsOrigin(workout)
+                #expect(back["origin"] as? String == "user", "cleared: the person's again")
+            }
+        }
+
         @Test("GET /v1/builders lists the token's source's open builders only")
         func listBuilders() async throws {
             let f = try Fixture()
