@@ -25,7 +25,8 @@ struct RouteKitCommand: AsyncParsableCommand {
             Exit codes: 0 success; 1 at least one input failed (the others were still processed); 3 a change-feed \
             anchor the store cannot use (start again without it); \
             64 invalid command-line usage; 65 nothing to import (a folder with no route file); 66 no store at the \
-            path given (--store, $ROUTEKIT_STORE).
+            path given (--store, $ROUTEKIT_STORE); 78 `serve`: a configuration file (--config) or a ROUTEKIT_ \
+            environment variable it cannot use.
             """,
         // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
         version: "0.3.0",
@@ -100,3 +101,8 @@ let exitNoInput = ExitCode(66)
 
 /// Exit code when the input holds nothing a command reads: a folder with no file to import (EX_DATAERR).
 let exitDataError = ExitCode(65)
+
+/// Exit code when `serve`'s configuration cannot be used: a configuration file that cannot be read, is not JSON or YAML,
+/// or has a key that is no setting, or a value there or in a `ROUTEKIT_` environment variable that is not of its
+/// setting's kind or out of its range (EX_CONFIG).
+let exitConfiguration = ExitCode(78)
