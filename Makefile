@@ -6,7 +6,6 @@ SHELL := /bin/bash
 # Where `make install` puts routekit ($(DESTDIR)$(PREFIX)/bin/routekit) and `make install-systemd` the unit.
 PREFIX ?= /usr/local
 DESTDIR ?=
-export PREFIX DESTDIR
 
 .PHONY: api demo test test-postgres test-server test-tsan docs deps build release install install-systemd serve \
 	verify-systemd lint format fuzz fuzz-smoke bench clean
@@ -61,12 +60,12 @@ release: deps
 ## .build-install and installed as $(DESTDIR)$(PREFIX)/bin/routekit (sudo only for the copy, when PREFIX is not
 ## yours; PREFIX=$$HOME/.local needs none). scripts/install.sh.
 install: deps
-	SWIFT=$(SWIFT) scripts/install.sh binary
+	SWIFT=$(SWIFT) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh binary
 
 ## The systemd unit (deploy/routekit.service, ExecStart in $(PREFIX)/bin) to $(DESTDIR)$(PREFIX)/lib/systemd/system and
 ## its user (deploy/routekit.sysusers) to $(DESTDIR)$(PREFIX)/lib/sysusers.d; prints the commands that enable it.
 install-systemd:
-	scripts/install.sh systemd
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh systemd
 
 ## Builds as `make install` does, makes a store and a read/write token in .serve/ (once), prints the web view's
 ## address and the token, and runs `routekit serve` until Ctrl-C. ARGS passes options: make serve ARGS='--port 9000'.
