@@ -3,7 +3,12 @@ SWIFT ?= swift
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: api demo test test-postgres test-server test-tsan docs deps build release lint format fuzz fuzz-smoke bench clean
+# Where `make install` puts routekit ($(DESTDIR)$(PREFIX)/bin/routekit) and `make install-systemd` the unit.
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+.PHONY: api demo test test-postgres test-server test-tsan docs deps build release install install-systemd serve \
+	verify-systemd lint format fuzz fuzz-smoke bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -46,8 +51,30 @@ docs: deps
 build: deps
 	$(SWIFT) build
 
+## A release routekit in .build/release (what the benchmarks run), with the HTTP service (--traits Server) so that its
+## `serve` and `tokens` work; `make install` builds one with every trait.
 release: deps
-	$(SWIFT) build -c release --product routekit
+	$(SWIFT) build -c release --traits Server --product routekit
+
+## A release routekit with every trait (--traits Postgres,Server: the HTTP service and the PostgreSQL store), built in
+## .build-install and installed as $(DESTDIR)$(PREFIX)/bin/routekit (sudo only for the copy, when PREFIX is not
+## yours; PREFIX=$$HOME/.local needs none). scripts/install.sh.
+install: deps
+	SWIFT=$(SWIFT) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh binary
+
+## The systemd unit (deploy/routekit.service, ExecStart in $(PREFIX)/bin) to $(DESTDIR)$(PREFIX)/lib/systemd/system and
+## its user (deploy/routekit.sysusers) to $(DESTDIR)$(PREFIX)/lib/sysusers.d; prints the commands that enable it.
+install-systemd:
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh systemd
+
+## Builds as `make install` does, makes a store and a read/write token in .serve/ (once), prints the web view's
+## address and the token, and runs `routekit serve` until Ctrl-C. ARGS passes options: make serve ARGS='--port 9000'.
+serve: deps
+	SWIFT=$(SWIFT) scripts/serve.sh $(ARGS)
+
+## `systemd-analyze verify` on deploy/routekit.service (CI; skipped where systemd-analyze is missing).
+verify-systemd:
+	scripts/verify-systemd-unit.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
@@ -66,4 +93,4 @@ bench: release
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 
 clean:
-	rm -rf .build .build-demo
+	rm -rf .build .build-demo .build-install

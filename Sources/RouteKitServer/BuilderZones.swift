@@ -201,7 +201,8 @@
 
         /// Writes a zone stream's events until the builder ends, the client leaves or the server shuts down: the zone
         /// of the samples read so far (`start`, from the first `processed` samples of `type`) when there is one, then
-        /// a `zone` event after each batch that leaves the zone other than the last event said.
+        /// a `zone` event after each batch that leaves the zone other than the last event said; at a shutdown, a last
+        /// `shutdown` event (``FeedRoutes/shutdownEvent``).
         func pumpZones(
             _ writer: inout any ResponseBodyWriter, notices: AsyncStream<BuilderLive.Notice>, start: LiveZones,
             processed count: Int, type: QuantityType, builder: UUID, logger: Logger
@@ -246,6 +247,10 @@
                         sent = event.current
                     }
                 }
+            }
+            // The notices ended without the builder's end: the server is shutting down (SIGTERM), said in a last event.
+            if Task.isShuttingDownGracefully && !Task.isCancelled {
+                try await writer.write(FeedRoutes.shutdownEvent)
             }
         }
     }

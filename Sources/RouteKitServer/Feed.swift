@@ -344,8 +344,8 @@
 
         /// The event stream: `changes` events whose `id:` is the anchor after them (a reconnect with
         /// `Last-Event-ID` resumes exactly), `up-to-date` after each catch-up, a comment when idle, an `error`
-        /// event (a problem) when the store fails, and the end on client disconnect or server shutdown. The first
-        /// event carries `retry: 3000` (``retryField``).
+        /// event (a problem) when the store fails, and the end on client disconnect or, after a `shutdown` event
+        /// (``shutdownEvent``), on server shutdown. The first event carries `retry: 3000` (``retryField``).
         func stream(
             first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken,
             request: Request, logger: Logger
@@ -435,10 +435,20 @@
                     }
                     try await writer.write(ByteBuffer(string: ": waiting for the store\n\n"))
                 case nil:
-                    // The client went away or the server is shutting down.
+                    // The client went away or the server is shutting down: then the stream says so in a last event
+                    // before it ends (a client that went away gets nothing, and the write fails quietly).
+                    if Task.isShuttingDownGracefully && !Task.isCancelled {
+                        try await writer.write(Self.withRetry(&retryPending, Self.shutdownEvent))
+                    }
                     return
                 }
             }
+        }
+
+        /// The last event of a stream that ends because the server shuts down (SIGTERM): `shutdown`, with no `id:`
+        /// (the last event's id stays where a reconnect resumes).
+        static var shutdownEvent: ByteBuffer {
+            event("shutdown", id: nil, ["detail": "the server is shutting down; reconnect with Last-Event-ID"])
         }
 
         /// The reconnection delay an event stream asks of its clients (milliseconds), sent with its first event.

@@ -53,6 +53,7 @@
             let metrics = hub.metrics
             let table = MethodTable()
             base.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics, methods: table))
+            base.middlewares.add(ShutdownGate())
             base.middlewares.add(TokenAuthenticator(store: store))
             let router = RecordingRouter(router: base, table: table)
             let store = self.store
@@ -194,6 +195,28 @@
                 services: [hub] + expiry + services,
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
+        }
+    }
+
+    /// While the server drains at shutdown (SIGTERM), a request that arrives on a connection still open (the listening
+    /// socket is closed by then, so one sent behind another on a kept-alive connection) is answered `503`
+    /// `shutting-down` with `Retry-After` instead of being started: the requests in flight finish (an upload being
+    /// received is imported and answered), and nothing new delays the exit. `/healthz` still answers (the process is
+    /// alive); `/readyz` is refused like the rest, which takes the server out of a load balancer's rotation.
+    struct ShutdownGate: RouterMiddleware {
+        typealias Context = RouteKitRequestContext
+
+        func handle(
+            _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+        ) async throws -> Response {
+            guard Task.isShuttingDownGracefully, request.uri.path != "/healthz" else {
+                return try await next(request, context)
+            }
+            throw Problem(
+                status: .serviceUnavailable, type: "shutting-down", title: "The server is shutting down",
+                detail: "this server is stopping; send the request again in a few seconds (to it once restarted, or "
+                    + "to another server of the store)",
+                headers: [.retryAfter: "5"])
         }
     }
 

@@ -12,11 +12,19 @@ public struct ChildProcessResult: Sendable {
 
 /// Runs `executable` with `arguments` and waits for it. Output goes through temporary files, not pipes: no
 /// pipe-buffer deadlock, and no `FileHandle` read (Foundation's `readDataToEndOfFile` traps when a signal
-/// interrupts it).
-public func runChildProcess(_ executable: URL, _ arguments: [String]) throws -> ChildProcessResult {
+/// interrupts it). `environment` is added to this process's environment (replacing variables of the same names); a
+/// variable given as an empty string is left out.
+public func runChildProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:]
+) throws -> ChildProcessResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if !environment.isEmpty {
+        var merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        for (name, value) in environment where value.isEmpty { merged[name] = nil }
+        process.environment = merged
+    }
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-child-\(UUID().uuidString)")
     let outURL = base.appendingPathExtension("out")
     let errURL = base.appendingPathExtension("err")

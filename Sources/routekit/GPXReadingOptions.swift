@@ -20,18 +20,21 @@ struct GPXReadingOptions: ParsableArguments {
     }
 }
 
-/// The limits an archive (zip, a Strava or Apple Health export) is read within, for `import` and `serve`.
+/// The limits an archive (zip, a Strava or Apple Health export) is read within, for `import`.
+/// `serve` has the same two options as settings of its own (`ServeSetting.maxArchiveEntries`, `.maxEntryMb`), which may
+/// also come from the environment or a configuration file.
 struct ArchiveOptions: ParsableArguments {
-    @Option(
-        help: ArgumentHelp(
-            "The most entries a zip archive may list (files, folders and links); one that lists more is refused when "
-                + "it is opened, before any entry is read. A Strava export lists about one per activity.",
-            valueName: "N"))
+    /// What `--max-archive-entries` sets (here and in `serve`'s settings).
+    static let entriesMeaning =
+        "The most entries a zip archive may list (files, folders and links); one that lists more is refused when it "
+        + "is opened, before any entry is read. A Strava export lists about one per activity."
+    /// What `--max-entry-mb` sets (here and in `serve`'s settings).
+    static let entryMeaning =
+        "The largest entry of a zip archive once inflated, in MiB; a larger one is refused (the others still import)."
+
+    @Option(help: ArgumentHelp(ArchiveOptions.entriesMeaning, valueName: "N"))
     var maxArchiveEntries = ArchiveLimits().maxEntries
-    @Option(
-        help: ArgumentHelp(
-            "The largest entry of a zip archive once inflated, in MiB; a larger one is refused (the others still "
-                + "import).", valueName: "MiB"))
+    @Option(help: ArgumentHelp(ArchiveOptions.entryMeaning, valueName: "MiB"))
     var maxEntryMb = ArchiveLimits().maxEntryBytes >> 20
 
     func validate() throws {

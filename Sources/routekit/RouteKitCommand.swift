@@ -25,7 +25,8 @@ struct RouteKitCommand: AsyncParsableCommand {
             Exit codes: 0 success; 1 failure: at least one input failed (the others were still processed), \
             nothing to import (a folder with no route file), no store at the path given (--store, \
             $ROUTEKIT_STORE); 3 a change-feed anchor the store cannot use (start again without it); 64 invalid \
-            command-line usage; 130 interrupted (Ctrl-C; import says what it stored and how to finish).
+            command-line usage; 78 `serve`: a configuration file (--config) or a ROUTEKIT_ environment variable it \
+            cannot use; 130 interrupted (Ctrl-C; import says what it stored and how to finish).
             """,
         // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
         version: "0.3.0",
@@ -98,3 +99,8 @@ let exitInputFailed = ExitCode(1)
 
 /// Exit code when a command was interrupted (Ctrl-C): 128 + SIGINT, as a shell reports a process SIGINT ended.
 let exitInterrupted = ExitCode(130)
+
+/// Exit code when `serve`'s configuration cannot be used: a configuration file that cannot be read, is not JSON or YAML,
+/// or has a key that is no setting, or a value there or in a `ROUTEKIT_` environment variable that is not of its
+/// setting's kind or out of its range (EX_CONFIG).
+let exitConfiguration = ExitCode(78)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitImport
 
 #if Server
     import Hummingbird
@@ -34,111 +35,113 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/routes/ID/picture?format=svg|png   the route's map and profiles
               GET  /healthz, /readyz
 
-            SIGTERM or Ctrl-C stops accepting connections, lets requests in flight finish and closes event \
-            streams (clients resume with Last-Event-ID).
+            Settings: each option below, else its environment variable (ROUTEKIT_ and the option's name in \
+            capitals: ROUTEKIT_PORT, ROUTEKIT_MAX_UPLOAD_MB, ROUTEKIT_STORE), else the configuration file \
+            (--config FILE, JSON or YAML, keyed by the options' names: {"port": 8080} or port: 8080), else the \
+            default. --print-config shows the settings in effect and where each comes from. A file that cannot be \
+            read, an unknown key or a bad value in the file or the environment stops serve before it starts, \
+            naming the file and the key or the variable (exit 78); a bad option is a usage error (exit 64).
+
+            SIGTERM or Ctrl-C drains: the server stops accepting connections, lets requests in flight finish \
+            (an upload being received is imported and answered), refuses a request that arrives meanwhile on an \
+            open connection with 503 and Retry-After, sends each event stream a last `shutdown` event and closes \
+            it (clients resume with Last-Event-ID), then exits 0.
 
             Examples:
               routekit tokens create --source my-phone --scope read,write
               routekit serve --port 8080
-              ROUTEKIT_PORT=8081 routekit serve --store other.sqlite
+              ROUTEKIT_PORT=9000 routekit serve --config /etc/routekit/serve.yaml --print-config
               curl -H "Authorization: Bearer $TOKEN" --data-binary @run.gpx 'http://127.0.0.1:8080/v1/uploads?name=run.gpx'
               curl -N -H "Authorization: Bearer $TOKEN" -H 'Accept: text/event-stream' http://127.0.0.1:8080/v1/changes
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Option(help: "The address to listen on (0.0.0.0: every interface).") var host = "127.0.0.1"
+    @Option(help: ServeSetting.host.help) var host: String?
+    @Option(help: ServeSetting.port.help) var port: Int?
+    @Option(help: ServeSetting.maxUploadMb.help) var maxUploadMb: Int?
+    @Option(help: ServeSetting.maxStreamsPerToken.help) var maxStreamsPerToken: Int?
+    @Option(help: ServeSetting.maxConcurrentImports.help) var maxConcurrentImports: Int?
+    @Option(help: ServeSetting.maxPictures.help) var maxPictures: Int?
+    @Option(help: ServeSetting.idleTimeout.help) var idleTimeout: Double?
+    @Option(help: ServeSetting.headerTimeout.help) var headerTimeout: Double?
+    @Option(help: ServeSetting.minBodyRate.help) var minBodyRate: Int?
+    @Option(help: ServeSetting.maxConnectionsPerAddress.help) var maxConnectionsPerAddress: Int?
+    @Option(help: ServeSetting.builderExpiryHours.help) var builderExpiryHours: Double?
+    @Option(help: ServeSetting.logLevel.help) var logLevel: String?
+    @Option(help: ServeSetting.maxArchiveEntries.help) var maxArchiveEntries: Int?
+    @Option(help: ServeSetting.maxEntryMb.help) var maxEntryMb: Int?
     @Option(
         help: ArgumentHelp(
-            "The port (default: $ROUTEKIT_PORT, else 8080; 0: any free port, the one chosen is printed).",
-            valueName: "N"))
-    var port: Int?
-    @Option(help: "The largest upload accepted, in MiB.") var maxUploadMb = 512
-    @Option(help: "The most event streams one token may hold open.") var maxStreamsPerToken = 4
-    @Option(
-        help: ArgumentHelp(
-            "Uploads imported at once (default: from the machine's memory, a quarter of it at 64 MiB each); more get "
-                + "503 with Retry-After.", valueName: "N"))
-    var maxConcurrentImports: Int?
-    @Option(
-        help: ArgumentHelp(
-            "The most route pictures drawn at once (default: the number of cores); more get 503 with Retry-After.",
-            valueName: "N"))
-    var maxPictures: Int?
-    @Option(
-        help: ArgumentHelp(
-            "Seconds a connection may wait between requests before it is closed.", valueName: "seconds"))
-    var idleTimeout = 75.0
-    @Option(
-        help: ArgumentHelp(
-            "Seconds a request's headers may take to arrive; a client still sending them is disconnected.",
-            valueName: "seconds"))
-    var headerTimeout = 30.0
-    @Option(
-        help: ArgumentHelp(
-            "The slowest a request body may arrive, in bytes a second (measured over 30 s of waiting for it); a slower "
-                + "one gets 408 and its connection is closed. 0: no minimum.",
-            valueName: "bytes"))
-    var minBodyRate = 512
-    @Option(
-        help: ArgumentHelp(
-            "The most connections one client address may hold open; more are closed as they open (default: no "
-                + "limit, as behind a reverse proxy, where every client has the proxy's address).",
-            valueName: "N"))
-    var maxConnectionsPerAddress: Int?
-    @Option(
-        help: ArgumentHelp(
-            "Hours a pending route builder (an interrupted upload or recording) may go without a batch before it is "
-                + "discarded; 0 keeps them.", valueName: "hours"))
-    var builderExpiryHours = 24.0
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
-    @OptionGroup var archiveOptions: ArchiveOptions
+            "A configuration file of settings: JSON (.json) or YAML (.yaml, .yml), one object whose keys are the "
+                + "options' names without dashes (port, max-upload-mb, store). Options and ROUTEKIT_ environment "
+                + "variables take precedence over it.", valueName: "FILE"))
+    var config: String?
+    @Flag(help: "Print the settings in effect, each with where it comes from, and exit (nothing is opened).")
+    var printConfig = false
+    /// The README's table of settings (`ServeSetting.markdownTable`), for the test that holds them equal.
+    @Flag(help: .hidden) var settingsTable = false
 
-    /// The environment variable for the port when `--port` is not given.
-    static let portVariable = "ROUTEKIT_PORT"
-
-    /// The port in effect: `--port`, else `$ROUTEKIT_PORT`, else 8080.
-    /// - Throws: `ValidationError` (a usage error, 64) for a port outside 0…65535 or a variable that is no number.
-    func resolvedPort() throws -> Int {
-        if let port {
-            guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535.") }
-            return port
+    /// The settings given as options, by name.
+    var givenOptions: [String: ServeValue] {
+        var given: [String: ServeValue] = [:]
+        func put(_ setting: ServeSetting, _ value: ServeValue?) {
+            if let value { given[setting.name] = value }
         }
-        guard let text = ProcessInfo.processInfo.environment[Self.portVariable], !text.isEmpty else { return 8080 }
-        guard let value = Int(text), (0...65535).contains(value) else {
-            throw ValidationError("\(Self.portVariable) must be a port from 0 to 65535, not '\(text)'.")
-        }
-        return value
+        put(.store, storeOptions.store.map(ServeValue.text))
+        put(.host, host.map(ServeValue.text))
+        put(.port, port.map(ServeValue.integer))
+        put(.maxUploadMb, maxUploadMb.map(ServeValue.integer))
+        put(.maxStreamsPerToken, maxStreamsPerToken.map(ServeValue.integer))
+        put(.maxConcurrentImports, maxConcurrentImports.map(ServeValue.integer))
+        put(.maxPictures, maxPictures.map(ServeValue.integer))
+        put(.idleTimeout, idleTimeout.map(ServeValue.decimal))
+        put(.headerTimeout, headerTimeout.map(ServeValue.decimal))
+        put(.minBodyRate, minBodyRate.map(ServeValue.integer))
+        put(.maxConnectionsPerAddress, maxConnectionsPerAddress.map(ServeValue.integer))
+        put(.builderExpiryHours, builderExpiryHours.map(ServeValue.decimal))
+        put(.logLevel, logLevel.map(ServeValue.text))
+        put(.maxArchiveEntries, maxArchiveEntries.map(ServeValue.integer))
+        put(.maxEntryMb, maxEntryMb.map(ServeValue.integer))
+        return given
     }
 
+    /// A bad option is a usage error (64) naming it; the environment's and the file's values are checked in `run`.
     func validate() throws {
-        _ = try resolvedPort()
-        if maxUploadMb < 1 { throw ValidationError("--max-upload-mb must be at least 1.") }
-        if maxStreamsPerToken < 1 { throw ValidationError("--max-streams-per-token must be at least 1.") }
-        if let n = maxConcurrentImports, n < 1 { throw ValidationError("--max-concurrent-imports must be at least 1.") }
-        if let maxPictures, maxPictures < 1 { throw ValidationError("--max-pictures must be at least 1.") }
-        if !(idleTimeout > 0 && idleTimeout <= 86_400) {
-            throw ValidationError("--idle-timeout must be more than 0 and at most 86400 seconds.")
-        }
-        if !(headerTimeout > 0 && headerTimeout <= 3_600) {
-            throw ValidationError("--header-timeout must be more than 0 and at most 3600 seconds.")
-        }
-        if minBodyRate < 0 { throw ValidationError("--min-body-rate must be 0 or more.") }
-        if let n = maxConnectionsPerAddress, n < 1 {
-            throw ValidationError("--max-connections-per-address must be at least 1.")
-        }
-        if !(builderExpiryHours >= 0 && builderExpiryHours <= 87_600) {
-            throw ValidationError("--builder-expiry-hours must be from 0 to 87600.")
+        let given = givenOptions
+        for setting in ServeSetting.all {
+            guard let value = given[setting.name], let problem = setting.problem(value) else { continue }
+            throw ValidationError("\(setting.option) \(problem).")
         }
     }
 
     func run() async throws {
+        if settingsTable {
+            print(ServeSetting.markdownTable)
+            return
+        }
         #if Server
-            guard let level = Logger.Level(rawValue: logLevel) else {
-                throw ValidationError(
-                    "--log-level must be one of trace, debug, info, notice, warning, error, critical.")
+            guard #available(macOS 15, *) else {
+                printError("error: routekit serve needs macOS 15 or later (swift-configuration reads its settings)")
+                throw exitInputFailed
+            }
+            let settings: ServeSettings
+            do throws(RouteKitError) {
+                settings = try await ServeSettings.resolve(
+                    options: givenOptions, configFile: config, environment: ProcessInfo.processInfo.environment)
+            } catch {
+                printError("error: \(error.message)")
+                throw exitConfiguration
+            }
+            var chosen = self.storeOptions
+            chosen.store = settings.text(.store)
+            let storeOptions = chosen
+            let configuration = Self.serverConfiguration(settings)
+            if printConfig {
+                print(Self.describe(settings, configuration, store: storeOptions.label), terminator: "")
+                return
             }
             var logger = Logger(label: "routekit.serve")
-            logger.logLevel = level
+            logger.logLevel = settings.text(.logLevel).flatMap { Logger.Level(rawValue: $0) } ?? .info
             let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore in
                 var driverLogger = logger
                 driverLogger[metadataKey: "component"] = "postgres"
@@ -151,23 +154,10 @@ struct Serve: AsyncParsableCommand {
                 }
                 return s
             }
-            let port = try resolvedPort()
-            var configuration = ServerConfiguration()
-            configuration.host = host
-            configuration.port = port
-            configuration.maxUploadBytes = maxUploadMb << 20
-            configuration.maxStreamsPerToken = maxStreamsPerToken
-            if let maxConcurrentImports { configuration.maxConcurrentImports = maxConcurrentImports }
-            if let maxPictures { configuration.maxConcurrentPictures = maxPictures }
-            configuration.idleTimeoutSeconds = idleTimeout
-            configuration.headerTimeoutSeconds = headerTimeout
-            configuration.minimumBodyBytesPerSecond = minBodyRate
-            configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
-            configuration.pendingBuilderExpirySeconds = builderExpiryHours > 0 ? builderExpiryHours * 3600 : nil
-            configuration.archiveLimits = archiveOptions.limits
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
-            let host = self.host
+            let host = configuration.host
+            let port = configuration.port
             // A store that is a service (PostgreSQL's pool) runs beside the server and closes at shutdown.
             let app = server.makeApplication(services: [store as? any Service].compactMap { $0 }) { port in
                 printError("routekit serve: listening on http://\(host):\(port) (store \(label))")
@@ -180,7 +170,7 @@ struct Serve: AsyncParsableCommand {
                 guard let failure = RouteKitServer.listenFailure(error, host: host, port: port) else { throw error }
                 let hint =
                     failure.portAtFault
-                    ? "choose another port with --port N or \(Self.portVariable)=N (--port 0 takes any free one)"
+                    ? "choose another port with --port N or ROUTEKIT_PORT=N (--port 0 takes any free one)"
                     : "choose another address with --host (127.0.0.1: this machine only; 0.0.0.0: every interface)"
                 printError("routekit serve: cannot listen on \(host):\(port): \(failure.reason); \(hint)")
                 throw exitInputFailed
@@ -192,6 +182,49 @@ struct Serve: AsyncParsableCommand {
     }
 
     #if Server
+        /// The server's configuration from `settings` (a setting whose default is computed keeps the configuration's).
+        static func serverConfiguration(_ settings: ServeSettings) -> ServerConfiguration {
+            var configuration = ServerConfiguration()
+            if let host = settings.text(.host) { configuration.host = host }
+            if let port = settings.integer(.port) { configuration.port = port }
+            if let mb = settings.integer(.maxUploadMb) { configuration.maxUploadBytes = mb << 20 }
+            if let n = settings.integer(.maxStreamsPerToken) { configuration.maxStreamsPerToken = n }
+            if let n = settings.integer(.maxConcurrentImports) { configuration.maxConcurrentImports = n }
+            if let n = settings.integer(.maxPictures) { configuration.maxConcurrentPictures = n }
+            if let seconds = settings.decimal(.idleTimeout) { configuration.idleTimeoutSeconds = seconds }
+            if let seconds = settings.decimal(.headerTimeout) { configuration.headerTimeoutSeconds = seconds }
+            if let rate = settings.integer(.minBodyRate) { configuration.minimumBodyBytesPerSecond = rate }
+            configuration.maxConnectionsPerAddress = settings.integer(.maxConnectionsPerAddress)
+            if let hours = settings.decimal(.builderExpiryHours) {
+                configuration.pendingBuilderExpirySeconds = hours > 0 ? hours * 3600 : nil
+            }
+            var limits = ArchiveLimits()
+            if let n = settings.integer(.maxArchiveEntries) { limits.maxEntries = n }
+            if let mb = settings.integer(.maxEntryMb) { limits.maxEntryBytes = mb << 20 }
+            configuration.archiveLimits = limits
+            return configuration
+        }
+
+        /// `--print-config`: one line per setting, `name = value (where it comes from)`; the store without its
+        /// password (`store`), and the computed defaults as computed on this machine.
+        static func describe(_ settings: ServeSettings, _ configuration: ServerConfiguration, store: String) -> String {
+            var text = ""
+            for setting in ServeSetting.all {
+                let entry = settings.entries[setting.name]
+                let value: String
+                switch setting.name {
+                case ServeSetting.store.name: value = store
+                case ServeSetting.maxConcurrentImports.name: value = String(configuration.maxConcurrentImports)
+                case ServeSetting.maxPictures.name: value = String(configuration.maxConcurrentPictures)
+                case ServeSetting.maxConnectionsPerAddress.name:
+                    value = configuration.maxConnectionsPerAddress.map { String($0) } ?? "no limit"
+                default: value = entry?.value?.description ?? setting.defaultText
+                }
+                text += "\(setting.name) = \(value) (\(entry?.source ?? "default"))\n"
+            }
+            return text
+        }
+
         /// The driver log for the store: the server's logger (at its level), as a component of its own.
         static func driverLog(_ logger: Logger) -> DriverLog {
             #if Postgres
