@@ -153,8 +153,12 @@ let package = Package(
             name: "RouteKitServer",
             dependencies: [
                 "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing",
-                "RouteKitRender", "RouteKitApplication",
+                "RouteKitRender", "RouteKitApplication", "RouteKitSQLite",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                // The basemap's tile server, fetched by the server (`routekit serve --tiles`).
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),

@@ -87,6 +87,34 @@ struct Serve: AsyncParsableCommand {
     var builderExpiryHours = 24.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @OptionGroup var archiveOptions: ArchiveOptions
+    @Option(
+        help: ArgumentHelp(
+            "The web view's basemap: a raster tile server's URL template (https://…/{z}/{x}/{y}.png; fetched by this "
+                + "server, never by the browser, and cached) or an MBTiles file (offline). Served at /tiles/{z}/{x}/{y}.",
+            valueName: "URL-TEMPLATE|FILE.mbtiles"))
+    var tiles: String?
+    @Option(
+        help: ArgumentHelp(
+            "The attribution the tile server's terms ask for, shown on the map (an MBTiles file's own by default).",
+            valueName: "text"))
+    var tilesAttribution: String?
+    @Option(
+        help: ArgumentHelp(
+            "The folder of the tile cache (default: $XDG_CACHE_HOME/routekit/tiles or ~/.cache/routekit/tiles).",
+            valueName: "folder"))
+    var tilesCache: String?
+    @Option(
+        help: ArgumentHelp(
+            "The most the tile cache holds (bytes, or with K, M or G: 512M); the least recently used tiles go first.",
+            valueName: "size"))
+    var tilesCacheBytes = "512M"
+    @Option(help: ArgumentHelp("The highest zoom asked of the tile server (0–22).", valueName: "zoom"))
+    var tilesMaxZoom = 19
+    @Option(
+        help: ArgumentHelp(
+            "Where Leaflet is installed (Debian: libjs-leaflet); without it the web view draws its own plain map.",
+            valueName: "folder"))
+    var leafletDir = "/usr/share/javascript/leaflet"
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
@@ -107,6 +135,27 @@ struct Serve: AsyncParsableCommand {
         if !(builderExpiryHours >= 0 && builderExpiryHours <= 87_600) {
             throw ValidationError("--builder-expiry-hours must be from 0 to 87600.")
         }
+        if !(0...22).contains(tilesMaxZoom) { throw ValidationError("--tiles-max-zoom must be from 0 to 22.") }
+        guard let bytes = Self.byteCount(tilesCacheBytes), bytes >= 1 << 20 else {
+            throw ValidationError("--tiles-cache-bytes must be at least 1M (a number of bytes, or with K, M or G).")
+        }
+        if tiles == nil && (tilesAttribution != nil || tilesCache != nil) {
+            throw ValidationError("--tiles-attribution and --tiles-cache go with --tiles.")
+        }
+    }
+
+    /// `512M`, `2G`, `65536`: a size in bytes (K, M, G: powers of 1024); `nil` when it is none.
+    static func byteCount(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(t)
+        var unit = 1
+        if let last = t.last, let u = units[last] {
+            unit = u
+            digits = t.dropLast()
+        }
+        guard let n = Int(digits), n >= 0, n <= Int.max / unit else { return nil }
+        return n * unit
     }
 
     func run() async throws {
@@ -142,6 +191,19 @@ struct Serve: AsyncParsableCommand {
             configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
             configuration.pendingBuilderExpirySeconds = builderExpiryHours > 0 ? builderExpiryHours * 3600 : nil
             configuration.archiveLimits = archiveOptions.limits
+            configuration.leafletDirectory = leafletDir
+            if let tiles {
+                configuration.tiles = try await runReportingErrors { () -> TileProvider in
+                    var settings = TileConfiguration(
+                        source: try TileConfiguration.parseSource(tiles), attribution: tilesAttribution ?? "",
+                        cacheDirectory: tilesCache ?? TileConfiguration.defaultCacheDirectory,
+                        userAgent: TileConfiguration.userAgent(
+                            version: RouteKitCommand.configuration.version))
+                    settings.cacheBytes = Self.byteCount(tilesCacheBytes) ?? settings.cacheBytes
+                    settings.maximumZoom = tilesMaxZoom
+                    return try TileProvider(settings, logger: logger)
+                }
+            }
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
             let host = self.host
