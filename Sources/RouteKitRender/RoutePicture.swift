@@ -201,10 +201,19 @@ public enum RoutePicture {
 
     /// Samples placed along the route by time: (distance, value), in time order.
     package static func series(_ samples: [QuantitySample], on track: RenderTrack) -> [(Double, Double)] {
-        var out: [(Double, Double)] = []
+        timedSeries(samples, on: track).map { ($0.distance, $0.value) }
+    }
+
+    /// Samples placed along the route by time: the distance along it, the seconds from its first location, and the
+    /// value, in time order.
+    package static func timedSeries(
+        _ samples: [QuantitySample], on track: RenderTrack
+    ) -> [(distance: Double, seconds: Double, value: Double)] {
+        var out: [(distance: Double, seconds: Double, value: Double)] = []
+        guard let start = track.time.first else { return out }
         for s in samples where s.value > 0 && s.value.isFinite {
             let t = Double(s.timestamp.instant.seconds) + Double(s.timestamp.instant.nanoseconds) / 1e9
-            if let d = track.distance(at: t) { out.append((d, s.value)) }
+            if let d = track.distance(at: t) { out.append((d, t - start, s.value)) }
         }
         return out
     }
