@@ -301,7 +301,7 @@ let package = Package(
         .testTarget(
             name: "RoutekitCLITests",
             dependencies: [
-                "routekit", "RouteKitTesting", "RouteKitSQLite", "RouteKitIngest",
+                "routekit", "RouteKitTesting", "RouteKitSQLite", "RouteKitIngest", "RouteKitRender",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
