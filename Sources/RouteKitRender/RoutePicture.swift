@@ -213,7 +213,9 @@ public enum RoutePicture {
     }
 
     /// The box of the current route and its raw version, or `nil` when they have no locations.
-    static func bounds(_ input: RoutePictureInput) -> (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)? {
+    static func bounds(
+        _ input: RoutePictureInput
+    ) -> (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)? {
         var minLat = Double.infinity, maxLat = -Double.infinity
         var minLon = Double.infinity, maxLon = -Double.infinity
         for t in [input.current] + (input.raw.map { [$0] } ?? []) {
@@ -224,7 +226,8 @@ public enum RoutePicture {
                 maxLon = max(maxLon, t.longitude[i])
             }
         }
-        return minLat <= maxLat ? (minLat, maxLat, minLon, maxLon) : nil
+        guard minLat <= maxLat else { return nil }
+        return (minLat, maxLat, minLon, maxLon)
     }
 
     /// The picture's scene, its profiles against `xAxis` (distance when the recording has no times), the map over
@@ -314,7 +317,7 @@ public enum RoutePicture {
                     anchor: .middle, color: faint, bold: false))
             return
         }
-        /// Pixels a metre spans on the map (at the route's middle latitude, for a basemap's Web Mercator).
+        // Pixels a metre spans on the map (at the route's middle latitude, for a basemap's Web Mercator).
         let scale: Double
         let pixel: (Double, Double) -> Point
         if let basemap {

@@ -106,7 +106,8 @@ package final class MBTilesArchive: Sendable {
             try queue.write { db in
                 try db.execute(sql: "CREATE TABLE metadata (name TEXT, value TEXT)")
                 try db.execute(
-                    sql: "CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB)")
+                    sql: "CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, "
+                        + "tile_data BLOB)")
                 try db.execute(sql: "CREATE UNIQUE INDEX tile_index ON tiles (zoom_level, tile_column, tile_row)")
                 for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
                     try db.execute(sql: "INSERT INTO metadata (name, value) VALUES (?, ?)", arguments: [key, value])
@@ -136,9 +137,10 @@ package final class MBTilesArchive: Sendable {
                 out.append(c)
             }
         }
-        for (entity, c) in [("&copy;", "©"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&")] {
-            out = out.replacingOccurrences(of: entity, with: c)
-        }
+        let entities = [
+            ("&copy;", "©"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&"),
+        ]
+        for (entity, c) in entities { out = out.replacingOccurrences(of: entity, with: c) }
         return out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }

@@ -214,7 +214,10 @@
         /// Fetches under way, by tile: a second request for the same tile waits for the first one's.
         private let inFlight = Locked<[TileCoordinate: Task<Result<CachedTile, TileFailure>, Never>]>([:])
 
-        init(template: String, userAgent: String, timeout: TimeAmount, cache: TileDiskCache, gate: FetchGate, logger: Logger) {
+        init(
+            template: String, userAgent: String, timeout: TimeAmount, cache: TileDiskCache, gate: FetchGate,
+            logger: Logger
+        ) {
             self.template = template
             self.userAgent = userAgent
             self.timeout = timeout
@@ -272,7 +275,8 @@
                     let body = try await response.body.collect(upTo: Self.maximumTileBytes)
                     let type = response.headers.first(name: "Content-Type") ?? ""
                     guard type.lowercased().hasPrefix("image/") else {
-                        return failed(stale, "the tile server answered \(type.isEmpty ? "no type" : type), not an image")
+                        let said = type.isEmpty ? "no type" : type
+                        return failed(stale, "the tile server answered \(said), not an image")
                     }
                     let bytes = [UInt8](body.readableBytesView)
                     let tile = CachedTile(
@@ -414,7 +418,8 @@
                 for case let url as URL in walker where url.pathExtension == "tile" {
                     guard let values = try? url.resourceValues(forKeys: Set(keys)), values.isRegularFile == true
                     else { continue }
-                    let key = url.path.hasPrefix(directory + "/") ? String(url.path.dropFirst(directory.count + 1)) : url.path
+                    let inside = url.path.hasPrefix(directory + "/")
+                    let key = inside ? String(url.path.dropFirst(directory.count + 1)) : url.path
                     found.append(
                         (key, values.fileSize ?? 0, values.contentModificationDate?.timeIntervalSince1970 ?? 0))
                 }
@@ -447,10 +452,11 @@
             }
             guard known, let data = FileManager.default.contents(atPath: directory + "/" + key) else { return nil }
             let bytes = [UInt8](data)
-            guard bytes.starts(with: Self.magic),
-                let newline = bytes[Self.magic.count...].firstIndex(of: 0x0A),
-                let meta = try? JSONDecoder().decode(CachedTile.Meta.self, from: Data(bytes[Self.magic.count..<newline]))
-            else { return nil }
+            guard bytes.starts(with: Self.magic), let newline = bytes[Self.magic.count...].firstIndex(of: 0x0A) else {
+                return nil
+            }
+            let header = Data(bytes[Self.magic.count..<newline])
+            guard let meta = try? JSONDecoder().decode(CachedTile.Meta.self, from: header) else { return nil }
             return CachedTile(meta: meta, body: Array(bytes[(newline + 1)...]))
         }
 

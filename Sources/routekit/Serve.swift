@@ -89,8 +89,9 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var archiveOptions: ArchiveOptions
     @Option(
         help: ArgumentHelp(
-            "The web view's basemap: a raster tile server's URL template (https://…/{z}/{x}/{y}.png; fetched by this "
-                + "server, never by the browser, and cached) or an MBTiles file (offline). Served at /tiles/{z}/{x}/{y}.",
+            "The web view's basemap: a raster tile server's URL template (https://…/{z}/{x}/{y}.png; fetched by "
+                + "this server, never by the browser, and cached) or an MBTiles file (offline). Served at "
+                + "/tiles/{z}/{x}/{y}.",
             valueName: "URL-TEMPLATE|FILE.mbtiles"))
     var tiles: String?
     @Option(

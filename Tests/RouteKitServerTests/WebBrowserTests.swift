@@ -369,7 +369,10 @@
             let plain = try await driver.script(
                 "return [document.getElementById('map-note').hidden, document.getElementById('map').hasAttribute('hidden')]")
             #expect(plain as? [Bool] == [true, true], "the plain map and its note are hidden")
-            let route = try await driver.script("return document.querySelectorAll('#slippy .leaflet-overlay-pane canvas, #slippy .leaflet-overlay-pane path').length") as? Int
+            let route =
+                try await driver.script(
+                    "return document.querySelectorAll('#slippy .leaflet-overlay-pane canvas,"
+                        + " #slippy .leaflet-overlay-pane path').length") as? Int
             #expect((route ?? 0) > 0, "the route is drawn over the tiles")
 
             // Zoom in: tiles of the next level are drawn.
