@@ -7,8 +7,11 @@
 (() => {
   const PAGE = 50;
   const MAP_VERTICES = 2000;
+  const SLIPPY_VERTICES = 2000;
   const PROFILE_VERTICES = 1200;
   const PROFILE_HEIGHT = 150;
+  // NDJSON lines parsed between yields to the event loop (about 5 ms of work).
+  const PARSE_SLICE = 2000;
   const NARROW = '(max-width: 800px)';
   // Locations read for one route: longer routes come sampled by the server (every k-th location).
   const READ_LOCATIONS = 20000;
@@ -33,6 +36,7 @@
     mapReady: null, // a promise: true once Leaflet and tiles are there, false for the plain map
     mapNote: '', // why the map is plain
     leaflet: null, // { map, layer } once made
+    slippyDraws: 0,
     profile: null, // { profile, metres } of the selected route, redrawn on a switch or a resize
     xAxis: 'distance',
   };
@@ -439,6 +443,9 @@
     return Array.from({ length: max }, (_, i) => Math.round(i * step));
   }
 
+  /// Resolves in a later task: the page handles input and paints in between.
+  const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
   /// Reads a route's positions (NDJSON) as they stream, into flat arrays; the page stays responsive between chunks.
   async function readLocations(routeID, signal, progress) {
     const response = await api(`/v1/routes/${routeID}/locations?max=${READ_LOCATIONS}`, { signal });
@@ -459,7 +466,11 @@
       pending += value;
       const lines = pending.split('\n');
       pending = lines.pop();
-      for (const line of lines) take(line);
+      // A large chunk is parsed a slice at a time, yielding between slices: no task holds the page for long.
+      for (let i = 0; i < lines.length; i += PARSE_SLICE) {
+        if (i > 0) await nextTask();
+        for (const line of lines.slice(i, i + PARSE_SLICE)) take(line);
+      }
       progress(points.lat.length);
     }
     take(pending.trim());
@@ -577,24 +588,32 @@
     return out;
   }
 
-  function drawSlippy(points, pauses) {
+  /// The route over the basemap, in two tasks: the view moves to the route (the tiles are asked for), then the
+  /// route and its markers are drawn (each under 50 ms with a million-point route's 20,000 locations read).
+  async function drawSlippy(points, pauses) {
     const L = window.L;
     const { map, layer } = slippyMap();
+    const draw = ++state.slippyDraws;
     layer.clearLayers();
     const n = points.lat.length;
-    const latlngs = new Array(n);
-    for (let i = 0; i < n; i++) latlngs[i] = [points.lat[i], points.lon[i]];
+    // At most SLIPPY_VERTICES, evenly spread (Leaflet projects and simplifies every vertex at every zoom).
+    const latlngs = decimate(n, SLIPPY_VERTICES).map((i) => [points.lat[i], points.lon[i]]);
     const line = L.polyline(latlngs, { color: '#0b63c5', weight: 3.5, opacity: 0.9, smoothFactor: 1.5, interactive: false });
-    line.addTo(layer);
-    const marker = (i, fill, title) =>
-      L.circleMarker(latlngs[i], { radius: 6, color: '#fff', weight: 2, fillColor: fill, fillOpacity: 1 }).bindTooltip(title).addTo(layer);
-    for (const i of pauses) marker(i, '#bf8700', 'Pause');
-    marker(n - 1, '#b91c1c', 'End');
-    marker(0, '#15803d', 'Start');
     $('map').toggleAttribute('hidden', true); // an SVG element: no `hidden` property
     $('slippy').hidden = false;
     map.invalidateSize();
     map.fitBounds(line.getBounds(), { padding: [24, 24], maxZoom: 17 });
+    await nextTask();
+    if (draw !== state.slippyDraws) return latlngs.length; // another route was selected meanwhile
+    line.addTo(layer);
+    const marker = (i, fill, title) =>
+      L.circleMarker([points.lat[i], points.lon[i]], { radius: 6, color: '#fff', weight: 2, fillColor: fill, fillOpacity: 1 })
+        .bindTooltip(title)
+        .addTo(layer);
+    for (const i of pauses) marker(i, '#bf8700', 'Pause');
+    marker(n - 1, '#b91c1c', 'End');
+    marker(0, '#15803d', 'Start');
+    return latlngs.length;
   }
 
   function drawPlainMap(points, pauses) {
@@ -646,7 +665,7 @@
     $('map-figure').hidden = false;
     let drawn = points.lat.length;
     if (slippy) {
-      drawSlippy(points, pauses);
+      drawn = await drawSlippy(points, pauses);
     } else {
       drawn = drawPlainMap(points, pauses);
     }
@@ -750,8 +769,9 @@
     return [lo, hi];
   }
 
-  /// Draws the selected route's profiles against distance or time (the switch), at the figures' current width.
-  function drawProfiles() {
+  /// Draws the selected route's profiles against distance or time (the switch), at the figures' current width, one
+  /// task each.
+  async function drawProfiles() {
     if (!state.profile) return;
     const { profile, metres } = state.profile;
     const hasTime = profile.time && profile.time.length === profile.distance.length && profile.time[profile.time.length - 1] > 0;
@@ -773,6 +793,8 @@
       $('elevation-figure').querySelector('figcaption').textContent =
         `Elevation against ${against}: ${Math.round(elevation[0])}–${Math.round(elevation[1])} m over ${over}`;
     }
+    await nextTask();
+    if (state.profile === null || state.profile.profile !== profile) return;
     const speeds = profile.speed
       ? drawProfile($('speed'), xs, profile.speed.map((v) => v * 3.6), { robust: true, length, unit: 'km/h', axis })
       : null;
@@ -781,6 +803,8 @@
       $('speed-figure').querySelector('figcaption').textContent =
         `Speed against ${against}: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${over}`;
     }
+    await nextTask();
+    if (state.profile === null || state.profile.profile !== profile) return;
     const heart = profile.heartRate;
     const heartXs = heart && (axis === 'time' ? heart.time : heart.distance);
     const hr = heart && heartXs ? drawProfile($('heart-rate'), heartXs, heart.value, { length, unit: 'bpm', axis }) : null;
@@ -860,10 +884,13 @@
         ['Points', route.locations.toLocaleString() + (sampled ? ` (${n.toLocaleString()} read)` : '')],
       ]);
       await drawMap(points, route.locations, w);
+      // The profiles in a task of their own: the map's drawing and theirs never hold the page together.
+      await nextTask();
       if (generation !== state.detailGeneration) return;
       if (reveal && window.matchMedia(NARROW).matches) $('detail').scrollIntoView({ block: 'start' });
       state.profile = { profile, metres };
-      drawProfiles();
+      await drawProfiles();
+      if (generation !== state.detailGeneration) return;
       // Read out (role=status) but not shown: the title and summary say the same.
       status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${route.locations.toLocaleString()} points.`;
       status.classList.add('visually-hidden');
