@@ -32,6 +32,7 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/routes/ID/locations       NDJSON, streamed
               GET  /v1/routes/ID/export?format=gpx|geojson|csv
               GET  /v1/routes/ID/picture?format=svg|png   the route's map and profiles
+              GET  /tiles/Z/X/Y                  the basemap's tiles (--tiles; no token), for the web view at /
               GET  /healthz, /readyz
 
             SIGTERM or Ctrl-C stops accepting connections, lets requests in flight finish and closes event \

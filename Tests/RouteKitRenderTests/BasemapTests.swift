@@ -20,8 +20,8 @@ struct BasemapTests {
     func coverage() throws {
         let view = BasemapView(zoom: 2, originX: -100, originY: -50, width: 300, height: 200)
         let tiles = view.tiles
-        let columns = Set(tiles.map(\.tile.x))
-        let rows = Set(tiles.map(\.tile.y))
+        let columns = Set(tiles.map { $0.tile.x })
+        let rows = Set(tiles.map { $0.tile.y })
         #expect(columns == [3, 0], "x -100…200 is columns -1 (3, wrapped) and 0")
         #expect(rows == [0], "y -50…150: row 0, nothing north of the pole")
         let first = try #require(tiles.first { $0.tile.x == 0 })

@@ -128,7 +128,10 @@
                     "name": "test", "format": "png", "minzoom": "1", "maxzoom": "1",
                     "attribution": "<a href=\"https://example.org\">&copy; Test Archive</a>",
                 ],
-                tiles: [(1, 0, 0, north), (1, 1, 0, north), (1, 0, 1, south), (1, 1, 1, south)])
+                tiles: [
+                    (z: 1, x: 0, y: 0, data: north), (z: 1, x: 1, y: 0, data: north),
+                    (z: 1, x: 0, y: 1, data: south), (z: 1, x: 1, y: 1, data: south),
+                ])
             var (f, _) = try tileFixture(.mbtiles(path: path))
             f.configuration.leafletDirectory = nil
             // The attribution given on the command line wins over the archive's.
@@ -195,8 +198,7 @@
             "a tile server: fetched once with RouteKit's User-Agent, then from the cache (also after a restart); concurrent requests for one tile make one fetch"
         )
         func upstream() async throws {
-            var server = TestTileServer()
-            server.delay = .milliseconds(300)
+            let server = TestTileServer(delay: .milliseconds(300))
             try await server.application().test(.live) { upstream in
                 let port = try #require(upstream.port)
                 let template = "http://127.0.0.1:\(port)/t/{z}/{x}/{y}.png?key=SECRET-KEY"

@@ -21,7 +21,7 @@ struct RenderTilesCLITests {
         let tile = TestPNG.tile(red: 0x78, green: 0xC8, blue: 0x78)
         var tiles: [(z: Int, x: Int, y: Int, data: [UInt8])] = []
         for dx in -3...2 {
-            for dy in -3...2 { tiles.append((z, x + dx, y + dy, tile)) }
+            for dy in -3...2 { tiles.append((z: z, x: x + dx, y: y + dy, data: tile)) }
         }
         try MBTilesArchive.create(
             path: path,
