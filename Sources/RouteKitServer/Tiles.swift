@@ -160,7 +160,7 @@
             }
         }
 
-        /// The same tiles as a picture's ``TileSource`` (`routekit render --tiles`).
+        /// The same tiles as a picture's `TileSource` (`routekit render --tiles`).
         package var source: TileSource {
             TileSource(attribution: attribution, zoomLevels: zoomLevels) {
                 coordinate async throws(RouteKitError) -> TileImage? in
