@@ -119,7 +119,8 @@ struct BasemapTests {
         let legend = Self.texts(map.legend(maximum: 1, attribution: "© Test"))
         #expect(legend.contains("routes on a pixel"))
         #expect(legend.contains("© Test"))
-        #expect(legend.contains { $0.hasSuffix(" m") || $0.hasSuffix(" km") }, "a scale bar: \(legend)")
+        let scaleBar = legend.contains { $0.hasSuffix(" m") || $0.hasSuffix(" km") }
+        #expect(scaleBar, "a scale bar: \(legend)")
         let image = try DecodedPNG(try map.png())
         #expect(image.width == 400)
         #expect(Heatmap(size: try PictureSize(width: 400, height: 300), bounds: bounds).basemapView == nil)
