@@ -276,7 +276,7 @@ let package = Package(
         .testTarget(
             name: "RouteKitServerTests",
             dependencies: [
-                "RouteKitSQLite", "RouteKitTesting", "RouteKitGPX",
+                "RouteKitSQLite", "RouteKitTesting", "RouteKitGPX", "RouteKitRender",
                 .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
