@@ -483,8 +483,11 @@
             ) { ($0 as? Int ?? 0) > 0 }
             let count = vertices as? Int ?? 0
             #expect(count >= 1000 && count <= 2700, "vertices drawn: \(count)")
-            let profiles = try await driver.script(
-                "return ['elevation', 'speed'].map(id => document.querySelector('#' + id + ' polyline.line') !== null)")
+            // The profiles are drawn after the map, a task each.
+            let profiles = try await driver.poll(
+                "return ['elevation', 'speed'].map(id => document.querySelector('#' + id + ' polyline.line') !== null)",
+                seconds: 5
+            ) { ($0 as? [Bool]) == [true, true] }
             #expect(profiles as? [Bool] == [true, true])
             // Heart rate from /v1/workouts/ID/series/heartRate, placed along the route by time.
             let heartVertices = try await driver.poll(
