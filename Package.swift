@@ -158,8 +158,12 @@ let package = Package(
             name: "RouteKitServer",
             dependencies: [
                 "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitImport", "RouteKitGEOS", "RouteKitProcessing",
-                "RouteKitRender", "RouteKitApplication",
+                "RouteKitRender", "RouteKitApplication", "RouteKitSQLite",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                // The basemap's tile server, fetched by the server (`routekit serve --tiles`).
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),
@@ -279,7 +283,7 @@ let package = Package(
         .testTarget(
             name: "RouteKitServerTests",
             dependencies: [
-                "RouteKitSQLite", "RouteKitTesting", "RouteKitGPX",
+                "RouteKitSQLite", "RouteKitTesting", "RouteKitGPX", "RouteKitRender",
                 .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
@@ -307,7 +311,7 @@ let package = Package(
         .testTarget(
             name: "RoutekitCLITests",
             dependencies: [
-                "routekit", "RouteKitTesting", "RouteKitSQLite", "RouteKitIngest",
+                "routekit", "RouteKitTesting", "RouteKitSQLite", "RouteKitIngest", "RouteKitRender",
                 .target(name: "RouteKitPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

@@ -10,6 +10,12 @@ static int loaded = 0;
 static char error[256];
 
 static __typeof__(&cairo_arc) p_cairo_arc;
+static __typeof__(&cairo_clip) p_cairo_clip;
+static __typeof__(&cairo_restore) p_cairo_restore;
+static __typeof__(&cairo_save) p_cairo_save;
+static __typeof__(&cairo_scale) p_cairo_scale;
+static __typeof__(&cairo_set_source_surface) p_cairo_set_source_surface;
+static __typeof__(&cairo_translate) p_cairo_translate;
 static __typeof__(&cairo_close_path) p_cairo_close_path;
 static __typeof__(&cairo_create) p_cairo_create;
 static __typeof__(&cairo_destroy) p_cairo_destroy;
@@ -94,6 +100,12 @@ static void load(void) {
     ok &= (p_cairo_surface_status = (__typeof__(&cairo_surface_status))dlsym(handle, "cairo_surface_status")) != NULL;
     ok &= (p_cairo_surface_write_to_png_stream = (__typeof__(&cairo_surface_write_to_png_stream))dlsym(handle, "cairo_surface_write_to_png_stream")) != NULL;
     ok &= (p_cairo_text_extents = (__typeof__(&cairo_text_extents))dlsym(handle, "cairo_text_extents")) != NULL;
+    ok &= (p_cairo_clip = (__typeof__(&cairo_clip))dlsym(handle, "cairo_clip")) != NULL;
+    ok &= (p_cairo_restore = (__typeof__(&cairo_restore))dlsym(handle, "cairo_restore")) != NULL;
+    ok &= (p_cairo_save = (__typeof__(&cairo_save))dlsym(handle, "cairo_save")) != NULL;
+    ok &= (p_cairo_scale = (__typeof__(&cairo_scale))dlsym(handle, "cairo_scale")) != NULL;
+    ok &= (p_cairo_set_source_surface = (__typeof__(&cairo_set_source_surface))dlsym(handle, "cairo_set_source_surface")) != NULL;
+    ok &= (p_cairo_translate = (__typeof__(&cairo_translate))dlsym(handle, "cairo_translate")) != NULL;
     if (!ok) snprintf(error, sizeof error, "%s", "a cairo function is missing (cairo older than 1.10?)");
     loaded = ok;
 }
@@ -143,3 +155,9 @@ void rk_cairo_surface_mark_dirty(cairo_surface_t *surface) { p_cairo_surface_mar
 cairo_status_t rk_cairo_surface_status(cairo_surface_t *surface) { return p_cairo_surface_status(surface); }
 cairo_status_t rk_cairo_surface_write_to_png_stream(cairo_surface_t *surface, cairo_write_func_t write_func, void *closure) { return p_cairo_surface_write_to_png_stream(surface, write_func, closure); }
 void rk_cairo_text_extents(cairo_t *cr, const char *utf8, cairo_text_extents_t *extents) { p_cairo_text_extents(cr, utf8, extents); }
+void rk_cairo_clip(cairo_t *cr) { p_cairo_clip(cr); }
+void rk_cairo_restore(cairo_t *cr) { p_cairo_restore(cr); }
+void rk_cairo_save(cairo_t *cr) { p_cairo_save(cr); }
+void rk_cairo_scale(cairo_t *cr, double sx, double sy) { p_cairo_scale(cr, sx, sy); }
+void rk_cairo_set_source_surface(cairo_t *cr, cairo_surface_t *surface, double x, double y) { p_cairo_set_source_surface(cr, surface, x, y); }
+void rk_cairo_translate(cairo_t *cr, double tx, double ty) { p_cairo_translate(cr, tx, ty); }

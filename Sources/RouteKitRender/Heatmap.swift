@@ -45,9 +45,20 @@ public struct Heatmap: Sendable {
     private let scale: Double
     /// Routes added.
     package private(set) var routeCount = 0
+    /// The latitude at the picture's middle (for the scale bar).
+    private let middleLatitude: Double
+    /// The web map zoom the picture is drawn at, when it was fitted to one (for a basemap).
+    package let zoom: Int?
 
     /// A heatmap of `size` covering `bounds` (with a margin of 4%).
     public init(size: PictureSize, bounds: GeoBounds) {
+        self.init(size: size, bounds: bounds, zoomLevels: nil)
+    }
+
+    /// A heatmap of `size` covering `bounds`: with a margin of 4%, or, with `zoomLevels`, at the highest web map
+    /// zoom among them at which the bounds fit with that margin (so that a basemap's tiles go under it unscaled;
+    /// ``basemapView``).
+    package init(size: PictureSize, bounds: GeoBounds, zoomLevels: ClosedRange<Int>?) {
         width = size.width
         height = size.height
         counts = [UInt32](repeating: 0, count: size.width * size.height)
@@ -56,18 +67,39 @@ public struct Heatmap: Sendable {
             originX = 0
             originY = 0
             scale = 1
+            middleLatitude = 0
+            zoom = nil
             return
         }
+        middleLatitude = (bounds.minLatitude + bounds.maxLatitude) / 2
         let x0 = Self.mercatorX(bounds.minLongitude)
         let x1 = Self.mercatorX(bounds.maxLongitude)
         let y0 = Self.mercatorY(bounds.maxLatitude)  // top
         let y1 = Self.mercatorY(bounds.minLatitude)
         let spanX = max(x1 - x0, 1e-9)
         let spanY = max(y1 - y0, 1e-9)
-        let s = min(Double(width) * 0.92 / spanX, Double(height) * 0.92 / spanY)
+        let s: Double
+        if let zoomLevels {
+            let z = WebMercator.fittingZoom(
+                spanX: spanX, spanY: spanY, width: Double(width) * 0.92, height: Double(height) * 0.92,
+                zoomLevels: zoomLevels)
+            zoom = z
+            s = WebMercator.worldPixels(zoom: z)
+        } else {
+            zoom = nil
+            s = min(Double(width) * 0.92 / spanX, Double(height) * 0.92 / spanY)
+        }
         scale = s
         originX = x0 - (Double(width) / s - spanX) / 2
         originY = y0 - (Double(height) / s - spanY) / 2
+    }
+
+    /// Where a basemap goes under the picture: `nil` unless it was fitted to a zoom.
+    package var basemapView: BasemapView? {
+        guard let zoom else { return nil }
+        return BasemapView(
+            zoom: zoom, originX: originX * scale, originY: originY * scale, width: Double(width),
+            height: Double(height))
     }
 
     static func mercatorX(_ lon: Double) -> Double { (lon + 180) / 360 }
@@ -182,8 +214,31 @@ public struct Heatmap: Sendable {
 
     /// The image as PNG.
     public func png() throws(RouteKitError) -> [UInt8] {
+        try png(basemap: nil)
+    }
+
+    /// The image as PNG, over `basemap` (dimmed, so that the routes stand out) when one is given; with a legend of
+    /// the colours and a scale bar when the picture is at least 320 × 240.
+    package func png(basemap: Basemap?) throws(RouteKitError) -> [UInt8] {
         let surface = try ImageSurface(width: width, height: height)
         let maximum = counts.max() ?? 0
+        if let basemap {
+            var base = Scene(width: width, height: height, background: RGBA(13, 17, 23))
+            let clip = Rect(x: 0, y: 0, width: Double(width), height: Double(height))
+            for tile in basemap.tiles {
+                base.add(
+                    .image(
+                        png: tile.image.bytes,
+                        frame: Rect(x: tile.x, y: tile.y, width: WebMercator.tileSize, height: WebMercator.tileSize),
+                        clip: clip))
+            }
+            base.add(
+                .rect(
+                    x: 0, y: 0, width: Double(width), height: Double(height),
+                    style: Style(fill: RGBA(13, 17, 23, alpha: 0.55))))
+            try draw(base, on: surface)
+        }
+        let overBasemap = basemap != nil
         var lut: [UInt32] = []
         let lutSize = Int(min(maximum, 65_535)) + 1
         lut.reserveCapacity(lutSize)
@@ -196,6 +251,8 @@ public struct Heatmap: Sendable {
                 for y in 0..<height {
                     for x in 0..<width {
                         let c = counts[y * width + x]
+                        // Over a basemap, a pixel no route crossed shows the map.
+                        if overBasemap && c == 0 { continue }
                         pixels[y * stride + x] =
                             Int(c) < lutSize
                             ? lut[Int(c)]
@@ -207,7 +264,83 @@ public struct Heatmap: Sendable {
                 }
             }
         }
+        if width >= 320 && height >= 240 {
+            try draw(legend(maximum: maximum, attribution: basemap?.attribution ?? ""), on: surface, background: false)
+        }
         return try surface.png()
+    }
+
+    /// Draws `scene`'s elements on `surface` (its background too, unless `background` is false).
+    private func draw(_ scene: Scene, on surface: ImageSurface, background: Bool = true) throws(RouteKitError) {
+        guard let cr = rk_cairo_create(surface.handle) else {
+            throw RouteKitError(.io, "cairo could not create a drawing context")
+        }
+        defer { rk_cairo_destroy(cr) }
+        if background {
+            PNGRasteriser.setColor(cr, scene.background)
+            rk_cairo_paint(cr)
+        }
+        for element in scene.elements { PNGRasteriser.draw(element, cr) }
+        rk_cairo_surface_flush(surface.handle)
+    }
+
+    /// The legend (the colour ramp from one route to the most on a pixel), the scale bar, and a basemap's
+    /// attribution, as scene elements over the picture.
+    package func legend(maximum: UInt32, attribution: String) -> Scene {
+        var scene = Scene(width: width, height: height)
+        let white = RGBA(255, 255, 255)
+        let panel = RGBA(13, 17, 23, alpha: 0.72)
+        let w = Double(width)
+        let h = Double(height)
+        // The legend, bottom left.
+        let ramp = min(160.0, w * 0.3)
+        let x0 = 12.0
+        let y0 = h - 40
+        scene.add(.rect(x: x0 - 6, y: y0 - 16, width: ramp + 12, height: 40, style: Style(fill: panel)))
+        scene.add(
+            .text("routes on a pixel", at: Point(x0, y0 - 4), size: 10, anchor: .start, color: white, bold: true))
+        let steps = 40
+        for k in 0..<steps {
+            // Count for this band: 1 … maximum on the ramp's log scale.
+            let f = Double(k) / Double(steps - 1)
+            let count = maximum <= 1 ? 1 : UInt32((exp(f * log(Double(maximum)))).rounded())
+            let (r, g, b) = Self.color(count: max(1, count), maximum: max(1, maximum))
+            scene.add(
+                .rect(
+                    x: x0 + Double(k) * ramp / Double(steps), y: y0, width: ramp / Double(steps) + 0.5, height: 9,
+                    style: Style(fill: RGBA(r, g, b))))
+        }
+        scene.add(.text("1", at: Point(x0, y0 + 20), size: 10, anchor: .start, color: white, bold: false))
+        scene.add(
+            .text(
+                "\(max(1, maximum))", at: Point(x0 + ramp, y0 + 20), size: 10, anchor: .end, color: white, bold: false))
+        // The scale bar, bottom right: a round length about a fifth of the width.
+        let metresPerPixel = WebMercator.equator * cos(middleLatitude * .pi / 180) / scale
+        if metresPerPixel.isFinite && metresPerPixel > 0 {
+            let metres = RoutePicture.niceStep(w / 5 * metresPerPixel, minimum: 1)
+            let bar = metres / metresPerPixel
+            let right = w - 14
+            let by = h - (attribution.isEmpty ? 14 : 30)
+            scene.add(.rect(x: right - bar - 6, y: by - 20, width: bar + 12, height: 26, style: Style(fill: panel)))
+            scene.add(
+                .path(
+                    [Point(right - bar, by - 5), Point(right - bar, by), Point(right, by), Point(right, by - 5)],
+                    closed: false, style: Style(stroke: white, lineWidth: 1.5)))
+            let label =
+                metres >= 1_000
+                ? "\(RoutePicture.formatNumber(metres / 1_000)) km" : "\(RoutePicture.formatNumber(metres)) m"
+            scene.add(
+                .text(label, at: Point(right - bar / 2, by - 7), size: 11, anchor: .middle, color: white, bold: false))
+        }
+        if !attribution.isEmpty {
+            let size = 10.0
+            let textWidth = min(w - 8, Double(attribution.count) * size * 0.56 + 8)
+            scene.add(
+                .rect(x: w - textWidth, y: h - size - 6, width: textWidth, height: size + 6, style: Style(fill: panel)))
+            scene.add(
+                .text(attribution, at: Point(w - 4, h - 4), size: size, anchor: .end, color: white, bold: false))
+        }
+        return scene
     }
 }
 

@@ -73,6 +73,22 @@ public enum PNGRasteriser {
             rk_cairo_move_to(cr, at.x + dx, at.y)
             rk_cairo_show_text(cr, string)
             rk_cairo_new_path(cr)
+        case .image(let png, let frame, let clip):
+            // A tile cairo cannot read is left out: the map's background shows through.
+            guard let surface = pngSurface(png) else { return }
+            defer { rk_cairo_surface_destroy(surface) }
+            let w = Double(rk_cairo_image_surface_get_width(surface))
+            let h = Double(rk_cairo_image_surface_get_height(surface))
+            guard w > 0, h > 0, frame.width > 0, frame.height > 0 else { return }
+            rk_cairo_save(cr)
+            rk_cairo_new_path(cr)
+            rk_cairo_rectangle(cr, clip.x, clip.y, clip.width, clip.height)
+            rk_cairo_clip(cr)
+            rk_cairo_translate(cr, frame.x, frame.y)
+            rk_cairo_scale(cr, frame.width / w, frame.height / h)
+            rk_cairo_set_source_surface(cr, surface, 0, 0)
+            rk_cairo_paint(cr)
+            rk_cairo_restore(cr)
         }
     }
 }
@@ -125,6 +141,37 @@ final class ImageSurface {
         }
         return sink.bytes
     }
+}
+
+/// A cairo image surface read from PNG bytes (the caller destroys it), or `nil` when they are not a PNG cairo
+/// reads.
+func pngSurface(_ bytes: [UInt8]) -> OpaquePointer? {
+    final class Source {
+        let bytes: [UInt8]
+        var offset = 0
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+    }
+    let source = Source(bytes)
+    let surface = rk_cairo_image_surface_create_from_png_stream(
+        { closure, data, length in
+            guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
+            let source = Unmanaged<Source>.fromOpaque(closure).takeUnretainedValue()
+            let n = Int(length)
+            guard source.offset + n <= source.bytes.count else { return CAIRO_STATUS_READ_ERROR }
+            source.bytes.withUnsafeBufferPointer { b in
+                guard let base = b.baseAddress else { return }
+                data.update(from: base + source.offset, count: n)
+            }
+            source.offset += n
+            return CAIRO_STATUS_SUCCESS
+        }, Unmanaged.passUnretained(source).toOpaque())
+    withExtendedLifetime(source) {}
+    guard let surface else { return nil }
+    guard rk_cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
+        rk_cairo_surface_destroy(surface)
+        return nil
+    }
+    return surface
 }
 
 /// Opens cairo on first use (it is not linked: see the `CCairo` target); throws, saying what to install, where it

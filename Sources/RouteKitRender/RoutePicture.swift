@@ -98,6 +98,12 @@ public struct RoutePictureInput: Sendable {
     }
 }
 
+/// What a picture's profiles are drawn against: the distance along the recording (km) or the time from its start
+/// (h:mm; `routekit render --x-axis time`).
+package enum ProfileAxis: String, Sendable, CaseIterable {
+    case distance, time
+}
+
 /// Lays a route out as a picture: a map (local projection, scale bar, north arrow, start/end/pause and distance
 /// markers, privacy zones, the raw version faint under the current one, a caption with the processing's numbers),
 /// then profiles against distance (elevation, speed, heart rate over its zone bands, power) and a time-in-zone bar.
@@ -118,34 +124,61 @@ public enum RoutePicture {
 
     /// The picture's scene.
     public static func scene(_ input: RoutePictureInput, size: PictureSize) -> Scene {
-        var scene = Scene(width: size.width, height: size.height)
-        let w = Double(size.width)
+        scene(input, size: size, xAxis: .distance, basemap: nil)
+    }
+
+    /// Where each part of the picture goes.
+    struct Layout {
+        var title: String
+        var top: Double
+        var profiles: [Profile]
+        var mapFrame: Frame
+        var profileHeight: Double
+        var axisHeight: Double
+        var zoneBar: Double
+        var captionHeight: Double
+        /// What the profiles are drawn against (distance when `.time` was asked for a recording without times).
+        var xAxis: ProfileAxis
+        /// Metres or seconds at the profiles' right end.
+        var xLength: Double
+    }
+
+    static let margin = 16.0
+
+    /// The layout of `input`'s picture at `size`: the title, the profiles that have data (dropped, last first, when
+    /// the map would be too small), the map's frame.
+    static func layout(_ input: RoutePictureInput, size: PictureSize, xAxis wanted: ProfileAxis) -> Layout {
         let h = Double(size.height)
-        let margin = 16.0
+        let w = Double(size.width)
         var top = margin
-        if !input.title.isEmpty {
-            scene.add(.text(input.title, at: Point(margin, top + 14), size: 15, anchor: .start, color: ink, bold: true))
-            top += 24
-        }
+        if !input.title.isEmpty { top += 24 }
         // The profiles that have data, bottom up: from the recording as imported when there is one (as the
         // workout's statistics are), since smoothing and simplification are for the map.
         let track = input.raw ?? input.current
+        let start = track.time.first ?? .nan
+        let duration = (track.time.last ?? .nan) - start
+        let xAxis: ProfileAxis = wanted == .time && track.hasTimes && duration > 0 ? .time : .distance
+        let xLength = xAxis == .time ? duration : track.length
+        func x(_ i: Int) -> Double { xAxis == .time ? track.time[i] - start : track.distance[i] }
         var profiles: [Profile] = []
         if track.hasAltitude {
             profiles.append(
-                Profile(label: "Elevation", unit: "m", points: zip(track.distance, track.altitude).map { ($0, $1) }))
+                Profile(label: "Elevation", unit: "m", points: (0..<track.count).map { (x($0), track.altitude[$0]) }))
         }
         if track.hasTimes {
             let speeds = track.speed
             if speeds.contains(where: { !$0.isNaN }) {
                 profiles.append(
-                    Profile(label: "Speed", unit: "km/h", points: zip(track.distance, speeds).map { ($0, $1 * 3.6) }))
+                    Profile(label: "Speed", unit: "km/h", points: (0..<track.count).map { (x($0), speeds[$0] * 3.6) }))
             }
-            let hr = series(input.heartRate, on: track)
+            func placed(_ samples: [QuantitySample]) -> [(Double, Double)] {
+                timedSeries(samples, on: track).map { (xAxis == .time ? $0.seconds : $0.distance, $0.value) }
+            }
+            let hr = placed(input.heartRate)
             if !hr.isEmpty {
                 profiles.append(Profile(label: "Heart rate", unit: "bpm", points: hr, zones: input.zones))
             }
-            let power = series(input.power, on: track)
+            let power = placed(input.power)
             if !power.isEmpty { profiles.append(Profile(label: "Power", unit: "W", points: power)) }
         }
         let zoneBar = (input.zoneTimes?.reduce(0) { $0 + $1.seconds } ?? 0) > 0 ? 34.0 : 0
@@ -162,7 +195,56 @@ public enum RoutePicture {
         let mapFrame = Frame(
             x: margin, y: top, width: w - 2 * margin, height: max(40, h - top - margin - captionHeight - profilesHeight)
         )
-        drawMap(input, in: mapFrame, into: &scene)
+        return Layout(
+            title: input.title, top: top, profiles: profiles, mapFrame: mapFrame, profileHeight: profileHeight,
+            axisHeight: axisHeight, zoneBar: zoneBar, captionHeight: captionHeight, xAxis: xAxis, xLength: xLength)
+    }
+
+    /// The basemap's view for `input`'s picture at `size`: the map's frame at the highest zoom of `zoomLevels` at
+    /// which the route (and its raw version) fits; `nil` for a route without locations.
+    package static func basemapView(
+        _ input: RoutePictureInput, size: PictureSize, zoomLevels: ClosedRange<Int>
+    ) -> BasemapView? {
+        guard let box = bounds(input) else { return nil }
+        let frame = layout(input, size: size, xAxis: .distance).mapFrame
+        return BasemapView.fitting(
+            minLatitude: box.minLat, maxLatitude: box.maxLat, minLongitude: box.minLon, maxLongitude: box.maxLon,
+            width: frame.width, height: frame.height, padding: 24, zoomLevels: zoomLevels)
+    }
+
+    /// The box of the current route and its raw version, or `nil` when they have no locations.
+    static func bounds(
+        _ input: RoutePictureInput
+    ) -> (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)? {
+        var minLat = Double.infinity, maxLat = -Double.infinity
+        var minLon = Double.infinity, maxLon = -Double.infinity
+        for t in [input.current] + (input.raw.map { [$0] } ?? []) {
+            for i in 0..<t.count {
+                minLat = min(minLat, t.latitude[i])
+                maxLat = max(maxLat, t.latitude[i])
+                minLon = min(minLon, t.longitude[i])
+                maxLon = max(maxLon, t.longitude[i])
+            }
+        }
+        guard minLat <= maxLat else { return nil }
+        return (minLat, maxLat, minLon, maxLon)
+    }
+
+    /// The picture's scene, its profiles against `xAxis` (distance when the recording has no times), the map over
+    /// `basemap` when one is given (``basemapView(_:size:zoomLevels:)``'s view, with its tiles): Web Mercator at
+    /// the basemap's zoom, its attribution in the map's corner.
+    package static func scene(
+        _ input: RoutePictureInput, size: PictureSize, xAxis: ProfileAxis, basemap: Basemap?
+    ) -> Scene {
+        var scene = Scene(width: size.width, height: size.height)
+        let w = Double(size.width)
+        let layout = Self.layout(input, size: size, xAxis: xAxis)
+        if !input.title.isEmpty {
+            scene.add(
+                .text(input.title, at: Point(margin, margin + 14), size: 15, anchor: .start, color: ink, bold: true))
+        }
+        let mapFrame = layout.mapFrame
+        drawMap(input, in: mapFrame, basemap: basemap, into: &scene)
         var y = mapFrame.y + mapFrame.height + 15
         let caption: String
         if let p = input.processing {
@@ -172,14 +254,16 @@ public enum RoutePicture {
                 grouped(input.current.count) + " points · " + String(format: "%.2f km", input.current.length / 1000)
         }
         scene.add(.text(caption, at: Point(margin, y), size: 12, anchor: .start, color: faint, bold: false))
-        y += captionHeight - 10
-        for (i, profile) in profiles.enumerated() {
-            let frame = Frame(x: margin + 44, y: y + 8, width: w - 2 * margin - 44, height: profileHeight)
-            drawProfile(profile, in: frame, length: track.length, axis: i == profiles.count - 1, into: &scene)
-            y += profileHeight + 8
+        y += layout.captionHeight - 10
+        for (i, profile) in layout.profiles.enumerated() {
+            let frame = Frame(x: margin + 44, y: y + 8, width: w - 2 * margin - 44, height: layout.profileHeight)
+            drawProfile(
+                profile, in: frame, length: layout.xLength, xAxis: layout.xAxis,
+                axis: i == layout.profiles.count - 1, into: &scene)
+            y += layout.profileHeight + 8
         }
-        y += axisHeight
-        if zoneBar > 0, let times = input.zoneTimes {
+        y += layout.axisHeight
+        if layout.zoneBar > 0, let times = input.zoneTimes {
             drawZoneBar(
                 times, in: Frame(x: margin + 44, y: y + 6, width: w - 2 * margin - 44, height: 16), into: &scene)
         }
@@ -201,53 +285,75 @@ public enum RoutePicture {
 
     /// Samples placed along the route by time: (distance, value), in time order.
     package static func series(_ samples: [QuantitySample], on track: RenderTrack) -> [(Double, Double)] {
-        var out: [(Double, Double)] = []
+        timedSeries(samples, on: track).map { ($0.distance, $0.value) }
+    }
+
+    /// Samples placed along the route by time: the distance along it, the seconds from its first location, and the
+    /// value, in time order.
+    package static func timedSeries(
+        _ samples: [QuantitySample], on track: RenderTrack
+    ) -> [(distance: Double, seconds: Double, value: Double)] {
+        var out: [(distance: Double, seconds: Double, value: Double)] = []
+        guard let start = track.time.first else { return out }
         for s in samples where s.value > 0 && s.value.isFinite {
             let t = Double(s.timestamp.instant.seconds) + Double(s.timestamp.instant.nanoseconds) / 1e9
-            if let d = track.distance(at: t) { out.append((d, s.value)) }
+            if let d = track.distance(at: t) { out.append((d, t - start, s.value)) }
         }
         return out
     }
 
     // MARK: The map
 
-    static func drawMap(_ input: RoutePictureInput, in frame: Frame, into scene: inout Scene) {
+    static func drawMap(_ input: RoutePictureInput, in frame: Frame, basemap: Basemap?, into scene: inout Scene) {
         let track = input.current
         scene.add(
             .rect(
                 x: frame.x, y: frame.y, width: frame.width, height: frame.height,
                 style: Style(fill: RGBA(246, 248, 250), stroke: grid)))
-        guard track.count > 0 else {
+        guard track.count > 0, let box = bounds(input) else {
             scene.add(
                 .text(
                     "no locations", at: Point(frame.x + frame.width / 2, frame.y + frame.height / 2), size: 14,
                     anchor: .middle, color: faint, bold: false))
             return
         }
-        var minLat = Double.infinity, maxLat = -Double.infinity
-        var minLon = Double.infinity, maxLon = -Double.infinity
-        for t in [track] + (input.raw.map { [$0] } ?? []) {
-            for i in 0..<t.count {
-                minLat = min(minLat, t.latitude[i])
-                maxLat = max(maxLat, t.latitude[i])
-                minLon = min(minLon, t.longitude[i])
-                maxLon = max(maxLon, t.longitude[i])
+        // Pixels a metre spans on the map (at the route's middle latitude, for a basemap's Web Mercator).
+        let scale: Double
+        let pixel: (Double, Double) -> Point
+        if let basemap {
+            let view = basemap.view
+            let clip = Rect(x: frame.x, y: frame.y, width: frame.width, height: frame.height)
+            for tile in basemap.tiles {
+                scene.add(
+                    .image(
+                        png: tile.image.bytes,
+                        frame: Rect(
+                            x: frame.x + tile.x, y: frame.y + tile.y, width: WebMercator.tileSize,
+                            height: WebMercator.tileSize), clip: clip))
             }
-        }
-        let projection = LocalProjection(latitude: (minLat + maxLat) / 2, longitude: (minLon + maxLon) / 2)
-        let a = projection.project(latitude: minLat, longitude: minLon)
-        let b = projection.project(latitude: maxLat, longitude: maxLon)
-        let spanX = max(b.x - a.x, 1)
-        let spanY = max(b.y - a.y, 1)
-        let pad = 24.0
-        let scale = min((frame.width - 2 * pad) / spanX, (frame.height - 2 * pad) / spanY)
-        let cx = frame.x + frame.width / 2
-        let cy = frame.y + frame.height / 2
-        let midX = (a.x + b.x) / 2
-        let midY = (a.y + b.y) / 2
-        func pixel(_ lat: Double, _ lon: Double) -> Point {
-            let p = projection.project(latitude: lat, longitude: lon)
-            return Point(cx + (p.x - midX) * scale, cy - (p.y - midY) * scale)
+            scale = 1 / WebMercator.metresPerPixel(latitude: (box.minLat + box.maxLat) / 2, zoom: view.zoom)
+            pixel = { lat, lon in
+                let p = view.pixel(latitude: lat, longitude: lon)
+                return Point(frame.x + p.x, frame.y + p.y)
+            }
+        } else {
+            let projection = LocalProjection(
+                latitude: (box.minLat + box.maxLat) / 2, longitude: (box.minLon + box.maxLon) / 2)
+            let a = projection.project(latitude: box.minLat, longitude: box.minLon)
+            let b = projection.project(latitude: box.maxLat, longitude: box.maxLon)
+            let spanX = max(b.x - a.x, 1)
+            let spanY = max(b.y - a.y, 1)
+            let pad = 24.0
+            let fitted = min((frame.width - 2 * pad) / spanX, (frame.height - 2 * pad) / spanY)
+            let cx = frame.x + frame.width / 2
+            let cy = frame.y + frame.height / 2
+            let midX = (a.x + b.x) / 2
+            let midY = (a.y + b.y) / 2
+            scale = fitted
+            pixel = { lat, lon in
+                let p = projection.project(latitude: lat, longitude: lon)
+                return Point(cx + (p.x - midX) * fitted, cy - (p.y - midY) * fitted)
+            }
         }
         // Privacy zones under everything.
         for zone in input.privacyZones {
@@ -323,6 +429,12 @@ public enum RoutePicture {
         let barLength = metres * scale
         let bx = frame.x + 12
         let by = frame.maxY - 14
+        if basemap != nil {
+            scene.add(
+                .rect(
+                    x: bx - 6, y: by - 20, width: barLength + 12, height: 26,
+                    style: Style(fill: RGBA(255, 255, 255, alpha: 0.75))))
+        }
         scene.add(
             .path(
                 [Point(bx, by - 5), Point(bx, by), Point(bx + barLength, by), Point(bx + barLength, by - 5)],
@@ -338,6 +450,19 @@ public enum RoutePicture {
                 [Point(nx, ny), Point(nx + 7, ny + 20), Point(nx, ny + 15), Point(nx - 7, ny + 20)], closed: true,
                 style: Style(fill: ink)))
         scene.add(.text("N", at: Point(nx, ny + 34), size: 11, anchor: .middle, color: ink, bold: true))
+        // The basemap's attribution, bottom right, on a pale band (its terms ask for it to be legible).
+        if let basemap, !basemap.attribution.isEmpty {
+            let size = 10.0
+            let width = min(frame.width - 8, Double(basemap.attribution.count) * size * 0.56 + 8)
+            scene.add(
+                .rect(
+                    x: frame.maxX - width, y: frame.maxY - size - 6, width: width, height: size + 6,
+                    style: Style(fill: RGBA(255, 255, 255, alpha: 0.8))))
+            scene.add(
+                .text(
+                    basemap.attribution, at: Point(frame.maxX - 4, frame.maxY - 4), size: size, anchor: .end,
+                    color: ink, bold: false))
+        }
     }
 
     /// A round number (1, 2 or 5 times a power of ten) at most `target`, and at least `minimum`.
@@ -356,7 +481,12 @@ public enum RoutePicture {
 
     // MARK: Profiles
 
-    static func drawProfile(_ profile: Profile, in frame: Frame, length: Double, axis: Bool, into scene: inout Scene) {
+    /// A profile in `frame`: its values against distance or time (`length` metres or seconds at the right end),
+    /// with a y axis of round ticks and grid lines in the profile's unit; with `axis`, the x axis's ticks under it
+    /// (km, or h:mm).
+    static func drawProfile(
+        _ profile: Profile, in frame: Frame, length: Double, xAxis: ProfileAxis, axis: Bool, into scene: inout Scene
+    ) {
         let values = profile.points.map(\.1).filter(\.isFinite)
         guard var lo = values.min(), var hi = values.max(), length > 0 else { return }
         if hi - lo < 1 {
@@ -382,6 +512,28 @@ public enum RoutePicture {
                         style: Style(fill: zoneColors[i % zoneColors.count].opacity(0.14))))
             }
         }
+        // The y axis: round values (1, 2 or 5 times a power of ten apart), a grid line and a label at each.
+        let tickCount = max(2.0, (frame.height / 36).rounded(.down))
+        let step = niceStep((hi - lo) / tickCount, minimum: 1e-9)
+        var tick = (lo / step).rounded(.up) * step
+        var ticks = 0
+        while tick <= hi + step * 1e-9 && ticks < 12 {
+            let ty = y(tick)
+            if ty > frame.y + 2 && ty < frame.maxY - 1 {
+                scene.add(
+                    .path(
+                        [Point(frame.x, ty), Point(frame.maxX, ty)], closed: false,
+                        style: Style(stroke: grid.opacity(0.7), lineWidth: 0.75)))
+            }
+            scene.add(
+                .path([Point(frame.x - 4, ty), Point(frame.x, ty)], closed: false, style: Style(stroke: faint)))
+            scene.add(
+                .text(
+                    formatTick(tick, step: step), at: Point(frame.x - 6, ty + 3.5), size: 10, anchor: .end,
+                    color: faint, bold: false))
+            tick += step
+            ticks += 1
+        }
         let points = profile.points.map { Point(x($0.0), $0.1.isFinite ? y($0.1) : .nan) }
         for path in Decimation.profilePaths(points) {
             if profile.unit == "m" {
@@ -400,28 +552,50 @@ public enum RoutePicture {
             .text(
                 "\(profile.label) (\(profile.unit))", at: Point(frame.x + 4, frame.y + 12), size: 11, anchor: .start,
                 color: ink, bold: true))
-        scene.add(
-            .text(
-                formatNumber((hi - padY).rounded()), at: Point(frame.x - 4, frame.y + 10), size: 10, anchor: .end,
-                color: faint, bold: false))
-        scene.add(
-            .text(
-                formatNumber((lo + padY).rounded()), at: Point(frame.x - 4, frame.maxY), size: 10, anchor: .end,
-                color: faint, bold: false))
         guard axis else { return }
-        let step = niceStep(length / 8, minimum: 100)
+        let xStep: Double
+        switch xAxis {
+        case .distance: xStep = niceStep(length / 8, minimum: 100)
+        case .time: xStep = timeStep(length)
+        }
         var d = 0.0
         while d <= length {
             let px = x(d)
             scene.add(
                 .path([Point(px, frame.maxY), Point(px, frame.maxY + 4)], closed: false, style: Style(stroke: faint)))
-            let label = step >= 1_000 ? formatNumber(d / 1_000) : String(format: "%.1f", d / 1_000)
+            let label: String
+            switch xAxis {
+            case .distance: label = xStep >= 1_000 ? formatNumber(d / 1_000) : String(format: "%.1f", d / 1_000)
+            case .time: label = clock(d)
+            }
             scene.add(
                 .text(label, at: Point(px, frame.maxY + 15), size: 10, anchor: .middle, color: faint, bold: false))
-            d += step
+            d += xStep
         }
         scene.add(
-            .text("km", at: Point(frame.maxX, frame.maxY + 15), size: 10, anchor: .end, color: faint, bold: false))
+            .text(
+                xAxis == .time ? "h:mm" : "km", at: Point(frame.x - 6, frame.maxY + 15), size: 10, anchor: .end,
+                color: faint, bold: true))
+    }
+
+    /// A y tick's label: whole numbers, or as many decimals as the step needs.
+    static func formatTick(_ v: Double, step: Double) -> String {
+        guard abs(v) < 1e15 else { return String(format: "%.3g", v) }
+        if step >= 1 { return String(Int(v.rounded())) }
+        let decimals = min(3, Int((-log10(step)).rounded(.up)))
+        return String(format: "%.\(decimals)f", v)
+    }
+
+    /// Seconds between time ticks: a round number of minutes or hours giving at most about eight.
+    static func timeStep(_ seconds: Double) -> Double {
+        let steps: [Double] = [60, 120, 300, 600, 900, 1_200, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200]
+        return steps.first { seconds / $0 <= 8 } ?? 86_400
+    }
+
+    /// `h:mm` of a number of seconds.
+    static func clock(_ seconds: Double) -> String {
+        let minutes = Int((seconds / 60).rounded())
+        return "\(minutes / 60):" + String(format: "%02d", minutes % 60)
     }
 
     static func drawZoneBar(_ times: [ZoneTime], in frame: Frame, into scene: inout Scene) {

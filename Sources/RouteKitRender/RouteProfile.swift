@@ -19,6 +19,13 @@ package struct RouteProfile: Sendable {
     package var heartRate: [(distance: Double, value: Double)] = []
     /// Power samples likewise: (metres, watts).
     package var power: [(distance: Double, value: Double)] = []
+    /// Seconds from the recording's first location at each location given (the profiles against time); empty
+    /// when a location has no time.
+    package var time: [Double] = []
+    /// Seconds from the recording's first location at each heart-rate sample given.
+    package var heartRateTime: [Double] = []
+    /// Seconds from the recording's first location at each power sample given.
+    package var powerTime: [Double] = []
 
     /// The profiles of `input`'s recording (its raw recording when it has one, else `current`), with at most
     /// `maxPoints` (at least 2) entries in each.
@@ -31,12 +38,18 @@ package struct RouteProfile: Sendable {
         distance = picks.map { track.distance[$0] }
         if track.hasAltitude { elevation = picks.map { track.altitude[$0] } }
         if track.hasTimes {
+            let start = track.time[0]
+            time = picks.map { track.time[$0] - start }
             let speeds = track.speed
             if speeds.contains(where: { !$0.isNaN }) { speed = picks.map { speeds[$0] } }
-            let hr = RoutePicture.series(input.heartRate, on: track)
-            heartRate = Self.spread(hr.count, limit).map { (hr[$0].0, hr[$0].1) }
-            let watts = RoutePicture.series(input.power, on: track)
-            power = Self.spread(watts.count, limit).map { (watts[$0].0, watts[$0].1) }
+            let hr = RoutePicture.timedSeries(input.heartRate, on: track)
+            let hrPicks = Self.spread(hr.count, limit)
+            heartRate = hrPicks.map { (hr[$0].distance, hr[$0].value) }
+            heartRateTime = hrPicks.map { hr[$0].seconds }
+            let watts = RoutePicture.timedSeries(input.power, on: track)
+            let powerPicks = Self.spread(watts.count, limit)
+            power = powerPicks.map { (watts[$0].distance, watts[$0].value) }
+            powerTime = powerPicks.map { watts[$0].seconds }
         }
     }
 

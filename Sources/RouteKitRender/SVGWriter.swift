@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes a ``Scene`` as SVG 1.1: one element per scene element, coordinates with one decimal, text as `<text>`
 /// (it scales and stays selectable). The same scene gives the same bytes.
 public enum SVGWriter {
@@ -10,6 +12,7 @@ public enum SVGWriter {
         out += "height=\"\(scene.height)\" viewBox=\"0 0 \(scene.width) \(scene.height)\" "
         out += "font-family=\"DejaVu Sans, Verdana, sans-serif\">\n"
         out += "<rect width=\"100%\" height=\"100%\"\(paint("fill", scene.background))/>\n"
+        var clips: [Rect: Int] = [:]
         for element in scene.elements {
             switch element {
             case .path(let points, let closed, let style):
@@ -36,6 +39,20 @@ public enum SVGWriter {
                 if anchor != .start { out += " text-anchor=\"\(anchor.rawValue)\"" }
                 if bold { out += " font-weight=\"bold\"" }
                 out += paint("fill", color) + ">" + escaped(string) + "</text>\n"
+            case .image(let png, let frame, let clip):
+                // One clip path per clipping rectangle, defined where it is first used.
+                let id: Int
+                if let known = clips[clip] {
+                    id = known
+                } else {
+                    id = clips.count + 1
+                    clips[clip] = id
+                    out += "<clipPath id=\"clip\(id)\"><rect x=\"\(text(clip.x))\" y=\"\(text(clip.y))\" "
+                    out += "width=\"\(text(clip.width))\" height=\"\(text(clip.height))\"/></clipPath>\n"
+                }
+                out += "<image x=\"\(text(frame.x))\" y=\"\(text(frame.y))\" width=\"\(text(frame.width))\" "
+                out += "height=\"\(text(frame.height))\" clip-path=\"url(#clip\(id))\" preserveAspectRatio=\"none\" "
+                out += "href=\"data:image/png;base64,\(Data(png).base64EncodedString())\"/>\n"
             }
         }
         out += "</svg>\n"

@@ -62,6 +62,20 @@ package struct Style: Sendable, Hashable {
     }
 }
 
+/// An axis-aligned rectangle in picture coordinates.
+package struct Rect: Sendable, Hashable {
+    package var x: Double
+    package var y: Double
+    package var width: Double
+    package var height: Double
+    package init(x: Double, y: Double, width: Double, height: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+}
+
 /// Where a text's anchor point lies on its baseline.
 package enum TextAnchor: String, Sendable, Hashable {
     case start, middle, end
@@ -77,6 +91,8 @@ package enum SceneElement: Sendable, Hashable {
     case rect(x: Double, y: Double, width: Double, height: Double, style: Style)
     /// One line of text.
     case text(String, at: Point, size: Double, anchor: TextAnchor, color: RGBA, bold: Bool)
+    /// A PNG image (a basemap's tile) drawn into `frame`, only within `clip` (the map's frame).
+    case image(png: [UInt8], frame: Rect, clip: Rect)
 }
 
 /// A picture as a list of elements, drawn in order over a background: what ``SVGWriter`` writes and

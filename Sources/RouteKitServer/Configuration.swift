@@ -66,6 +66,13 @@
         /// a request to stop it made through another server).
         package var jobSaveSeconds = 1.0
 
+        /// The basemap's tiles (`routekit serve --tiles`), served at `/tiles/{z}/{x}/{y}` to the web view; `nil`:
+        /// none, and the page draws the route on its own plain map.
+        package var tiles: TileProvider?
+        /// Where Leaflet's files are (Debian's `libjs-leaflet`), served at `/static/leaflet/`; the web view draws a
+        /// slippy map with them when there are tiles too. `nil`, or a folder without them: the page's own map.
+        package var leafletDirectory: String? = "/usr/share/javascript/leaflet"
+
         /// The defaults.
         public init() {}
     }

@@ -80,7 +80,8 @@
         func profile(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let route = try await readableRoute(context)
             let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: 2_000, 2...20_000)
-            let tag = "\"\(route.id.uuidString.lowercased())-profile-\(max)\""
+            // profile2: the body gained `time` (a browser's copy without it must not be revalidated).
+            let tag = "\"\(route.id.uuidString.lowercased())-profile2-\(max)\""
             if Self.matches(request, tag) {
                 return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
             }

@@ -58,6 +58,10 @@
             let router = RecordingRouter(router: base, table: table)
             let store = self.store
             WebView.add(to: router)
+            WebMapRoutes(
+                tiles: configuration.tiles,
+                leaflet: configuration.leafletDirectory.flatMap { LeafletAssets(directory: $0) }
+            ).add(to: router)
             router.get("/healthz") { _, _ in JSONBody.response(["status": "ok"]) }
             let readinessLogger = logger
             router.get("/readyz") { _, _ -> Response in

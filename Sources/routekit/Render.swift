@@ -6,6 +6,12 @@ import RouteKitGPX
 import RouteKitIngest
 import RouteKitProcessing
 import RouteKitRender
+import RouteKitSQLite
+
+#if Server
+    import Logging
+    import RouteKitServer
+#endif
 
 struct Render: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,6 +26,12 @@ struct Render: AsyncParsableCommand {
             the current version and the caption gives the processing's numbers (points in and out, smoothing \
             RMS, maximum deviation, length before and after). Below the map, profiles against distance: \
             elevation, speed, heart rate over its zone bands, power, and the time in each heart-rate zone.
+
+            --tiles draws a basemap under the route or the heatmap, at the web map zoom that fits the picture, \
+            with its attribution in the corner: an MBTiles file of PNG tiles (offline), or an XYZ tile server's \
+            URL template (https://…/{z}/{x}/{y}.png; fetched with RouteKit's User-Agent through the same disk \
+            cache as `routekit serve --tiles`, in a routekit built with --traits Server). Profiles have axes with \
+            ticks and units; --x-axis time draws them against the time from the start (h:mm) instead of distance.
 
             SVG is written directly (text stays text); PNG is drawn by cairo. Lines are reduced to what the \
             pixels can show, so a million-point route gives a small file. The same input gives the same bytes.
@@ -38,6 +50,9 @@ struct Render: AsyncParsableCommand {
               routekit render course.tcx -o course.svg
               routekit render --heatmap -o heat.png
               routekit render --heatmap --activity cycling --from 2025-01-01T00:00:00Z -o rides-2025.png
+              routekit render 0C1D… -o ride.png --tiles ~/maps/region.mbtiles --x-axis time
+              routekit render --heatmap -o heat.png --tiles 'https://tile.example.org/{z}/{x}/{y}.png' \\
+                --tiles-attribution '© OpenStreetMap contributors'
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -67,6 +82,29 @@ struct Render: AsyncParsableCommand {
     var activity: String?
     @Option(help: "Heatmap: only routes that end at or after this ISO 8601 time.") var from: String?
     @Option(help: "Heatmap: only routes that start at or before this ISO 8601 time.") var to: String?
+    @Option(
+        help: ArgumentHelp(
+            "A basemap under the map or heatmap: an MBTiles file of PNG tiles, or a tile server's URL template "
+                + "(https://…/{z}/{x}/{y}.png, in a routekit built with --traits Server).",
+            valueName: "FILE.mbtiles|URL-TEMPLATE"))
+    var tiles: String?
+    @Option(
+        help: ArgumentHelp(
+            "The attribution the tiles' terms ask for, drawn in the corner (an MBTiles file's own by default).",
+            valueName: "text"))
+    var tilesAttribution: String?
+    @Option(
+        help: ArgumentHelp(
+            "The tile cache's folder for a tile server (default: $XDG_CACHE_HOME/routekit/tiles, as serve's).",
+            valueName: "folder"))
+    var tilesCache: String?
+    @Option(help: "Profiles against distance (km) or time (h:mm from the start).") var xAxis: XAxis = .distance
+
+    enum XAxis: String, ExpressibleByArgument, CaseIterable {
+        case distance, time
+
+        var profileAxis: ProfileAxis { self == .time ? .time : .distance }
+    }
 
     enum PictureFormat: String, ExpressibleByArgument, CaseIterable {
         case svg, png
@@ -88,6 +126,9 @@ struct Render: AsyncParsableCommand {
             throw ValidationError("PNG goes to a file: give -o FILE.png")
         }
         if track < 1 { throw ValidationError("--track counts from 1") }
+        if tiles == nil && (tilesAttribution != nil || tilesCache != nil) {
+            throw ValidationError("--tiles-attribution and --tiles-cache go with --tiles")
+        }
         if let maxHr, !(maxHr > 60 && maxHr < 260) { throw ValidationError("--max-hr must lie between 60 and 260") }
         _ = try parsedVersions()
     }
@@ -111,11 +152,21 @@ struct Render: AsyncParsableCommand {
             let bytes: [UInt8]
             if heatmap {
                 bytes = try await renderHeatmap(size: pictureSize)
-            } else if let input, Self.namesStoredObject(input) {
-                let scene = RoutePicture.scene(try await storeInput(input), size: pictureSize)
-                bytes = resolvedFormat == .png ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
             } else if let input {
-                let scene = RoutePicture.scene(try fileInput(input), size: pictureSize)
+                let picture: RoutePictureInput
+                if Self.namesStoredObject(input) {
+                    picture = try await storeInput(input)
+                } else {
+                    picture = try fileInput(input)
+                }
+                var basemap: Basemap?
+                if let source = try tileSource(),
+                    let view = RoutePicture.basemapView(picture, size: pictureSize, zoomLevels: source.zoomLevels)
+                {
+                    basemap = try await Basemap.load(view, from: source)
+                }
+                let scene = RoutePicture.scene(
+                    picture, size: pictureSize, xAxis: xAxis.profileAxis, basemap: basemap)
                 bytes = resolvedFormat == .png ? try PNGRasteriser.png(scene) : SVGWriter.svg(scene)
             } else {
                 throw RouteKitError(.invalidArgument, "nothing to draw")
@@ -142,6 +193,37 @@ struct Render: AsyncParsableCommand {
                 .io, "cannot move the picture into place: \(String(cString: strerror(errno)))", file: output)
         }
         printError("wrote \(output) (\(resolvedFormat.rawValue), \(size), \(bytes.count) bytes)")
+    }
+
+    // MARK: The basemap
+
+    /// Where `--tiles` takes tiles from: an MBTiles archive, or a tile server through the server's disk cache;
+    /// `nil` without `--tiles`.
+    func tileSource() throws(RouteKitError) -> TileSource? {
+        guard let tiles else { return nil }
+        if tiles.lowercased().hasSuffix(".mbtiles") {
+            let archive = try MBTilesArchive(path: tiles)
+            let type = archive.contentType
+            return TileSource(
+                attribution: tilesAttribution ?? archive.attribution, zoomLevels: archive.zoomLevels
+            ) { c async throws(RouteKitError) -> TileImage? in
+                try archive.tile(z: c.z, x: c.x, y: c.y).map { TileImage(bytes: $0, contentType: type) }
+            }
+        }
+        #if Server
+            let settings = TileConfiguration(
+                source: try TileConfiguration.parseSource(tiles), attribution: tilesAttribution ?? "",
+                cacheDirectory: tilesCache ?? TileConfiguration.defaultCacheDirectory,
+                userAgent: TileConfiguration.userAgent(version: RouteKitCommand.configuration.version))
+            var logger = Logger(label: "routekit.render")
+            logger.logLevel = .error
+            return try TileProvider(settings, logger: logger).source
+        #else
+            throw RouteKitError(
+                .invalidArgument,
+                "--tiles with a tile server's URL needs a routekit built with --traits Server; an MBTiles file "
+                    + "works in any build")
+        #endif
     }
 
     // MARK: A route or a workout of the store
@@ -266,6 +348,7 @@ struct Render: AsyncParsableCommand {
     // MARK: Heatmap
 
     func renderHeatmap(size: PictureSize) async throws -> [UInt8] {
+        let source = try tileSource()
         let store = try await storeOptions.open()
         let range = try parseTimeRange(from: from, to: to)
         let wantedActivity = activity.map { ActivityType(rawValue: $0.lowercased()) }
@@ -295,7 +378,7 @@ struct Render: AsyncParsableCommand {
             done += 1
             progress.update(done, label: "heatmap bounds")
         }
-        var map = Heatmap(size: size, bounds: bounds)
+        var map = Heatmap(size: size, bounds: bounds, zoomLevels: source?.zoomLevels)
         var points = 0
         for r in routes {
             map.beginRoute()
@@ -309,6 +392,10 @@ struct Render: AsyncParsableCommand {
         }
         progress.clear()
         printError("heatmap: \(routes.count) routes, \(points) points, at most \(map.maximumCount) routes on one pixel")
-        return try map.png()
+        var basemap: Basemap?
+        if let source, let view = map.basemapView {
+            basemap = try await Basemap.load(view, from: source)
+        }
+        return try map.png(basemap: basemap)
     }
 }

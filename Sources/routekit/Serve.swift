@@ -33,6 +33,7 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/routes/ID/locations       NDJSON, streamed
               GET  /v1/routes/ID/export?format=gpx|geojson|csv
               GET  /v1/routes/ID/picture?format=svg|png   the route's map and profiles
+              GET  /tiles/Z/X/Y                  the basemap's tiles (--tiles; no token), for the web view at /
               GET  /healthz, /readyz
 
             Settings: each option below, else its environment variable (ROUTEKIT_ and the option's name in \
@@ -80,6 +81,12 @@ struct Serve: AsyncParsableCommand {
     var printConfig = false
     /// The README's table of settings (`ServeSetting.markdownTable`), for the test that holds them equal.
     @Flag(help: .hidden) var settingsTable = false
+    @Option(help: ServeSetting.tiles.help) var tiles: String?
+    @Option(help: ServeSetting.tilesAttribution.help) var tilesAttribution: String?
+    @Option(help: ServeSetting.tilesCache.help) var tilesCache: String?
+    @Option(help: ServeSetting.tilesCacheBytes.help) var tilesCacheBytes: String?
+    @Option(help: ServeSetting.tilesMaxZoom.help) var tilesMaxZoom: Int?
+    @Option(help: ServeSetting.leafletDir.help) var leafletDir: String?
 
     /// The settings given as options, by name.
     var givenOptions: [String: ServeValue] {
@@ -102,6 +109,12 @@ struct Serve: AsyncParsableCommand {
         put(.logLevel, logLevel.map(ServeValue.text))
         put(.maxArchiveEntries, maxArchiveEntries.map(ServeValue.integer))
         put(.maxEntryMb, maxEntryMb.map(ServeValue.integer))
+        put(.tiles, tiles.map(ServeValue.text))
+        put(.tilesAttribution, tilesAttribution.map(ServeValue.text))
+        put(.tilesCache, tilesCache.map(ServeValue.text))
+        put(.tilesCacheBytes, tilesCacheBytes.map(ServeValue.text))
+        put(.tilesMaxZoom, tilesMaxZoom.map(ServeValue.integer))
+        put(.leafletDir, leafletDir.map(ServeValue.text))
         return given
     }
 
@@ -112,6 +125,20 @@ struct Serve: AsyncParsableCommand {
             guard let value = given[setting.name], let problem = setting.problem(value) else { continue }
             throw ValidationError("\(setting.option) \(problem).")
         }
+    }
+
+    /// `512M`, `2G`, `65536`: a size in bytes (K, M, G: powers of 1024); `nil` when it is none.
+    static func byteCount(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(t)
+        var unit = 1
+        if let last = t.last, let u = units[last] {
+            unit = u
+            digits = t.dropLast()
+        }
+        guard let n = Int(digits), n >= 0, n <= Int.max / unit else { return nil }
+        return n * unit
     }
 
     func run() async throws {
@@ -135,7 +162,13 @@ struct Serve: AsyncParsableCommand {
             var chosen = self.storeOptions
             chosen.store = settings.text(.store)
             let storeOptions = chosen
-            let configuration = Self.serverConfiguration(settings)
+            var configuration = Self.serverConfiguration(settings)
+            if settings.text(.tiles) == nil
+                && (settings.text(.tilesAttribution) != nil || settings.text(.tilesCache) != nil)
+            {
+                printError("error: tiles-attribution and tiles-cache go with tiles (--tiles, ROUTEKIT_TILES)")
+                throw exitConfiguration
+            }
             if printConfig {
                 print(Self.describe(settings, configuration, store: storeOptions.label), terminator: "")
                 return
@@ -153,6 +186,21 @@ struct Serve: AsyncParsableCommand {
                     throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
                 }
                 return s
+            }
+            if let tiles = settings.text(.tiles) {
+                let cacheBytes = settings.text(.tilesCacheBytes).flatMap(Self.byteCount)
+                let maximumZoom = settings.integer(.tilesMaxZoom)
+                let attribution = settings.text(.tilesAttribution)
+                let cache = settings.text(.tilesCache)
+                configuration.tiles = try await runReportingErrors { () -> TileProvider in
+                    var tileSettings = TileConfiguration(
+                        source: try TileConfiguration.parseSource(tiles), attribution: attribution ?? "",
+                        cacheDirectory: cache ?? TileConfiguration.defaultCacheDirectory,
+                        userAgent: TileConfiguration.userAgent(version: RouteKitCommand.configuration.version))
+                    if let cacheBytes { tileSettings.cacheBytes = cacheBytes }
+                    if let maximumZoom { tileSettings.maximumZoom = maximumZoom }
+                    return try TileProvider(tileSettings, logger: logger)
+                }
             }
             let server = RouteKitServer(store: store, configuration: configuration, logger: logger)
             let label = storeOptions.label
@@ -202,6 +250,7 @@ struct Serve: AsyncParsableCommand {
             if let n = settings.integer(.maxArchiveEntries) { limits.maxEntries = n }
             if let mb = settings.integer(.maxEntryMb) { limits.maxEntryBytes = mb << 20 }
             configuration.archiveLimits = limits
+            if let folder = settings.text(.leafletDir) { configuration.leafletDirectory = folder }
             return configuration
         }
 

@@ -167,11 +167,43 @@ struct ServeSetting: Sendable {
         defaultText: String(ArchiveLimits().maxEntryBytes >> 20), meaning: ArchiveOptions.entryMeaning,
         valueName: "MiB", problem: integer(in: 1...(1 << 20), "must be from 1 to 1048576"))
 
+    static let tiles = ServeSetting(
+        name: "tiles", kind: .text, defaultValue: nil, defaultText: "none: the web view draws its own plain map",
+        meaning: "The web view's basemap: a raster tile server's URL template (https://…/{z}/{x}/{y}.png; fetched by "
+            + "this server, never by the browser, and cached) or an MBTiles file (offline). Served at "
+            + "/tiles/{z}/{x}/{y}.",
+        valueName: "URL-TEMPLATE or FILE.mbtiles", problem: text("must not be empty") { !$0.isEmpty })
+    static let tilesAttribution = ServeSetting(
+        name: "tiles-attribution", kind: .text, defaultValue: nil, defaultText: "an MBTiles file's own",
+        meaning: "The attribution the tile server's terms ask for, shown on the map (with tiles).", valueName: "text",
+        problem: text("must not be empty") { !$0.isEmpty })
+    static let tilesCache = ServeSetting(
+        name: "tiles-cache", kind: .text, defaultValue: nil,
+        defaultText: "$XDG_CACHE_HOME/routekit/tiles (~/.cache/routekit/tiles)",
+        meaning: "The folder of the tile cache (with tiles).", valueName: "folder",
+        problem: text("must not be empty") { !$0.isEmpty })
+    static let tilesCacheBytes = ServeSetting(
+        name: "tiles-cache-bytes", kind: .text, defaultValue: .text("512M"), defaultText: "512M",
+        meaning: "The most the tile cache holds (bytes, or with K, M or G); the least recently used tiles go first.",
+        valueName: "size",
+        problem: text("must be at least 1M (a number of bytes, or with K, M or G)") {
+            (Serve.byteCount($0) ?? 0) >= 1 << 20
+        })
+    static let tilesMaxZoom = ServeSetting(
+        name: "tiles-max-zoom", kind: .integer, defaultValue: .integer(19), defaultText: "19",
+        meaning: "The highest zoom asked of the tile server.", valueName: "zoom",
+        problem: integer(in: 0...22, "must be from 0 to 22"))
+    static let leafletDir = ServeSetting(
+        name: "leaflet-dir", kind: .text, defaultValue: .text("/usr/share/javascript/leaflet"),
+        defaultText: "/usr/share/javascript/leaflet",
+        meaning: "Where Leaflet is installed (Debian: libjs-leaflet); without it the web view draws its own plain map.",
+        valueName: "folder", problem: text("must not be empty") { !$0.isEmpty })
+
     /// Every setting, in the order `--help`, `--print-config` and the README list them.
     static let all: [ServeSetting] = [
         store, host, port, maxUploadMb, maxStreamsPerToken, maxConcurrentImports, maxPictures, idleTimeout,
         headerTimeout, minBodyRate, maxConnectionsPerAddress, builderExpiryHours, logLevel, maxArchiveEntries,
-        maxEntryMb,
+        maxEntryMb, tiles, tilesAttribution, tilesCache, tilesCacheBytes, tilesMaxZoom, leafletDir,
     ]
 
     /// The setting whose name `key` is closest to (two edits at most, or one that begins with it), for a message.

@@ -19,12 +19,15 @@
         }
     }()
 
-    /// Starts `routekit serve` on `store` (on a free port, or `port`) and returns the process and its port.
-    func startServe(_ binary: URL, store: String, log: URL, port: Int = 0) async throws -> (Process, Int) {
+    /// Starts `routekit serve` on `store` (on a free port, or `port`), with `extra` arguments, and returns the process
+    /// and its port.
+    func startServe(
+        _ binary: URL, store: String, log: URL, port: Int = 0, extra: [String] = []
+    ) async throws -> (Process, Int) {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"]
+        process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"] + extra
         let handle = try FileHandle(forWritingTo: log)
         process.standardError = handle
         process.standardOutput = handle

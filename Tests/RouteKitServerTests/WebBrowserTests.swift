@@ -1,10 +1,21 @@
 #if Server
     import AsyncHTTPClient
     import Foundation
+    import HummingbirdTesting
     import NIOCore
     import NIOHTTP1
+    import RouteKit
     import RouteKitTesting
     import Testing
+
+    /// The numbers of a script's array result (JSON gives whole numbers as Int, others as Double).
+    func scriptNumbers(_ value: Any?) -> [Double] {
+        (value as? [Any] ?? []).compactMap { element -> Double? in
+            if let d = element as? Double { return d }
+            if let i = element as? Int { return Double(i) }
+            return nil
+        }
+    }
 
     /// A W3C WebDriver client (chromedriver) over AsyncHTTPClient: just the commands the browser test uses.
     struct WebDriver {
@@ -59,6 +70,25 @@
         /// Runs a script in the page and returns its result.
         func script(_ source: String) async throws -> Any? {
             try await call(.POST, session("/execute/sync"), ["script": source, "args": [Any]()])
+        }
+
+        /// Drags the mouse from the middle of the element `css` by (`dx`, `dy`) pixels (W3C pointer actions).
+        func drag(_ css: String, dx: Int, dy: Int) async throws {
+            let reference = try await element(css)
+            let steps: [[String: Any]] = [
+                [
+                    "type": "pointerMove", "duration": 0, "x": 0, "y": 0,
+                    "origin": ["element-6066-11e4-a52e-4f735466cecf": reference],
+                ],
+                ["type": "pointerDown", "button": 0],
+                ["type": "pointerMove", "duration": 250, "origin": "pointer", "x": dx / 2, "y": dy / 2],
+                ["type": "pointerMove", "duration": 250, "origin": "pointer", "x": dx - dx / 2, "y": dy - dy / 2],
+                ["type": "pointerUp", "button": 0],
+            ]
+            let mouse: [String: Any] = [
+                "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"], "actions": steps,
+            ]
+            _ = try await call(.POST, session("/actions"), ["actions": [mouse]])
         }
 
         /// Runs `source` until it returns something `accept` takes, for up to `seconds`; the last result.
@@ -217,6 +247,211 @@
             #expect(!log.contains(reader) && !log.contains(String(reader.suffix(43))))
         }
 
+        @Test(
+            "over a tile server the test starts: tiles, attribution, pan and zoom, profiles with tick labels; at 390 × 844 nothing overflows and a tap shows the route"
+        )
+        func basemapAndPhone() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let leaflet = "/usr/share/javascript/leaflet/leaflet.js"
+            guard let chromium = findExecutable(["chromium", "chromium-browser", "google-chrome"]),
+                let chromedriver = findExecutable(["chromedriver"]), FileManager.default.fileExists(atPath: leaflet)
+            else {
+                let message =
+                    "chromium, chromedriver or Leaflet is missing (apt-get install chromium chromium-driver libjs-leaflet)"
+                if ProcessInfo.processInfo.environment["CI"] != nil {
+                    Issue.record("\(message); CI is set, so the browser test must run")
+                } else {
+                    print("WebBrowserTests.basemapAndPhone skipped: \(message)")
+                }
+                return
+            }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-map-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let store = folder.appendingPathComponent("store.sqlite").path
+            let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("sample-routes")
+            let imported = try runChildProcess(binary, ["import", "--no-progress", "--store", store, samples.path])
+            #expect(imported.status == 0, "\(imported.errorOutput)")
+            let reader = try runChildProcess(
+                binary, ["tokens", "create", "--store", store, "--source", "map-test", "--scope", "read"]
+            ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let tileServer = TestTileServer()
+            try await tileServer.application().test(.live) { upstream in
+                let upstreamPort = try #require(upstream.port)
+                let (serve, port) = try await startServe(
+                    binary, store: store, log: folder.appendingPathComponent("serve.log"),
+                    extra: [
+                        "--tiles", "http://127.0.0.1:\(upstreamPort)/t/{z}/{x}/{y}.png", "--tiles-attribution",
+                        "© Test Tiles", "--tiles-cache", folder.appendingPathComponent("tiles").path,
+                    ])
+                defer { if serve.isRunning { serve.terminate() } }
+                let (driverProcess, driverPort) = try await startChild(
+                    chromedriver, ["--port=0"], log: folder.appendingPathComponent("chromedriver.log"),
+                    marker: "started successfully on port ")
+                defer { killChromedriver(driverProcess) }
+                let origin = "http://127.0.0.1:\(port)"
+                for phone in [false, true] {
+                    var driver = WebDriver(base: "http://127.0.0.1:\(driverPort)")
+                    var options: [String: Any] = [
+                        "binary": chromium.path,
+                        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"],
+                    ]
+                    if phone {
+                        options["mobileEmulation"] = ["deviceMetrics": ["width": 390, "height": 844, "pixelRatio": 3]]
+                    }
+                    let capabilities: [String: Any] = [
+                        "browserName": "chrome", "goog:loggingPrefs": ["browser": "ALL"], "goog:chromeOptions": options,
+                    ]
+                    let created = try await driver.call(
+                        .POST, "/session", ["capabilities": ["alwaysMatch": capabilities]])
+                    driver.session = try #require((created as? [String: Any])?["sessionId"] as? String)
+                    do {
+                        if phone {
+                            try await phoneLayout(driver, origin: origin, reader: reader, folder: folder)
+                        } else {
+                            try await slippyMap(driver, origin: origin, reader: reader, folder: folder)
+                        }
+                    } catch {
+                        _ = try? await driver.call(.DELETE, "/session/\(driver.session)")
+                        throw error
+                    }
+                    _ = try await driver.call(.DELETE, "/session/\(driver.session)")
+                }
+                await stopChromedriver(driverProcess, port: driverPort)
+                let counts = tileServer.counts.withLock { $0 }
+                #expect(counts.tiles > 0, "the server fetched tiles from the tile server")
+                #expect(counts.userAgents.allSatisfy { $0.hasPrefix("RouteKit/") }, "\(counts.userAgents)")
+            }
+        }
+
+        /// Connects with `reader` and waits for the three sample workouts.
+        func connect(_ driver: WebDriver, origin: String, reader: String) async throws {
+            try await driver.navigate(origin + "/")
+            try await driver.type("#token", reader)
+            try await driver.click("#token-form button[type=submit]")
+            let names = try await driver.poll(
+                "return document.querySelectorAll('#workouts li[data-workout]').length", seconds: 10
+            ) { ($0 as? Int) == 3 }
+            #expect(names as? Int == 3)
+        }
+
+        /// Saves a screenshot (CI keeps them, `ROUTEKIT_SCREENSHOT_DIR`).
+        func screenshot(_ driver: WebDriver, _ name: String, folder: URL) async throws {
+            let shot = try await driver.call(.GET, driver.session("/screenshot")) as? String ?? ""
+            let png = try #require(Data(base64Encoded: shot))
+            let dir =
+                ProcessInfo.processInfo.environment["ROUTEKIT_SCREENSHOT_DIR"].map { URL(fileURLWithPath: $0) } ?? folder
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try png.write(to: dir.appendingPathComponent(name))
+        }
+
+        /// The slippy map at 1280 × 900: tiles from /tiles/ drawn, the attribution shown, zoom and pan, axes.
+        func slippyMap(_ driver: WebDriver, origin: String, reader: String, folder: URL) async throws {
+            try await connect(driver, origin: origin, reader: reader)
+            _ = try await driver.script(
+                "[...document.querySelectorAll('#workouts li[data-workout]')]"
+                    + ".find(li => li.querySelector('.name').textContent.startsWith('Morning run')).querySelector('button').click()"
+            )
+            let tilesScript =
+                "return [...document.querySelectorAll('#slippy img.leaflet-tile')]"
+                + ".filter(i => i.complete && i.naturalWidth > 0 && new URL(i.src).pathname.startsWith('/tiles/'))"
+                + ".map(i => Number(new URL(i.src).pathname.split('/')[2]))"
+            let loaded = try await driver.poll(tilesScript, seconds: 15) { !(($0 as? [Int]) ?? []).isEmpty }
+            let zooms = loaded as? [Int] ?? []
+            #expect(!zooms.isEmpty, "no tile from /tiles/ was drawn")
+            let attribution = try await driver.script(
+                "const a = document.querySelector('#slippy .leaflet-control-attribution');"
+                    + " return a && a.getBoundingClientRect().width > 0 ? a.textContent : ''") as? String
+            #expect(attribution?.contains("© Test Tiles") == true, "\(attribution ?? "nil")")
+            let plain = try await driver.script(
+                "return [document.getElementById('map-note').hidden, document.getElementById('map').hasAttribute('hidden')]")
+            #expect(plain as? [Bool] == [true, true], "the plain map and its note are hidden")
+            let route =
+                try await driver.script(
+                    "return document.querySelectorAll('#slippy .leaflet-overlay-pane canvas,"
+                        + " #slippy .leaflet-overlay-pane path').length") as? Int
+            #expect((route ?? 0) > 0, "the route is drawn over the tiles")
+
+            // Zoom in: tiles of the next level are drawn.
+            let before = zooms.max() ?? 0
+            try await driver.click("#slippy .leaflet-control-zoom-in")
+            let zoomed = try await driver.poll(tilesScript, seconds: 10) { (($0 as? [Int]) ?? []).contains(before + 1) }
+            let deeper = (zoomed as? [Int] ?? []).contains(before + 1)
+            #expect(deeper, "after zooming in: \(zoomed ?? "nil")")
+            // Pan: a drag moves the map.
+            let paneScript = "return document.querySelector('#slippy .leaflet-map-pane').style.transform"
+            let start = try await driver.script(paneScript) as? String ?? ""
+            try await driver.drag("#slippy", dx: 140, dy: 60)
+            let moved = try await driver.poll(paneScript, seconds: 5) { ($0 as? String ?? start) != start }
+            let panned = moved as? String ?? start
+            #expect(panned != start, "the map did not pan: \(start)")
+
+            // Profiles with axes: tick labels on both axes, in km, then in h:mm against time.
+            let ticks = try await driver.script(
+                "return ['elevation', 'speed'].map(id => ['x', 'y'].map(a =>"
+                    + " [...document.querySelectorAll('#' + id + ' .tick.' + a + ' text')].filter(t => t.textContent).length))")
+            let counts = ticks as? [[Int]] ?? []
+            let labelled = counts.count == 2 && counts.allSatisfy { $0.count == 2 && $0.allSatisfy { $0 >= 2 } }
+            #expect(labelled, "tick labels of elevation and speed, x and y: \(counts)")
+            let units = try await driver.script(
+                "return [...document.querySelectorAll('#elevation .unit')].map(t => t.textContent)") as? [String]
+            #expect(units == ["m", "km"], "\(units ?? [])")
+            try await driver.click("#x-axis input[value=time]")
+            let clock = try await driver.poll(
+                "return [...document.querySelectorAll('#elevation .tick.x text')].map(t => t.textContent)", seconds: 5
+            ) { ($0 as? [String])?.first == "0:00" }
+            #expect((clock as? [String])?.first == "0:00", "\(clock ?? "nil")")
+            let caption = try await driver.script(
+                "return document.querySelector('#elevation-figure figcaption').textContent") as? String
+            #expect(caption?.hasPrefix("Elevation against time") == true, "\(caption ?? "")")
+
+            if let log = try? await driver.call(.POST, driver.session("/se/log"), ["type": "browser"]) as? [[String: Any]] {
+                let severe = log.filter { $0["level"] as? String == "SEVERE" }.map { $0["message"] as? String ?? "" }
+                #expect(severe.isEmpty, "\(severe)")
+            }
+            try await screenshot(driver, "web-view-basemap.png", folder: folder)
+        }
+
+        /// The page at 390 × 844 (a phone): no horizontal overflow, a tap on a workout scrolls to its map, text
+        /// stays readable.
+        func phoneLayout(_ driver: WebDriver, origin: String, reader: String, folder: URL) async throws {
+            try await connect(driver, origin: origin, reader: reader)
+            let widthScript = "return [document.documentElement.scrollWidth, window.innerWidth]"
+            let widths = scriptNumbers(try await driver.script(widthScript))
+            #expect(widths.last == 390, "\(widths)")
+            let fits = widths.count == 2 && widths[0] <= 390
+            #expect(fits, "the page is wider than the phone: \(widths)")
+            let header = scriptNumbers(
+                try await driver.script(
+                    "return [...document.querySelectorAll('header button:not([hidden]), header input')]"
+                        + ".map(e => e.getBoundingClientRect().right)"))
+            let onScreen = !header.isEmpty && header.allSatisfy { $0 <= 390 }
+            #expect(onScreen, "the header's controls stay on screen: \(header)")
+            try await driver.click("#workouts li[data-workout] button")
+            let shown = try await driver.poll(
+                "const f = document.getElementById('map-figure'); const r = f.getBoundingClientRect();"
+                    + " return !f.hidden && window.scrollY > 0 && r.top < window.innerHeight && r.bottom > 0", seconds: 15
+            ) { $0 as? Bool == true }
+            #expect(shown as? Bool == true, "a tap on a workout scrolls to its map")
+            _ = try await driver.poll(
+                "return document.querySelectorAll('#elevation .tick text').length", seconds: 5
+            ) { ($0 as? Int ?? 0) > 0 }
+            let after = scriptNumbers(try await driver.script(widthScript))
+            let stillFits = after.count == 2 && after[0] <= 390
+            #expect(stillFits, "with the route shown: \(after)")
+            let sizes = scriptNumbers(
+                try await driver.script(
+                    "return ['.workouts .facts', '#elevation .tick text', '.slippy .leaflet-control-attribution']"
+                        + ".map(s => document.querySelector(s)).filter(e => e)"
+                        + ".map(e => parseFloat(getComputedStyle(e).fontSize))"))
+            let readable = sizes.count == 3 && sizes.allSatisfy { $0 >= 11 }
+            #expect(readable, "font sizes: \(sizes)")
+            try await screenshot(driver, "web-view-phone.png", folder: folder)
+        }
+
         /// The steps in the browser, once the session is open.
         func exercise(_ driver: WebDriver, origin: String, reader: String, writer: String, folder: URL) async throws {
             try await driver.navigate(origin + "/")
@@ -248,8 +483,11 @@
             ) { ($0 as? Int ?? 0) > 0 }
             let count = vertices as? Int ?? 0
             #expect(count >= 1000 && count <= 2700, "vertices drawn: \(count)")
-            let profiles = try await driver.script(
-                "return ['elevation', 'speed'].map(id => document.querySelector('#' + id + ' polyline.line') !== null)")
+            // The profiles are drawn after the map, a task each.
+            let profiles = try await driver.poll(
+                "return ['elevation', 'speed'].map(id => document.querySelector('#' + id + ' polyline.line') !== null)",
+                seconds: 5
+            ) { ($0 as? [Bool]) == [true, true] }
             #expect(profiles as? [Bool] == [true, true])
             // Heart rate from /v1/workouts/ID/series/heartRate, placed along the route by time.
             let heartVertices = try await driver.poll(

@@ -1,11 +1,18 @@
-// RouteKit's web view: plain JavaScript, no build step, no third-party code. Every datum comes from the
+// RouteKit's web view: plain JavaScript, no build step, no third-party code in this file. Every datum comes from the
 // token-protected API; the token stays in memory and sessionStorage and travels only in the Authorization header
-// (the event stream gets a one-use stream ticket instead).
+// (the event stream gets a one-use stream ticket instead). The map is Leaflet's (the system's libjs-leaflet, served
+// by the server at /static/leaflet/) over the server's own tiles (/tiles/…), when the server has both
+// (/web/map.json); else the route is drawn on a plain background, and the page says why.
 'use strict';
 (() => {
   const PAGE = 50;
   const MAP_VERTICES = 2000;
+  const SLIPPY_VERTICES = 2000;
   const PROFILE_VERTICES = 1200;
+  const PROFILE_HEIGHT = 150;
+  // NDJSON lines parsed between yields to the event loop (about 5 ms of work).
+  const PARSE_SLICE = 2000;
+  const NARROW = '(max-width: 800px)';
   // Locations read for one route: longer routes come sampled by the server (every k-th location).
   const READ_LOCATIONS = 20000;
   const STORAGE_KEY = 'routekit.token';
@@ -25,6 +32,13 @@
     retries: 0,
     retryTimer: null,
     queue: Promise.resolve(),
+    mapConfig: null, // /web/map.json
+    mapReady: null, // a promise: true once Leaflet and tiles are there, false for the plain map
+    mapNote: '', // why the map is plain
+    leaflet: null, // { map, layer } once made
+    slippyDraws: 0,
+    profile: null, // { profile, metres } of the selected route, redrawn on a switch or a resize
+    xAxis: 'distance',
   };
 
   // ---- The API --------------------------------------------------------------------------------------------
@@ -405,7 +419,8 @@
 
   function clearDetail(text) {
     state.selected = null;
-    for (const id of ['summary', 'map-figure', 'elevation-figure', 'speed-figure', 'heart-rate-note']) {
+    state.profile = null;
+    for (const id of ['summary', 'map-figure', 'x-axis', 'elevation-figure', 'speed-figure', 'heart-rate-figure', 'heart-rate-note']) {
       $(id).hidden = true;
     }
     $('detail-title').textContent = 'Route';
@@ -414,9 +429,10 @@
     for (const { li, workout } of state.rows.values()) fillRow(li, workout);
   }
 
-  function svgElement(name, attributes) {
+  function svgElement(name, attributes, text) {
     const e = document.createElementNS('http://www.w3.org/2000/svg', name);
     for (const [k, v] of Object.entries(attributes)) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
     return e;
   }
 
@@ -427,10 +443,14 @@
     return Array.from({ length: max }, (_, i) => Math.round(i * step));
   }
 
+  /// Resolves in a later task: the page handles input and paints in between.
+  const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
   /// Reads a route's positions (NDJSON) as they stream, into flat arrays; the page stays responsive between chunks.
   async function readLocations(routeID, signal, progress) {
     const response = await api(`/v1/routes/${routeID}/locations?max=${READ_LOCATIONS}`, { signal });
-    const points = { lat: [], lon: [] }; // for the map: the profiles come measured (readProfile)
+    // For the map (and its pause markers): the profiles come measured (readProfile).
+    const points = { lat: [], lon: [], time: [] };
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let pending = '';
     const take = (line) => {
@@ -438,6 +458,7 @@
       const l = JSON.parse(line);
       points.lat.push(l.latitude);
       points.lon.push(l.longitude);
+      points.time.push(typeof l.time === 'string' ? Date.parse(l.time) : NaN);
     };
     for (;;) {
       const { value, done } = await reader.read();
@@ -445,7 +466,11 @@
       pending += value;
       const lines = pending.split('\n');
       pending = lines.pop();
-      for (const line of lines) take(line);
+      // A large chunk is parsed a slice at a time, yielding between slices: no task holds the page for long.
+      for (let i = 0; i < lines.length; i += PARSE_SLICE) {
+        if (i > 0) await nextTask();
+        for (const line of lines.slice(i, i + PARSE_SLICE)) take(line);
+      }
       progress(points.lat.length);
     }
     take(pending.trim());
@@ -454,21 +479,144 @@
 
   /// The route's profiles as the server measures them (`/v1/routes/ID/profile`): the distance along the recording
   /// by the statistics' rules (the figure `routekit stats` prints), elevation and speed at up to 2,000 locations,
-  /// heart rate at its samples. Nulls (absent values) become NaN.
+  /// heart rate at its samples, and the seconds from the start at each (for profiles against time). Nulls (absent
+  /// values) become NaN.
   async function readProfile(routeID, signal) {
     const response = await api(`/v1/routes/${routeID}/profile?max=2000`, { signal });
     const p = await response.json();
     const numbers = (a) => (a ? Float64Array.from(a, (v) => (v === null ? NaN : v)) : null);
+    const heart = p.heartRate && p.heartRate.value.length >= 2 ? p.heartRate : null;
     return {
       metres: p.distanceMetres,
       distance: numbers(p.distance),
+      time: numbers(p.time),
       elevation: numbers(p.elevation),
       speed: numbers(p.speed),
-      heartRate: p.heartRate && p.heartRate.value.length >= 2 ? { distance: numbers(p.heartRate.distance), value: numbers(p.heartRate.value) } : null,
+      heartRate: heart ? { distance: numbers(heart.distance), time: numbers(heart.time), value: numbers(heart.value) } : null,
     };
   }
 
-  function drawMap(points, total) {
+  // ---- The map: Leaflet over the server's tiles, or the route on a plain background ------------------------------
+
+  function escapeHTML(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+  }
+
+  function loadScript(src) {
+    return new Promise((resolve, reject) => {
+      const script = document.createElement('script');
+      script.src = src;
+      script.onload = resolve;
+      script.onerror = () => reject(new Error(`${src} could not be loaded`));
+      document.head.append(script);
+    });
+  }
+
+  function loadStyle(href) {
+    return new Promise((resolve, reject) => {
+      const link = document.createElement('link');
+      link.rel = 'stylesheet';
+      link.href = href;
+      link.onload = resolve;
+      link.onerror = () => reject(new Error(`${href} could not be loaded`));
+      document.head.append(link);
+    });
+  }
+
+  /// Asks the server what the map can be drawn with (no token: it is no one's data) and loads Leaflet when there
+  /// are tiles too; true when the slippy map can be drawn.
+  async function loadMapSupport() {
+    try {
+      const response = await fetch('/web/map.json', { cache: 'no-store', credentials: 'omit' });
+      if (!response.ok) throw new Error(`map.json: ${response.status}`);
+      const config = await response.json();
+      state.mapConfig = config;
+      if (!config.tiles) {
+        state.mapNote = 'No basemap: this server was started without --tiles, so the route is drawn on a plain background.';
+        return false;
+      }
+      if (!config.leaflet) {
+        state.mapNote =
+          'No basemap: Leaflet is not installed on this server (Debian: libjs-leaflet), so the route is drawn on a plain background.';
+        return false;
+      }
+      await Promise.all([loadStyle('/static/leaflet/leaflet.css'), loadScript('/static/leaflet/leaflet.js')]);
+      if (!window.L || typeof window.L.map !== 'function') throw new Error('Leaflet did not load');
+      return true;
+    } catch (_) {
+      state.mapNote = 'No basemap: the map could not be set up, so the route is drawn on a plain background.';
+      return false;
+    }
+  }
+
+  /// Leaflet's map, made once: the server's tiles with their attribution, a layer for the route and its markers.
+  function slippyMap() {
+    if (state.leaflet) return state.leaflet;
+    const L = window.L;
+    const tiles = state.mapConfig.tiles;
+    const map = L.map($('slippy'), { preferCanvas: true, zoomSnap: 0.5, worldCopyJump: true });
+    map.attributionControl.setPrefix('Leaflet');
+    L.tileLayer(tiles.url, {
+      attribution: escapeHTML(tiles.attribution),
+      minZoom: 0,
+      maxZoom: Math.max(tiles.maxZoom, 18),
+      minNativeZoom: tiles.minZoom,
+      maxNativeZoom: tiles.maxZoom,
+    }).addTo(map);
+    state.leaflet = { map, layer: L.layerGroup().addTo(map) };
+    return state.leaflet;
+  }
+
+  /// The indices of the locations where the workout was paused (its pause events, by time).
+  function pauseIndices(points, workout) {
+    const times = points.time;
+    if (!times.length || !Number.isFinite(times[0])) return [];
+    const out = [];
+    for (const e of workout.events || []) {
+      if (e.kind !== 'pause' && e.kind !== 'motionPaused') continue;
+      const t = Date.parse(e.start);
+      if (!Number.isFinite(t) || t < times[0] || t > times[times.length - 1]) continue;
+      let lo = 0;
+      let hi = times.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (times[mid] <= t) lo = mid;
+        else hi = mid - 1;
+      }
+      out.push(lo);
+    }
+    return out;
+  }
+
+  /// The route over the basemap, in two tasks: the view moves to the route (the tiles are asked for), then the
+  /// route and its markers are drawn (each under 50 ms with a million-point route's 20,000 locations read).
+  async function drawSlippy(points, pauses) {
+    const L = window.L;
+    const { map, layer } = slippyMap();
+    const draw = ++state.slippyDraws;
+    layer.clearLayers();
+    const n = points.lat.length;
+    // At most SLIPPY_VERTICES, evenly spread (Leaflet projects and simplifies every vertex at every zoom).
+    const latlngs = decimate(n, SLIPPY_VERTICES).map((i) => [points.lat[i], points.lon[i]]);
+    const line = L.polyline(latlngs, { color: '#0b63c5', weight: 3.5, opacity: 0.9, smoothFactor: 1.5, interactive: false });
+    $('map').toggleAttribute('hidden', true); // an SVG element: no `hidden` property
+    $('slippy').hidden = false;
+    map.invalidateSize();
+    map.fitBounds(line.getBounds(), { padding: [24, 24], maxZoom: 17 });
+    await nextTask();
+    if (draw !== state.slippyDraws) return latlngs.length; // another route was selected meanwhile
+    line.addTo(layer);
+    const marker = (i, fill, title) =>
+      L.circleMarker([points.lat[i], points.lon[i]], { radius: 6, color: '#fff', weight: 2, fillColor: fill, fillOpacity: 1 })
+        .bindTooltip(title)
+        .addTo(layer);
+    for (const i of pauses) marker(i, '#bf8700', 'Pause');
+    marker(n - 1, '#b91c1c', 'End');
+    marker(0, '#15803d', 'Start');
+    return latlngs.length;
+  }
+
+  function drawPlainMap(points, pauses) {
     const svg = $('map');
     const n = points.lat.length;
     let minLat = Infinity;
@@ -494,37 +642,178 @@
     const project = (i) => [offX + (points.lon[i] - minLon) * k * scale, height - offY - (points.lat[i] - minLat) * scale];
     const indices = decimate(n, MAP_VERTICES);
     const text = indices.map((i) => project(i).map((v) => v.toFixed(1)).join(',')).join(' ');
-    const [sx, sy] = project(0);
-    const [ex, ey] = project(n - 1);
+    const dot = (i, cls) => {
+      const [x, y] = project(i);
+      return svgElement('circle', { class: cls, cx: x.toFixed(1), cy: y.toFixed(1), r: 5 });
+    };
     svg.replaceChildren(
       svgElement('polyline', { class: 'path', points: text }),
-      svgElement('circle', { class: 'start', cx: sx.toFixed(1), cy: sy.toFixed(1), r: 5 }),
-      svgElement('circle', { class: 'end', cx: ex.toFixed(1), cy: ey.toFixed(1), r: 5 }),
+      ...pauses.map((i) => dot(i, 'pause')),
+      dot(n - 1, 'end'),
+      dot(0, 'start'),
     );
     svg.setAttribute('aria-label', `Map of the route: ${n} points, drawn with ${indices.length}`);
-    $('map-caption').textContent =
-      `${total.toLocaleString()} points${total > indices.length ? `, drawn with ${indices.length.toLocaleString()}` : ''}. ` +
-      'Green: start, red: end.';
+    $('slippy').hidden = true;
+    svg.toggleAttribute('hidden', false);
+    return indices.length;
   }
 
-  /// A profile of `values` against `distance`: its range, or `null` when there is nothing to draw. With `robust`,
-  /// the range is the 1st to 99th percentile and values outside are drawn at its edges (a GPS spike makes a
+  /// Draws the route: over the basemap when the server has one, else on a plain background with a note saying why.
+  async function drawMap(points, total, workout) {
+    const slippy = await state.mapReady;
+    const pauses = pauseIndices(points, workout);
+    $('map-figure').hidden = false;
+    let drawn = points.lat.length;
+    if (slippy) {
+      drawn = await drawSlippy(points, pauses);
+    } else {
+      drawn = drawPlainMap(points, pauses);
+    }
+    $('map-note').hidden = slippy;
+    $('map-note').textContent = slippy ? '' : state.mapNote;
+    $('map-caption').textContent =
+      `${total.toLocaleString()} points${total > drawn ? `, drawn with ${drawn.toLocaleString()}` : ''}. ` +
+      `Green: start, red: end${pauses.length ? ', amber: pause' : ''}.`;
+  }
+
+  // ---- Profiles with axes, against distance or time ------------------------------------------------------------
+
+  /// A round step (1, 2 or 5 times a power of ten) giving about `count` steps over `span`.
+  function niceStep(span, count) {
+    const raw = span / Math.max(1, count);
+    if (!(raw > 0) || !Number.isFinite(raw)) return 1;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5]) if (m * power >= raw) return m * power;
+    return 10 * power;
+  }
+
+  /// Seconds between time ticks: a round number of minutes or hours giving at most about six.
+  function timeStep(span) {
+    const steps = [60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200];
+    return steps.find((s) => span / s <= 6) || 86400;
+  }
+
+  function formatClock(seconds) {
+    const m = Math.round(seconds / 60);
+    return `${Math.floor(m / 60)}:${String(m % 60).padStart(2, '0')}`;
+  }
+
+  function formatTick(v, step) {
+    const decimals = step >= 1 ? 0 : Math.min(3, Math.ceil(-Math.log10(step)));
+    return v.toFixed(decimals);
+  }
+
+  /// A profile of `values` against `xs` (metres or seconds from the start, up to `length`) with a y axis in `unit`
+  /// and an x axis in km or h:mm, ticks and grid lines; its range, or `null` when there is nothing to draw. With
+  /// `robust`, the range is the 1st to 99th percentile and values outside are drawn at its edges (a GPS spike makes a
   /// speed of hundreds of km/h that would flatten everything else).
-  function drawProfile(svg, distance, values, robust = false, length = null) {
-    const idx = decimate(values.length, PROFILE_VERTICES).filter((i) => Number.isFinite(values[i]));
-    const total = length === null ? distance[distance.length - 1] : length;
-    if (idx.length < 2 || !(total > 0)) return null;
+  function drawProfile(svg, xs, values, { robust = false, length, unit, axis }) {
+    const idx = decimate(values.length, PROFILE_VERTICES).filter((i) => Number.isFinite(values[i]) && Number.isFinite(xs[i]));
+    if (idx.length < 2 || !(length > 0)) return null;
     const sorted = idx.map((i) => values[i]).sort((a, b) => a - b);
     const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
     const lo = robust ? at(0.01) : sorted[0];
     const hi = robust ? at(0.99) : sorted[sorted.length - 1];
-    const span = hi - lo || 1;
-    const y = (v) => 135 - ((Math.min(hi, Math.max(lo, v)) - lo) / span) * 125;
-    const xy = idx.map((i) => [(distance[i] / total) * 600, y(values[i])]);
+    const bottom = hi - lo < 1e-9 ? lo - 1 : lo;
+    const top = hi - lo < 1e-9 ? hi + 1 : hi;
+    const span = top - bottom;
+    const width = Math.max(240, Math.round(svg.getBoundingClientRect().width || 600));
+    const height = PROFILE_HEIGHT;
+    const m = { left: 46, right: 14, top: 18, bottom: 24 };
+    const pw = width - m.left - m.right;
+    const ph = height - m.top - m.bottom;
+    svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+    const X = (v) => m.left + (v / length) * pw;
+    const Y = (v) => m.top + ph - ((Math.min(top, Math.max(bottom, v)) - bottom) / span) * ph;
+    const grid = svgElement('g', { class: 'grid' });
+    const yAxis = svgElement('g', { class: 'axis y' });
+    const xAxis = svgElement('g', { class: 'axis x' });
+    yAxis.append(svgElement('line', { x1: m.left, y1: m.top, x2: m.left, y2: m.top + ph }));
+    xAxis.append(svgElement('line', { x1: m.left, y1: m.top + ph, x2: m.left + pw, y2: m.top + ph }));
+    const yStep = niceStep(span, ph < 90 ? 3 : 4);
+    for (let v = Math.ceil(bottom / yStep) * yStep; v <= top + yStep * 1e-6; v += yStep) {
+      const y = Y(v);
+      grid.append(svgElement('line', { x1: m.left, y1: y.toFixed(1), x2: m.left + pw, y2: y.toFixed(1) }));
+      const tick = svgElement('g', { class: 'tick y' });
+      tick.append(
+        svgElement('line', { x1: m.left - 4, y1: y.toFixed(1), x2: m.left, y2: y.toFixed(1) }),
+        svgElement('text', { x: m.left - 6, y: (y + 4).toFixed(1), 'text-anchor': 'end' }, formatTick(v, yStep)),
+      );
+      yAxis.append(tick);
+    }
+    const most = Math.max(2, Math.floor(pw / 70));
+    const xStep = axis === 'time' ? timeStep(length * (6 / most)) : niceStep(length / 1000, most) * 1000;
+    for (let v = 0; v <= length + xStep * 1e-6; v += xStep) {
+      const x = X(v);
+      const label = axis === 'time' ? formatClock(v) : formatTick(v / 1000, xStep / 1000);
+      const tick = svgElement('g', { class: 'tick x' });
+      tick.append(
+        svgElement('line', { x1: x.toFixed(1), y1: m.top + ph, x2: x.toFixed(1), y2: m.top + ph + 4 }),
+        svgElement('text', { x: x.toFixed(1), y: height - 6, 'text-anchor': v === 0 ? 'start' : 'middle' }, label),
+      );
+      xAxis.append(tick);
+    }
+    yAxis.append(svgElement('text', { class: 'unit', x: m.left - 6, y: 12, 'text-anchor': 'end' }, unit));
+    xAxis.append(svgElement('text', { class: 'unit', x: m.left - 6, y: height - 6, 'text-anchor': 'end' }, axis === 'time' ? 'h:mm' : 'km'));
+    const xy = idx.map((i) => [X(xs[i]), Y(values[i])]);
     const line = xy.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(' ');
-    const area = `${xy[0][0].toFixed(1)},140 ${line} ${xy[xy.length - 1][0].toFixed(1)},140`;
-    svg.replaceChildren(svgElement('polygon', { class: 'area', points: area }), svgElement('polyline', { class: 'line', points: line }));
+    const base = (m.top + ph).toFixed(1);
+    const area = `${xy[0][0].toFixed(1)},${base} ${line} ${xy[xy.length - 1][0].toFixed(1)},${base}`;
+    svg.replaceChildren(
+      grid,
+      svgElement('polygon', { class: 'area', points: area }),
+      svgElement('polyline', { class: 'line', points: line }),
+      yAxis,
+      xAxis,
+    );
     return [lo, hi];
+  }
+
+  /// Draws the selected route's profiles against distance or time (the switch), at the figures' current width, one
+  /// task each.
+  async function drawProfiles() {
+    if (!state.profile) return;
+    const { profile, metres } = state.profile;
+    const hasTime = profile.time && profile.time.length === profile.distance.length && profile.time[profile.time.length - 1] > 0;
+    const timeInput = document.querySelector('#x-axis input[value="time"]');
+    timeInput.disabled = !hasTime;
+    $('x-axis').hidden = false;
+    const axis = hasTime && state.xAxis === 'time' ? 'time' : 'distance';
+    const xs = axis === 'time' ? profile.time : profile.distance;
+    const length = axis === 'time' ? profile.time[profile.time.length - 1] : metres;
+    const against = axis === 'time' ? 'time' : 'distance';
+    const over = axis === 'time' ? formatDuration(length) : formatDistance(metres);
+    // Shown before they are drawn: each is drawn at its figure's width.
+    for (const f of ['elevation-figure', 'speed-figure', 'heart-rate-figure']) $(f).hidden = false;
+    const elevation = profile.elevation
+      ? drawProfile($('elevation'), xs, profile.elevation, { length, unit: 'm', axis })
+      : null;
+    $('elevation-figure').hidden = !elevation;
+    if (elevation) {
+      $('elevation-figure').querySelector('figcaption').textContent =
+        `Elevation against ${against}: ${Math.round(elevation[0])}–${Math.round(elevation[1])} m over ${over}`;
+    }
+    await nextTask();
+    if (state.profile === null || state.profile.profile !== profile) return;
+    const speeds = profile.speed
+      ? drawProfile($('speed'), xs, profile.speed.map((v) => v * 3.6), { robust: true, length, unit: 'km/h', axis })
+      : null;
+    $('speed-figure').hidden = !speeds;
+    if (speeds) {
+      $('speed-figure').querySelector('figcaption').textContent =
+        `Speed against ${against}: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${over}`;
+    }
+    await nextTask();
+    if (state.profile === null || state.profile.profile !== profile) return;
+    const heart = profile.heartRate;
+    const heartXs = heart && (axis === 'time' ? heart.time : heart.distance);
+    const hr = heart && heartXs ? drawProfile($('heart-rate'), heartXs, heart.value, { length, unit: 'bpm', axis }) : null;
+    $('heart-rate-figure').hidden = !hr;
+    $('heart-rate-note').hidden = !!hr;
+    if (hr) {
+      $('heart-rate-figure').querySelector('figcaption').textContent =
+        `Heart rate against ${against}: ${Math.round(hr[0])}–${Math.round(hr[1])} bpm over ${over}`;
+    }
   }
 
   function summaryRows(pairs) {
@@ -540,17 +829,20 @@
     dl.hidden = false;
   }
 
-  async function selectWorkout(id) {
+  /// Shows workout `id`: its summary, map and profiles. With `reveal` (a tap in the list), on a phone, where the
+  /// route is below the list, the page scrolls to it.
+  async function selectWorkout(id, { reveal = false } = {}) {
     const generation = ++state.detailGeneration;
     if (state.detailAbort) state.detailAbort.abort();
     const abort = new AbortController();
     state.detailAbort = abort;
     state.selected = id;
+    state.profile = null;
     for (const { li, workout } of state.rows.values()) fillRow(li, workout);
     const status = $('detail-status');
     status.classList.remove('visually-hidden');
     status.textContent = 'Loading…';
-    for (const f of ['map-figure', 'elevation-figure', 'speed-figure', 'heart-rate-figure', 'heart-rate-note']) {
+    for (const f of ['map-figure', 'x-axis', 'elevation-figure', 'speed-figure', 'heart-rate-figure', 'heart-rate-note']) {
       $(f).hidden = true;
     }
     try {
@@ -591,28 +883,14 @@
         ['Distance', formatDistance(metres)],
         ['Points', route.locations.toLocaleString() + (sampled ? ` (${n.toLocaleString()} read)` : '')],
       ]);
-      drawMap(points, route.locations);
-      $('map-figure').hidden = false;
-      const elevation = profile.elevation ? drawProfile($('elevation'), profile.distance, profile.elevation, false, metres) : null;
-      $('elevation-figure').hidden = !elevation;
-      if (elevation) {
-        $('elevation-figure').querySelector('figcaption').textContent =
-          `Elevation against distance: ${Math.round(elevation[0])}–${Math.round(elevation[1])} m over ${formatDistance(metres)}`;
-      }
-      const speeds = profile.speed ? drawProfile($('speed'), profile.distance, profile.speed.map((v) => v * 3.6), true, metres) : null;
-      $('speed-figure').hidden = !speeds;
-      if (speeds) {
-        $('speed-figure').querySelector('figcaption').textContent =
-          `Speed against distance: ${speeds[0].toFixed(1)}–${speeds[1].toFixed(1)} km/h (1st to 99th percentile) over ${formatDistance(metres)}`;
-      }
-      const heart = profile.heartRate;
-      const hr = heart ? drawProfile($('heart-rate'), heart.distance, heart.value, false, metres) : null;
-      $('heart-rate-figure').hidden = !hr;
-      $('heart-rate-note').hidden = !!hr;
-      if (hr) {
-        $('heart-rate-figure').querySelector('figcaption').textContent =
-          `Heart rate against distance: ${Math.round(hr[0])}–${Math.round(hr[1])} bpm over ${formatDistance(metres)}`;
-      }
+      await drawMap(points, route.locations, w);
+      // The profiles in a task of their own: the map's drawing and theirs never hold the page together.
+      await nextTask();
+      if (generation !== state.detailGeneration) return;
+      if (reveal && window.matchMedia(NARROW).matches) $('detail').scrollIntoView({ block: 'start' });
+      state.profile = { profile, metres };
+      await drawProfiles();
+      if (generation !== state.detailGeneration) return;
       // Read out (role=status) but not shown: the title and summary say the same.
       status.textContent = `${workoutName(w)}: ${formatDistance(metres)}, ${route.locations.toLocaleString()} points.`;
       status.classList.add('visually-hidden');
@@ -657,6 +935,7 @@
   }
 
   document.addEventListener('DOMContentLoaded', () => {
+    state.mapReady = loadMapSupport();
     $('token-form').addEventListener('submit', (event) => {
       event.preventDefault();
       const input = $('token');
@@ -674,7 +953,19 @@
     const list = $('workouts');
     list.addEventListener('click', (event) => {
       const li = event.target.closest('li[data-workout]');
-      if (li) selectWorkout(li.dataset.workout);
+      if (!li) return;
+      selectWorkout(li.dataset.workout, { reveal: true });
+    });
+    $('x-axis').addEventListener('change', (event) => {
+      if (event.target.name !== 'x-axis') return;
+      state.xAxis = event.target.value;
+      drawProfiles();
+    });
+    // The profiles are drawn at their width (text stays its size): again when it changes.
+    let resizeTimer = null;
+    window.addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(drawProfiles, 150);
     });
     list.addEventListener('keydown', (event) => {
       if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
