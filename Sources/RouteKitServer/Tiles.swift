@@ -167,9 +167,11 @@
                 do {
                     let tile = try await self.tile(coordinate)
                     return TileImage(bytes: tile.bytes, contentType: tile.contentType)
-                } catch {
+                } catch let error as TileFailure {
                     if error.kind == .missing { return nil }
                     throw RouteKitError(.unavailable, error.message)
+                } catch {
+                    throw RouteKitError(.unavailable, "the tile could not be read")
                 }
             }
         }

@@ -348,7 +348,7 @@ struct Render: AsyncParsableCommand {
     // MARK: Heatmap
 
     func renderHeatmap(size: PictureSize) async throws -> [UInt8] {
-        let source = try tileSource()
+        let basemapSource = try tileSource()
         let store = try await storeOptions.open()
         let range = try parseTimeRange(from: from, to: to)
         let wantedActivity = activity.map { ActivityType(rawValue: $0.lowercased()) }
@@ -378,7 +378,7 @@ struct Render: AsyncParsableCommand {
             done += 1
             progress.update(done, label: "heatmap bounds")
         }
-        var map = Heatmap(size: size, bounds: bounds, zoomLevels: source?.zoomLevels)
+        var map = Heatmap(size: size, bounds: bounds, zoomLevels: basemapSource?.zoomLevels)
         var points = 0
         for r in routes {
             map.beginRoute()
@@ -393,8 +393,8 @@ struct Render: AsyncParsableCommand {
         progress.clear()
         printError("heatmap: \(routes.count) routes, \(points) points, at most \(map.maximumCount) routes on one pixel")
         var basemap: Basemap?
-        if let source, let view = map.basemapView {
-            basemap = try await Basemap.load(view, from: source)
+        if let basemapSource, let view = map.basemapView {
+            basemap = try await Basemap.load(view, from: basemapSource)
         }
         return try map.png(basemap: basemap)
     }

@@ -362,9 +362,10 @@
             let loaded = try await driver.poll(tilesScript, seconds: 15) { !(($0 as? [Int]) ?? []).isEmpty }
             let zooms = loaded as? [Int] ?? []
             #expect(!zooms.isEmpty, "no tile from /tiles/ was drawn")
-            let attribution = try await driver.script(
-                "const a = document.querySelector('#slippy .leaflet-control-attribution');"
-                    + " return a && a.getBoundingClientRect().width > 0 ? a.textContent : ''") as? String
+            let attribution =
+                try await driver.script(
+                    "const a = document.querySelector('#slippy .leaflet-control-attribution');"
+                        + " return a && a.getBoundingClientRect().width > 0 ? a.textContent : ''") as? String
             #expect(attribution?.contains("© Test Tiles") == true, "\(attribution ?? "nil")")
             let plain = try await driver.script(
                 "return [document.getElementById('map-note').hidden, document.getElementById('map').hasAttribute('hidden')]")
@@ -396,16 +397,18 @@
             let counts = ticks as? [[Int]] ?? []
             let labelled = counts.count == 2 && counts.allSatisfy { $0.count == 2 && $0.allSatisfy { $0 >= 2 } }
             #expect(labelled, "tick labels of elevation and speed, x and y: \(counts)")
-            let units = try await driver.script(
-                "return [...document.querySelectorAll('#elevation .unit')].map(t => t.textContent)") as? [String]
+            let units =
+                try await driver.script(
+                    "return [...document.querySelectorAll('#elevation .unit')].map(t => t.textContent)") as? [String]
             #expect(units == ["m", "km"], "\(units ?? [])")
             try await driver.click("#x-axis input[value=time]")
             let clock = try await driver.poll(
                 "return [...document.querySelectorAll('#elevation .tick.x text')].map(t => t.textContent)", seconds: 5
             ) { ($0 as? [String])?.first == "0:00" }
             #expect((clock as? [String])?.first == "0:00", "\(clock ?? "nil")")
-            let caption = try await driver.script(
-                "return document.querySelector('#elevation-figure figcaption').textContent") as? String
+            let caption =
+                try await driver.script(
+                    "return document.querySelector('#elevation-figure figcaption').textContent") as? String
             #expect(caption?.hasPrefix("Elevation against time") == true, "\(caption ?? "")")
 
             if let log = try? await driver.call(.POST, driver.session("/se/log"), ["type": "browser"]) as? [[String: Any]] {
