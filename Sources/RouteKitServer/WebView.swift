@@ -28,9 +28,10 @@
         static let script = Asset(PackageResources.app_js, "text/javascript; charset=utf-8")
         static let style = Asset(PackageResources.app_css, "text/css; charset=utf-8")
 
-        /// Same origin only: no inline script or style, no frames, no form posts elsewhere.
+        /// Same origin only: no inline script or style, no frames, no form posts elsewhere. Images may also be `data:`
+        /// URLs (Leaflet blanks a tile it unloads with a 1-pixel GIF).
         static let contentSecurityPolicy =
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
             + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
         static func add(to router: RecordingRouter) {

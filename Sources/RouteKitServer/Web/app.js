@@ -730,7 +730,12 @@
     const xAxis = svgElement('g', { class: 'axis x' });
     yAxis.append(svgElement('line', { x1: m.left, y1: m.top, x2: m.left, y2: m.top + ph }));
     xAxis.append(svgElement('line', { x1: m.left, y1: m.top + ph, x2: m.left + pw, y2: m.top + ph }));
-    const yStep = niceStep(span, ph < 90 ? 3 : 4);
+    // A round step that leaves at least two labelled ticks inside the range (a span of 1.9 with a step of 1 may hold
+    // only one).
+    const wanted = ph < 90 ? 3 : 4;
+    const inside = (s) => Math.floor(top / s + 1e-6) - Math.ceil(bottom / s - 1e-6) + 1;
+    let yStep = niceStep(span, wanted);
+    for (let k = 2; inside(yStep) < 2 && k <= 64; k *= 2) yStep = niceStep(span, wanted * k);
     for (let v = Math.ceil(bottom / yStep) * yStep; v <= top + yStep * 1e-6; v += yStep) {
       const y = Y(v);
       grid.append(svgElement('line', { x1: m.left, y1: y.toFixed(1), x2: m.left + pw, y2: y.toFixed(1) }));
