@@ -121,28 +121,16 @@ package struct ChangedObjectJSON: Codable, Hashable, Sendable {
     /// of their own).
     package struct WorkoutObjectJSON: Codable, Hashable, Sendable {
         package var activity: String
-        package var syncIdentifier: String?
-        package var syncVersion: Int64?
-        package var start: String?
-        package var end: String?
+        @ExplicitNull package var syncIdentifier: String?
+        @ExplicitNull package var syncVersion: Int64?
+        @ExplicitNull package var start: String?
+        @ExplicitNull package var end: String?
         package var metadata: [String: MetadataValue]
         package var events: [WorkoutEventJSON]
         package var activities: [WorkoutActivityJSON]
 
         enum CodingKeys: String, CodingKey {
             case activity, syncIdentifier, syncVersion, start, end, metadata, events, activities
-        }
-
-        package func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(activity, forKey: .activity)
-            try c.encode(syncIdentifier, forKey: .syncIdentifier)
-            try c.encode(syncVersion, forKey: .syncVersion)
-            try c.encode(start, forKey: .start)
-            try c.encode(end, forKey: .end)
-            try c.encode(metadata, forKey: .metadata)
-            try c.encode(events, forKey: .events)
-            try c.encode(activities, forKey: .activities)
         }
     }
 
@@ -164,18 +152,10 @@ package struct ChangedObjectJSON: Codable, Hashable, Sendable {
         /// How many samples it holds.
         package var count: Int
         /// Its first and last sample's times, or `null`.
-        package var start: String?
-        package var end: String?
+        @ExplicitNull package var start: String?
+        @ExplicitNull package var end: String?
 
         enum CodingKeys: String, CodingKey { case unit, count, start, end }
-
-        package func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(unit, forKey: .unit)
-            try c.encode(count, forKey: .count)
-            try c.encode(start, forKey: .start)
-            try c.encode(end, forKey: .end)
-        }
     }
 
     /// The shape of `object`.
@@ -249,10 +229,10 @@ package struct DeletedObjectJSON: Codable, Hashable, Sendable {
     /// Its source.
     package var source: String
     /// A series' quantity type, `null` otherwise.
-    package var quantity: String?
+    @ExplicitNull package var quantity: String?
     /// A workout's sync identifier and version, `null` otherwise.
-    package var syncIdentifier: String?
-    package var syncVersion: Int64?
+    @ExplicitNull package var syncIdentifier: String?
+    @ExplicitNull package var syncVersion: Int64?
 
     /// The shape of `deleted`.
     package init(_ deleted: DeletedObject) {
@@ -266,17 +246,6 @@ package struct DeletedObjectJSON: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey { case type, uuid, workout, source, quantity, syncIdentifier, syncVersion }
-
-    package func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(type, forKey: .type)
-        try c.encode(uuid, forKey: .uuid)
-        try c.encode(workout, forKey: .workout)
-        try c.encode(source, forKey: .source)
-        try c.encode(quantity, forKey: .quantity)
-        try c.encode(syncIdentifier, forKey: .syncIdentifier)
-        try c.encode(syncVersion, forKey: .syncVersion)
-    }
 }
 
 /// The `error` object of the JSON shapes: code, message, and where in the input (line and column for text, a byte
