@@ -81,9 +81,12 @@
         public func upload(file: URL, name: String? = nil) async throws(RouteKitClientError) -> [ClientImportResult] {
             let size: Int64
             do {
+                let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+                guard (attributes[.type] as? FileAttributeType) == .typeRegular else {
+                    throw CocoaError(.fileReadInvalidFileName)
+                }
                 let handle = try FileHandle(forReadingFrom: file)
                 try? handle.close()
-                let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
                 size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
             } catch {
                 throw RouteKitClientError(.file, "upload: cannot read the file '\(file.lastPathComponent)'")
