@@ -91,7 +91,7 @@ import Foundation
             lines += set.added.map { "added \($0.uuid.uuidString.lowercased())\n" }
             lines.append("anchor \(set.anchor)\n")
             do {
-                try file.seekToEnd()
+                _ = try file.seekToEnd()
                 try file.write(contentsOf: Data(lines.joined().utf8))
                 try file.synchronize()
             } catch {
