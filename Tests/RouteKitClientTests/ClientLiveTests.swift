@@ -1,8 +1,9 @@
 #if Client && Server
     import Foundation
-    @testable import RouteKitClient
     import RouteKitTesting
     import Testing
+
+    @testable import RouteKitClient
 
     #if canImport(Glibc)
         import Glibc

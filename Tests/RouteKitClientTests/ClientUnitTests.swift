@@ -1,7 +1,8 @@
 #if Client
     import Foundation
-    @testable import RouteKitClient
     import Testing
+
+    @testable import RouteKitClient
 
     @Suite("RouteKitClient's parts without a server")
     struct ClientUnitTests {

@@ -1,8 +1,9 @@
 #if Client && Server
     import Foundation
-    @testable import RouteKitClient
     import RouteKitTesting
     import Testing
+
+    @testable import RouteKitClient
 
     /// Where the examples keep what an app keeps in `UserDefaults` (the same calls).
     final class ExampleDefaults: @unchecked Sendable {
