@@ -7,8 +7,8 @@ SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: api demo test test-postgres test-server test-tsan docs deps build release install install-systemd serve \
-	verify-systemd lint format fuzz fuzz-smoke bench clean
+.PHONY: api demo test test-postgres test-server test-client test-tsan docs deps build release install install-systemd \
+	serve verify-systemd lint format fuzz fuzz-smoke bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -31,6 +31,11 @@ test-postgres: deps
 ## The HTTP service's suites (built with --traits Postgres,Server in .build-full): router, live-server and CLI tests.
 test-server: deps
 	SWIFT=$(SWIFT) scripts/test-server.sh
+
+## The Swift client's suites (RouteKitClient, --traits Postgres,Server,Client in .build-client): the client against a
+## live `routekit serve`, its demo killed and resumed (scripts/test-client.sh; ROUTEKIT_DOCS=1 builds the docs too).
+test-client: deps
+	SWIFT=$(SWIFT) scripts/test-client.sh
 
 ## The suites of code that runs on several threads (store, feed, import, pipeline, `import --jobs`, `smooth`,
 ## `changes --follow`, the HTTP service) under the thread sanitizer (a separate build with

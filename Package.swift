@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "RouteKitPostgres", targets: ["RouteKitPostgres"]),
         .library(name: "RouteKitServer", targets: ["RouteKitServer"]),
         .library(name: "RouteKitRender", targets: ["RouteKitRender"]),
+        // The Swift client of the HTTP API, for apps: empty unless the `Client` trait is enabled.
+        .library(name: "RouteKitClient", targets: ["RouteKitClient"]),
         .executable(name: "routekit", targets: ["routekit"]),
     ],
     traits: [
@@ -33,6 +35,13 @@ let package = Package(
         // Off by default for the same reason (Hummingbird 2 and SwiftNIO take minutes): `swift build --traits Server`
         // builds the HTTP service into RouteKitServer and `routekit serve` / `routekit tokens`.
         .trait(name: "Server", description: "The HTTP service (Hummingbird 2) in RouteKitServer and routekit."),
+        // Off by default too: the client is generated at build time by swift-openapi-generator, whose build
+        // (OpenAPIKit, Yams, swift-algorithms, swift-collections) takes minutes, and nothing else needs it.
+        // `swift build --traits Client` builds RouteKitClient (its tests also need `Server`, for the `routekit serve`
+        // they run against).
+        .trait(
+            name: "Client",
+            description: "The Swift client of the HTTP API (RouteKitClient), generated from the OpenAPI document."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -57,6 +66,12 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // `swift package generate-documentation` (make docs): a command plugin, built only when it is invoked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The Swift client (the `Client` trait only): the generator, run at build time by RouteKitClientGenerator, the
+        // runtime its code links, and the transports (AsyncHTTPClient's on Linux, URLSession's on Apple platforms).
+        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
     ],
     targets: [
         // The model: locations, workouts, routes, sources, sync identity, quantity series, errors.
@@ -205,6 +220,46 @@ let package = Package(
         // deterministic randomness, child processes.
         .target(name: "RouteKitTesting", dependencies: ["RouteKit"], swiftSettings: swiftSettings),
 
+        // The Swift client of the HTTP API, for apps (HealthKit's recording, upload, the change feed): types and a
+        // client generated from Sources/RouteKitServer/openapi.yaml (Sources/RouteKitClient/openapi.yaml is a link to
+        // it) by swift-openapi-generator through RouteKitClientGenerator, and a hand-written public layer over them. No
+        // RouteKit target: an app links the OpenAPI runtime and a transport, nothing of the server. Empty unless the
+        // `Client` trait is enabled.
+        .target(
+            name: "RouteKitClient",
+            dependencies: [
+                .product(
+                    name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["Client"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Client"])),
+                .product(
+                    name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+                    condition: .when(platforms: [.linux], traits: ["Client"])),
+                .product(
+                    name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
+                    condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS], traits: ["Client"])),
+            ],
+            // Read by the plugin, which names them (an excluded file is no unhandled resource, with or without the
+            // trait).
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "RouteKitClientGenerator")]
+        ),
+        // swift-openapi-generator's build step for RouteKitClient, as the generator's own `OpenAPIGenerator` plugin
+        // runs it, but behind the `Client` trait: a plugin usage cannot be conditional (SwiftPM 6.3), a plugin's
+        // dependency can. Without the trait this plugin has no generator (nothing is built for it) and adds no command.
+        .plugin(
+            name: "RouteKitClientGenerator", capability: .buildTool(),
+            dependencies: [
+                .product(
+                    name: "swift-openapi-generator", package: "swift-openapi-generator",
+                    condition: .when(traits: ["Client"]))
+            ]
+        ),
+        // A recorder and a follower over RouteKitClient, run by RouteKitClientTests as child processes that the
+        // tests kill (a client process killed mid-recording, a follower killed and restarted with its anchor).
+        .executableTarget(
+            name: "routekit-client-demo", dependencies: ["RouteKitClient"], swiftSettings: swiftSettings),
+
         .executableTarget(
             name: "routekit",
             dependencies: [
@@ -306,6 +361,12 @@ let package = Package(
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RouteKitGPXTests", dependencies: ["RouteKitGPX", "RouteKitIngest", "RouteKitTesting"],
+            swiftSettings: swiftSettings),
+        // The Swift client against a live `routekit serve` (and its demo as child processes); they need
+        // `--traits Client,Server` and say so without `Server`.
+        .testTarget(
+            name: "RouteKitClientTests",
+            dependencies: ["RouteKitClient", "routekit", "routekit-client-demo", "RouteKitTesting"],
             swiftSettings: swiftSettings),
         // End-to-end tests of the built `routekit` executable (it is a dependency so it gets built first).
         .testTarget(

@@ -3,14 +3,19 @@
 # in Sources or Tests. Used by scripts/test-all.sh (`make test`), test-postgres.sh, test-server.sh and `make api`.
 # With the index store: on Linux, `--build-tests` discovers tests from it (with --disable-index-store the build fails
 # on a new test file's missing unit). $ROUTEKIT_BUILD_FLAGS adds flags (CI: no debug information, see .ci/run).
+# $ROUTEKIT_FULL_TRAITS and $ROUTEKIT_FULL_SCRATCH build other traits in another folder the same way
+# (scripts/test-client.sh: the `Client` trait too, in .build-client).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
+TRAITS=${ROUTEKIT_FULL_TRAITS:-Postgres,Server}
+SCRATCH=${ROUTEKIT_FULL_SCRATCH:-.build-full}
+LOG=$SCRATCH-warnings.log
 # shellcheck disable=SC2086 # $ROUTEKIT_BUILD_FLAGS holds several flags
-$SWIFT build --build-tests --traits Postgres,Server --scratch-path .build-full ${ROUTEKIT_BUILD_FLAGS:-} 2>&1 | tee .build-full-warnings.log
-if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-full-warnings.log; then
+$SWIFT build --build-tests --traits "$TRAITS" --scratch-path "$SCRATCH" ${ROUTEKIT_BUILD_FLAGS:-} 2>&1 | tee "$LOG"
+if grep -E "^$PWD/(Sources|Tests)/.*warning:" "$LOG"; then
     echo "error: the build has warnings (see above)"
-    rm -f .build-full-warnings.log
+    rm -f "$LOG"
     exit 1
 fi
-rm -f .build-full-warnings.log
+rm -f "$LOG"

@@ -17,8 +17,9 @@ if [ ! -d "$modules_dir" ]; then
     echo "error: $modules_dir is missing: build first with scripts/build-full.sh" >&2
     exit 2
 fi
+# RouteKitClient is empty unless the build had `--traits Client` (scripts/docs.sh then skips its catalog, saying so).
 modules="RouteKit RouteKitIngest RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth
-RouteKitSQLite RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
+RouteKitSQLite RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender RouteKitClient"
 args=()
 while IFS= read -r map; do args+=(-Xcc "-fmodule-map-file=$PWD/$map"); done < <(
     find "$build/debug/" -maxdepth 2 -name module.modulemap -not -path "*-tool.build/*"; find Sources "$build/checkouts" -name module.modulemap)

@@ -108,6 +108,40 @@ struct ModuleLayoutTests {
         }
     }
 
+    @Test("RouteKitClient and its demo import no RouteKit module and depend on no RouteKit target: no server dependencies")
+    func clientStandsAlone() throws {
+        let fm = FileManager.default
+        for module in ["RouteKitClient", "routekit-client-demo"] {
+            let folder = Self.root.appendingPathComponent("Sources/\(module)").path
+            let files = try fm.subpathsOfDirectory(atPath: folder).filter { $0.hasSuffix(".swift") }
+            #expect(!files.isEmpty, "no Swift file in Sources/\(module)")
+            for file in files {
+                let text = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    guard let imported = Self.importedModule(String(line)), imported.hasPrefix("RouteKit"),
+                        imported != "RouteKitClient"
+                    else { continue }
+                    Issue.record("Sources/\(module)/\(file):\(n + 1) imports \(imported): \(line)")
+                }
+            }
+        }
+        let manifest = try String(
+            contentsOfFile: Self.root.appendingPathComponent("Package.swift").path, encoding: .utf8)
+        let dependencies = try #require(
+            Self.dependencies(of: "RouteKitClient", in: manifest), "no dependency list of RouteKitClient in Package.swift")
+        #expect(!dependencies.contains("\"RouteKit"), "RouteKitClient depends on a RouteKit target: [\(dependencies)]")
+        #expect(dependencies.contains("\"OpenAPIRuntime\""))
+    }
+
+    @Test("RouteKitClient's OpenAPI document is a link to the server's: one document, never a copy")
+    func clientDocumentIsTheServers() throws {
+        let link = Self.root.appendingPathComponent("Sources/RouteKitClient/openapi.yaml").path
+        let destination = try FileManager.default.destinationOfSymbolicLink(atPath: link)
+        #expect(destination == "../RouteKitServer/openapi.yaml")
+        let through = try String(contentsOfFile: link, encoding: .utf8)
+        #expect(through.hasPrefix("openapi: 3.1"))
+    }
+
     @Test("the checks see what they look for: imports of every form, a target's dependency list")
     func checksWork() {
         #expect(Self.importedModule("import RouteKitGPX") == "RouteKitGPX")
