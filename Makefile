@@ -18,7 +18,7 @@ deps:
 demo: deps
 	@scripts/demo.sh
 
-## Runs every test from one build (--traits Postgres,Server in .build-full; scripts/test-all.sh). Corpus tests read
+## Runs every test from one build (--traits Postgres,Server,Client in .build-full; scripts/test-all.sh). Corpus tests read
 ## ../shared/gpx-corpus when it exists. With $$ROUTEKIT_TEST_POSTGRES set (CI sets it), the PostgreSQL suites run
 ## too; without it they skip, saying so (`make test-postgres` starts a throwaway cluster for them).
 test: deps
@@ -28,7 +28,7 @@ test: deps
 test-postgres: deps
 	SWIFT=$(SWIFT) scripts/test-postgres.sh
 
-## The HTTP service's suites (built with --traits Postgres,Server in .build-full): router, live-server and CLI tests.
+## The HTTP service's suites (built with --traits Postgres,Server,Client in .build-full): router, live-server and CLI tests.
 test-server: deps
 	SWIFT=$(SWIFT) scripts/test-server.sh
 
@@ -43,12 +43,12 @@ test-client: deps
 test-tsan: deps
 	SWIFT=$(SWIFT) scripts/test-tsan.sh
 
-## The public API listing (api/): `make api` rewrites it from a --traits Postgres,Server build; CI checks it.
+## The public API listing (api/): `make api` rewrites it from a --traits Postgres,Server,Client build; CI checks it.
 api: deps
 	SWIFT=$(SWIFT) scripts/build-full.sh
 	scripts/public-api.sh update
 
-## The DocC documentation of every library module (on the --traits Postgres,Server build of `make test`, .build-full):
+## The DocC documentation of every library module (on the --traits Postgres,Server,Client build of `make test`, .build-full):
 ## fails on any docc warning, and when a ```swift block of a catalog is not a test's snippet region.
 docs: deps
 	SWIFT=$(SWIFT) scripts/docs.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The build every suite runs from: --build-tests with --traits Postgres,Server in .build-full, failing on any warning
+# The build every suite runs from: --build-tests with --traits Postgres,Server,Client in .build-full, failing on any warning
 # in Sources or Tests. Used by scripts/test-all.sh (`make test`), test-postgres.sh, test-server.sh and `make api`.
 # With the index store: on Linux, `--build-tests` discovers tests from it (with --disable-index-store the build fails
 # on a new test file's missing unit). $ROUTEKIT_BUILD_FLAGS adds flags (CI: no debug information, see .ci/run).
@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-TRAITS=${ROUTEKIT_FULL_TRAITS:-Postgres,Server}
+TRAITS=${ROUTEKIT_FULL_TRAITS:-Postgres,Server,Client}
 SCRATCH=${ROUTEKIT_FULL_SCRATCH:-.build-full}
 LOG=$SCRATCH-warnings.log
 # shellcheck disable=SC2086 # $ROUTEKIT_BUILD_FLAGS holds several flags

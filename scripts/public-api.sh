@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The public API of every library module, as a committed listing (api/MODULE.txt): one line per public declaration
-# and conformance, from the symbol graph of the modules already built in .build-full (--traits Postgres,Server).
+# and conformance, from the symbol graph of the modules already built in .build-full (--traits Postgres,Server,Client).
 # SPI (`@_spi(RouteKitBackend)`) and `package` declarations are not listed: they are not public API.
 #
 #   scripts/public-api.sh check    # fails when the listing and the code differ (CI)
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-check}
 modules="RouteKit RouteKitIngest RouteKitGPX RouteKitGEOS RouteKitFIT RouteKitImport RouteKitTCX RouteKitHealth
-RouteKitSQLite RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender"
+RouteKitSQLite RouteKitProcessing RouteKitPostgres RouteKitServer RouteKitRender RouteKitClient"
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
 ROUTEKIT_SYMBOLS_BUILD=${ROUTEKIT_API_BUILD:-.build-full} scripts/symbol-graphs.sh "$graphs/modules" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Symbol graphs of the library modules, from the modules already built in a scratch folder (.build-full, the
-# --traits Postgres,Server build of `make test`): no second build. Used by scripts/public-api.sh (the API listing)
+# --traits Postgres,Server,Client build of `make test`): no second build. Used by scripts/public-api.sh (the API listing)
 # and scripts/docs.sh (docc).
 #
 #   scripts/symbol-graphs.sh OUTDIR [extra symbolgraph-extract flags…]

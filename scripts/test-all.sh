@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every suite from one build (`make test`): `--traits Postgres,Server` in .build-full, built with a warnings check,
+# Every suite from one build (`make test`): `--traits Postgres,Server,Client` in .build-full, built with a warnings check,
 # then the tests of everything but the HTTP service, then of the HTTP service's suites. With $ROUTEKIT_TEST_POSTGRES the PostgreSQL suites run against it (they
 # skip, saying so, without it), and with $ROUTEKIT_TEST_POSTGRES_DIR too (a cluster the test may restart, as
 # scripts/pg-test-cluster.sh makes) the restart test runs last, alone.
@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=.build-full
-TRAITS=Postgres,Server
+TRAITS=Postgres,Server,Client
 SWIFT=$SWIFT scripts/build-full.sh
 [ -n "${ROUTEKIT_TEST_POSTGRES:-}" ] || echo "PostgreSQL suites skipped: no server given (set" \
     "ROUTEKIT_TEST_POSTGRES=postgres://…, or run 'make test-postgres', which starts a throwaway cluster)"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The PostgreSQL suites: builds with `--traits Postgres,Server` (in .build-full, shared with scripts/test-server.sh,
+# The PostgreSQL suites: builds with `--traits Postgres,Server,Client` (in .build-full, shared with scripts/test-server.sh,
 # so the default build is not rebuilt and SwiftNIO is built once for both), then runs them against $ROUTEKIT_TEST_POSTGRES, or against a throwaway cluster started here
 # (scripts/pg-test-cluster.sh; needs Debian's `postgresql` package) and stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=.build-full
-TRAITS=Postgres,Server
+TRAITS=Postgres,Server,Client
 if [ -z "${ROUTEKIT_TEST_POSTGRES:-}" ]; then
     dir=$(mktemp -d /tmp/routekit-pg.XXXXXX)
     ROUTEKIT_TEST_POSTGRES=$(scripts/pg-test-cluster.sh start "$dir")

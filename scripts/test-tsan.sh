@@ -15,14 +15,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
-# --own: the sanitizer on RouteKit's own targets only, in the --traits Postgres,Server build (.build-full), whose
+# --own: the sanitizer on RouteKit's own targets only, in the --traits Postgres,Server,Client build (.build-full), whose
 # dependencies are reused (ROUTEKIT_TSAN_OWN, Package.swift): what CI runs, after everything else that uses that
 # build (it leaves RouteKit's objects instrumented; the next plain build rebuilds them). Without it: every target,
 # dependencies included, with --sanitize=thread in .build-tsan.
 if [ "${1:-}" = --own ]; then
     shift
     export ROUTEKIT_TSAN_OWN=1
-    TRAITS=Postgres,Server SCRATCH=.build-full SANITIZE=""
+    TRAITS=Postgres,Server,Client SCRATCH=.build-full SANITIZE=""
 else
     TRAITS=Server SCRATCH=.build-tsan SANITIZE=--sanitize=thread
 fi

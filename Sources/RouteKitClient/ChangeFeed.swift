@@ -162,7 +162,7 @@
                     if let chunk = try await stream.next() {
                         body = stream
                         ready += parser.push(chunk)
-                        if let retry = parser.retry { retryMilliseconds = min(retry, 60_000) }
+                        if let retry = parser.retry { retryMilliseconds = Swift.min(retry, 60_000) }
                         return
                     }
                 } catch {
