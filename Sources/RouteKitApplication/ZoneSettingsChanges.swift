@@ -73,7 +73,7 @@ package enum ZoneSettingsChanges {
     package static func settings(ofWorkout workout: Workout, in store: any RouteStore) async throws(RouteKitError)
         -> ZoneSettings
     {
-        try await store.zoneSettings(ofWorkout: workout.id).over(try await store.zoneSettings(of: workout.source))
+        try await ZonePreference.settings(of: workout, in: store)
     }
 
     /// The configuration of `quantity` one workout's statistics use when a caller gives none.

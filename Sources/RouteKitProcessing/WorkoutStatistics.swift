@@ -108,8 +108,7 @@ package enum WorkoutStatistics {
         let cadence = try await store.allSamples(of: .cadence, workout: workout.id)
         // Zones: the caller's, else those saved with the workout over the person's (their own, or from what is known
         // about them), else the workout's own maximum.
-        let settings = try await store.zoneSettings(ofWorkout: workout.id).over(
-            try await store.zoneSettings(of: workout.source))
+        let settings = try await ZonePreference.settings(of: workout, in: store)
         var zones: Zones?
         var zoneConfiguration: ZoneConfiguration?
         if let z = request.zones {

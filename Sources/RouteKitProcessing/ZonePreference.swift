@@ -5,6 +5,13 @@ import RouteKit
 /// one (``ZoneSettings``), else a system configuration from what is known about the person, and only when
 /// nothing is known, one from the workout itself (its ``ZoneConfiguration/basis`` says so).
 package enum ZonePreference {
+    /// The settings one workout's statistics use: those saved with it over its person's, field by field.
+    package static func settings(of workout: Workout, in store: any RouteStore) async throws(RouteKitError)
+        -> ZoneSettings
+    {
+        try await store.zoneSettings(ofWorkout: workout.id).over(try await store.zoneSettings(of: workout.source))
+    }
+
     /// Heart-rate reserve fractions of the five Karvonen zones' inner boundaries (60, 70, 80, 90 %, the percentages
     /// `Zones.heartRate(maximum:)` takes of a maximum).
     static let heartRateFractions = [0.6, 0.7, 0.8, 0.9]

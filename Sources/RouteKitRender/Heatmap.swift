@@ -353,32 +353,10 @@ package struct DecodedPNG: Sendable {
 
     /// Decodes PNG bytes; throws when they are not a PNG cairo can read.
     package init(_ bytes: [UInt8]) throws(RouteKitError) {
-        final class Source {
-            let bytes: [UInt8]
-            var offset = 0
-            init(_ bytes: [UInt8]) { self.bytes = bytes }
-        }
         try requireCairo()
-        let source = Source(bytes)
-        let surface = rk_cairo_image_surface_create_from_png_stream(
-            { closure, data, length in
-                guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
-                let source = Unmanaged<Source>.fromOpaque(closure).takeUnretainedValue()
-                let n = Int(length)
-                guard source.offset + n <= source.bytes.count else { return CAIRO_STATUS_READ_ERROR }
-                source.bytes.withUnsafeBufferPointer { b in
-                    guard let base = b.baseAddress else { return }
-                    data.update(from: base + source.offset, count: n)
-                }
-                source.offset += n
-                return CAIRO_STATUS_SUCCESS
-            }, Unmanaged.passUnretained(source).toOpaque())
-        withExtendedLifetime(source) {}
-        guard let surface else { throw RouteKitError(.invalidValue, "not a PNG") }
+        guard let surface = pngSurface(bytes) else { throw RouteKitError(.invalidValue, "not a PNG cairo can read") }
         defer { rk_cairo_surface_destroy(surface) }
-        guard rk_cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS,
-            let data = rk_cairo_image_surface_get_data(surface)
-        else {
+        guard let data = rk_cairo_image_surface_get_data(surface) else {
             throw RouteKitError(.invalidValue, "not a PNG cairo can read")
         }
         let w = Int(rk_cairo_image_surface_get_width(surface))
