@@ -27,7 +27,10 @@ public struct APIToken: Hashable, Sendable, Identifiable {
     public var id: UUID
     /// A name for people ("phone", "grafana").
     public var name: String
-    /// The source it writes as.
+    /// The person it acts as; `nil` for an admin token (scope ``APIScope/admin`` only), which manages people and
+    /// tokens and reads no one's objects. Tokens made before people existed are ``PersonID/default``'s.
+    public var person: PersonID?
+    /// The source it writes as (a source of its person).
     public var source: Source
     /// What it may do.
     public var scopes: Set<APIScope>
@@ -47,11 +50,13 @@ public struct APIToken: Hashable, Sendable, Identifiable {
 
     /// Creates a token record.
     public init(
-        id: UUID, name: String, source: Source, scopes: Set<APIScope>, readableSources: Set<Source>? = nil,
-        secretHash: String, created: Date, expires: Date? = nil, revoked: Date? = nil, lastUsed: Date? = nil
+        id: UUID, name: String, person: PersonID? = .default, source: Source, scopes: Set<APIScope>,
+        readableSources: Set<Source>? = nil, secretHash: String, created: Date, expires: Date? = nil,
+        revoked: Date? = nil, lastUsed: Date? = nil
     ) {
         self.id = id
         self.name = name
+        self.person = person
         self.source = source
         self.scopes = scopes
         self.readableSources = readableSources
@@ -110,6 +115,8 @@ public protocol TokenStore: AnyObject, Sendable {
     func token(id: UUID) async throws(RouteKitError) -> APIToken?
     /// Every token, oldest first.
     func tokens() async throws(RouteKitError) -> [APIToken]
+    /// The tokens of one person (`nil`: the admin tokens), oldest first.
+    func tokens(of person: PersonID?) async throws(RouteKitError) -> [APIToken]
     /// Revokes a token at `date`; `false` when there is none with `id` (revoking twice keeps the first date).
     func revokeToken(id: UUID, at date: Date) async throws(RouteKitError) -> Bool
     /// Records that the token was used at `date`.

@@ -431,6 +431,16 @@ public protocol RouteStore: AnyObject, Sendable {
     /// The store's own identity (anchors and exports name it).
     var storeID: UUID { get }
 
+    // MARK: People
+
+    /// The person this store object reads and writes as: every method below sees only their objects (another
+    /// person's object is ``RouteKitError/Code/notFound``, exactly as if it did not exist), writes make objects of
+    /// theirs, and the change feed holds only their changes. A store opened by path is ``PersonID/default``'s.
+    var person: PersonID { get }
+    /// The same store seen as `person`: it shares connections, caches and followers with this one. Whether the
+    /// person exists is not checked (a person with no objects sees an empty store); see ``PeopleStore``.
+    func forPerson(_ person: PersonID) -> Self
+
     // MARK: Workouts
 
     /// Saves a workout: inserted when nothing current has its sync identity (or it has none), replacing the
