@@ -91,4 +91,21 @@ public protocol PeopleStore: AnyObject, Sendable {
     /// The people who have a pending builder whose last batch was acknowledged before `cutoff` (the server's sweep
     /// of abandoned uploads visits only them).
     func peopleWithPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PersonID]
+    /// Where the change log stands for everyone: the newest position (`head`) and the people whose newest change is
+    /// after `position` (a server's commit watcher wakes only those people's followers).
+    func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads
+}
+
+/// Where the change log of a store stands, for everyone (``PeopleStore/feedHeads(after:)``).
+public struct FeedHeads: Hashable, Sendable {
+    /// The newest position of the whole log (0: none).
+    public var head: Int64
+    /// The people with changes after the position asked about.
+    public var people: Set<PersonID>
+
+    /// Creates a reading.
+    public init(head: Int64, people: Set<PersonID>) {
+        self.head = head
+        self.people = people
+    }
 }

@@ -8,7 +8,7 @@
     /// upload interrupted halfway, a phone that never came back. Without it they stay until the same file is uploaded
     /// again. Checks every quarter of that time (at most hourly); every discard is logged with the builder's id.
     struct BuilderExpiry: Service {
-        let store: any RouteStore
+        let store: any RouteStore & PeopleStore
         let expirySeconds: Double
         let logger: Logger
 
@@ -34,6 +34,17 @@
         func sweep() async {
             let cutoff = Date(timeIntervalSinceNow: -expirySeconds)
             do throws(RouteKitError) {
+                // Only the people who have one past its time: one query, then one sweep each.
+                for person in try await store.peopleWithPendingBuilders(updatedBefore: cutoff) {
+                    try await sweep(store.forPerson(person), before: cutoff)
+                }
+            } catch {
+                logger.warning("could not expire pending route builders", metadata: ["code": "\(error.code)"])
+            }
+        }
+
+        func sweep(_ store: any RouteStore, before cutoff: Date) async throws(RouteKitError) {
+            do throws(RouteKitError) {
                 for builder in try await store.discardPendingBuilders(updatedBefore: cutoff) {
                     logger.notice(
                         "discarded a pending route builder untouched past its expiry",
@@ -42,8 +53,6 @@
                             "locations": "\(builder.progress.locationCount)",
                         ])
                 }
-            } catch {
-                logger.warning("could not expire pending route builders", metadata: ["code": "\(error.code)"])
             }
         }
     }

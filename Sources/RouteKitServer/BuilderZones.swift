@@ -123,6 +123,7 @@
         /// `end` event when the builder finishes or is discarded. Without zones for the source (no configuration, no
         /// maximum heart rate, no age; no FTP for power) it is `409 zones-unknown`, saying how to set them.
         func zones(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let (token, pending) = try await owned(context)
             let text = request.uri.queryParameters.get("type") ?? ZoneConfiguration.Quantity.heartRate.rawValue
             guard let quantity = ZoneConfiguration.Quantity(rawValue: text) else {
@@ -187,7 +188,8 @@
                             try await withGracefulShutdownHandler {
                                 try await pumpZones(
                                     &writer, notices: subscription.notices, start: start.zones,
-                                    processed: start.processed, type: type, builder: pending.id, logger: logger)
+                                    processed: start.processed, type: type, builder: pending.id, in: store,
+                                    logger: logger)
                             } onGracefulShutdown: {
                                 subscription.end()
                             }
@@ -205,7 +207,7 @@
         /// `shutdown` event (``FeedRoutes/shutdownEvent``).
         func pumpZones(
             _ writer: inout any ResponseBodyWriter, notices: AsyncStream<BuilderLive.Notice>, start: LiveZones,
-            processed count: Int, type: QuantityType, builder: UUID, logger: Logger
+            processed count: Int, type: QuantityType, builder: UUID, in store: any RouteStore, logger: Logger
         ) async throws {
             try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
             var zones = start

@@ -15,7 +15,7 @@
     /// client that lost an answer resends from there and nothing is stored twice (as resumable-upload protocols such
     /// as tus do). `GET /v1/builders/ID/zones` streams the zone the builder's heart rate (or power) is in.
     struct BuilderRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
         let configuration: ServerConfiguration
         let metrics: ServerMetrics
         /// Measures the finished routes' figures after the answer.
@@ -60,6 +60,7 @@
         }
 
         func create(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             var order = LocationOrder.timestamp
             let bytes = try await request.body.collect(upTo: 64 * 1024)
@@ -88,6 +89,7 @@
 
         /// The pending builder of the token's source, else `404` (another source's builder does not exist for it).
         func owned(_ context: RouteKitRequestContext) async throws -> (APIToken, PendingBuilder) {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let id = try ReadRoutes.id(context)
             guard let pending = try await store.pendingBuilder(id: id), pending.source == token.source else {
@@ -100,6 +102,7 @@
         /// `{"builders": [{…}]}`, each as `GET /v1/builders/ID` shows it: a device that lost track of what it was
         /// uploading finds its builders and where each resumes.
         func list(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let mine = try await store.pendingBuilders().filter { $0.source == token.source }
             return JSONBody.response(["builders": mine.map(BuilderJSON.init)])
@@ -111,6 +114,7 @@
         }
 
         func append(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let (_, pending) = try await owned(context)
             guard let firstText = request.uri.queryParameters.get("first") else {
                 throw Problem.badRequest(
@@ -184,6 +188,7 @@
         /// once as locations are (a retry or an overlap adds nothing; a gap is `409 builder-gap`), answered with the
         /// builder; the zone streams of the builder get them.
         func appendSamples(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let (_, pending) = try await owned(context)
             let typeText = request.uri.queryParameters.get("type") ?? ""
             guard let type = QuantityType(identifier: typeText), Self.sampleTypes.contains(type) else {
@@ -213,6 +218,7 @@
         /// `POST /v1/builders/ID/events?first=N`: a batch of workout events (`[{"kind", "start", "end", "metadata"}]`),
         /// stored once as locations are, added after the workout's events when the builder finishes.
         func appendEvents(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let (_, pending) = try await owned(context)
             let held = pending.progress.eventCount
             let first = try Self.first(request, held: held, what: "event")
@@ -245,6 +251,7 @@
         }
 
         func finish(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let (token, pending) = try await owned(context)
             let bytes = try await request.body.collect(upTo: 1 << 20)
             let body: FinishBody
@@ -256,7 +263,7 @@
                         + "\"syncVersion\": 1}")
             }
             let builder = try await RouteBuilder.resume(pending, in: store)
-            let (workout, isNew) = try await workout(for: body, builder: builder, source: token.source)
+            let (workout, isNew) = try await workout(for: body, builder: builder, source: token.source, in: store)
             var metadata = body.metadata ?? [:]
             if let id = body.syncIdentifier { metadata[MetadataKey.syncIdentifier] = .string(id) }
             if let v = body.syncVersion { metadata[MetadataKey.syncVersion] = .integer(v) }
@@ -270,14 +277,15 @@
             live.end(pending.id, reason: "finished")
             let response = try Self.answer(finished)  // a stale version is refused here: nothing was saved
             // The route's figures, for the lists that show them next: measured after the answer.
-            figures.enqueue([finished.route.workoutID])
+            figures.enqueue([finished.route.workoutID], of: store)
             return response
         }
 
         /// The workout a finished route goes to: the one named (of the token's source), else the workout of the
         /// route's sync identity when one is saved (a finish retried on a new builder finds it), else a new one,
         /// not saved yet (`isNew`), spanning the route's times. Nothing is written here.
-        func workout(for body: FinishBody, builder: RouteBuilder, source: Source) async throws -> (
+        func workout(for body: FinishBody, builder: RouteBuilder, source: Source, in store: any RouteStore)
+            async throws -> (
             workout: Workout, isNew: Bool
         ) {
             if let text = body.workout {
@@ -338,6 +346,7 @@
         }
 
         func discard(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let (_, pending) = try await owned(context)
             let builder = try await RouteBuilder.resume(pending, in: store)
             try await builder.discard()

@@ -14,14 +14,14 @@
     /// every long-poll and event stream of this process (through one `CommitSignal`) when the store's newest
     /// anchor moves, so that 500 followers cost one watcher, not 500.
     final class FeedHub: Service, Sendable {
-        let store: any RouteStore
+        let store: any RouteStore & PeopleStore
         let signal = CommitSignal()
         /// Open event streams, by token.
         let streams = Locked<[UUID: Int]>([:])
         let logger: Logger
         let metrics: ServerMetrics
 
-        init(store: any RouteStore, logger: Logger, metrics: ServerMetrics, heartbeatSeconds: Double = 15) {
+        init(store: any RouteStore & PeopleStore, logger: Logger, metrics: ServerMetrics, heartbeatSeconds: Double = 15) {
             self.store = store
             self.logger = logger
             self.metrics = metrics
@@ -41,7 +41,8 @@
                     throw error
                 }
                 defer { waiter.close() }
-                var last = try? await store.currentAnchor()
+                // Everyone's head, not the default person's: a commit of any person wakes the followers.
+                var last = (try? await store.feedHeads(after: .max))?.head
                 while !Task.isCancelled {
                     await waiter.wait(timeout: 1)
                     // Once a burst of followers has gone, give the memory their connections used back.
@@ -50,7 +51,7 @@
                         logger.debug(
                             "returned free memory to the system", metadata: ["openStreams": "\(self.openStreamCount)"])
                     }
-                    let now = try? await store.currentAnchor()
+                    let now = (try? await store.feedHeads(after: .max))?.head
                     if now != last {
                         last = now
                         signal.fire()
@@ -67,6 +68,8 @@
         private let reads = Locked<(generation: UInt64, tasks: [ReadKey: Task<ChangeSet, any Error>])>((0, [:]))
 
         struct ReadKey: Hashable {
+            /// Whose feed: two people at the same anchor (or none) are owed different sets.
+            var person: PersonID
             var anchor: String?
             var predicate: ChangePredicate
             var limit: Int
@@ -77,13 +80,15 @@
         /// wakes it, and it asks again from the new anchor), but not for a request's first read: a client that was
         /// told its upload was stored must find it in the feed at once. Those pass `shared: false` and read the
         /// store.
-        func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int, shared: Bool)
+        func changes(
+            in store: any RouteStore, since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int,
+            shared: Bool
+        )
             async throws(RouteKitError) -> ChangeSet
         {
             if !shared { return try await store.changes(since: anchor, matching: predicate, limit: limit) }
-            let key = ReadKey(anchor: anchor?.text, predicate: predicate, limit: limit)
+            let key = ReadKey(person: store.person, anchor: anchor?.text, predicate: predicate, limit: limit)
             let generation = signal.current
-            let store = self.store
             let task = reads.withLock { state -> Task<ChangeSet, any Error> in
                 if state.generation != generation {
                     state = (generation, [:])
@@ -247,11 +252,12 @@
     /// `GET /v1/changes`: the change feed as one JSON change set, a long-poll (`wait=S`), or Server-Sent Events
     /// (`Accept: text/event-stream`).
     struct FeedRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
         let hub: FeedHub
         let configuration: ServerConfiguration
 
         func changes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let query = request.uri.queryParameters
             let limit = try Query.int(query.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
@@ -265,7 +271,7 @@
             }
             // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
             let seen = hub.signal.current
-            var set = try await read(since: anchor, predicate, limit, token, shared: false)
+            var set = try await read(in: store, since: anchor, predicate, limit, token, shared: false)
             if isStream {
                 guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
                     throw Problem(
@@ -273,7 +279,8 @@
                         detail: "this token holds \(configuration.maxStreamsPerToken) event streams already",
                         headers: [.retryAfter: "5"])
                 }
-                return stream(first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger)
+                return stream(
+                    in: store, first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger)
             }
             if wait > 0 && set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
                 // The feed's tailing loop, as the event stream runs it, until a set with changes, the deadline, the
@@ -282,7 +289,7 @@
                 // answer is the last set read (its anchor still good), not an error.
                 let deadline = ContinuousClock.now + .seconds(wait)
                 let waiter = FeedWaiter(signal: hub.signal, seen: seen, pace: .deadline(deadline))
-                var tail = makeTail(after: set, predicate, limit, token, waiter: waiter)
+                var tail = makeTail(in: store, after: set, predicate, limit, token, waiter: waiter)
                 polling: while set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
                     switch try await tail.next() {
                     case .changes(let later)?:
@@ -306,16 +313,18 @@
         /// it may see are there, the feed is caught up, or ``maxHiddenPages`` pages were read: whether the feed had
         /// more (``ChangeSet/hasMore``) then says nothing of the other sources' commits, except past that many pages.
         func read(
-            since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, shared: Bool
+            in store: any RouteStore, since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int,
+            _ token: APIToken, shared: Bool
         )
             async throws(RouteKitError) -> ChangeSet
         {
-            var set = try await hub.changes(since: anchor, matching: predicate, limit: limit, shared: shared)
+            var set = try await hub.changes(in: store, since: anchor, matching: predicate, limit: limit, shared: shared)
             guard token.readableSources != nil else { return set }
             set.removeUnreadable(token)
             var pages = 1
             while set.hasMore && set.count < limit && pages < Self.maxHiddenPages {
-                var next = try await hub.changes(since: set.anchor, matching: predicate, limit: limit, shared: shared)
+                var next = try await hub.changes(
+                    in: store, since: set.anchor, matching: predicate, limit: limit, shared: shared)
                 pages += 1
                 next.removeUnreadable(token)
                 set.merge(next)
@@ -328,15 +337,15 @@
 
         /// The feed's one tailing loop (``ChangeTail``, which `routekit changes --follow` runs too) after `first`, the
         /// set this request read before it answered: its reads shared through the hub and filtered for `token`
-        /// (``read(since:_:_:_:shared:)``), its waits on the hub's commit signal (`waiter`); it ends when the client
+        /// (``read(in:since:_:_:_:shared:)``), its waits on the hub's commit signal (`waiter`); it ends when the client
         /// goes (the task is cancelled) or the server shuts down.
         func makeTail(
-            after first: ChangeSet, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, waiter: FeedWaiter
+            in store: any RouteStore, after first: ChangeSet, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, waiter: FeedWaiter
         ) -> ChangeTail {
             ChangeTail(
                 after: first,
                 read: { [self] (anchor: ChangeAnchor?) async throws(RouteKitError) -> ChangeSet in
-                    try await self.read(since: anchor, predicate, limit, token, shared: true)
+                    try await self.read(in: store, since: anchor, predicate, limit, token, shared: true)
                 },
                 waiter: { () async throws(RouteKitError) -> any ChangeTailWaiter in waiter },
                 stopped: { Task.isCancelled || Task.isShuttingDownGracefully })
@@ -347,7 +356,7 @@
         /// event (a problem) when the store fails, and the end on client disconnect or, after a `shutdown` event
         /// (``shutdownEvent``), on server shutdown. The first event carries `retry: 3000` (``retryField``).
         func stream(
-            first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken,
+            in store: any RouteStore, first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken,
             request: Request, logger: Logger
         ) -> Response {
             let heartbeatMS = Int(configuration.heartbeatSeconds * 1000)
@@ -366,7 +375,7 @@
                         try await request.body.consumeWithCancellationOnInboundClose { _ in
                             try await withGracefulShutdownHandler {
                                 try await pump(
-                                    &writer, first: first, seen: start, predicate, limit, token,
+                                    &writer, in: store, first: first, seen: start, predicate, limit, token,
                                     heartbeatMS: heartbeatMS, logger: logger)
                             } onGracefulShutdown: {
                                 hub.signal.fire()
@@ -383,14 +392,14 @@
         /// cannot be reached is waited for, not a failure): each step of the feed's tailing loop (``makeTail``) as
         /// events and comments.
         func pump(
-            _ writer: inout any ResponseBodyWriter, first: ChangeSet, seen start: UInt64,
+            _ writer: inout any ResponseBodyWriter, in store: any RouteStore, first: ChangeSet, seen start: UInt64,
             _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, heartbeatMS: Int, logger: Logger
         ) async throws {
             // `retry:` rides on the first event: a frame of its own, without data, dispatches no event by the
             // specification, but some clients (httpx-sse) turn it into an empty `message`.
             var retryPending = true
             let waiter = FeedWaiter(signal: hub.signal, seen: start, pace: .heartbeat(milliseconds: heartbeatMS))
-            var tail = makeTail(after: first, predicate, limit, token, waiter: waiter)
+            var tail = makeTail(in: store, after: first, predicate, limit, token, waiter: waiter)
             var upToDateSent = false
             var waitingLogged = false
             while true {

@@ -14,17 +14,26 @@
         /// Measured together, in one refresh.
         static let batch = 64
 
-        private let store: any RouteStore
-        private let state = Locked((pending: [UUID](), queued: Set<UUID>(), running: false))
+        /// A workout of a person.
+        struct Key: Hashable {
+            var person: PersonID
+            var workout: UUID
+        }
 
-        init(store: any RouteStore) { self.store = store }
+        private let stores: PersonStores
+        private let state = Locked((pending: [Key](), queued: Set<Key>(), running: false))
 
-        /// Queues `workouts` to be measured; starts the background task when none runs.
-        func enqueue(_ workouts: [UUID]) {
+        init(stores: PersonStores) { self.stores = stores }
+
+        /// Queues `workouts` of `store`'s person to be measured; starts the background task when none runs.
+        func enqueue(_ workouts: [UUID], of store: any RouteStore) {
+            let person = store.person
             let start = state.withLock { s -> Bool in
-                for id in workouts where s.pending.count < Self.capacity && !s.queued.contains(id) {
-                    s.pending.append(id)
-                    s.queued.insert(id)
+                for id in workouts where s.pending.count < Self.capacity {
+                    let key = Key(person: person, workout: id)
+                    guard !s.queued.contains(key) else { continue }
+                    s.pending.append(key)
+                    s.queued.insert(key)
                 }
                 guard !s.running, !s.pending.isEmpty else { return false }
                 s.running = true
@@ -38,7 +47,7 @@
 
         private func drain() async {
             while true {
-                let next = state.withLock { s -> [UUID] in
+                let next = state.withLock { s -> [Key] in
                     let taken = Array(s.pending.prefix(Self.batch))
                     s.pending.removeFirst(taken.count)
                     for id in taken { s.queued.remove(id) }
@@ -46,8 +55,13 @@
                     return taken
                 }
                 if next.isEmpty { return }
-                try? await BlockingExecutor.shared.withPreference {
-                    try await WorkoutFigures.refresh(workouts: next, in: store)
+                // One refresh per person, in the store as that person sees it.
+                for person in Set(next.map(\.person)).sorted() {
+                    let store = stores.store(of: person)
+                    let ids = next.filter { $0.person == person }.map(\.workout)
+                    try? await BlockingExecutor.shared.withPreference {
+                        try await WorkoutFigures.refresh(workouts: ids, in: store)
+                    }
                 }
             }
         }

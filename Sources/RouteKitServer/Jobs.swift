@@ -29,6 +29,8 @@
             var created: Date
             var finished: Date?
             var task: Task<Void, Never>?
+            /// Whose routes it smooths; only that person's (or an admin) token sees it.
+            var person: PersonID = .default
         }
 
         /// A running job not saved for this long was left by a server that stopped: it is reported `interrupted`.
@@ -72,13 +74,23 @@
     }
 
     struct JobRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
         let registry: JobRegistry
         let logger: Logger
         /// How often a running job's progress is saved.
         var saveInterval: Duration = .seconds(1)
         /// Where jobs are saved, when the store keeps them.
-        var jobStore: (any JobStore)? { store as? any JobStore }
+        func jobStore(_ store: any RouteStore) -> (any JobStore)? { store as? any JobStore }
+
+        /// The store of the person whose jobs a request is about (`admin` scope): the token's person, or for an admin
+        /// token (no one's), the person named by `?person=ID` (the default person without it).
+        func store(_ request: Request, _ context: RouteKitRequestContext) throws(Problem) -> any RouteStore {
+            let token = try context.require(.admin)
+            if let person = token.person { return stores.store(of: person) }
+            guard let text = request.uri.queryParameters.get("person") else { return stores.store(of: .default) }
+            guard let uuid = UUID(uuidString: String(text)) else { throw Problem.noPerson(String(text)) }
+            return stores.store(of: PersonID(uuid))
+        }
 
         struct StartBody: Decodable {
             var routes: [String]?
@@ -114,7 +126,8 @@
         }
 
         func start(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
-            _ = try context.require(.admin)
+            let store = try store(request, context)
+            let jobStore = jobStore(store)
             let bytes = try await request.body.collect(upTo: 4 << 20)
             var body = StartBody()
             if bytes.readableBytes > 0 {
@@ -140,7 +153,8 @@
             }
             let pipeline = RoutePipeline(configuration: body.configuration ?? PipelineConfiguration())
             let id = UUID()
-            let job = JobRegistry.Job(id: id, state: "running", total: ids.count, created: Date())
+            var job = JobRegistry.Job(id: id, state: "running", total: ids.count, created: Date())
+            job.person = store.person
             if let jobStore {
                 // Saved before it is answered: any server of the store can report it from the first request on.
                 _ = try await jobStore.saveJob(Self.stored(job))
@@ -240,9 +254,11 @@
 
         /// The job from this server's memory, else from the store (`interrupted` when it is still running there but
         /// was not saved for ``JobRegistry/interruptedAfter``: the server running it stopped).
-        func find(_ id: UUID) async throws -> (json: JobJSON, running: Task<Void, Never>?, stored: StoredJob?) {
-            if let job = registry.job(id) { return (JobJSON(job), job.task, nil) }
-            guard let jobStore, let stored = try await jobStore.job(id: id) else {
+        func find(_ id: UUID, in store: any RouteStore) async throws -> (
+            json: JobJSON, running: Task<Void, Never>?, stored: StoredJob?
+        ) {
+            if let job = registry.job(id), job.person == store.person { return (JobJSON(job), job.task, nil) }
+            guard let jobStore = jobStore(store), let stored = try await jobStore.job(id: id) else {
                 throw Problem.notFound("job \(id) is not known")
             }
             var json: JobJSON
@@ -258,15 +274,16 @@
         }
 
         func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
-            _ = try context.require(.admin)
+            let store = try store(request, context)
             let id = try ReadRoutes.id(context)
-            return JSONBody.response(try await find(id).json)
+            return JSONBody.response(try await find(id, in: store).json)
         }
 
         func cancel(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
-            _ = try context.require(.admin)
+            let store = try store(request, context)
+            let jobStore = jobStore(store)
             let id = try ReadRoutes.id(context)
-            let (json, running, stored) = try await find(id)
+            let (json, running, stored) = try await find(id, in: store)
             if let running {
                 running.cancel()
             } else if let jobStore, stored?.state == .running, json.state == "running" {

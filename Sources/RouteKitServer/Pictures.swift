@@ -15,6 +15,7 @@
         /// 4096 a side), `?versions=raw,current|current|raw`. Its bytes depend on the route version and on what
         /// may change beside it (privacy zones, series), so it is revalidated hourly rather than immutable.
         func picture(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let route = try await readableRoute(context)
             let q = request.uri.queryParameters
             let format = q.get("format") ?? "svg"
@@ -78,6 +79,7 @@
         /// processed route, as the pictures and the statistics use), heart rate and power at their samples, and the
         /// recording's length by the statistics' rules (``ProfileWire``). Revalidated hourly, as pictures are.
         func profile(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let route = try await readableRoute(context)
             let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: 2_000, 2...20_000)
             // profile2: the body gained `time` (a browser's copy without it must not be revalidated).

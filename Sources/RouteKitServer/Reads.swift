@@ -12,7 +12,7 @@
     /// `Cache-Control: private, immutable`, and revalidation gets `304`. An object of a source the token may not
     /// read is answered `404`, as if it did not exist.
     struct ReadRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
         let configuration: ServerConfiguration
 
         /// One page of workouts, oldest saved first (`order=newest`: newest first). `next` is the cursor of the
@@ -21,6 +21,7 @@
         /// keyset query of the store (a few when the token may read only some sources) and one routes query per
         /// workout of the page; only a cursor whose workout has gone since costs a listing of the whole store.
         func workouts(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
@@ -33,7 +34,7 @@
             let newest = order == "newest"
             let anchor = try await store.currentAnchor()
             var (page, more) = try await readablePage(
-                after: after?.id, source: source, newest: newest, limit: limit, token: token)
+                in: store, after: after?.id, source: source, newest: newest, limit: limit, token: token)
             let start = after?.position ?? 0
             if let after, page.isEmpty, try await store.workout(id: after.id) == nil {
                 // The cursor's workout was deleted or replaced since: continue at the same position.
@@ -61,7 +62,9 @@
 
         /// Up to `limit` workouts after `after` that `token` may read, and whether more follow: keyset queries of
         /// the store, more than one only when the token's sources leave some out.
-        func readablePage(after: UUID?, source: Source?, newest: Bool, limit: Int, token: APIToken)
+        func readablePage(
+            in store: any RouteStore, after: UUID?, source: Source?, newest: Bool, limit: Int, token: APIToken
+        )
             async throws(RouteKitError) -> (page: [Workout], more: Bool)
         {
             let batch = token.readableSources == nil ? limit + 1 : max(limit + 1, 1000)
@@ -78,6 +81,7 @@
         }
 
         func workout(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let w = try await readableWorkout(context)
             let routes = try await store.routes(matching: RouteFilter(workout: w.id))
             struct Body: Encodable {
@@ -91,6 +95,7 @@
         /// Current routes a page at a time, as ``workouts(_:context:)`` pages workouts: keyset queries of the store,
         /// `next` the cursor of the following page, `anchor` the feed's anchor read before the list.
         func routes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
@@ -103,7 +108,7 @@
                 workout: try Query.uuid(q.get("workout"), "workout"), source: try Query.source(q.get("source")),
                 syncIdentifier: q.get("syncIdentifier"), newestFirst: order == "newest")
             let anchor = try await store.currentAnchor()
-            var (page, more) = try await readableRoutePage(after: after?.id, filter: filter, limit: limit, token: token)
+            var (page, more) = try await readableRoutePage(in: store, after: after?.id, filter: filter, limit: limit, token: token)
             let start = after?.position ?? 0
             if let after, page.isEmpty, try await store.route(id: after.id) == nil {
                 // The cursor's route was deleted since: continue at the same position.
@@ -125,7 +130,7 @@
         }
 
         /// Up to `limit` routes of `filter` after `after` that `token` may read, and whether more follow.
-        func readableRoutePage(after: UUID?, filter: RouteFilter, limit: Int, token: APIToken)
+        func readableRoutePage(in store: any RouteStore, after: UUID?, filter: RouteFilter, limit: Int, token: APIToken)
             async throws(RouteKitError) -> (page: [RouteSample], more: Bool)
         {
             var filter = filter
@@ -143,6 +148,7 @@
 
         /// The route when it exists and the token may read it, else `404`.
         func readableRoute(_ context: RouteKitRequestContext) async throws -> RouteSample {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let id = try Self.id(context)
             guard let route = try await store.route(id: id), token.mayRead(route.source) else {
@@ -164,6 +170,7 @@
         /// evenly spread (every k-th, with the first and the last): a map of a million-point route needs a few
         /// thousand.
         func locations(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let route = try await readableRoute(context)
             let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: .max, 2...Int.max)
             let count = route.locationCount
@@ -172,7 +179,6 @@
             if Self.matches(request, tag) { return Self.notModified(tag) }
             var headers = Self.immutable(tag)
             headers[.contentType] = "application/x-ndjson"
-            let store = self.store
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
@@ -203,6 +209,7 @@
         /// The route as GPX 1.1 (with its workout's series merged into the points), GeoJSON or CSV. Written to a
         /// spool file first (memory stays at one chunk), then streamed.
         func export(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let route = try await readableRoute(context)
             let text = request.uri.queryParameters.get("format") ?? "gpx"
             guard let format = ExportFormat(rawValue: text) else {

@@ -14,14 +14,14 @@
     /// (`Sources/RouteKitServer/openapi.yaml`).
     public struct RouteKitServer: Sendable {
         /// The store served.
-        public let store: any RouteStore & TokenStore
+        public let store: any RouteStore & TokenStore & PeopleStore
         /// Where it listens and its limits.
         package let configuration: ServerConfiguration
         /// Where request logs go (a request id in every line; never a token or a coordinate).
         package let logger: Logger
 
         /// Creates a server for `store`.
-        public init(store: any RouteStore & TokenStore, configuration: ServerConfiguration, logger: Logger) {
+        public init(store: any RouteStore & TokenStore & PeopleStore, configuration: ServerConfiguration, logger: Logger) {
             self.store = store
             self.configuration = configuration
             self.logger = logger
@@ -100,12 +100,14 @@
                 return JSONBody.response(
                     ["ticket": ticket, "expires": Timestamp(expires).iso8601], status: .created)
             }
-            let feed = FeedRoutes(store: store, hub: hub, configuration: configuration)
+            let stores = PersonStores(base: store)
+            PeopleRoutes(stores: stores).add(to: router)
+            let feed = FeedRoutes(stores: stores, hub: hub, configuration: configuration)
             router.get("/v1/changes", use: feed.changes)
-            let figures = FiguresQueue(store: store)
-            let uploads = UploadRoutes(store: store, configuration: configuration, metrics: metrics, figures: figures)
+            let figures = FiguresQueue(stores: stores)
+            let uploads = UploadRoutes(stores: stores, configuration: configuration, metrics: metrics, figures: figures)
             router.post("/v1/uploads", use: uploads.upload)
-            let reads = ReadRoutes(store: store, configuration: configuration)
+            let reads = ReadRoutes(stores: stores, configuration: configuration)
             router.get("/v1/workouts", use: reads.workouts)
             router.get("/v1/workouts/:id", use: reads.workout)
             router.get("/v1/workouts/:id/stats", use: reads.stats)
@@ -113,11 +115,11 @@
             router.get("/v1/workouts/:id/series", use: reads.seriesTypes)
             router.get("/v1/workouts/:id/series/:type", use: reads.series)
             router.get("/v1/workouts/:id/effort", use: reads.effort)
-            let writes = WriteRoutes(store: store)
+            let writes = WriteRoutes(stores: stores)
             router.delete("/v1/workouts/:id", use: writes.deleteWorkout)
             router.post("/v1/workouts/:id/effort", use: writes.relateEffort)
             router.delete("/v1/workouts/:id/effort/:scoreID", use: writes.unrelateEffort)
-            let zones = ZoneRoutes(store: store)
+            let zones = ZoneRoutes(stores: stores)
             router.get("/v1/zones", use: zones.settings)
             router.get("/v1/zones/:quantity", use: zones.get)
             router.put("/v1/zones/:quantity", use: zones.put)
@@ -134,7 +136,7 @@
             router.get("/v1/routes/:id/profile", use: reads.profile)
             router.delete("/v1/routes/:id", use: writes.deleteRoute)
             let builders = BuilderRoutes(
-                store: store, configuration: configuration, metrics: metrics, figures: figures, hub: hub,
+                stores: stores, configuration: configuration, metrics: metrics, figures: figures, hub: hub,
                 live: BuilderLive())
             router.post("/v1/builders", use: builders.create)
             router.get("/v1/builders", use: builders.list)
@@ -145,7 +147,7 @@
             router.get("/v1/builders/:id/zones", use: builders.zones)
             router.post("/v1/builders/:id/finish", use: builders.finish)
             router.delete("/v1/builders/:id", use: builders.discard)
-            var jobs = JobRoutes(store: store, registry: JobRegistry(), logger: logger)
+            var jobs = JobRoutes(stores: stores, registry: JobRegistry(), logger: logger)
             jobs.saveInterval = .seconds(configuration.jobSaveSeconds)
             router.post("/v1/jobs", use: jobs.start)
             router.get("/v1/jobs/:id", use: jobs.get)

@@ -15,7 +15,7 @@
 
         /// The anchor's text for `token`.
         static func text(_ anchor: ChangeAnchor, for token: APIToken) -> String {
-            guard token.readableSources != nil else { return anchor.text }
+            guard Self.seals(token) else { return anchor.text }
             // Sealing fails only for a nonce it cannot make; the plain text is never handed out instead.
             guard let box = try? ChaChaPoly.seal(Array(anchor.text.utf8), using: key(token)) else { return prefix }
             return prefix + Base64URL.encode(box.combined)
@@ -24,7 +24,7 @@
         /// The anchor `token` sent back.
         /// - Throws: ``RouteKitError/Code/anchorMalformed`` when it is not an anchor, or not one made for this token.
         static func anchor(_ text: String, for token: APIToken) throws(RouteKitError) -> ChangeAnchor {
-            guard token.readableSources != nil else {
+            guard Self.seals(token) else {
                 guard !text.hasPrefix(prefix) else { throw foreign }
                 return try ChangeAnchor(text: text)
             }
@@ -33,6 +33,13 @@
                 let plain = try? ChaChaPoly.open(box, using: key(token))
             else { throw foreign }
             return try ChangeAnchor(text: String(decoding: plain, as: UTF8.self))
+        }
+
+        /// Whether `token`'s anchors are sealed: those of a token limited to some sources, and of every person but the
+        /// default one (a store's positions count everyone's commits; a person learns nothing of the others' from
+        /// theirs). The default person's tokens, made before people existed, keep plain anchors.
+        static func seals(_ token: APIToken) -> Bool {
+            token.readableSources != nil || token.person != .default
         }
 
         static let foreign = RouteKitError(

@@ -10,15 +10,15 @@
     public enum TokenText {
         /// Makes a token: its text (print it once) and the record to save.
         public static func make(
-            name: String, source: Source, scopes: Set<APIScope>, readableSources: Set<Source>? = nil,
-            expires: Date? = nil, now: Date = Date()
+            name: String, person: PersonID? = .default, source: Source, scopes: Set<APIScope>,
+            readableSources: Set<Source>? = nil, expires: Date? = nil, now: Date = Date()
         ) -> (text: String, token: APIToken) {
             var generator = SystemRandomNumberGenerator()  // getrandom(2): cryptographically secure
             let secret = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let id = UUID()
             let token = APIToken(
-                id: id, name: name, source: source, scopes: scopes, readableSources: readableSources,
-                secretHash: hash(secret), created: now, expires: expires)
+                id: id, name: name, person: person, source: source, scopes: scopes,
+                readableSources: readableSources, secretHash: hash(secret), created: now, expires: expires)
             return ("rk_" + hex(id) + "_" + secret, token)
         }
 

@@ -13,7 +13,7 @@
     /// body, streamed to a spool file (memory does not grow with its size), then imported as the token's source with
     /// the outcomes of `routekit import --json`. Re-uploading a file is idempotent (`unchanged`).
     struct UploadRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
         let configuration: ServerConfiguration
         let metrics: ServerMetrics
         /// Measures the new routes' figures after the answer.
@@ -26,6 +26,7 @@
         }
 
         func upload(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let limit = configuration.maxConcurrentImports
             let admitted = inFlight.withLock { n in
@@ -88,7 +89,7 @@
             metrics.stored(stored)
             // The new routes' figures, for the lists that show them next: measured after the answer.
             let changed = results.flatMap(\.tracks).filter { !$0.unchanged && $0.route != nil }.map(\.workout)
-            if !changed.isEmpty { figures.enqueue(changed) }
+            if !changed.isEmpty { figures.enqueue(changed, of: store) }
             let body = Body(results: results.map(ImportResultJSON.init))
             if results.isEmpty || results.allSatisfy({ $0.status == .failed }) {
                 let first = results.first?.error ?? RouteKitError(.invalidArgument, "the upload holds no activity")

@@ -11,6 +11,7 @@
     extension ReadRoutes {
         /// The workout when it exists and the token may read it, else `404`.
         func readableWorkout(_ context: RouteKitRequestContext) async throws -> Workout {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let id = try Self.id(context)
             guard let w = try await store.workout(id: id), token.mayRead(w.source) else {
@@ -22,6 +23,7 @@
         /// `routekit stats --json` for a workout (from its raw recording): `?maxHr=&age=&zones=&ftp=&powerZones=`
         /// `&minSpeed=&grace=&hysteresis=`.
         func stats(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let workout = try await readableWorkout(context)
             let q = request.uri.queryParameters
             func number(_ name: String, _ range: ClosedRange<Double>) throws(Problem) -> Double? {
@@ -56,6 +58,7 @@
 
         /// `routekit splits --json` for a workout (from its raw recording): `?by=lap|km|mile|METRES` (`lap` by default).
         func splits(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let workout = try await readableWorkout(context)
             let rule: SplitRule
             do { rule = try SplitRule(parsing: request.uri.queryParameters.get("by") ?? "lap", name: "'by'") } catch {
@@ -69,6 +72,7 @@
 
         /// The quantity types the workout has series of: `{"types": [{"type": "heartRate", "unit": "count/min"}]}`.
         func seriesTypes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let workout = try await readableWorkout(context)
             struct TypeJSON: Encodable {
                 var type: String
@@ -83,13 +87,13 @@
         /// One series of the workout, in time order: one `{"time", "value"}` object per line, streamed batch by
         /// batch.
         func series(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let workout = try await readableWorkout(context)
             let text = context.parameters.get("type") ?? ""
             guard let type = QuantityType(identifier: text) else {
                 throw Problem.badRequest(
                     "'\(text)' is not a series type: \(QuantityType.all.map(\.identifier).joined(separator: ", "))")
             }
-            let store = self.store
             return Response(
                 status: .ok,
                 headers: [.contentType: "application/x-ndjson", .cacheControl: "private, no-cache"],
@@ -109,6 +113,7 @@
 
         /// The workout's effort scores and the one that counts: `{"effective": {…}|null, "scores": [{…}]}`.
         func effort(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let workout = try await readableWorkout(context)
             let scores = try await store.efforts(ofWorkout: workout.id)
             let effective = EffortScore.effective(scores)

@@ -15,7 +15,7 @@
     /// may not read that source, when it answers `404` as if it did not exist (as reads do). A refused request
     /// changes nothing.
     struct WriteRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
 
         /// `DELETE /v1/workouts/ID`: the workout with its routes, series and effort scores; `204`. Each of its
         /// current routes reaches the change feed as deleted.
@@ -30,6 +30,7 @@
         }
 
         func delete(_ kind: StoreDeletion.Kind, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let id = try ReadRoutes.id(context)
             _ = try await StoreDeletion.delete(
@@ -51,6 +52,7 @@
         /// `POST /v1/workouts/ID/effort` with `{"score": 7, "estimated": false}`: relates the score as the token's
         /// source and answers `201` with it, in the shape of `GET /v1/workouts/ID/effort`'s scores.
         func relateEffort(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let id = try ReadRoutes.id(context)
             let bytes = try await request.body.collect(upTo: Self.maxEffortBodyBytes)
@@ -95,6 +97,7 @@
 
         /// `DELETE /v1/workouts/ID/effort/SCORE`: unrelates a score the token's source related; `204`.
         func unrelateEffort(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let id = try ReadRoutes.id(context)
             let text = context.parameters.get("scoreID") ?? ""

@@ -11,13 +11,14 @@
     /// (`heartRate` or `power`). The rules are the application's (``ZoneSettingsChanges``), as `routekit zones`
     /// applies them; these routes only translate.
     struct ZoneRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
 
         /// The longest body `PUT /v1/zones/{quantity}` reads.
         static let maxBodyBytes = 16 * 1024
 
         /// `GET /v1/zones`: the figures and the configuration each quantity's workouts use (`read` scope).
         func settings(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let settings = try await store.zoneSettings(of: token.source)
             var response = JSONBody.response(ZoneSettingsJSON(settings))
@@ -28,6 +29,7 @@
         /// `GET /v1/zones/{quantity}`: the configuration the token's source's workouts use; `404` when nothing is
         /// known (each workout's own maximum or estimated FTP is used, and its statistics say so).
         func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let quantity = try Self.quantity(context)
             guard let c = try await ZoneSettingsChanges.preferred(quantity, of: token.source, in: store) else {
@@ -52,6 +54,7 @@
         /// `PUT /v1/zones/{quantity}` with `{"boundaries": [b1, …]}` (the person's own zones) and/or the figures
         /// (`maximumHeartRate`, `restingHeartRate`, `age`; `ftp`): answers the configuration now used (`write`).
         func put(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let quantity = try Self.quantity(context)
             let change = try await Self.change(request)
@@ -81,6 +84,7 @@
 
         /// `DELETE /v1/zones/{quantity}`: removes the person's own configuration (the figures stay); `204`.
         func delete(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let quantity = try Self.quantity(context)
             _ = try await ZoneSettingsChanges.clear(quantity, of: token.source, in: store)
@@ -91,6 +95,7 @@
 
         /// The workout when the token may read it, else `404`.
         func workout(_ context: RouteKitRequestContext, _ token: APIToken) async throws -> Workout {
+            let store = try stores.store(context)
             let id = try ReadRoutes.id(context)
             guard let w = try await store.workout(id: id), token.mayRead(w.source) else {
                 throw Problem.notFound("workout \(id) is not in the store")
@@ -101,6 +106,7 @@
         /// `GET /v1/workouts/{id}/zones`: the settings the workout's statistics use (those saved with it over its
         /// person's), in the shape of `GET /v1/zones`.
         func workoutSettings(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let w = try await workout(context, token)
             var response = JSONBody.response(
@@ -112,6 +118,7 @@
         /// `GET /v1/workouts/{id}/zones/{quantity}`: the configuration the workout's statistics use; `404` when
         /// nothing is known.
         func workoutGet(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.read)
             let quantity = try Self.quantity(context)
             let w = try await workout(context, token)
@@ -128,6 +135,7 @@
         /// `PUT /v1/workouts/{id}/zones/{quantity}`: saves a configuration (origin `app`) or figures with the
         /// workout, as its source only (`403` for another); answers the configuration its statistics now use.
         func workoutPut(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let quantity = try Self.quantity(context)
             let w = try await workout(context, token)
@@ -141,6 +149,7 @@
         /// `DELETE /v1/workouts/{id}/zones/{quantity}`: removes what is saved with the workout for the quantity;
         /// `204`.
         func workoutDelete(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
+            let store = try stores.store(context)
             let token = try context.require(.write)
             let quantity = try Self.quantity(context)
             let w = try await workout(context, token)
