@@ -44,15 +44,13 @@
         }
 
         func sweep(_ store: any RouteStore, before cutoff: Date) async throws(RouteKitError) {
-            do throws(RouteKitError) {
-                for builder in try await store.discardPendingBuilders(updatedBefore: cutoff) {
-                    logger.notice(
-                        "discarded a pending route builder untouched past its expiry",
-                        metadata: [
-                            "builder": "\(builder.id.uuidString.lowercased())", "source": "\(builder.source)",
-                            "locations": "\(builder.progress.locationCount)",
-                        ])
-                }
+            for builder in try await store.discardPendingBuilders(updatedBefore: cutoff) {
+                logger.notice(
+                    "discarded a pending route builder untouched past its expiry",
+                    metadata: [
+                        "builder": "\(builder.id.uuidString.lowercased())", "source": "\(builder.source)",
+                        "locations": "\(builder.progress.locationCount)",
+                    ])
             }
         }
     }
