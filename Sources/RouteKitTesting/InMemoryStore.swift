@@ -1211,7 +1211,7 @@ extension InMemoryStore {
         /// head a consumer is handed must not be.
         func feedState(_ storeID: UUID) -> ChangeLogState {
             var head = heads[person] ?? Transaction(end: 0, token: 0)
-            if head.end < floor, let token = token(endingAt: floor) { head = Transaction(end: floor, token: token) }
+            if head.end < floor, let atFloor = token(endingAt: floor) { head = Transaction(end: floor, token: atFloor) }
             return ChangeLogState(storeID: storeID, epoch: 1, floor: floor, head: head.end, headToken: head.token)
         }
 
