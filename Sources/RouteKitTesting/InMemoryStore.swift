@@ -7,7 +7,8 @@ public import Foundation
 /// It keeps the rules of the real backends without any SQL: every decision those rules cover (the sync decision,
 /// provenance kept or dropped, ownership and workout checks, a saved route's chunks, the feed's read start,
 /// change-set assembly and the next anchor, anchor validation) is asked of the same core rules the SQLite and
-/// PostgreSQL stores ask, and it runs the whole conformance suite (``StoreConformance/checks``).
+/// PostgreSQL stores ask, and it runs the whole conformance suite (``StoreConformance/checks``, and
+/// ``PeopleConformance`` for people).
 ///
 /// - **Transactions:** all state sits behind one lock. Each method is one transaction: it takes the lock, checks,
 ///   changes a draft of the state and installs it only when nothing failed, then lets the lock go. The lock is

@@ -44,7 +44,7 @@ struct InMemoryConformanceTests {
         let p = Person(name: "P")
         try await store.addPerson(p)
         let view = store.forPerson(p.id)
-        #expect(store.person == .default)
+        #expect(store.person == PersonID.default)
         #expect(view.person == p.id)
         #expect(view.storeID == store.storeID)
         let source = try Source(name: "phone")
@@ -55,7 +55,7 @@ struct InMemoryConformanceTests {
         let asDefault = try await store.workout(id: w.id)
         #expect(asDefault == nil)
         let people = try await view.people().map(\.id)
-        #expect(people == [.default, p.id])
+        #expect(people == [PersonID.default, p.id])
     }
 
     @Test("A fault-injecting store is its base's person; its view of a person wraps the base's view and fails alike")
@@ -64,7 +64,7 @@ struct InMemoryConformanceTests {
         let p = Person(name: "P")
         try await base.addPerson(p)
         let faulty = FaultInjectingStore(base, failingAppend: 1)
-        #expect(faulty.person == .default)
+        #expect(faulty.person == PersonID.default)
         let view = faulty.forPerson(p.id)
         #expect(view.person == p.id)
         #expect(view.base.person == p.id)
