@@ -11,6 +11,8 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
     private var appends = 0
     private let failAt: Int
     private var finishFailures: Int
+    /// `finishFailures` as given (what a view of another person starts with).
+    private let failingFinishes: Int
 
     /// Fails the `failAt`-th call of `appendToBuilder(id:claim:chunks:progress:metadata:)`, and every later
     /// one; and the first `finishFailures` calls that finish a route (`finishBuilder(id:claim:route:sequenceOrder:creating:)`
@@ -19,9 +21,19 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
         self.base = base
         self.failAt = failAt
         self.finishFailures = finishFailures
+        self.failingFinishes = finishFailures
     }
 
     public var storeID: UUID { base.storeID }
+
+    /// The base store's person.
+    public var person: PersonID { base.person }
+
+    /// The base store seen as `person`, failing the same way: a new wrapper of `base.forPerson(person)` with counters
+    /// of its own, from zero.
+    public func forPerson(_ person: PersonID) -> FaultInjectingStore {
+        FaultInjectingStore(base.forPerson(person), failingAppend: failAt, failingFinishes: failingFinishes)
+    }
 
     /// Whether this call that finishes a route fails (one of the first `finishFailures`).
     private func takeFinishFailure() -> Bool {
@@ -241,6 +253,9 @@ extension FaultInjectingStore: TokenStore {
     public func saveToken(_ token: APIToken) async throws(RouteKitError) { try await tokens.saveToken(token) }
     public func token(id: UUID) async throws(RouteKitError) -> APIToken? { try await tokens.token(id: id) }
     public func tokens() async throws(RouteKitError) -> [APIToken] { try await tokens.tokens() }
+    public func tokens(of person: PersonID?) async throws(RouteKitError) -> [APIToken] {
+        try await tokens.tokens(of: person)
+    }
     public func revokeToken(id: UUID, at date: Date) async throws(RouteKitError) -> Bool {
         try await tokens.revokeToken(id: id, at: date)
     }

@@ -7,7 +7,8 @@ public import Foundation
 /// It keeps the rules of the real backends without any SQL: every decision those rules cover (the sync decision,
 /// provenance kept or dropped, ownership and workout checks, a saved route's chunks, the feed's read start,
 /// change-set assembly and the next anchor, anchor validation) is asked of the same core rules the SQLite and
-/// PostgreSQL stores ask, and it runs the whole conformance suite (``StoreConformance/checks``).
+/// PostgreSQL stores ask, and it runs the whole conformance suite (``StoreConformance/checks``, and
+/// ``PeopleConformance`` for people).
 ///
 /// - **Transactions:** all state sits behind one lock. Each method is one transaction: it takes the lock, checks,
 ///   changes a draft of the state and installs it only when nothing failed, then lets the lock go. The lock is
@@ -18,44 +19,81 @@ public import Foundation
 ///   current route and one row per deletion, each transaction with its token; a first read owes deletions only
 ///   after its horizon, and compaction raises the floor below which anchors expire. Followers in the same process
 ///   are woken at once after each commit that recorded changes.
-/// - It is also a ``TokenStore``, a ``JobStore`` and a ``SummaryStore``.
-public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore, @unchecked Sendable {
+/// - **People:** the store object is one person's view (``person``; `PersonID.default` for a new store).
+///   ``forPerson(_:)`` makes another view of the same state: every view shares one box (the lock, the state, the
+///   commit signal). The objects of each person live in a partition of their own, so a view's reads and writes see
+///   only its person's objects (another person's id is not found, exactly as a missing one), and sync identities,
+///   privacy zones and zone settings are per person. Leases, tickets and tokens are the store's; the change log is
+///   one log in commit order whose rows carry their person: a view reads only its person's rows, and its head is
+///   its person's newest transaction (raised to the compaction floor, below which no anchor is valid).
+/// - It is also a ``TokenStore``, a ``JobStore``, a ``SummaryStore`` and a `PeopleStore` (people are the store's,
+///   not the view's).
+public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore, PeopleStore, @unchecked Sendable {
     /// The store's own identity (anchors name it).
     public let storeID: UUID
-    private let lock = NSLock()
-    private var state = State()
-    private let commitSignal = CommitSignal()
+    /// The person this view reads and writes as.
+    public let person: PersonID
+    /// What every view of the store shares.
+    private let shared: Shared
 
-    /// Creates an empty store.
+    /// The state every view of one store shares: one lock, the state behind it, and the signal that wakes followers.
+    private final class Shared: @unchecked Sendable {
+        let lock = NSLock()
+        var state: State
+        let commitSignal = CommitSignal()
+
+        init(created: Date) { state = State(created: created) }
+    }
+
+    /// Creates an empty store, seen as `PersonID.default` (who exists from the start).
     /// - Parameter storeID: its identity; a new one by default.
     public init(storeID: UUID = UUID()) {
         self.storeID = storeID
+        self.person = .default
+        self.shared = Shared(created: Date())
+    }
+
+    private init(storeID: UUID, person: PersonID, shared: Shared) {
+        self.storeID = storeID
+        self.person = person
+        self.shared = shared
+    }
+
+    /// The same store seen as `person`: a new view sharing this one's state (nothing is checked or copied).
+    public func forPerson(_ person: PersonID) -> InMemoryStore {
+        InMemoryStore(storeID: storeID, person: person, shared: shared)
     }
 
     // MARK: Transactions
 
-    /// One write transaction: `body` changes a draft of the state, installed only when it returns; the changes it
-    /// recorded are sealed into one change-log transaction, and followers are woken after the lock is released.
+    /// One write transaction as this view's person: `body` changes a draft of the state, installed only when it
+    /// returns; the changes it recorded are sealed into one change-log transaction of the person, and followers are
+    /// woken after the lock is released.
     private func write<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         let (value, recorded) = try locked { () throws(E) -> (T, Bool) in
-            var draft = state
+            var draft = shared.state
+            draft.person = person
             let value = try body(&draft)
             let recorded = draft.seal(token: Int64.random(in: 1...Int64.max), now: Date().timeIntervalSince1970)
-            state = draft
+            shared.state = draft
             return (value, recorded)
         }
-        if recorded { commitSignal.fire() }
+        if recorded { shared.commitSignal.fire() }
         return value
     }
 
-    /// One read transaction.
+    /// One read transaction as this view's person.
     private func read<T, E: Error>(_ body: (State) throws(E) -> T) throws(E) -> T {
-        try locked { () throws(E) -> T in try body(state) }
+        try locked { () throws(E) -> T in
+            var view = shared.state
+            view.person = person
+            return try body(view)
+        }
     }
 
     private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        shared.lock.lock()
+        defer { shared.lock.unlock() }
         return try body()
     }
 
@@ -68,7 +106,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
             let current = s.currentWorkout(identity: workout)
             let plan = try StoreRules.saveWorkout(
-                workout, body: body, uuidTaken: s.workouts[workout.id] != nil, current: current,
+                workout, body: body, uuidTaken: s.workoutUUIDTaken(workout.id), current: current,
                 currentRoutes: current.map { s.currentRoutes(ofWorkout: $0.id) } ?? [])
             try s.apply(plan.writes)
             return plan.outcome
@@ -210,7 +248,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
     @_spi(RouteKitBackend) public func createBuilder(_ builder: PendingBuilder) async throws(RouteKitError) {
         _ = try StoredRecord.encode(metadata: builder.metadata)
         try write { (s: inout State) throws(RouteKitError) in
-            guard s.builders[builder.id] == nil else {
+            guard !s.builderUUIDTaken(builder.id) else {
                 // As on SQLite and PostgreSQL, where the key's constraint refuses it.
                 throw RouteKitError(.storage, "a route builder with uuid \(builder.id) exists")
             }
@@ -320,7 +358,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         return try write { (s: inout State) throws(RouteKitError) -> SaveOutcome in
             let new = creating.map { w in
                 NewWorkoutRow(
-                    workout: w, body: workoutBody ?? "", uuidTaken: s.workouts[w.id] != nil,
+                    workout: w, body: workoutBody ?? "", uuidTaken: s.workoutUUIDTaken(w.id),
                     current: s.currentWorkout(identity: w))
             }
             let plan = try StoreRules.finishBuilder(
@@ -447,7 +485,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
             guard s.workouts[score.workoutID] != nil else {
                 throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved")
             }
-            guard s.efforts[score.id] == nil else {
+            guard !s.effortUUIDTaken(score.id) else {
                 throw RouteKitError(.storage, "an effort score with uuid \(score.id) exists")
             }
             s.efforts[score.id] = EffortRow(row: s.nextRow(), score: score)
@@ -475,7 +513,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
 
     // MARK: Change feed
 
-    /// What changed since `anchor`, matching `predicate`, in sets that never split a transaction.
+    /// What changed of the person's since `anchor`, matching `predicate`, in sets that never split a transaction.
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {
@@ -484,8 +522,10 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
             let state = s.feedState(storeID)
             if let anchor { try state.validate(anchor, tokenAtCheckpoint: s.token(endingAt: anchor.checkpoint)) }
             let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
+            // Only the person's rows: the log is the store's, in commit order.
             func owed(_ c: Change, after: Int64) -> Bool {
-                c.position > after && (c.added || c.position > horizon) && c.record.matches(predicate)
+                c.person == s.person && c.position > after && (c.added || c.position > horizon)
+                    && c.record.matches(predicate)
             }
             var rows: [Change] = []
             var i = s.firstChange(after: after)
@@ -542,12 +582,12 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         }
     }
 
-    /// The anchor of the newest change.
+    /// The anchor of the person's newest change.
     public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
         read { s in s.feedState(storeID).headAnchor }
     }
 
-    /// Drops deletions recorded before `date`; anchors from before the newest one dropped then expire.
+    /// Drops deletions recorded before `date`, everyone's; anchors from before the newest one dropped then expire.
     public func compactChanges(before date: Date) async throws(RouteKitError) -> Int {
         let cutoff = date.timeIntervalSince1970
         return write { s in
@@ -566,7 +606,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
 
     /// A waiter woken at once by this store's commits that recorded changes.
     @_spi(RouteKitBackend) public func makeCommitWaiter() async throws(RouteKitError) -> any CommitWaiter {
-        InMemoryCommitWaiter(signal: commitSignal)
+        InMemoryCommitWaiter(signal: shared.commitSignal)
     }
 
     // MARK: Tokens
@@ -586,10 +626,18 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         read { s in s.tokens[id] }
     }
 
-    /// Every token, oldest first.
+    /// Every token, oldest first (everyone's: tokens are the store's, not the view's).
     public func tokens() async throws(RouteKitError) -> [APIToken] {
         read { s in
             s.tokens.values.sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
+        }
+    }
+
+    /// The tokens of `person` (`nil`: the admin tokens), oldest first.
+    public func tokens(of person: PersonID?) async throws(RouteKitError) -> [APIToken] {
+        read { s in
+            s.tokens.values.filter { $0.person == person }
+                .sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
         }
     }
 
@@ -642,12 +690,95 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
         }
     }
 
-    /// Deletes the jobs no longer running that were last saved before `date`.
+    /// Deletes the jobs no longer running that were last saved before `date`, everyone's (operator housekeeping).
     package func deleteJobs(endedBefore date: Date) async throws(RouteKitError) -> Int {
         write { s in
-            let old = s.jobs.values.filter { $0.state != .running && $0.updated < date }.map(\.id)
-            for id in old { s.jobs[id] = nil }
-            return old.count
+            var deleted = 0
+            for owner in Array(s.partitions.keys) {
+                guard var objects = s.partitions[owner] else { continue }
+                let old = objects.jobs.values.filter { $0.state != .running && $0.updated < date }.map(\.id)
+                if old.isEmpty { continue }
+                for id in old { objects.jobs[id] = nil }
+                s.partitions[owner] = objects
+                deleted += old.count
+            }
+            return deleted
+        }
+    }
+}
+
+extension InMemoryStore {
+    // MARK: People (the store's, not the view's)
+
+    /// Adds a person.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when a person with its id, or its subject, exists.
+    public func addPerson(_ person: Person) async throws(RouteKitError) {
+        try write { (s: inout State) throws(RouteKitError) in
+            guard s.people[person.id] == nil else {
+                throw RouteKitError(.invalidArgument, "a person with id \(person.id) exists")
+            }
+            if let subject = person.subject, s.people.values.contains(where: { $0.subject == subject }) {
+                throw RouteKitError(
+                    .invalidArgument,
+                    "a person with subject '\(subject.subject)' of issuer '\(subject.issuer)' exists")
+            }
+            s.people[person.id] = person
+        }
+    }
+
+    /// The person with `id`.
+    public func person(id: PersonID) async throws(RouteKitError) -> Person? {
+        read { s in s.people[id] }
+    }
+
+    /// The person created for an identity provider's subject.
+    public func person(subject: ExternalSubject) async throws(RouteKitError) -> Person? {
+        read { s in s.people.values.first { $0.subject == subject } }
+    }
+
+    /// Every person, the default person first, then oldest first.
+    public func people() async throws(RouteKitError) -> [Person] {
+        read { s in s.people.values.sorted(by: Self.peopleOrder) }
+    }
+
+    /// The order of ``people()``: the default person, then by creation, then by id.
+    private static func peopleOrder(_ a: Person, _ b: Person) -> Bool {
+        let aDefault = a.id == .default
+        let bDefault = b.id == .default
+        if aDefault != bDefault { return aDefault }
+        if a.created != b.created { return a.created < b.created }
+        return a.id < b.id
+    }
+
+    /// Erases a person in one transaction: their objects (every partition row), their tokens, their change-log rows
+    /// and head, then the person. Nothing of theirs stays in memory (there is no file to overwrite). Their objects
+    /// go even when the person was never added (a view of an unknown person can write).
+    /// - Returns: whether the person existed.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` for the default person.
+    public func erasePerson(id: PersonID) async throws(RouteKitError) -> Bool {
+        guard id != .default else {
+            throw RouteKitError(
+                .invalidArgument, "the default person (\(id)) cannot be erased; delete their objects instead")
+        }
+        return write { s in
+            let existed = s.people.removeValue(forKey: id) != nil
+            s.partitions[id] = nil
+            s.tokens = s.tokens.filter { $0.value.person != id }
+            s.log.removeAll { $0.person == id }
+            s.heads[id] = nil
+            return existed
+        }
+    }
+
+    /// The people with a pending builder whose last batch was acknowledged before `cutoff`, by id.
+    public func peopleWithPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PersonID] {
+        read { s in
+            var found: [PersonID] = []
+            for (owner, objects) in s.partitions
+            where objects.builders.values.contains(where: { $0.updated < cutoff }) {
+                found.append(owner)
+            }
+            return found.sorted()
         }
     }
 }
@@ -715,8 +846,9 @@ extension InMemoryStore {
         var expires: Double
     }
 
-    /// One row of the change log: an addition (while its object is current) or a deletion.
+    /// One row of the change log: an addition (while its object is current) or a deletion, of one person's object.
     struct Change {
+        var person: PersonID
         var position: Int64
         var txn: Int64
         var txnEnd: Int64
@@ -731,9 +863,8 @@ extension InMemoryStore {
         var token: Int64
     }
 
-    /// Everything the store holds.
-    struct State {
-        var lastRow: Int64 = 0
+    /// The objects of one person.
+    struct Objects {
         var workouts: [UUID: WorkoutRow] = [:]
         var routes: [UUID: RouteRow] = [:]
         /// Pending builders (`nextSequence` is computed when read).
@@ -741,24 +872,104 @@ extension InMemoryStore {
         /// Chunks by container (a builder's or a route's uuid, `series-` and a workout's uuid).
         var chunks: [String: [StoredChunk]] = [:]
         var series: [SeriesRow] = []
-        var leases: [String: Lease] = [:]
         var efforts: [UUID: EffortRow] = [:]
         var zones: [String: [PrivacyZone]] = [:]
         var zoneSettings: [String: ZoneSettings] = [:]
         var workoutZoneSettings: [UUID: ZoneSettings] = [:]
-        var tokens: [UUID: APIToken] = [:]
-        var usedTickets: [String: Date] = [:]
         var jobs: [UUID: StoredJob] = [:]
         var summaries: [UUID: StoredSummary] = [:]
+    }
+
+    /// Everything the store holds, seen as ``person``.
+    ///
+    /// Each person's objects are a partition of their own (``partitions``); the properties named after them
+    /// (``workouts``, ``routes``, …) are those of ``person``, whom each transaction sets before it runs. Everything
+    /// else is the store's: leases, tokens, tickets, people, and the change log (its rows carry their person).
+    struct State {
+        /// The person the transaction running now reads and writes as.
+        var person = PersonID.default
+        /// Every person's objects.
+        var partitions: [PersonID: Objects] = [:]
+        var people: [PersonID: Person]
+        var lastRow: Int64 = 0
+        var leases: [String: Lease] = [:]
+        var tokens: [UUID: APIToken] = [:]
+        var usedTickets: [String: Date] = [:]
         /// The change log, by position.
         var log: [Change] = []
         /// The change log's transactions, by position.
         var txns: [Transaction] = []
+        /// Each person's newest transaction (their head).
+        var heads: [PersonID: Transaction] = [:]
         /// The last position handed out (never reused).
         var lastPosition: Int64 = 0
         var floor: Int64 = 0
         /// Changes recorded by the transaction running now, given positions when it seals.
         var unsealed: [(added: Bool, record: FeedRecord)] = []
+
+        /// A new store's state: the default person only.
+        init(created: Date) {
+            people = [.default: Person(id: .default, name: "default", created: created)]
+        }
+
+        // MARK: The person's objects
+
+        var workouts: [UUID: WorkoutRow] {
+            get { partitions[person]?.workouts ?? [:] }
+            set { partitions[person, default: Objects()].workouts = newValue }
+        }
+        var routes: [UUID: RouteRow] {
+            get { partitions[person]?.routes ?? [:] }
+            set { partitions[person, default: Objects()].routes = newValue }
+        }
+        var builders: [UUID: PendingBuilder] {
+            get { partitions[person]?.builders ?? [:] }
+            set { partitions[person, default: Objects()].builders = newValue }
+        }
+        var chunks: [String: [StoredChunk]] {
+            get { partitions[person]?.chunks ?? [:] }
+            set { partitions[person, default: Objects()].chunks = newValue }
+        }
+        var series: [SeriesRow] {
+            get { partitions[person]?.series ?? [] }
+            set { partitions[person, default: Objects()].series = newValue }
+        }
+        var efforts: [UUID: EffortRow] {
+            get { partitions[person]?.efforts ?? [:] }
+            set { partitions[person, default: Objects()].efforts = newValue }
+        }
+        var zones: [String: [PrivacyZone]] {
+            get { partitions[person]?.zones ?? [:] }
+            set { partitions[person, default: Objects()].zones = newValue }
+        }
+        var zoneSettings: [String: ZoneSettings] {
+            get { partitions[person]?.zoneSettings ?? [:] }
+            set { partitions[person, default: Objects()].zoneSettings = newValue }
+        }
+        var workoutZoneSettings: [UUID: ZoneSettings] {
+            get { partitions[person]?.workoutZoneSettings ?? [:] }
+            set { partitions[person, default: Objects()].workoutZoneSettings = newValue }
+        }
+        var jobs: [UUID: StoredJob] {
+            get { partitions[person]?.jobs ?? [:] }
+            set { partitions[person, default: Objects()].jobs = newValue }
+        }
+        var summaries: [UUID: StoredSummary] {
+            get { partitions[person]?.summaries ?? [:] }
+            set { partitions[person, default: Objects()].summaries = newValue }
+        }
+
+        // MARK: The store's
+
+        /// Whether any person has a workout with this uuid (a uuid names one object in the whole store, as the SQL
+        /// stores' keys do).
+        func workoutUUIDTaken(_ id: UUID) -> Bool { partitions.values.contains { $0.workouts[id] != nil } }
+
+        /// Whether any person has a builder with this uuid.
+        func builderUUIDTaken(_ id: UUID) -> Bool { partitions.values.contains { $0.builders[id] != nil } }
+
+        /// Whether any person has an effort score with this uuid.
+        func effortUUIDTaken(_ id: UUID) -> Bool { partitions.values.contains { $0.efforts[id] != nil } }
 
         mutating func nextRow() -> Int64 {
             lastRow += 1
@@ -947,7 +1158,7 @@ extension InMemoryStore {
         }
 
         mutating func dropAdded(_ record: FeedRecord) {
-            log.removeAll { $0.added && $0.record.isSameObject(as: record) }
+            log.removeAll { $0.added && $0.person == person && $0.record.isSameObject(as: record) }
             unsealed.removeAll { $0.added && $0.record.isSameObject(as: record) }
         }
 
@@ -975,8 +1186,8 @@ extension InMemoryStore {
             if let w = workouts[id]?.workout { recordDeletion(.workout(w)) }
         }
 
-        /// Gives the changes recorded in this transaction their positions, transaction and token. Returns whether
-        /// there were any.
+        /// Gives the changes recorded in this transaction (all of ``person``'s) their positions, transaction and
+        /// token, and makes the transaction the person's head. Returns whether there were any.
         mutating func seal(token: Int64, now: Double) -> Bool {
             guard !unsealed.isEmpty else { return false }
             let first = lastPosition + 1
@@ -984,18 +1195,25 @@ extension InMemoryStore {
             for (i, change) in unsealed.enumerated() {
                 log.append(
                     Change(
-                        position: first + Int64(i), txn: first, txnEnd: last, added: change.added,
+                        person: person, position: first + Int64(i), txn: first, txnEnd: last, added: change.added,
                         record: change.record, committed: now))
             }
-            txns.append(Transaction(end: last, token: token))
+            let transaction = Transaction(end: last, token: token)
+            txns.append(transaction)
+            heads[person] = transaction
             lastPosition = last
             unsealed = []
             return true
         }
 
+        /// The feed as ``person`` sees it: the store's epoch and floor, the person's head. A head below the floor
+        /// (a person quiet since before the newest compaction, or without a change yet) is raised to the floor's
+        /// transaction: the person has no change between the two, and an anchor below the floor is expired, so the
+        /// head a consumer is handed must not be.
         func feedState(_ storeID: UUID) -> ChangeLogState {
-            ChangeLogState(
-                storeID: storeID, epoch: 1, floor: floor, head: txns.last?.end ?? 0, headToken: txns.last?.token ?? 0)
+            var head = heads[person] ?? Transaction(end: 0, token: 0)
+            if head.end < floor, let atFloor = token(endingAt: floor) { head = Transaction(end: floor, token: atFloor) }
+            return ChangeLogState(storeID: storeID, epoch: 1, floor: floor, head: head.end, headToken: head.token)
         }
 
         /// The token of the transaction that ends at `position`, if one does.
