@@ -77,7 +77,8 @@ extension SQLiteStore {
             }
         }
         if let w = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND person = ?"), arguments: [workout, person])
+            db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND person = ?"),
+            arguments: [workout, person])
         {
             try recordDeletion(db, .workout(try Self.workout(w)), person: person)
         }
@@ -110,25 +111,37 @@ extension SQLiteStore {
 
     // MARK: Reading
 
-    /// The feed as this view's person sees it: the store's epoch, and the person's head (the end of the newest
-    /// transaction with a change of theirs; 0 when none), so that other people's commits never move it.
+    /// The feed as this view's person sees it: the store's epoch and floor, and the person's head (the end of the
+    /// newest transaction with a change of theirs; 0 when none), so that other people's commits never move it.
     ///
-    /// The floor is the store's, except that it is never above the person's head: a person has no change after
-    /// their head, so compaction cannot have dropped one an anchor at the head is owed (an idle person's anchor
-    /// stays valid, and their ``currentAnchor()`` is never born expired).
+    /// A head below the floor (a person quiet since before the newest compacted deletion, or who never wrote) is
+    /// raised to the floor, the end of a transaction the log still has: the person has no change between the two, so
+    /// nothing is skipped, and the anchors handed out stay valid after the person's next commit. (Their anchors
+    /// from before the compaction expire, as everyone's do.) Only compaction raises it, never another person's
+    /// commit.
     func feedState(_ db: Database) throws -> ChangeLogState {
         let epoch = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'epoch'").flatMap {
             UInt32($0)
         }
-        let floor = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'history_floor'").flatMap {
-            Int64($0)
-        }
-        let head = try Row.fetchOne(
+        let floor =
+            try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'history_floor'").flatMap {
+                Int64($0)
+            } ?? 0
+        let row = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT head, token FROM person_feed WHERE person = ?"), arguments: [personKey])
-        let headPosition: Int64 = head?["head"] ?? 0
+        var head: Int64 = row?["head"] ?? 0
+        var headToken: Int64 = row?["token"] ?? 0
+        if head < floor,
+            let raised = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT token FROM change_txn WHERE txn_end = ?"), arguments: [floor])
+        {
+            head = floor
+            headToken = raised
+        }
+        // (Were the floor's transaction missing, the floor is lowered to the head instead: an anchor at the head is
+        // owed nothing compaction dropped.)
         return ChangeLogState(
-            storeID: storeID, epoch: epoch ?? 1, floor: min(floor ?? 0, headPosition), head: headPosition,
-            headToken: head?["token"] ?? 0)
+            storeID: storeID, epoch: epoch ?? 1, floor: Swift.min(floor, head), head: head, headToken: headToken)
     }
 
     /// The token of the transaction that ends at `position`, if one does: the person's head token at their head

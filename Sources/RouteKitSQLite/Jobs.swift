@@ -48,7 +48,8 @@ extension SQLiteStore: JobStore {
         let person = personKey
         return try await write("asking job \(id) to stop") { db in
             try db.execute(
-                sql: "UPDATE job SET cancel_requested = 1 WHERE id = ? AND person = ?", arguments: [Self.key(id), person])
+                sql: "UPDATE job SET cancel_requested = 1 WHERE id = ? AND person = ?",
+                arguments: [Self.key(id), person])
             return db.changesCount > 0
         }
     }

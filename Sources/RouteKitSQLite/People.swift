@@ -69,9 +69,9 @@ extension SQLiteStore: PeopleStore {
     /// The transaction runs with SQLite's `secure_delete` on (set on the writer connection before it, and back to
     /// `FAST`, the store's setting for every other write, after it), so the freed cells and pages are overwritten
     /// with zeros; then a `wal_checkpoint(TRUNCATE)` copies the zeroed pages into the database file and empties the
-    /// write-ahead log. (When another connection holds a read open, that checkpoint cannot finish; a later one
-    /// copies the pages.) Nothing is recorded in the change log: the erased person's followers find their anchors
-    /// gone.
+    /// write-ahead log. (When another connection holds a read open for more than 2 s, that checkpoint cannot finish;
+    /// a later one copies the pages.) Nothing is recorded in the change log: the erased person's followers find
+    /// their anchors gone.
     /// - Throws: `RouteKitError.Code.invalidArgument` for `PersonID.default` (it can be emptied, not erased).
     public func erasePerson(id: PersonID) async throws(RouteKitError) -> Bool {
         guard id != .default else {
@@ -80,6 +80,7 @@ extension SQLiteStore: PeopleStore {
         }
         try checkFile()
         let key = id.uuid.lowercaseText
+        let busy = busyMilliseconds
         let erase = { @Sendable (db: Database) throws -> Bool in
             try db.execute(sql: "PRAGMA secure_delete = ON")
             var existed = false
@@ -93,11 +94,16 @@ extension SQLiteStore: PeopleStore {
                 throw error
             }
             try db.execute(sql: "PRAGMA secure_delete = FAST")
-            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            // The erasure is committed: a checkpoint that cannot finish (a reader holds an old snapshot) is left to a
+            // later one, after waiting 2 s at most rather than the store's whole busy timeout with the writer held.
+            try db.execute(sql: "PRAGMA busy_timeout = 2000")
+            _ = try? Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            try db.execute(sql: "PRAGMA busy_timeout = \(busy)")
             return existed
         }
         do {
-            let existed = writesOnCallingThread ? try syncWrite(pool, erase) : try await pool.writeWithoutTransaction(erase)
+            let existed =
+                writesOnCallingThread ? try syncWrite(pool, erase) : try await pool.writeWithoutTransaction(erase)
             // The person's followers wake, and find their anchors gone.
             commitSignal.fire()
             return existed

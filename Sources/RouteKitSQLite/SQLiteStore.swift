@@ -64,6 +64,8 @@ public final class SQLiteStore: RouteStore {
     let commitPoller: CrossProcessCommitPoller
     let writesOnCallingThread: Bool
     let readsOnCallingThread: Bool
+    /// How long a write waits for another's (``Options/busyTimeout``), in milliseconds.
+    let busyMilliseconds: Int
     /// The store file's device and inode when it was opened: a write checks that the path still names it.
     let fileIdentity: FileIdentity?
     /// The person this store object reads and writes as (`PersonID.default` when opened by path).
@@ -84,6 +86,7 @@ public final class SQLiteStore: RouteStore {
         self.commitPoller = CrossProcessCommitPoller(path: path, signal: signal)
         self.writesOnCallingThread = options.writesOnCallingThread
         self.readsOnCallingThread = options.readsOnCallingThread
+        self.busyMilliseconds = Int((min(max(options.busyTimeout, 0), 86_400) * 1000).rounded())
         self.person = .default
         self.personKey = Self.defaultPersonKey
         var config = Configuration()
@@ -145,6 +148,7 @@ public final class SQLiteStore: RouteStore {
         self.commitPoller = store.commitPoller
         self.writesOnCallingThread = store.writesOnCallingThread
         self.readsOnCallingThread = store.readsOnCallingThread
+        self.busyMilliseconds = store.busyMilliseconds
         self.fileIdentity = store.fileIdentity
         self.person = person
         self.personKey = person.uuid.lowercaseText
@@ -696,8 +700,10 @@ public final class SQLiteStore: RouteStore {
         return try await read("reading route builder \(id)") { db in
             try Row.fetchOne(
                 db.cachedStatement(
-                    sql: "SELECT * FROM chunk WHERE container = ?1 AND kind = ?3 AND seq = ?4 AND \(Self.ownedContainer)"
-                ),
+                    sql: """
+                        SELECT * FROM chunk WHERE container = ?1 AND kind = ?3 AND seq = ?4
+                            AND \(Self.ownedContainer)
+                        """),
                 arguments: [Self.key(id), person, kind.description, sequence]
             ).map { try Self.chunk($0, withData: true) }
         }
@@ -840,9 +846,10 @@ public final class SQLiteStore: RouteStore {
         let rows = try await read("reading the privacy zones of \(source)") { db in
             try Row.fetchAll(
                 db.cachedStatement(
-                    sql:
-                        "SELECT latitude, longitude, radius FROM privacy_zone WHERE person = ? AND source = ? ORDER BY id"
-                ),
+                    sql: """
+                        SELECT latitude, longitude, radius FROM privacy_zone WHERE person = ? AND source = ?
+                        ORDER BY id
+                        """),
                 arguments: [person, source.name]
             ).map { row -> (Double, Double, Double) in (row["latitude"], row["longitude"], row["radius"]) }
         }

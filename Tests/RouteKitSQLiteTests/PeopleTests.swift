@@ -160,29 +160,43 @@ struct SQLitePeopleTests {
         #expect(mine.deleted.isEmpty)
     }
 
-    @Test("compacting the log leaves an idle person's anchor valid, and a person who never wrote gets a valid one")
-    func compactionAndIdlePeople() async throws {
+    @Test("after a compaction, a quiet person's head is raised to the floor: their anchors then stay valid")
+    func compactionAndQuietPeople() async throws {
         let store = try makeTemporaryStore()
         let a = store.forPerson(PersonID(UUID()))
         let b = store.forPerson(PersonID(UUID()))
         let never = store.forPerson(PersonID(UUID()))
-        _ = try await SQLiteFeedTests.addRoute(a, "a", 1)
+        let first = try await SQLiteFeedTests.addRoute(a, "a", 1)
         let anchorA = try await a.currentAnchor()
         _ = try await SQLiteFeedTests.addRoute(b, "b", 1)
         let anchorB = try await b.currentAnchor()
         _ = try await SQLiteFeedTests.addRoute(b, "b", 2)  // its v1's deletion is logged
         let dropped = try await store.compactChanges(before: Date().addingTimeInterval(60))
         #expect(dropped >= 1)
-        // B's anchor from before the compacted deletion expired; A, who wrote nothing since, keeps theirs.
-        let expired = await #expect(throws: RouteKitError.self) {
+        // Anchors from before the compacted deletion expire, A's too (the floor is the store's).
+        let expiredB = await #expect(throws: RouteKitError.self) {
             try await b.changes(since: anchorB, matching: .all, limit: 10)
         }
-        #expect(expired?.code == .anchorExpired)
+        #expect(expiredB?.code == .anchorExpired)
+        let expiredA = await #expect(throws: RouteKitError.self) {
+            try await a.changes(since: anchorA, matching: .all, limit: 10)
+        }
+        #expect(expiredA?.code == .anchorExpired)
+        // A's head now is the floor (A's own transaction's change_txn row was compacted away): valid, owing nothing.
         let headA = try await a.currentAnchor()
-        #expect(headA == anchorA)
-        let sinceA = try await a.changes(since: anchorA, matching: .all, limit: 10)
-        #expect(sinceA.count == 0)
-        #expect(sinceA.anchor == anchorA)
+        #expect(headA != anchorA)
+        let sinceHead = try await a.changes(since: headA, matching: .all, limit: 10)
+        #expect(sinceHead.count == 0)
+        #expect(sinceHead.anchor == headA)
+        // B's next commit leaves it; A's next commit reaches A from it.
+        _ = try await SQLiteFeedTests.addRoute(b, "b", 3)
+        let stillA = try await a.currentAnchor()
+        #expect(stillA == headA)
+        let second = try await SQLiteFeedTests.addRoute(a, "a", 2)
+        let next = try await a.changes(since: headA, matching: .all, limit: 10)
+        #expect(next.added.map(\.id) == [second.id])
+        #expect(next.deleted.map(\.id) == [first.id])
+        // A person who never wrote gets a valid anchor too.
         let fresh = try await never.currentAnchor()
         let sinceFresh = try await never.changes(since: fresh, matching: .all, limit: 10)
         #expect(sinceFresh.count == 0)
