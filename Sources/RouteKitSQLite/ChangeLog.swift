@@ -13,61 +13,58 @@ import GRDB
 extension SQLiteStore {
     // MARK: Recording (inside write transactions)
 
+    // Every row records an object of `person` (the person of the view that writes), and is theirs in the feed.
+
     /// Records that a route stops being current; its `added` row goes.
-    static func recordDeletion(_ db: Database, _ route: StoredRouteRow) throws {
+    static func recordDeletion(_ db: Database, _ route: StoredRouteRow, person: String) throws {
         try recordDeletion(
             db,
             FeedRecord(
                 type: .route, key: key(route.id), workout: key(route.workoutID), source: route.source,
                 syncIdentifier: route.syncIdentifier, version: route.version, start: route.startSeconds,
-                end: route.endSeconds))
-    }
-
-    /// Records that `route` became current.
-    static func recordAddition(_ db: Database, _ route: RouteSample) throws {
-        try recordAddition(db, .route(route))
+                end: route.endSeconds), person: person)
     }
 
     /// Records that an object stops being current; its `added` row goes.
-    static func recordDeletion(_ db: Database, _ record: FeedRecord) throws {
-        try dropAdded(db, record)
-        try insert(db, record, added: false)
+    static func recordDeletion(_ db: Database, _ record: FeedRecord, person: String) throws {
+        try dropAdded(db, record, person: person)
+        try insert(db, record, added: false, person: person)
     }
 
     /// Records that an object became current or changed: its previous `added` row (if any) goes, so that a
     /// consumer is owed it once, at its newest position.
-    static func recordAddition(_ db: Database, _ record: FeedRecord) throws {
-        if record.type != .route { try dropAdded(db, record) }
-        try insert(db, record, added: true)
+    static func recordAddition(_ db: Database, _ record: FeedRecord, person: String) throws {
+        if record.type != .route { try dropAdded(db, record, person: person) }
+        try insert(db, record, added: true, person: person)
     }
 
-    static func dropAdded(_ db: Database, _ r: FeedRecord) throws {
+    static func dropAdded(_ db: Database, _ r: FeedRecord, person: String) throws {
         try db.cachedStatement(
-            sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ? AND kind = ? AND detail = ?"
-        ).execute(arguments: [r.key, r.type.rawValue, r.detail])
+            sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ? AND kind = ? AND detail = ? AND person = ?"
+        ).execute(arguments: [r.key, r.type.rawValue, r.detail, person])
     }
 
-    static func insert(_ db: Database, _ r: FeedRecord, added: Bool) throws {
+    static func insert(_ db: Database, _ r: FeedRecord, added: Bool, person: String) throws {
         try db.cachedStatement(
             sql: """
                 INSERT INTO change(txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid, source, sync_id,
-                    sync_version, start_s, end_s, committed)
-                VALUES (0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    sync_version, start_s, end_s, committed, person)
+                VALUES (0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             added, r.type.rawValue, r.key, r.detail, r.workout, r.source, r.syncIdentifier, r.version, r.start, r.end,
-            Date().timeIntervalSince1970,
+            Date().timeIntervalSince1970, person,
         ])
     }
 
     /// Records the deletions of a workout's effort scores and series, then of the workout (before its rows go).
-    static func recordWorkoutDeletion(_ db: Database, _ id: UUID) throws {
+    static func recordWorkoutDeletion(_ db: Database, _ id: UUID, person: String) throws {
         let workout = key(id)
         for e in try Row.fetchAll(
             db.cachedStatement(sql: "SELECT uuid, source FROM effort WHERE workout_uuid = ? ORDER BY id"),
             arguments: [workout])
         {
-            try recordDeletion(db, .effort(id: try uuid(e["uuid"]), workout: id, source: e["source"]))
+            try recordDeletion(db, .effort(id: try uuid(e["uuid"]), workout: id, source: e["source"]), person: person)
         }
         for s in try Row.fetchAll(
             db.cachedStatement(
@@ -76,18 +73,20 @@ extension SQLiteStore {
             arguments: [workout])
         {
             if let record = FeedRecord.series(workout: id, source: s["source"], kind: s["kind"]) {
-                try recordDeletion(db, record)
+                try recordDeletion(db, record, person: person)
             }
         }
         if let w = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ?"), arguments: [workout])
+            db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND person = ?"),
+            arguments: [workout, person])
         {
-            try recordDeletion(db, .workout(try Self.workout(w)))
+            try recordDeletion(db, .workout(try Self.workout(w)), person: person)
         }
     }
 
     /// Gives the changes recorded in this transaction their transaction number and token, and records the
-    /// transaction. Returns whether there were any.
+    /// transaction; each person with changes in it gets the transaction's end as their head (``feedState(_:)``).
+    /// Returns whether there were any.
     @discardableResult
     static func sealChanges(_ db: Database, token: Int64) throws -> Bool {
         guard
@@ -99,27 +98,57 @@ extension SQLiteStore {
             arguments: [lo, hi, token])
         try db.cachedStatement(sql: "INSERT INTO change_txn(txn_end, token, committed) VALUES (?, ?, ?)").execute(
             arguments: [hi, token, Date().timeIntervalSince1970])
+        // (The WHERE clause also keeps SQLite from reading ON CONFLICT as a join's ON.)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO person_feed(person, head, token) SELECT DISTINCT person, ?, ? FROM change WHERE txn = ?
+                ON CONFLICT(person) DO UPDATE SET head = excluded.head, token = excluded.token
+                WHERE excluded.head > person_feed.head
+                """
+        ).execute(arguments: [hi, token, lo])
         return true
     }
 
     // MARK: Reading
 
+    /// The feed as this view's person sees it: the store's epoch and floor, and the person's head (the end of the
+    /// newest transaction with a change of theirs; 0 when none), so that other people's commits never move it.
+    ///
+    /// A head below the floor (a person quiet since before the newest compacted deletion, or who never wrote) is
+    /// raised to the floor, the end of a transaction the log still has: the person has no change between the two, so
+    /// nothing is skipped, and the anchors handed out stay valid after the person's next commit. (Their anchors
+    /// from before the compaction expire, as everyone's do.) Only compaction raises it, never another person's
+    /// commit.
     func feedState(_ db: Database) throws -> ChangeLogState {
         let epoch = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'epoch'").flatMap {
             UInt32($0)
         }
-        let floor = try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'history_floor'").flatMap {
-            Int64($0)
+        let floor =
+            try String.fetchOne(db, sql: "SELECT value FROM store_info WHERE key = 'history_floor'").flatMap {
+                Int64($0)
+            } ?? 0
+        let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT head, token FROM person_feed WHERE person = ?"), arguments: [personKey])
+        var head: Int64 = row?["head"] ?? 0
+        var headToken: Int64 = row?["token"] ?? 0
+        if head < floor,
+            let raised = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT token FROM change_txn WHERE txn_end = ?"), arguments: [floor])
+        {
+            head = floor
+            headToken = raised
         }
-        let head = try Row.fetchOne(db, sql: "SELECT txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1")
+        // (Were the floor's transaction missing, the floor is lowered to the head instead: an anchor at the head is
+        // owed nothing compaction dropped.)
         return ChangeLogState(
-            storeID: storeID, epoch: epoch ?? 1, floor: floor ?? 0, head: head?["txn_end"] ?? 0,
-            headToken: head?["token"] ?? 0)
+            storeID: storeID, epoch: epoch ?? 1, floor: Swift.min(floor, head), head: head, headToken: headToken)
     }
 
-    /// The token of the transaction that ends at `position`, if one does.
-    static func token(_ db: Database, endingAt position: Int64) throws -> Int64? {
-        try Int64.fetchOne(
+    /// The token of the transaction that ends at `position`, if one does: the person's head token at their head
+    /// (whose `change_txn` row compaction may have dropped), otherwise the one `change_txn` keeps.
+    static func token(_ db: Database, endingAt position: Int64, state: ChangeLogState) throws -> Int64? {
+        if position == state.head && position > 0 { return state.headToken }
+        return try Int64.fetchOne(
             db.cachedStatement(sql: "SELECT token FROM change_txn WHERE txn_end = ?"), arguments: [position])
     }
 
@@ -144,28 +173,32 @@ extension SQLiteStore {
         return sql
     }
 
-    /// The rows after `position` a consumer at (`position`, `horizon`) is owed: every addition, and the
-    /// deletions after the horizon.
+    /// The rows of `person` after `position` a consumer at (`position`, `horizon`) is owed: every addition, and
+    /// the deletions after the horizon.
     static func owedSQL(
         after position: Int64, horizon: Int64, _ predicate: ChangePredicate,
-        _ args: inout [(any DatabaseValueConvertible)?]
+        person: String, _ args: inout [(any DatabaseValueConvertible)?]
     ) -> String {
-        args += [position, horizon]
-        return "position > ? AND (added = 1 OR position > ?)" + predicateSQL(predicate, &args)
+        args.append(person)
+        args.append(position)
+        args.append(horizon)
+        return "person = ? AND position > ? AND (added = 1 OR position > ?)" + predicateSQL(predicate, &args)
     }
 
     public func changes(since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int)
         async throws(RouteKitError) -> ChangeSet
     {
         try StoreRules.checkLimit(limit)
+        let person = personKey
         return try await read("reading the change feed") { db in
             let state = try self.feedState(db)
             if let anchor {
-                try state.validate(anchor, tokenAtCheckpoint: try Self.token(db, endingAt: anchor.checkpoint))
+                try state.validate(
+                    anchor, tokenAtCheckpoint: try Self.token(db, endingAt: anchor.checkpoint, state: state))
             }
             let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
             var args: [(any DatabaseValueConvertible)?] = []
-            let owed = Self.owedSQL(after: after, horizon: horizon, predicate, &args)
+            let owed = Self.owedSQL(after: after, horizon: horizon, predicate, person: person, &args)
             var rows = try Row.fetchAll(
                 db, sql: "SELECT * FROM change WHERE \(owed) ORDER BY position LIMIT \(limit)",
                 arguments: StatementArguments(args))
@@ -180,11 +213,11 @@ extension SQLiteStore {
                 rows += try Row.fetchAll(
                     db,
                     sql: "SELECT * FROM change WHERE txn = ? AND "
-                        + Self.owedSQL(after: lastPosition, horizon: horizon, predicate, &restArgs)
+                        + Self.owedSQL(after: lastPosition, horizon: horizon, predicate, person: person, &restArgs)
                         + " ORDER BY position",
                     arguments: StatementArguments(restArgs))
                 var moreArgs: [(any DatabaseValueConvertible)?] = []
-                let more = Self.owedSQL(after: txnEnd, horizon: horizon, predicate, &moreArgs)
+                let more = Self.owedSQL(after: txnEnd, horizon: horizon, predicate, person: person, &moreArgs)
                 hasMore =
                     try Row.fetchOne(
                         db, sql: "SELECT 1 FROM change WHERE \(more) LIMIT 1", arguments: StatementArguments(moreArgs))
@@ -198,7 +231,9 @@ extension SQLiteStore {
             }
             let objects = try Self.addedObjects(db, split.addedObjects)
             let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
-            let token = try choice.tokenPosition.flatMap { position in try Self.token(db, endingAt: position) }
+            let token = try choice.tokenPosition.flatMap { position in
+                try Self.token(db, endingAt: position, state: state)
+            }
             return ChangeSet(
                 deleted: split.deletedRoutes, added: try StoreRules.addedRoutes(split.addedRouteIDs, found: found),
                 deletedObjects: split.deletedObjects, addedObjects: objects,

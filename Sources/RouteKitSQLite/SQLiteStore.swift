@@ -12,6 +12,9 @@ import GRDB
 /// - **Migrations:** a store written by an older RouteKit is upgraded when opened; one written by a newer
 ///   RouteKit is refused with `RouteKitError.Code.incompatibleStore`.
 /// - **Reads are consistent:** a route query reads from a snapshot, so a route replaced mid-read is read whole.
+/// - **People:** a store object is one person's view (``SQLiteStore/person``; `PersonID.default` when opened by
+///   path): ``SQLiteStore/forPerson(_:)`` gives another person's view of the same file, sharing its connections.
+///   Every read and write of a view sees only that person's objects, and its change feed holds only their changes.
 public final class SQLiteStore: RouteStore {
     /// When a write counts as done.
     public enum Durability: String, Sendable, CaseIterable {
@@ -61,8 +64,17 @@ public final class SQLiteStore: RouteStore {
     let commitPoller: CrossProcessCommitPoller
     let writesOnCallingThread: Bool
     let readsOnCallingThread: Bool
+    /// How long a write waits for another's (``Options/busyTimeout``), in milliseconds.
+    let busyMilliseconds: Int
     /// The store file's device and inode when it was opened: a write checks that the path still names it.
     let fileIdentity: FileIdentity?
+    /// The person this store object reads and writes as (`PersonID.default` when opened by path).
+    public let person: PersonID
+    /// ``person`` as stored (lowercase uuid text).
+    let personKey: String
+
+    /// `PersonID.default` as stored: the person of everything a store written before people holds.
+    static let defaultPersonKey = PersonID.default.uuid.lowercaseText
 
     /// Opens the store at `path`, creating it (and its folder) if needed.
     /// - Throws: `RouteKitError.Code.storage` when the file cannot be opened or is not SQLite;
@@ -74,6 +86,9 @@ public final class SQLiteStore: RouteStore {
         self.commitPoller = CrossProcessCommitPoller(path: path, signal: signal)
         self.writesOnCallingThread = options.writesOnCallingThread
         self.readsOnCallingThread = options.readsOnCallingThread
+        self.busyMilliseconds = Int((min(max(options.busyTimeout, 0), 86_400) * 1000).rounded())
+        self.person = .default
+        self.personKey = Self.defaultPersonKey
         var config = Configuration()
         config.busyMode = .timeout(options.busyTimeout)
         config.label = "routekit"
@@ -86,7 +101,13 @@ public final class SQLiteStore: RouteStore {
             let pool = try DatabasePool(path: path, configuration: config)
             // GRDB sets NORMAL when it switches to WAL; the pragma is per connection, and every write goes
             // through the pool's one writer connection, so setting it there sets it for every write.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+            // `secure_delete = FAST` zeroes deleted content wherever that costs no extra write (inside pages that
+            // are written anyway), so that old versions of rows do not linger in pages' free space: erasing a
+            // person (`erasePerson`, which also zeroes freed pages) then leaves nothing of theirs in the file.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                try db.execute(sql: "PRAGMA secure_delete = FAST")
+            }
             let migrator = Schema.migrator
             let known = Set(migrator.migrations)
             let applied = try pool.read { db in try migrator.appliedIdentifiers(db) }
@@ -116,6 +137,27 @@ public final class SQLiteStore: RouteStore {
         } catch {
             throw Self.storeError("cannot open the store at \(path)", error, path: path)
         }
+    }
+
+    /// Another person's view of `store`: the same connections, commit signal and poller.
+    private init(sharing store: SQLiteStore, as person: PersonID) {
+        self.path = store.path
+        self.storeID = store.storeID
+        self.pool = store.pool
+        self.commitSignal = store.commitSignal
+        self.commitPoller = store.commitPoller
+        self.writesOnCallingThread = store.writesOnCallingThread
+        self.readsOnCallingThread = store.readsOnCallingThread
+        self.busyMilliseconds = store.busyMilliseconds
+        self.fileIdentity = store.fileIdentity
+        self.person = person
+        self.personKey = person.uuid.lowercaseText
+    }
+
+    /// The same store seen as `person`: a new object sharing this one's connections, commit signal and poller.
+    /// Nothing is opened or checked (a person with no objects sees an empty store).
+    public func forPerson(_ person: PersonID) -> SQLiteStore {
+        SQLiteStore(sharing: self, as: person)
     }
 
     /// The least free space the store's disk must have for ``checkReady()`` to pass: 1 MiB.
@@ -188,7 +230,7 @@ public final class SQLiteStore: RouteStore {
     // MARK: Transactions
 
     /// One `BEGIN IMMEDIATE` transaction; a `RouteKitError` thrown inside rolls it back and comes out as is.
-    /// Changes recorded inside (``recordDeletion(_:_:)``, ``recordAddition(_:_:)``) are sealed into one
+    /// Changes recorded inside (``recordDeletion(_:_:person:)``, ``recordAddition(_:_:person:)``) are sealed into one
     /// change-log transaction before the commit, and followers in this process are woken after it.
     func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T)
         async throws(RouteKitError) -> T
@@ -252,23 +294,23 @@ public final class SQLiteStore: RouteStore {
 
     static func key(_ id: UUID) -> String { id.lowercaseText }
 
-    /// The rows of `table` whose columns equal the given values (nil values do not filter), in insertion order.
-    /// Rows of `table` in saving order (`descending`: newest first), those after the row of uuid `after` in that
-    /// order when given (keyset paging; nothing when that row is gone).
+    /// The rows of `table` of `person` whose columns equal the given values (nil values do not filter), in saving
+    /// order (`descending`: newest first), those after the row of uuid `after` in that order when given (keyset
+    /// paging; nothing when that row is gone or another person's).
     static func list(
-        _ db: Database, _ table: String, _ equal: KeyValuePairs<String, String?>, condition: String = "1",
-        after: String? = nil, descending: Bool = false, limit: Int?
+        _ db: Database, _ table: String, person: String, _ equal: KeyValuePairs<String, String?>,
+        condition: String = "1", after: String? = nil, descending: Bool = false, limit: Int?
     ) throws -> [Row] {
-        var sql = "SELECT * FROM \(table) WHERE \(condition)"
-        var args: [(any DatabaseValueConvertible)?] = []
+        var sql = "SELECT * FROM \(table) WHERE person = ? AND \(condition)"
+        var args: [(any DatabaseValueConvertible)?] = [person]
         for (column, value) in equal {
             guard let value else { continue }
             sql += " AND \(column) = ?"
             args.append(value)
         }
         if let after {
-            sql += " AND id \(descending ? "<" : ">") (SELECT id FROM \(table) WHERE uuid = ?)"
-            args.append(after)
+            sql += " AND id \(descending ? "<" : ">") (SELECT id FROM \(table) WHERE uuid = ? AND person = ?)"
+            args += [after, person]
         }
         sql += descending ? " ORDER BY id DESC" : " ORDER BY id"
         if let limit { sql += " LIMIT \(max(0, limit))" }
@@ -279,18 +321,21 @@ public final class SQLiteStore: RouteStore {
 
     public func saveWorkout(_ workout: Workout) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: workout)
+        let person = personKey
         return try await write("saving workout \(workout.id)") { db in
-            let (taken, current) = try Self.workoutIdentity(db, of: workout)
-            let currentRoutes = try current.map { try Self.currentRoutes(db, ofWorkout: $0.id) } ?? []
+            let (taken, current) = try Self.workoutIdentity(db, of: workout, person: person)
+            let currentRoutes =
+                try current.map { try Self.currentRoutes(db, ofWorkout: $0.id, person: person) } ?? []
             let plan = try StoreRules.saveWorkout(
                 workout, body: body, uuidTaken: taken, current: current, currentRoutes: currentRoutes)
-            try Self.apply(plan.writes, db)
+            try Self.apply(plan.writes, db, person: person)
             return plan.outcome
         }
     }
 
-    /// Whether `workout`'s uuid is taken, and the current workout of its sync identity with its version.
-    static func workoutIdentity(_ db: Database, of workout: Workout) throws -> (
+    /// Whether `workout`'s uuid is taken (by anyone: uuids are unique in the store), and `person`'s current workout
+    /// of its sync identity with its version (sync identities are per person).
+    static func workoutIdentity(_ db: Database, of workout: Workout, person: String) throws -> (
         taken: Bool, current: (id: UUID, version: Int64)?
     ) {
         let taken =
@@ -299,59 +344,70 @@ public final class SQLiteStore: RouteStore {
             != nil
         guard let sync = workout.sync,
             let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT uuid, sync_version FROM workout WHERE source = ? AND sync_id = ?"),
-                arguments: [workout.source.name, sync.identifier])
+                db.cachedStatement(
+                    sql: "SELECT uuid, sync_version FROM workout WHERE person = ? AND source = ? AND sync_id = ?"),
+                arguments: [person, workout.source.name, sync.identifier])
         else { return (taken, nil) }
         return (taken, (try Self.uuid(row["uuid"]), row["sync_version"]))
     }
 
     public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
-        try await read("reading workout \(id)") { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ?"), arguments: [Self.key(id)])
-                .map(
-                    Self.workout)
+        let person = personKey
+        return try await read("reading workout \(id)") { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND person = ?"),
+                arguments: [Self.key(id), person]
+            ).map(Self.workout)
         }
     }
 
     public func workouts(matching filter: WorkoutFilter) async throws(RouteKitError) -> [Workout] {
-        try await read("listing workouts") { db in
+        let person = personKey
+        return try await read("listing workouts") { db in
             try Self.list(
-                db, "workout", ["source": filter.source?.name, "sync_id": filter.syncIdentifier],
+                db, "workout", person: person, ["source": filter.source?.name, "sync_id": filter.syncIdentifier],
                 after: filter.after.map(Self.key), descending: filter.newestFirst, limit: filter.limit
             ).map(Self.workout)
         }
     }
 
     public func deleteWorkout(id: UUID, as source: Source) async throws(RouteKitError) {
+        let person = personKey
         try await write("deleting workout \(id)") { db in
             try Self.apply(
                 StoreRules.deleteWorkout(
-                    id, as: source, owner: Self.workoutSource(db, id),
-                    currentRoutes: Self.currentRoutes(db, ofWorkout: id)),
-                db)
+                    id, as: source, owner: Self.workoutSource(db, id, person: person),
+                    currentRoutes: Self.currentRoutes(db, ofWorkout: id, person: person)),
+                db, person: person)
         }
     }
 
     // MARK: Routes
 
     public func route(id: UUID) async throws(RouteKitError) -> RouteSample? {
-        try await read("reading route \(id)") { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ?"), arguments: [Self.key(id)])
-                .map(Self.route)
+        let person = personKey
+        return try await read("reading route \(id)") { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ? AND person = ?"),
+                arguments: [Self.key(id), person]
+            ).map(Self.route)
         }
     }
 
     public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool {
-        try await read("reading route \(id)") { db in
+        let person = personKey
+        return try await read("reading route \(id)") { db in
             try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT current FROM route WHERE uuid = ?"), arguments: [Self.key(id)]) ?? false
+                db.cachedStatement(sql: "SELECT current FROM route WHERE uuid = ? AND person = ?"),
+                arguments: [Self.key(id), person]) ?? false
         }
     }
 
     public func routes(matching filter: RouteFilter) async throws(RouteKitError) -> [RouteSample] {
-        try await read("listing routes") { db in
+        let person = personKey
+        return try await read("listing routes") { db in
             try Self.list(
-                db, "route",
+                db, "route", person: person,
                 [
                     "workout_uuid": filter.workout.map(Self.key), "source": filter.source?.name,
                     "sync_id": filter.syncIdentifier,
@@ -362,21 +418,25 @@ public final class SQLiteStore: RouteStore {
     }
 
     public func deleteRoute(id: UUID, as source: Source) async throws(RouteKitError) {
+        let person = personKey
         try await write("deleting route \(id)") { db in
             let current = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ? AND current = 1"), arguments: [Self.key(id)]
+                db.cachedStatement(sql: "SELECT * FROM route WHERE uuid = ? AND person = ? AND current = 1"),
+                arguments: [Self.key(id), person]
             ).map(Self.routeRow)
-            try Self.apply(StoreRules.deleteRoute(id, as: source, current: current), db)
+            try Self.apply(StoreRules.deleteRoute(id, as: source, current: current), db, person: person)
         }
     }
 
     @_spi(RouteKitBackend) public func routeChunks(ofRoute id: UUID, kind: ChunkKind, interval: ClosedRange<Instant>?)
         async throws(RouteKitError) -> any ChunkCursor
     {
+        let person = personKey
         @Sendable func ids(_ db: Database) throws -> [Int64] {
             guard
                 let container = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT container FROM route WHERE uuid = ?"), arguments: [Self.key(id)])
+                    db.cachedStatement(sql: "SELECT container FROM route WHERE uuid = ? AND person = ?"),
+                    arguments: [Self.key(id), person])
             else { throw RouteKitError(.notFound, "no route \(id)") }
             var sql = "SELECT id FROM chunk WHERE container = ? AND kind = ?"
             var args: [(any DatabaseValueConvertible)?] = [container, kind.description]
@@ -422,24 +482,35 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func appendSeries(_ chunks: [StoredChunk], toWorkout id: UUID, as source: Source)
         async throws(RouteKitError)
     {
+        let person = personKey
         try await write("saving series of workout \(id)") { db in
             let next =
                 try Int.fetchOne(
-                    db.cachedStatement(sql: "SELECT MAX(seq) + 1 FROM chunk WHERE container = ?"),
-                    arguments: [StoreRules.seriesContainer(of: id)])
+                    db.cachedStatement(
+                        sql: """
+                            SELECT MAX(seq) + 1 FROM chunk WHERE container = ?
+                                AND EXISTS(SELECT 1 FROM workout WHERE uuid = ? AND person = ?)
+                            """),
+                    arguments: [StoreRules.seriesContainer(of: id), Self.key(id), person])
                 ?? 0
             try Self.apply(
                 StoreRules.appendSeries(
-                    chunks, toWorkout: id, as: source, owner: Self.workoutSource(db, id), nextSequence: next),
-                db)
+                    chunks, toWorkout: id, as: source, owner: Self.workoutSource(db, id, person: person),
+                    nextSequence: next),
+                db, person: person)
         }
     }
 
     public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
-        try await read("reading series of workout \(id)") { db in
+        let person = personKey
+        return try await read("reading series of workout \(id)") { db in
             let kinds = try String.fetchAll(
-                db.cachedStatement(sql: "SELECT DISTINCT kind FROM series WHERE workout_uuid = ?"),
-                arguments: [Self.key(id)])
+                db.cachedStatement(
+                    sql: """
+                        SELECT DISTINCT s.kind FROM series s JOIN workout w ON w.uuid = s.workout_uuid
+                        WHERE s.workout_uuid = ? AND w.person = ?
+                        """),
+                arguments: [Self.key(id), person])
             let known = Set(kinds)
             return QuantityType.all.filter { known.contains($0.identifier) }
         }
@@ -448,6 +519,7 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func workoutChunks(ofWorkout id: UUID, kind: ChunkKind) async throws(RouteKitError)
         -> any ChunkCursor
     {
+        let person = personKey
         do {
             let snapshot = try pool.makeSnapshot()
             @Sendable func ids(_ db: Database) throws -> [Int64] {
@@ -455,9 +527,10 @@ public final class SQLiteStore: RouteStore {
                     db.cachedStatement(
                         sql: """
                             SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
-                            WHERE s.workout_uuid = ? AND s.kind = ?
+                                JOIN workout w ON w.uuid = s.workout_uuid
+                            WHERE s.workout_uuid = ? AND s.kind = ? AND w.person = ?
                             ORDER BY c.min_s, c.min_ns, s.id, c.seq
-                            """), arguments: [Self.key(id), kind.description])
+                            """), arguments: [Self.key(id), kind.description, person])
             }
             let found =
                 readsOnCallingThread ? try syncRead(snapshot) { db in try ids(db) } : try await snapshot.read(ids)
@@ -502,16 +575,17 @@ public final class SQLiteStore: RouteStore {
 
     @_spi(RouteKitBackend) public func createBuilder(_ b: PendingBuilder) async throws(RouteKitError) {
         let metadata = try StoredRecord.encode(metadata: b.metadata)
+        let person = personKey
         try await write("creating route builder \(b.id)") { db in
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO builder(uuid, source, location_order, origin_kind, origin_key, origin_label,
+                    INSERT INTO builder(uuid, person, source, location_order, origin_kind, origin_key, origin_label,
                         location_count, checkpoint, claim, metadata, created, updated)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: [
-                Self.key(b.id), b.source.name, b.order.rawValue, b.origin?.kind, b.origin?.key, b.origin?.label,
-                b.progress.locationCount, b.progress.checkpoint, Self.key(b.claim), metadata,
+                Self.key(b.id), person, b.source.name, b.order.rawValue, b.origin?.kind, b.origin?.key,
+                b.origin?.label, b.progress.locationCount, b.progress.checkpoint, Self.key(b.claim), metadata,
                 b.created.timeIntervalSince1970,
                 b.updated.timeIntervalSince1970,
             ])
@@ -551,36 +625,50 @@ public final class SQLiteStore: RouteStore {
     }
 
     public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
-        try await read("reading route builder \(id)") { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM builder WHERE uuid = ?"), arguments: [Self.key(id)])
-                .map {
-                    try Self.builder(db, $0)
-                }
+        let person = personKey
+        return try await read("reading route builder \(id)") { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM builder WHERE uuid = ? AND person = ?"),
+                arguments: [Self.key(id), person]
+            ).map { try Self.builder(db, $0) }
         }
     }
 
     public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] {
-        try await read("listing route builders") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM builder ORDER BY created, uuid").map { try Self.builder(db, $0) }
+        let person = personKey
+        return try await read("listing route builders") { db in
+            try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM builder WHERE person = ? ORDER BY created, uuid"),
+                arguments: [person]
+            ).map { try Self.builder(db, $0) }
         }
     }
 
-    /// Checks that `claim` holds the pending builder `id`.
-    static func checkClaim(_ db: Database, _ id: UUID, _ claim: UUID) throws {
+    /// Checks that `claim` holds `person`'s pending builder `id`.
+    static func checkClaim(_ db: Database, _ id: UUID, _ claim: UUID, person: String) throws {
         try StoreRules.checkClaim(
             id,
             held: String.fetchOne(
-                db.cachedStatement(sql: "SELECT claim FROM builder WHERE uuid = ?"), arguments: [Self.key(id)]),
+                db.cachedStatement(sql: "SELECT claim FROM builder WHERE uuid = ? AND person = ?"),
+                arguments: [Self.key(id), person]),
             by: claim)
     }
+
+    /// The condition that the container `?1` is a pending builder or a route of the person `?2` (for reads of a
+    /// builder's chunks by the caller's id).
+    static let ownedContainer = """
+        container IN (SELECT uuid FROM builder WHERE uuid = ?1 AND person = ?2
+            UNION ALL SELECT container FROM route WHERE container = ?1 AND person = ?2)
+        """
 
     @_spi(RouteKitBackend) public func claimBuilder(id: UUID, expectedLocationCount: Int, previous: UUID, claim: UUID)
         async throws(RouteKitError) -> Bool
     {
-        try await write("claiming route builder \(id)") { db in
+        let person = personKey
+        return try await write("claiming route builder \(id)") { db in
             try db.cachedStatement(
-                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND location_count = ? AND claim = ?"
-            ).execute(arguments: [Self.key(claim), Self.key(id), expectedLocationCount, Self.key(previous)])
+                sql: "UPDATE builder SET claim = ? WHERE uuid = ? AND person = ? AND location_count = ? AND claim = ?"
+            ).execute(arguments: [Self.key(claim), Self.key(id), person, expectedLocationCount, Self.key(previous)])
             return db.changesCount == 1
         }
     }
@@ -590,11 +678,17 @@ public final class SQLiteStore: RouteStore {
     ) async throws(RouteKitError) {
         let metadataJSON = try StoredRecord.encode(metadata: metadata)
         let now = Date().timeIntervalSince1970
+        let person = personKey
         try await write("storing a batch of route builder \(id)") { db in
-            try Self.checkClaim(db, id, claim)
+            try Self.checkClaim(db, id, claim, person: person)
             try db.cachedStatement(
-                sql: "UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ? WHERE uuid = ?"
-            ).execute(arguments: [progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id)])
+                sql: """
+                    UPDATE builder SET location_count = ?, checkpoint = ?, metadata = ?, updated = ?
+                    WHERE uuid = ? AND person = ?
+                    """
+            ).execute(arguments: [
+                progress.locationCount, progress.checkpoint, metadataJSON, now, Self.key(id), person,
+            ])
             for chunk in chunks { try Self.insert(db, chunk, container: Self.key(id)) }
         }
     }
@@ -602,10 +696,15 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func builderChunk(id: UUID, kind: ChunkKind, sequence: Int)
         async throws(RouteKitError) -> StoredChunk?
     {
-        try await read("reading route builder \(id)") { db in
+        let person = personKey
+        return try await read("reading route builder \(id)") { db in
             try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM chunk WHERE container = ? AND kind = ? AND seq = ?"),
-                arguments: [Self.key(id), kind.description, sequence]
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM chunk WHERE container = ?1 AND kind = ?3 AND seq = ?4
+                            AND \(Self.ownedContainer)
+                        """),
+                arguments: [Self.key(id), person, kind.description, sequence]
             ).map { try Self.chunk($0, withData: true) }
         }
     }
@@ -613,13 +712,14 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func builderChunkBounds(id: UUID, kind: ChunkKind) async throws(RouteKitError)
         -> [StoredChunk]
     {
-        try await read("reading route builder \(id)") { db in
+        let person = personKey
+        return try await read("reading route builder \(id)") { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
                         SELECT kind, seq, count, min_s, min_ns, max_s, max_ns FROM chunk
-                        WHERE container = ? AND kind = ? ORDER BY seq
-                        """), arguments: [Self.key(id), kind.description]
+                        WHERE container = ?1 AND kind = ?3 AND \(Self.ownedContainer) ORDER BY seq
+                        """), arguments: [Self.key(id), person, kind.description]
             ).map { try Self.chunk($0, withData: false) }
         }
     }
@@ -627,8 +727,9 @@ public final class SQLiteStore: RouteStore {
     @_spi(RouteKitBackend) public func promoteStaging(builder id: UUID, claim: UUID, replacing sequences: [Int])
         async throws(RouteKitError)
     {
+        let person = personKey
         try await write("merging route builder \(id)") { db in
-            try Self.checkClaim(db, id, claim)
+            try Self.checkClaim(db, id, claim, person: person)
             for s in sequences {
                 try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'locations' AND seq = ?")
                     .execute(arguments: [Self.key(id), s])
@@ -639,9 +740,11 @@ public final class SQLiteStore: RouteStore {
     }
 
     @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
+        let person = personKey
         try await write("cleaning route builder \(id)") { db in
-            try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'staging'").execute(
-                arguments: [Self.key(id)])
+            try db.cachedStatement(
+                sql: "DELETE FROM chunk WHERE container = ?1 AND kind = 'staging' AND \(Self.ownedContainer)"
+            ).execute(arguments: [Self.key(id), person])
         }
     }
 
@@ -652,11 +755,13 @@ public final class SQLiteStore: RouteStore {
     {
         let body = try StoredRecord.body(of: route)
         try StoreRules.checkRouteChunks(chunks)
+        let person = personKey
         return try await write("saving route \(route.id)") { db in
             let plan = try StoreRules.saveRoute(
                 route, chunks: chunks, body: body, releasing: claim,
-                workoutSource: Self.workoutSource(db, route.workoutID), current: Self.currentVersion(db, of: route))
-            try Self.apply(plan.writes, db)
+                workoutSource: Self.workoutSource(db, route.workoutID, person: person),
+                current: Self.currentVersion(db, of: route, person: person))
+            try Self.apply(plan.writes, db, person: person)
             return plan.outcome
         }
     }
@@ -666,16 +771,18 @@ public final class SQLiteStore: RouteStore {
     ) async throws(RouteKitError) -> SaveOutcome {
         let body = try StoredRecord.body(of: route)
         let workoutBody = try creating.map { w throws(RouteKitError) in try StoredRecord.body(of: w) }
+        let person = personKey
         return try await write("finishing route builder \(id)") { db in
             let new = try creating.map { w in
-                let (taken, current) = try Self.workoutIdentity(db, of: w)
+                let (taken, current) = try Self.workoutIdentity(db, of: w, person: person)
                 return NewWorkoutRow(workout: w, body: workoutBody ?? "", uuidTaken: taken, current: current)
             }
             let plan = try StoreRules.finishBuilder(
                 id, claim: claim, route: route, body: body, sequenceOrder: sequenceOrder,
-                builder: Self.builderRow(db, id), workoutSource: Self.workoutSource(db, route.workoutID),
-                current: Self.currentVersion(db, of: route), creating: new)
-            try Self.apply(plan.writes, db)
+                builder: Self.builderRow(db, id, person: person),
+                workoutSource: Self.workoutSource(db, route.workoutID, person: person),
+                current: Self.currentVersion(db, of: route, person: person), creating: new)
+            try Self.apply(plan.writes, db, person: person)
             return plan.outcome
         }
     }
@@ -722,23 +829,28 @@ public final class SQLiteStore: RouteStore {
     public func rawRoute(source: Source, syncIdentifier: String) async throws(RouteKitError)
         -> RouteSample?
     {
-        try await read("reading the raw version of \(syncIdentifier)") { db in
+        let person = personKey
+        return try await read("reading the raw version of \(syncIdentifier)") { db in
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT * FROM route WHERE source = ? AND sync_id = ? AND raw = 1
+                        SELECT * FROM route WHERE person = ? AND source = ? AND sync_id = ? AND raw = 1
                         ORDER BY sync_version DESC LIMIT 1
-                        """), arguments: [source.name, syncIdentifier]
+                        """), arguments: [person, source.name, syncIdentifier]
             ).map(Self.route)
         }
     }
 
     public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
+        let person = personKey
         let rows = try await read("reading the privacy zones of \(source)") { db in
             try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT latitude, longitude, radius FROM privacy_zone WHERE source = ? ORDER BY id"),
-                arguments: [source.name]
+                    sql: """
+                        SELECT latitude, longitude, radius FROM privacy_zone WHERE person = ? AND source = ?
+                        ORDER BY id
+                        """),
+                arguments: [person, source.name]
             ).map { row -> (Double, Double, Double) in (row["latitude"], row["longitude"], row["radius"]) }
         }
         var zones: [PrivacyZone] = []
@@ -753,20 +865,24 @@ public final class SQLiteStore: RouteStore {
     }
 
     public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
+        let person = personKey
         try await write("setting the privacy zones of \(source)") { db in
-            try db.cachedStatement(sql: "DELETE FROM privacy_zone WHERE source = ?").execute(arguments: [source.name])
+            try db.cachedStatement(sql: "DELETE FROM privacy_zone WHERE person = ? AND source = ?").execute(
+                arguments: [person, source.name])
             for z in zones {
                 try db.cachedStatement(
-                    sql: "INSERT INTO privacy_zone(source, latitude, longitude, radius) VALUES (?, ?, ?, ?)"
-                ).execute(arguments: [source.name, z.latitude, z.longitude, z.radiusMetres])
+                    sql: "INSERT INTO privacy_zone(person, source, latitude, longitude, radius) VALUES (?, ?, ?, ?, ?)"
+                ).execute(arguments: [person, source.name, z.latitude, z.longitude, z.radiusMetres])
             }
         }
     }
 
     public func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings {
+        let person = personKey
         let body = try await read("reading the zone settings of \(source)") { db in
             try String.fetchOne(
-                db.cachedStatement(sql: "SELECT body FROM zone_settings WHERE source = ?"), arguments: [source.name])
+                db.cachedStatement(sql: "SELECT body FROM zone_settings WHERE person = ? AND source = ?"),
+                arguments: [person, source.name])
         }
         return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
     }
@@ -774,25 +890,32 @@ public final class SQLiteStore: RouteStore {
     public func setZoneSettings(_ settings: ZoneSettings, of source: Source) async throws(RouteKitError) {
         try settings.validate()
         let body = try StoredRecord.body(of: settings)
+        let person = personKey
         try await write("setting the zone settings of \(source)") { db in
             if settings.isEmpty {
-                try db.cachedStatement(sql: "DELETE FROM zone_settings WHERE source = ?").execute(arguments: [
-                    source.name
-                ])
+                try db.cachedStatement(sql: "DELETE FROM zone_settings WHERE person = ? AND source = ?").execute(
+                    arguments: [person, source.name])
             } else {
                 try db.cachedStatement(
-                    sql:
-                        "INSERT INTO zone_settings(source, body) VALUES (?, ?) ON CONFLICT(source) DO UPDATE SET body = excluded.body"
-                ).execute(arguments: [source.name, body])
+                    sql: """
+                        INSERT INTO zone_settings(person, source, body) VALUES (?, ?, ?)
+                        ON CONFLICT(person, source) DO UPDATE SET body = excluded.body
+                        """
+                ).execute(arguments: [person, source.name, body])
             }
         }
     }
 
     public func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings {
+        let person = personKey
         let body = try await read("reading the zone settings of workout \(id)") { db in
             try String.fetchOne(
-                db.cachedStatement(sql: "SELECT body FROM workout_zone_settings WHERE workout_uuid = ?"),
-                arguments: [Self.key(id)])
+                db.cachedStatement(
+                    sql: """
+                        SELECT z.body FROM workout_zone_settings z JOIN workout w ON w.uuid = z.workout_uuid
+                        WHERE z.workout_uuid = ? AND w.person = ?
+                        """),
+                arguments: [Self.key(id), person])
         }
         return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
     }
@@ -802,8 +925,11 @@ public final class SQLiteStore: RouteStore {
     {
         try settings.validate()
         let body = try StoredRecord.body(of: settings)
+        let person = personKey
         try await write("setting the zone settings of workout \(id)") { db in
-            guard let owner = try Self.workoutSource(db, id) else { throw RouteKitError(.notFound, "no workout \(id)") }
+            guard let owner = try Self.workoutSource(db, id, person: person) else {
+                throw RouteKitError(.notFound, "no workout \(id)")
+            }
             try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
             if settings.isEmpty {
                 try db.cachedStatement(sql: "DELETE FROM workout_zone_settings WHERE workout_uuid = ?").execute(
@@ -820,42 +946,51 @@ public final class SQLiteStore: RouteStore {
     }
 
     public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
+        let person = personKey
         try await write("relating an effort score to workout \(score.workoutID)") { db in
-            guard
-                try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"),
-                    arguments: [Self.key(score.workoutID)]) != nil
-            else { throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved") }
+            guard try Self.workoutSource(db, score.workoutID, person: person) != nil else {
+                throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved")
+            }
             try db.cachedStatement(
                 sql: "INSERT INTO effort(uuid, workout_uuid, source, score, manual, created) VALUES (?, ?, ?, ?, ?, ?)"
             ).execute(arguments: [
                 Self.key(score.id), Self.key(score.workoutID), score.source.name, score.score, score.isManual,
                 score.created.timeIntervalSince1970,
             ])
-            try Self.recordAddition(db, .effort(id: score.id, workout: score.workoutID, source: score.source.name))
+            try Self.recordAddition(
+                db, .effort(id: score.id, workout: score.workoutID, source: score.source.name), person: person)
         }
     }
 
     public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {
+        let person = personKey
         try await write("unrelating effort score \(id)") { db in
             guard
-                let owner = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT source FROM effort WHERE uuid = ?"), arguments: [Self.key(id)])
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT e.source, e.workout_uuid FROM effort e JOIN workout w ON w.uuid = e.workout_uuid
+                            WHERE e.uuid = ? AND w.person = ?
+                            """), arguments: [Self.key(id), person])
             else { throw RouteKitError(.notFound, "no effort score \(id)") }
+            let owner: String = row["source"]
+            let workout: String = row["workout_uuid"]
             try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
-            let workout = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT workout_uuid FROM effort WHERE uuid = ?"), arguments: [Self.key(id)])
-            try Self.recordDeletion(
-                db, .effort(id: id, workout: try Self.uuid(workout ?? ""), source: owner))
+            try Self.recordDeletion(db, .effort(id: id, workout: try Self.uuid(workout), source: owner), person: person)
             try db.cachedStatement(sql: "DELETE FROM effort WHERE uuid = ?").execute(arguments: [Self.key(id)])
         }
     }
 
     public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
-        try await read("reading effort scores of workout \(id)") { db in
+        let person = personKey
+        return try await read("reading effort scores of workout \(id)") { db in
             try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM effort WHERE workout_uuid = ? ORDER BY created, id"),
-                arguments: [Self.key(id)]
+                db.cachedStatement(
+                    sql: """
+                        SELECT e.* FROM effort e JOIN workout w ON w.uuid = e.workout_uuid
+                        WHERE e.workout_uuid = ? AND w.person = ? ORDER BY e.created, e.id
+                        """),
+                arguments: [Self.key(id), person]
             ).map(Self.effort)
         }
     }
@@ -867,9 +1002,11 @@ public final class SQLiteStore: RouteStore {
     }
 
     public func discardBuilder(id: UUID, as source: Source) async throws(RouteKitError) {
+        let person = personKey
         try await write("discarding route builder \(id)") { db in
             try Self.apply(
-                StoreRules.discardBuilder(id, as: source, owner: Self.builderRow(db, id)?.source), db)
+                StoreRules.discardBuilder(id, as: source, owner: Self.builderRow(db, id, person: person)?.source), db,
+                person: person)
         }
     }
 }

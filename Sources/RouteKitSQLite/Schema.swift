@@ -121,7 +121,7 @@ enum Schema {
                     SELECT 0, 0, 0, 1, uuid, workout_uuid, source, sync_id, sync_version, start_s, end_s, ?
                     FROM route WHERE current = 1 ORDER BY id
                     """, arguments: [now])
-            try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))
+            try Legacy.sealChanges(db, token: Int64.random(in: 1...Int64.max))
         }
         m.registerMigration("v3-leases") { db in
             try db.execute(
@@ -240,10 +240,10 @@ enum Schema {
                     """)
             // The objects stored before: current from the log's next transaction on.
             for w in try Row.fetchAll(db, sql: "SELECT * FROM workout ORDER BY id") {
-                try SQLiteStore.recordAddition(db, .workout(try SQLiteStore.workout(w)))
+                try Legacy.recordAddition(db, .workout(try SQLiteStore.workout(w)))
             }
             for e in try Row.fetchAll(db, sql: "SELECT uuid, workout_uuid, source FROM effort ORDER BY id") {
-                try SQLiteStore.recordAddition(
+                try Legacy.recordAddition(
                     db,
                     .effort(
                         id: try SQLiteStore.uuid(e["uuid"]), workout: try SQLiteStore.uuid(e["workout_uuid"]),
@@ -257,10 +257,10 @@ enum Schema {
                 if let record = FeedRecord.series(
                     workout: try SQLiteStore.uuid(r["workout_uuid"]), source: r["source"], kind: r["kind"])
                 {
-                    try SQLiteStore.recordAddition(db, record)
+                    try Legacy.recordAddition(db, record)
                 }
             }
-            try SQLiteStore.sealChanges(db, token: Int64.random(in: 1...Int64.max))
+            try Legacy.sealChanges(db, token: Int64.random(in: 1...Int64.max))
         }
         m.registerMigration("v13-workout-zone-settings") { db in
             try db.execute(
@@ -272,6 +272,121 @@ enum Schema {
                         body TEXT NOT NULL);
                     """)
         }
+        m.registerMigration("v14-people") { db in
+            let everyone = SQLiteStore.defaultPersonKey
+            try db.execute(
+                sql: """
+                    -- People (issue 28): every workout, route, builder, privacy zone, zone setting, job, token and
+                    -- change-log row belongs to one person; what was stored before is the default person's. Series,
+                    -- effort scores, summaries, a workout's zone settings and chunks belong to the person of their
+                    -- workout (or route, or builder).
+                    CREATE TABLE person(
+                        id TEXT PRIMARY KEY,
+                        name TEXT NOT NULL,
+                        issuer TEXT,
+                        subject TEXT,
+                        created REAL NOT NULL);
+                    CREATE UNIQUE INDEX person_subject ON person(issuer, subject)
+                        WHERE issuer IS NOT NULL AND subject IS NOT NULL;
+
+                    -- Sync identities are per person.
+                    ALTER TABLE workout ADD COLUMN person TEXT NOT NULL DEFAULT '\(everyone)';
+                    DROP INDEX workout_sync;
+                    CREATE UNIQUE INDEX workout_sync ON workout(person, source, sync_id) WHERE sync_id IS NOT NULL;
+                    CREATE INDEX workout_person ON workout(person, id);
+
+                    ALTER TABLE route ADD COLUMN person TEXT NOT NULL DEFAULT '\(everyone)';
+                    DROP INDEX route_current;
+                    CREATE UNIQUE INDEX route_current ON route(person, source, sync_id) WHERE current = 1;
+                    DROP INDEX route_identity;
+                    CREATE INDEX route_identity ON route(person, source, sync_id);
+                    CREATE INDEX route_person ON route(person, id);
+
+                    ALTER TABLE builder ADD COLUMN person TEXT NOT NULL DEFAULT '\(everyone)';
+                    CREATE INDEX builder_person ON builder(person, created);
+                    CREATE INDEX builder_updated ON builder(updated);
+
+                    ALTER TABLE privacy_zone ADD COLUMN person TEXT NOT NULL DEFAULT '\(everyone)';
+                    DROP INDEX privacy_zone_source;
+                    CREATE INDEX privacy_zone_source ON privacy_zone(person, source);
+
+                    -- A source's zone settings are per (person, source): the table is rebuilt with that key.
+                    CREATE TABLE zone_settings_by_person(
+                        person TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        PRIMARY KEY(person, source));
+                    INSERT INTO zone_settings_by_person(person, source, body)
+                        SELECT '\(everyone)', source, body FROM zone_settings;
+                    DROP TABLE zone_settings;
+                    ALTER TABLE zone_settings_by_person RENAME TO zone_settings;
+
+                    ALTER TABLE job ADD COLUMN person TEXT NOT NULL DEFAULT '\(everyone)';
+                    CREATE INDEX job_person ON job(person);
+
+                    -- NULL: an admin token (it acts as no person). Tokens made before are the default person's.
+                    ALTER TABLE api_token ADD COLUMN person TEXT;
+                    UPDATE api_token SET person = '\(everyone)';
+                    CREATE INDEX api_token_person ON api_token(person);
+
+                    -- Each change-log row is its object's person's; a person's feed reads only theirs.
+                    ALTER TABLE change ADD COLUMN person TEXT NOT NULL DEFAULT '\(everyone)';
+                    CREATE INDEX change_person ON change(person, position);
+
+                    -- Each person's head: the end and token of the newest transaction that wrote a change of theirs
+                    -- (set when a transaction is sealed). A person's anchor moves only with their own commits.
+                    CREATE TABLE person_feed(
+                        person TEXT PRIMARY KEY,
+                        head INTEGER NOT NULL,
+                        token INTEGER NOT NULL);
+                    """)
+            try db.execute(
+                sql: "INSERT INTO person(id, name, created) VALUES (?, 'default', ?)",
+                arguments: [everyone, Date().timeIntervalSince1970])
+            // Anchors handed out before the upgrade were at the newest transaction: it is the default person's head.
+            try db.execute(
+                sql: """
+                    INSERT INTO person_feed(person, head, token)
+                    SELECT ?, txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1
+                    """, arguments: [everyone])
+        }
         return m
+    }
+
+    /// The change log's recording as it was before people (schema v2 to v13), for the migrations that record
+    /// changes on a schema of that time: the current code writes columns and tables that did not exist yet.
+    enum Legacy {
+        /// Records that an object became current (`SQLiteStore.recordAddition` before people).
+        static func recordAddition(_ db: Database, _ r: FeedRecord) throws {
+            if r.type != .route {
+                try db.execute(
+                    sql: "DELETE FROM change WHERE added = 1 AND route_uuid = ? AND kind = ? AND detail = ?",
+                    arguments: [r.key, r.type.rawValue, r.detail])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO change(txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid, source,
+                        sync_id, sync_version, start_s, end_s, committed)
+                    VALUES (0, 0, 0, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    r.type.rawValue, r.key, r.detail, r.workout, r.source, r.syncIdentifier, r.version, r.start, r.end,
+                    Date().timeIntervalSince1970,
+                ])
+        }
+
+        /// Seals the changes recorded in the migration's transaction (`SQLiteStore.sealChanges` before people).
+        static func sealChanges(_ db: Database, token: Int64) throws {
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT MIN(position) AS lo, MAX(position) AS hi FROM change WHERE txn = 0"),
+                let lo: Int64 = row["lo"], let hi: Int64 = row["hi"]
+            else { return }
+            try db.execute(
+                sql: "UPDATE change SET txn = ?, txn_end = ?, token = ? WHERE txn = 0", arguments: [lo, hi, token])
+            try db.execute(
+                sql: "INSERT INTO change_txn(txn_end, token, committed) VALUES (?, ?, ?)",
+                arguments: [hi, token, Date().timeIntervalSince1970])
+        }
     }
 }

@@ -4,6 +4,7 @@ public import RouteKit
 
 extension SQLiteStore: TokenStore {
     public func saveToken(_ token: APIToken) async throws(RouteKitError) {
+        let person: String? = token.person.map { $0.uuid.lowercaseText }
         try await write("saving API token \(token.id)") { db in
             guard
                 try Row.fetchOne(db, sql: "SELECT 1 FROM api_token WHERE id = ?", arguments: [Self.key(token.id)])
@@ -11,12 +12,13 @@ extension SQLiteStore: TokenStore {
             else { throw RouteKitError(.invalidArgument, "an API token with id \(token.id) exists") }
             try db.execute(
                 sql: """
-                    INSERT INTO api_token(id, name, source, scopes, read_sources, secret_hash, created, expires,
-                        revoked, last_used)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO api_token(id, name, person, source, scopes, read_sources, secret_hash, created,
+                        expires, revoked, last_used)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    Self.key(token.id), token.name, token.source.name, token.scopesText, token.readableSourcesText,
+                    Self.key(token.id), token.name, person, token.source.name, token.scopesText,
+                    token.readableSourcesText,
                     token.secretHash, token.created.timeIntervalSince1970, token.expires?.timeIntervalSince1970,
                     token.revoked?.timeIntervalSince1970, token.lastUsed?.timeIntervalSince1970,
                 ])
@@ -30,9 +32,21 @@ extension SQLiteStore: TokenStore {
         }
     }
 
+    /// Every token, of every person and the admin tokens (the operator's list, whatever this view's person).
     public func tokens() async throws(RouteKitError) -> [APIToken] {
         try await read("reading the API tokens") { db in
             try Row.fetchAll(db, sql: "SELECT * FROM api_token ORDER BY created, id").map(Self.token(from:))
+        }
+    }
+
+    /// The tokens of `person` (`nil`: the admin tokens), oldest first, whatever this view's person.
+    public func tokens(of person: PersonID?) async throws(RouteKitError) -> [APIToken] {
+        let key = person.map { $0.uuid.lowercaseText }
+        let whose = key.map { "person " + $0 } ?? "the admin"
+        return try await read("reading the API tokens of \(whose)") { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM api_token WHERE person IS ? ORDER BY created, id", arguments: [key]
+            ).map(Self.token(from:))
         }
     }
 
@@ -68,9 +82,17 @@ extension SQLiteStore: TokenStore {
         guard let id = UUID(uuidString: idText) else {
             throw RouteKitError(.storage, "a stored API token has an invalid id")
         }
+        let personText: String? = row["person"]
+        var person: PersonID?
+        if let personText {
+            guard let uuid = UUID(uuidString: personText) else {
+                throw RouteKitError(.storage, "stored API token \(id) names an invalid person")
+            }
+            person = PersonID(uuid)
+        }
         do {
             return APIToken(
-                id: id, name: row["name"], source: try Source(name: row["source"]),
+                id: id, name: row["name"], person: person, source: try Source(name: row["source"]),
                 scopes: try APIToken.scopes(from: row["scopes"]),
                 readableSources: try APIToken.readableSources(from: row["read_sources"]),
                 secretHash: row["secret_hash"],

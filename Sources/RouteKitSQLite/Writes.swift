@@ -15,53 +15,62 @@ extension SQLiteStore {
             endSeconds: row["end_s"], raw: row["raw"], container: row["container"])
     }
 
-    /// The current version of a sync identity.
-    static func currentVersion(_ db: Database, of route: RouteSample) throws -> StoredRouteRow? {
+    /// `person`'s current version of a sync identity (sync identities are per person).
+    static func currentVersion(_ db: Database, of route: RouteSample, person: String) throws -> StoredRouteRow? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM route WHERE source = ? AND sync_id = ? AND current = 1"),
-            arguments: [route.source.name, route.sync.identifier]
+            db.cachedStatement(
+                sql: "SELECT * FROM route WHERE person = ? AND source = ? AND sync_id = ? AND current = 1"),
+            arguments: [person, route.source.name, route.sync.identifier]
         ).map(routeRow)
     }
 
-    /// A workout's source's name, `nil` when it is not stored.
-    static func workoutSource(_ db: Database, _ id: UUID) throws -> String? {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ?"), arguments: [key(id)])
+    /// The source's name of `person`'s workout `id`, `nil` when they have no such workout.
+    static func workoutSource(_ db: Database, _ id: UUID, person: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT source FROM workout WHERE uuid = ? AND person = ?"),
+            arguments: [key(id), person])
     }
 
-    /// A workout's current routes, in saving order.
-    static func currentRoutes(_ db: Database, ofWorkout id: UUID) throws -> [StoredRouteRow] {
+    /// The current routes of `person`'s workout `id`, in saving order.
+    static func currentRoutes(_ db: Database, ofWorkout id: UUID, person: String) throws -> [StoredRouteRow] {
         try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM route WHERE workout_uuid = ? AND current = 1 ORDER BY id"),
-            arguments: [key(id)]
+            db.cachedStatement(
+                sql: "SELECT * FROM route WHERE workout_uuid = ? AND person = ? AND current = 1 ORDER BY id"),
+            arguments: [key(id), person]
         ).map(routeRow)
     }
 
-    /// A pending builder's source and claim.
-    static func builderRow(_ db: Database, _ id: UUID) throws -> StoredBuilderRow? {
+    /// The source and claim of `person`'s pending builder `id`.
+    static func builderRow(_ db: Database, _ id: UUID, person: String) throws -> StoredBuilderRow? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT source, claim FROM builder WHERE uuid = ?"), arguments: [key(id)]
+            db.cachedStatement(sql: "SELECT source, claim FROM builder WHERE uuid = ? AND person = ?"),
+            arguments: [key(id), person]
         ).map { StoredBuilderRow(source: $0["source"], claim: $0["claim"]) }
     }
 
     // MARK: Writes
 
-    /// Carries out the rules' writes, in order.
-    static func apply(_ writes: [StoreWrite], _ db: Database) throws {
-        for write in writes { try apply(write, db) }
+    /// Carries out the rules' writes, in order, for `person` (the person of the view that writes: the objects it
+    /// inserts and the change-log rows it records are theirs, and the rows it changes by id must be theirs).
+    static func apply(_ writes: [StoreWrite], _ db: Database, person: String) throws {
+        for write in writes { try apply(write, db, person: person) }
     }
 
-    static func apply(_ write: StoreWrite, _ db: Database) throws {
+    static func apply(_ write: StoreWrite, _ db: Database, person: String) throws {
         switch write {
         case .logDeletion(let row):
-            try recordDeletion(db, row)
+            try recordDeletion(db, row, person: person)
         case .keepAsProvenance(let id):
-            try db.cachedStatement(sql: "UPDATE route SET current = 0 WHERE uuid = ?").execute(arguments: [key(id)])
+            try db.cachedStatement(sql: "UPDATE route SET current = 0 WHERE uuid = ? AND person = ?").execute(
+                arguments: [key(id), person])
         case .deleteRoute(let id):
-            try db.cachedStatement(sql: "DELETE FROM route WHERE uuid = ?").execute(arguments: [key(id)])
+            try db.cachedStatement(sql: "DELETE FROM route WHERE uuid = ? AND person = ?").execute(arguments: [
+                key(id), person,
+            ])
         case .deleteKeptVersions(let source, let syncID):
-            try deleteVersions(db, source, syncID, condition: " AND current = 0")
+            try deleteVersions(db, source, syncID, person: person, condition: " AND current = 0")
         case .deleteIdentity(let source, let syncID):
-            try deleteVersions(db, source, syncID, condition: "")
+            try deleteVersions(db, source, syncID, person: person, condition: "")
         case .dropContainerIfUnused(let container):
             try dropContainerIfUnused(db, container)
         case .insertChunks(let chunks, let container):
@@ -78,24 +87,25 @@ extension SQLiteStore {
         case .insertRoute(let route, let container, let raw, let body):
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
-                        location_count, container, body)
-                    VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO route(uuid, person, workout_uuid, source, sync_id, sync_version, current, raw, start_s,
+                        end_s, location_count, container, body)
+                    VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: [
-                key(route.id), key(route.workoutID), route.source.name, route.sync.identifier, route.sync.version,
-                raw, route.start?.instant.seconds, route.end?.instant.seconds, route.locationCount, container, body,
+                key(route.id), person, key(route.workoutID), route.source.name, route.sync.identifier,
+                route.sync.version, raw, route.start?.instant.seconds, route.end?.instant.seconds, route.locationCount,
+                container, body,
             ])
-            try recordAddition(db, route)
+            try recordAddition(db, .route(route), person: person)
         case .attachSeries(let workout, let source, let kinds, let container):
             for kind in kinds { try attachSeries(db, workout, source, kind, container) }
-            try recordSeries(db, workout, source, kinds)
+            try recordSeries(db, workout, source, kinds, person: person)
         case .attachStoredSeries(let workout, let source, let container):
             let kinds = try String.fetchAll(
                 db.cachedStatement(sql: "SELECT DISTINCT kind FROM chunk WHERE container = ?"), arguments: [container])
             let attached = kinds.filter { ChunkKind(name: $0).map(StoreRules.isSeriesKind) ?? true }
             for kind in attached { try attachSeries(db, workout, source, kind, container) }
-            try recordSeries(db, workout, source, attached.sorted())
+            try recordSeries(db, workout, source, attached.sorted(), person: person)
         case .addStoredEvents(let workout, let container):
             let chunks = try Data.fetchAll(
                 db.cachedStatement(sql: "SELECT data FROM chunk WHERE container = ? AND kind = 'events' ORDER BY seq"),
@@ -105,18 +115,19 @@ extension SQLiteStore {
             for data in chunks { events += try StoredRecord.events(inChunk: [UInt8](data)) }
             guard
                 let body = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT body FROM workout WHERE uuid = ?"), arguments: [key(workout)])
+                    db.cachedStatement(sql: "SELECT body FROM workout WHERE uuid = ? AND person = ?"),
+                    arguments: [key(workout), person])
             else { throw RouteKitError(.notFound, "no workout \(workout)") }
-            try db.cachedStatement(sql: "UPDATE workout SET body = ? WHERE uuid = ?").execute(arguments: [
-                try StoredRecord.body(body, addingEvents: events), key(workout),
-            ])
+            try db.cachedStatement(sql: "UPDATE workout SET body = ? WHERE uuid = ? AND person = ?").execute(
+                arguments: [try StoredRecord.body(body, addingEvents: events), key(workout), person])
             try db.cachedStatement(sql: "DELETE FROM chunk WHERE container = ? AND kind = 'events'").execute(
                 arguments: [container])
             // The workout changed: a consumer following workouts gets it again.
             if let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ?"), arguments: [key(workout)])
+                db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND person = ?"),
+                arguments: [key(workout), person])
             {
-                try recordAddition(db, .workout(try Self.workout(row)))
+                try recordAddition(db, .workout(try Self.workout(row)), person: person)
             }
         case .deleteBuilder(let id):
             try db.cachedStatement(sql: "DELETE FROM builder WHERE uuid = ?").execute(arguments: [key(id)])
@@ -127,44 +138,53 @@ extension SQLiteStore {
                 claim.key, key(claim.holder),
             ])
         case .deleteWorkoutRows(let id):
-            try recordWorkoutDeletion(db, id)
+            // `id` is the person's: the rules decided this after reading it with the person in the query.
+            try recordWorkoutDeletion(db, id, person: person)
             let workout = key(id)
             let containers =
                 try String.fetchAll(
-                    db.cachedStatement(sql: "SELECT container FROM route WHERE workout_uuid = ?"), arguments: [workout])
+                    db.cachedStatement(sql: "SELECT container FROM route WHERE workout_uuid = ? AND person = ?"),
+                    arguments: [workout, person])
                 + String.fetchAll(
                     db.cachedStatement(sql: "SELECT container FROM series WHERE workout_uuid = ?"), arguments: [workout]
                 )
-            try db.cachedStatement(sql: "DELETE FROM route WHERE workout_uuid = ?").execute(arguments: [workout])
+            try db.cachedStatement(sql: "DELETE FROM route WHERE workout_uuid = ? AND person = ?").execute(
+                arguments: [workout, person])
             try db.cachedStatement(sql: "DELETE FROM series WHERE workout_uuid = ?").execute(arguments: [workout])
             try db.cachedStatement(sql: "DELETE FROM effort WHERE workout_uuid = ?").execute(arguments: [workout])
             try db.cachedStatement(sql: "DELETE FROM workout_summary WHERE workout_uuid = ?").execute(
                 arguments: [workout])
             try db.cachedStatement(sql: "DELETE FROM workout_zone_settings WHERE workout_uuid = ?").execute(
                 arguments: [workout])
-            try db.cachedStatement(sql: "DELETE FROM workout WHERE uuid = ?").execute(arguments: [workout])
+            try db.cachedStatement(sql: "DELETE FROM workout WHERE uuid = ? AND person = ?").execute(arguments: [
+                workout, person,
+            ])
             for c in Set(containers).sorted() { try dropContainerIfUnused(db, c) }
         case .insertWorkout(let workout, let body):
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO workout(uuid, person, source, sync_id, sync_version, start_s, end_s, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: [
-                key(workout.id), workout.source.name, workout.sync?.identifier, workout.sync?.version,
+                key(workout.id), person, workout.source.name, workout.sync?.identifier, workout.sync?.version,
                 workout.start?.instant.seconds, workout.end?.instant.seconds, body,
             ])
-            try recordAddition(db, .workout(workout))
+            try recordAddition(db, .workout(workout), person: person)
         }
     }
 
-    /// Deletes route rows of a sync identity (`condition` narrows them), then the containers no one uses any more.
-    static func deleteVersions(_ db: Database, _ source: String, _ syncID: String, condition: String) throws {
+    /// Deletes `person`'s route rows of a sync identity (`condition` narrows them), then the containers no one uses
+    /// any more.
+    static func deleteVersions(
+        _ db: Database, _ source: String, _ syncID: String, person: String, condition: String
+    ) throws {
         let containers = try String.fetchAll(
-            db.cachedStatement(sql: "SELECT container FROM route WHERE source = ? AND sync_id = ?" + condition),
-            arguments: [source, syncID])
-        try db.cachedStatement(sql: "DELETE FROM route WHERE source = ? AND sync_id = ?" + condition).execute(
-            arguments: [source, syncID])
+            db.cachedStatement(
+                sql: "SELECT container FROM route WHERE person = ? AND source = ? AND sync_id = ?" + condition),
+            arguments: [person, source, syncID])
+        try db.cachedStatement(sql: "DELETE FROM route WHERE person = ? AND source = ? AND sync_id = ?" + condition)
+            .execute(arguments: [person, source, syncID])
         for c in Set(containers).sorted() { try dropContainerIfUnused(db, c) }
     }
 
@@ -178,10 +198,12 @@ extension SQLiteStore {
 
     /// Records that a workout's series of these chunk kinds changed (kinds that are not quantities are not series of
     /// the feed).
-    static func recordSeries(_ db: Database, _ workout: UUID, _ source: String, _ kinds: [String]) throws {
+    static func recordSeries(_ db: Database, _ workout: UUID, _ source: String, _ kinds: [String], person: String)
+        throws
+    {
         for kind in kinds {
             if let record = FeedRecord.series(workout: workout, source: source, kind: kind) {
-                try recordAddition(db, record)
+                try recordAddition(db, record, person: person)
             }
         }
     }

@@ -25,6 +25,13 @@ struct SQLiteConformanceTests {
     func conformanceOnCallingThread(_ check: ConformanceCheck) async throws {
         try await check.run(try makeTemporaryStore(SQLiteStore.Options(writesOnCallingThread: true, readsOnCallingThread: true)))
     }
+
+    /// The same contract for a person's view of a store in which another person already has objects of every kind
+    /// (with the same sources and sync identifiers): nothing of theirs shows in any check.
+    @Test(.timeLimit(.minutes(10)), arguments: StoreConformance.checks)
+    func conformanceInACrowdedStore(_ check: ConformanceCheck) async throws {
+        try await check.run(try await PeopleConformance.crowdedView(of: try makeTemporaryStore()))
+    }
 }
 
 @Suite("SQLite token store")
