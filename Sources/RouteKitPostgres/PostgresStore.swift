@@ -323,7 +323,13 @@
         /// than the default (they do not wait for each other), exclusive for erasing the person (it waits for the
         /// writes under way, and the writes that start meanwhile wait for it).
         static func holdPerson(_ tx: Transaction, exclusive: Bool) async throws {
-            let name = "person\n\(tx.person)"
+            try await holdPerson(tx, tx.person, exclusive: exclusive)
+        }
+
+        /// Takes `person`'s lock (lowercase uuid text) until the transaction ends, as ``holdPerson(_:exclusive:)``
+        /// does the transaction's person's: for a write that makes a row of a person other than its view's (a token).
+        static func holdPerson(_ tx: Transaction, _ person: String, exclusive: Bool) async throws {
+            let name = "person\n\(person)"
             if exclusive {
                 try await tx.run("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
             } else {

@@ -6,6 +6,10 @@
     extension PostgresStore: TokenStore {
         public func saveToken(_ token: APIToken) async throws(RouteKitError) {
             try await write("saving API token \(token.id)") { tx in
+                // The token's person's writes and erasure exclude each other, whichever view saves it.
+                if let person = token.person, person != .default {
+                    try await Self.holdPerson(tx, person.description, exclusive: false)
+                }
                 guard try await tx.first("SELECT 1 FROM api_token WHERE id = \(Self.key(token.id))") == nil else {
                     throw RouteKitError(.invalidArgument, "an API token with id \(token.id) exists")
                 }
@@ -14,10 +18,9 @@
                     INSERT INTO api_token(id, name, person, source, scopes, read_sources, secret_hash, created, expires,
                         revoked, last_used)
                     VALUES (\(Self.key(token.id)), \(token.name), \(token.person?.description), \(token.source.name),
-                        \(token.scopesText),
-                        \(token.readableSourcesText), \(token.secretHash), \(token.created.timeIntervalSince1970),
-                        \(token.expires?.timeIntervalSince1970), \(token.revoked?.timeIntervalSince1970),
-                        \(token.lastUsed?.timeIntervalSince1970))
+                        \(token.scopesText), \(token.readableSourcesText), \(token.secretHash),
+                        \(token.created.timeIntervalSince1970), \(token.expires?.timeIntervalSince1970),
+                        \(token.revoked?.timeIntervalSince1970), \(token.lastUsed?.timeIntervalSince1970))
                     """)
             }
         }

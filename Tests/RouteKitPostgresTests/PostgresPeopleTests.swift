@@ -184,7 +184,8 @@ import Testing
         }
 
         @Test(
-            "a store written before people: everything is the default person's, an anchor handed out before stays valid")
+            "a store written before people: everything is the default person's, and an anchor handed out before "
+                + "stays valid")
         func migrationToPeople() async throws {
             let url = try PostgresTestServer.freshDatabase()
             defer { PostgresTestServer.drop(url) }
