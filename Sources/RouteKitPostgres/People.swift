@@ -75,6 +75,10 @@
             return try await forPerson(id).write("erasing person \(id)", personal: false) { tx in
                 try await Self.holdPerson(tx, exclusive: true)
                 let person = tx.person
+                // A builder's batch is one statement of its own (no person lock): with the builders' rows locked, a
+                // batch under way has committed before the chunks are deleted (they are deleted with it), and one
+                // that comes after finds no builder.
+                try await tx.run("SELECT 1 FROM builder WHERE person = \(person) FOR UPDATE")
                 try await tx.run(
                     """
                     DELETE FROM chunk WHERE container IN (
