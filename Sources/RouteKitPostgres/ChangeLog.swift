@@ -24,6 +24,16 @@
     /// batches, claims and everything else do not touch the counter.
     /// Readers never wait. Anchors, change sets, predicates, the added-row-per-current-route design and compaction are
     /// those of the SQLite store.
+    ///
+    /// **A feed per person.** Every change row carries its person (a transaction writes one person's objects), and
+    /// a view reads only its person's rows (`AND person = …`, on an index on (person, position)). Positions stay
+    /// global, but a person's head is their own: `person_feed(person, head, token)` holds the end and token of the
+    /// newest transaction with rows of theirs, and the sealing statement upserts it with the positions it takes, so
+    /// it commits with them, after every transaction of lower positions. A snapshot that sees a person's head at `p`
+    /// therefore sees everything of theirs up to `p` and nothing after: their anchor is never ahead of what they can
+    /// read, and another person's commits never move it. The epoch, the floor and the token check of an anchor's
+    /// checkpoint (`change_txn`) are the log's; a person whose head is below the floor (quiet since before the newest
+    /// compacted deletion) reads the floor as their head (`feedState(_:)`).
     extension PostgresStore {
         /// A change recorded in a transaction, given its position when the transaction seals.
         struct Change: Sendable {
@@ -65,7 +75,7 @@
             try await tx.run(
                 """
                 DELETE FROM change WHERE added AND route_uuid = \(r.key) AND kind = \(r.type.rawValue)
-                    AND detail = \(r.detail)
+                    AND detail = \(r.detail) AND person = \(tx.person)
                 """)
             tx.changes.removeAll { $0.added && $0.record.isSameObject(as: r) }
         }
@@ -73,21 +83,23 @@
         /// Records the deletions of a workout's effort scores and series, then of the workout (before its rows go).
         static func recordWorkoutDeletion(_ tx: Transaction, _ id: UUID) async throws {
             let workout = key(id)
-            for e in try await tx.rows("SELECT uuid, source FROM effort WHERE workout_uuid = \(workout) ORDER BY id") {
+            for e in try await tx.rows(
+                "SELECT uuid, source FROM effort WHERE workout_uuid = \(workout) AND person = \(tx.person) ORDER BY id")
+            {
                 try await recordDeletion(
                     tx, .effort(id: try StoredRecord.uuid(e.get("uuid")), workout: id, source: try e.get("source")))
             }
             for s in try await tx.rows(
                 """
-                SELECT MIN(source) AS source, kind FROM series WHERE workout_uuid = \(workout) GROUP BY kind
-                ORDER BY kind
+                SELECT MIN(source) AS source, kind FROM series WHERE workout_uuid = \(workout) AND person = \(tx.person)
+                GROUP BY kind ORDER BY kind
                 """)
             {
                 if let record = FeedRecord.series(workout: id, source: try s.get("source"), kind: try s.get("kind")) {
                     try await recordDeletion(tx, record)
                 }
             }
-            if let w = try await tx.first("SELECT * FROM workout WHERE uuid = \(workout)") {
+            if let w = try await tx.first("SELECT * FROM workout WHERE uuid = \(workout) AND person = \(tx.person)") {
                 try await recordDeletion(tx, .workout(try Self.workout(w)))
             }
         }
@@ -103,7 +115,15 @@
         }
 
         /// Appends the transaction's changes to the log (the transaction's last statement before `COMMIT`; see the
-        /// type's documentation). Returns whether there were any.
+        /// type's documentation), and moves the transaction's person's head (`person_feed`) to the transaction's end.
+        /// Returns whether there were any.
+        ///
+        /// The head moves in the statement that takes the positions, after the counter row's lock is taken, so it
+        /// commits with the rows it ends and under the same order: a snapshot that sees a person's head at `p` sees
+        /// every transaction whose positions are lower (they committed before this one could take the counter), and
+        /// no transaction of that person after `p` (it would have moved the head). Two writers of one person (on two
+        /// servers) take the counter one after the other; the second's upsert (`ON CONFLICT`) updates the row the
+        /// first committed, and only ever forward.
         static func seal(_ tx: Transaction) async throws -> Bool {
             let changes = tx.changes
             if changes.isEmpty { return false }
@@ -116,22 +136,28 @@
             let count = sql.bind(n)
             let tokenParameter = sql.bind(token)
             let nowParameter = sql.bind(now)
+            let personParameter = sql.bind(tx.person)
             let first = changes.prefix(group)
             sql.append(
                 """
                 WITH counter AS (
                     UPDATE feed_counter SET position = position + \(count)::bigint WHERE id = 1 RETURNING position),
                 changes AS (
-                    INSERT INTO change(position, txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid, source,
-                        sync_id, sync_version, start_s, end_s, committed)
+                    INSERT INTO change(position, txn, txn_end, token, person, added, kind, route_uuid, detail,
+                        workout_uuid, source, sync_id, sync_version, start_s, end_s, committed)
                     SELECT counter.position - \(count)::bigint + 1 + v.i, counter.position - \(count)::bigint + 1,
-                        counter.position, \(tokenParameter)::bigint, v.added, v.kind, v.route, v.detail, v.workout,
-                        v.source, v.sync_id, v.version, v.start_s, v.end_s, \(nowParameter)::float8
+                        counter.position, \(tokenParameter)::bigint, \(personParameter)::text, v.added, v.kind, v.route,
+                        v.detail, v.workout, v.source, v.sync_id, v.version, v.start_s, v.end_s, \(nowParameter)::float8
                     FROM counter, (VALUES \(values(&sql, first, from: 0)))
                         AS v(i, added, kind, route, detail, workout, source, sync_id, version, start_s, end_s)),
                 txn AS (
                     INSERT INTO change_txn(txn_end, token, committed)
-                    SELECT position, \(tokenParameter)::bigint, \(nowParameter)::float8 FROM counter)
+                    SELECT position, \(tokenParameter)::bigint, \(nowParameter)::float8 FROM counter),
+                feed AS (
+                    INSERT INTO person_feed(person, head, token)
+                    SELECT \(personParameter)::text, position, \(tokenParameter)::bigint FROM counter
+                    ON CONFLICT (person) DO UPDATE SET head = excluded.head, token = excluded.token
+                    WHERE person_feed.head < excluded.head)
                 SELECT position, pg_notify('\(channel)', position::text) FROM counter
                 """)
             guard let end = try await tx.value(sql.query, as: Int64.self) else {
@@ -146,13 +172,14 @@
                 let lo = more.bind(end - n + 1)
                 let tokenAgain = more.bind(token)
                 let nowAgain = more.bind(now)
+                let personAgain = more.bind(tx.person)
                 more.append(
                     """
-                    INSERT INTO change(position, txn, txn_end, token, added, kind, route_uuid, detail, workout_uuid,
-                        source, sync_id, sync_version, start_s, end_s, committed)
-                    SELECT \(lo)::bigint + v.i, \(lo)::bigint, \(lo)::bigint + \(n - 1), \(tokenAgain)::bigint, v.added,
-                        v.kind, v.route, v.detail, v.workout, v.source, v.sync_id, v.version, v.start_s, v.end_s,
-                        \(nowAgain)::float8
+                    INSERT INTO change(position, txn, txn_end, token, person, added, kind, route_uuid, detail,
+                        workout_uuid, source, sync_id, sync_version, start_s, end_s, committed)
+                    SELECT \(lo)::bigint + v.i, \(lo)::bigint, \(lo)::bigint + \(n - 1), \(tokenAgain)::bigint,
+                        \(personAgain)::text, v.added, v.kind, v.route, v.detail, v.workout, v.source, v.sync_id, v.version,
+                        v.start_s, v.end_s, \(nowAgain)::float8
                     FROM (VALUES \(values(&more, rows, from: start)))
                         AS v(i, added, kind, route, detail, workout, source, sync_id, version, start_s, end_s)
                     """)
@@ -186,10 +213,22 @@
             }
             let floor = try await tx.value("SELECT value FROM store_info WHERE key = 'history_floor'", as: String.self)
                 .flatMap { Int64($0) }
-            let head = try await tx.first("SELECT txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1")
+            let floorPosition = floor ?? 0
+            // The person's head, not the log's: another person's commits never move it (0 when they have none).
+            let row = try await tx.first("SELECT head, token FROM person_feed WHERE person = \(tx.person)")
+            var head: Int64 = try row?.get("head") ?? 0
+            var headToken: Int64 = try row?.get("token") ?? 0
+            if head < floorPosition {
+                // A person quiet since before the newest compacted deletion (or who never committed) reads the floor as
+                // their head: an anchor below it would be expired as soon as it was handed out. The floor is the end of
+                // a transaction that committed before the compaction that set it, so this snapshot sees every position
+                // up to it, and the person has no rows between their head and it; its token is kept (`change_txn`
+                // loses only the transactions below the floor).
+                head = floorPosition
+                headToken = try await Self.token(tx, endingAt: floorPosition) ?? 0
+            }
             return ChangeLogState(
-                storeID: storeID, epoch: epoch ?? 1, floor: floor ?? 0, head: try head?.get("txn_end") ?? 0,
-                headToken: try head?.get("token") ?? 0)
+                storeID: storeID, epoch: epoch ?? 1, floor: floorPosition, head: head, headToken: headToken)
         }
 
         /// The token of the transaction that ends at `position`, if one does.
@@ -197,10 +236,13 @@
             try await tx.value("SELECT token FROM change_txn WHERE txn_end = \(position)", as: Int64.self)
         }
 
-        /// The rows after `position` a consumer at (`position`, `horizon`) is owed: every addition, and the
-        /// deletions after the horizon, matching the predicate.
-        static func owed(_ sql: inout SQL, after position: Int64, horizon: Int64, _ p: ChangePredicate) {
-            sql.append("position > \(sql.bind(position)) AND (added OR position > \(sql.bind(horizon)))")
+        /// The rows of `person` after `position` a consumer at (`position`, `horizon`) is owed: every addition, and
+        /// the deletions after the horizon, matching the predicate (the index on (person, position) serves them).
+        static func owed(
+            _ sql: inout SQL, person: String, after position: Int64, horizon: Int64, _ p: ChangePredicate
+        ) {
+            sql.append("person = \(sql.bind(person)) AND position > \(sql.bind(position))")
+            sql.append(" AND (added OR position > \(sql.bind(horizon)))")
             // The types are fixed words, never input.
             sql.append(p.types == [.route] ? " AND kind = 'route'" : " AND kind IN (\(FeedRecord.kindList(p.types)))")
             if let w = p.workout { sql.append(" AND workout_uuid = \(sql.bind(key(w)))") }
@@ -223,7 +265,7 @@
                 }
                 let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
                 var first = SQL("SELECT * FROM change WHERE ")
-                Self.owed(&first, after: after, horizon: horizon, predicate)
+                Self.owed(&first, person: tx.person, after: after, horizon: horizon, predicate)
                 first.append(" ORDER BY position LIMIT \(limit)")
                 var rows = try await tx.rows(first.query)
                 var hasMore = false
@@ -234,11 +276,11 @@
                     let txnEnd: Int64 = try last.get("txn_end")
                     var rest = SQL("SELECT * FROM change WHERE ")
                     rest.append("txn = \(rest.bind(txn)) AND ")
-                    Self.owed(&rest, after: try last.get("position"), horizon: horizon, predicate)
+                    Self.owed(&rest, person: tx.person, after: try last.get("position"), horizon: horizon, predicate)
                     rest.append(" ORDER BY position")
                     rows += try await tx.rows(rest.query)
                     var more = SQL("SELECT 1 FROM change WHERE ")
-                    Self.owed(&more, after: txnEnd, horizon: horizon, predicate)
+                    Self.owed(&more, person: tx.person, after: txnEnd, horizon: horizon, predicate)
                     more.append(" LIMIT 1")
                     hasMore = try await tx.first(more.query) != nil
                     if hasMore { end = txnEnd }
@@ -247,7 +289,9 @@
                     rows.map { row in (try row.get("added") as Bool, try Self.feedRecord(row)) })
                 var found: [String: RouteSample] = [:]
                 if !split.addedRouteIDs.isEmpty {
-                    for r in try await tx.rows("SELECT * FROM route WHERE uuid = ANY(\(split.addedRouteIDs))") {
+                    for r in try await tx.rows(
+                        "SELECT * FROM route WHERE uuid = ANY(\(split.addedRouteIDs)) AND person = \(tx.person)")
+                    {
                         found[try r.get("uuid")] = try Self.route(r)
                     }
                 }
@@ -283,14 +327,18 @@
             var workouts: [String: Workout] = [:]
             let workoutKeys = keys(.workout)
             if !workoutKeys.isEmpty {
-                for r in try await tx.rows("SELECT * FROM workout WHERE uuid = ANY(\(workoutKeys))") {
+                for r in try await tx.rows(
+                    "SELECT * FROM workout WHERE uuid = ANY(\(workoutKeys)) AND person = \(tx.person)")
+                {
                     workouts[try r.get("uuid")] = try Self.workout(r)
                 }
             }
             var efforts: [String: EffortScore] = [:]
             let effortKeys = keys(.effort)
             if !effortKeys.isEmpty {
-                for r in try await tx.rows("SELECT * FROM effort WHERE uuid = ANY(\(effortKeys))") {
+                for r in try await tx.rows(
+                    "SELECT * FROM effort WHERE uuid = ANY(\(effortKeys)) AND person = \(tx.person)")
+                {
                     efforts[try r.get("uuid")] = try Self.effort(r)
                 }
             }
@@ -301,7 +349,7 @@
                     """
                     SELECT s.workout_uuid, s.source, s.kind, c.count, c.min_s, c.min_ns, c.max_s, c.max_ns
                     FROM series s JOIN chunk c ON c.container = s.container AND c.kind = s.kind
-                    WHERE s.workout_uuid = ANY(\(seriesKeys))
+                    WHERE s.workout_uuid = ANY(\(seriesKeys)) AND s.person = \(tx.person)
                     """)
                 {
                     try StoreRules.addChunk(

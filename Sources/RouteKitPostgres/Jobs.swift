@@ -8,13 +8,14 @@
             try await write("saving job \(job.id)") { tx in
                 let row = try await tx.first(
                     """
-                    INSERT INTO job(id, state, document, created, updated, cancel_requested)
-                    VALUES (\(Self.key(job.id)), \(job.state.rawValue), \(job.document),
+                    INSERT INTO job(id, person, state, document, created, updated, cancel_requested)
+                    VALUES (\(Self.key(job.id)), \(tx.person), \(job.state.rawValue), \(job.document),
                         \(job.created.timeIntervalSince1970), \(job.updated.timeIntervalSince1970),
                         \(job.cancelRequested))
                     ON CONFLICT(id) DO UPDATE SET state = excluded.state, document = excluded.document,
                         updated = excluded.updated,
                         cancel_requested = job.cancel_requested OR excluded.cancel_requested
+                    WHERE job.person = excluded.person
                     RETURNING cancel_requested
                     """)
                 guard let row else { return false }
@@ -32,7 +33,7 @@
 
         package func job(id: UUID) async throws(RouteKitError) -> StoredJob? {
             let rows = try await read("reading job \(id)") { tx in
-                try await tx.rows("SELECT * FROM job WHERE id = \(Self.key(id))").map { row in
+                try await tx.rows("SELECT * FROM job WHERE id = \(Self.key(id)) AND person = \(tx.person)").map { row in
                     JobFields(
                         state: try row.get("state"), document: try row.get("document"),
                         created: try row.get("created"), updated: try row.get("updated"),
@@ -51,7 +52,8 @@
         package func requestJobCancellation(id: UUID) async throws(RouteKitError) -> Bool {
             try await write("asking job \(id) to stop") { tx in
                 try await tx.first(
-                    "UPDATE job SET cancel_requested = TRUE WHERE id = \(Self.key(id)) RETURNING id") != nil
+                    "UPDATE job SET cancel_requested = TRUE WHERE id = \(Self.key(id)) AND person = \(tx.person) RETURNING id"
+                ) != nil
             }
         }
 

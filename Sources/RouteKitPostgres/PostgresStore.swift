@@ -19,6 +19,12 @@
     /// - **Concurrent writers:** every write is one transaction. Writers of the same sync identity are serialised by
     ///   a transaction-scoped advisory lock on the identity, so two importers of one route never both insert it.
     /// - **The change feed in commit order:** see ``PostgresStore`` (ChangeLog.swift in this module).
+    /// - **People:** a store opened by URL is `PersonID.default`'s view; ``forPerson(_:)`` gives another person's
+    ///   view of the same pool. Every row of an object carries its person, every statement that takes an id from the
+    ///   caller has the person in its `WHERE` clause (another person's object is not found, exactly as a missing
+    ///   one), and each person's change feed has a head of its own (`person_feed`, moved by the same statement that
+    ///   takes a transaction's positions, so it is never ahead of what that person can read). The people themselves
+    ///   (`PeopleStore`) are the operator's, whichever view is asked.
     /// - **TLS:** `sslmode=disable`, `prefer` (the default, as libpq: TLS when the server offers it, unverified),
     ///   `require` (TLS, unverified) or `verify-full` (TLS, certificate and host name verified against the system's
     ///   trust roots).
@@ -76,13 +82,39 @@
             }
         }
 
-        public let storeID: UUID
+        /// What every view of one opened store shares (``forPerson(_:)``): the pool and the task that runs it, the
+        /// commit signal followers wait on. The pool closes when the last view goes, or at ``close()``.
+        final class Shared: Sendable {
+            let storeID: UUID
+            let label: String
+            let client: PostgresClient
+            let endpoint: Endpoint
+            let commitSignal = CommitSignal()
+            let runner: Task<Void, Never>
+
+            init(storeID: UUID, label: String, client: PostgresClient, endpoint: Endpoint, runner: Task<Void, Never>) {
+                self.storeID = storeID
+                self.label = label
+                self.client = client
+                self.endpoint = endpoint
+                self.runner = runner
+            }
+
+            deinit { runner.cancel() }
+        }
+
+        let shared: Shared
+        /// The person this view reads and writes as (`PersonID.default` for a store opened by URL).
+        public let person: PersonID
+        /// ``person`` as the tables keep it (lowercase uuid text).
+        let personKey: String
+
+        public var storeID: UUID { shared.storeID }
         /// The server and database, without the password (what messages and listings print).
-        package let label: String
-        let client: PostgresClient
-        let endpoint: Endpoint
-        let commitSignal = CommitSignal()
-        private let runner: Task<Void, Never>
+        package var label: String { shared.label }
+        var client: PostgresClient { shared.client }
+        var endpoint: Endpoint { shared.endpoint }
+        var commitSignal: CommitSignal { shared.commitSignal }
 
         /// The default driver logger: `routekit.postgres`, critical events only.
         public static let quietLogger: Logger = {
@@ -93,15 +125,13 @@
         /// The `NOTIFY` channel every commit that recorded changes signals (a wake-up hint only).
         static let channel = "routekit_changes"
 
-        /// Opens the store in the database `url` names, creating its schema if needed.
+        /// Opens the store in the database `url` names, creating its schema if needed, as `PersonID.default`.
         /// - Throws: `RouteKitError.Code.invalidArgument` for a URL that is not a PostgreSQL URL;
         ///   `RouteKitError.Code.unavailable` when the server cannot be reached; `RouteKitError.Code.storage`
         ///   when it refuses (authentication, a missing database); `RouteKitError.Code.incompatibleStore`.
         public init(url: String, options: Options = Options()) async throws(RouteKitError) {
             var endpoint = try Endpoint(url: url)
             endpoint.logger = options.logger
-            self.endpoint = endpoint
-            self.label = endpoint.label
             var configuration = PostgresClient.Configuration(
                 host: endpoint.host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
                 database: endpoint.database, tls: endpoint.clientTLS)
@@ -113,26 +143,42 @@
                 PostgresClient.Configuration.Options.KeepAliveBehavior(frequency: $0)
             }
             let client = PostgresClient(configuration: configuration, backgroundLogger: options.logger)
-            self.client = client
-            runner = Task { await client.run() }
+            let runner = Task { await client.run() }
+            let storeID: UUID
             do {
                 storeID = try await Schema.prepare(endpoint, label: endpoint.label)
             } catch {
                 runner.cancel()
                 throw error
             }
+            shared = Shared(storeID: storeID, label: endpoint.label, client: client, endpoint: endpoint, runner: runner)
+            person = .default
+            personKey = PersonID.default.description
         }
 
-        deinit { runner.cancel() }
+        private init(shared: Shared, person: PersonID) {
+            self.shared = shared
+            self.person = person
+            self.personKey = person.description
+        }
 
-        /// Closes the pool's connections. The store cannot be used afterwards.
-        public func close() { runner.cancel() }
+        /// The same store seen as `person`: a new view sharing this one's pool, commit signal and followers' wake-ups
+        /// (nothing is opened, and whether the person exists is not checked). Every method of the view reads and
+        /// writes only `person`'s objects; ``close()`` on any view closes the pool they share.
+        public func forPerson(_ person: PersonID) -> PostgresStore {
+            PostgresStore(shared: shared, person: person)
+        }
+
+        /// Closes the pool's connections (those every view of this store shares). The store cannot be used
+        /// afterwards.
+        public func close() { shared.runner.cancel() }
 
         /// Runs as a service: returns at graceful shutdown (or when its task is cancelled), then closes the pool.
         public func run() async throws {
+            let runner = shared.runner
             await withTaskCancellationOrGracefulShutdownHandler {
                 await runner.value
-            } onCancelOrGracefulShutdown: { [runner] in
+            } onCancelOrGracefulShutdown: {
                 runner.cancel()
             }
         }
@@ -142,9 +188,18 @@
         /// Runs `body` in one transaction on a pooled connection (READ COMMITTED: each statement sees what committed
         /// before it, and row and advisory locks order concurrent writers). Changes recorded inside are appended to the
         /// change log in commit order just before the commit. A serialisation failure or deadlock is retried.
-        func write<T: Sendable>(_ what: String, _ body: @Sendable (Transaction) async throws -> T)
+        ///
+        /// The transaction is the view's person's (`Transaction.person`): a view of a person other than the default
+        /// first takes that person's lock, shared (``holdPerson(_:exclusive:)``), so that an erasure of the person
+        /// waits for the writes under way and none commits behind it; `personal: false` (the erasure itself) does not.
+        func write<T: Sendable>(
+            _ what: String, personal: Bool = true, _ body: @Sendable (Transaction) async throws -> T
+        )
             async throws(RouteKitError) -> T
         {
+            let logger = endpoint.logger
+            let personKey = self.personKey
+            let holdsPerson = personal && person != .default
             var attempt = 0
             while true {
                 attempt += 1
@@ -152,9 +207,10 @@
                 do {
                     result = .success(
                         try await client.withConnection { connection in
-                            let tx = Transaction(connection, logger: endpoint.logger)
+                            let tx = Transaction(connection, logger: logger, person: personKey)
                             try await tx.run("BEGIN")
                             do {
+                                if holdsPerson { try await Self.holdPerson(tx, exclusive: false) }
                                 let value = try await body(tx)
                                 let recorded = try await Self.seal(tx)
                                 try await tx.run("COMMIT")
@@ -188,9 +244,11 @@
         )
             async throws(RouteKitError) -> T
         {
+            let logger = endpoint.logger
+            let personKey = self.personKey
             do {
                 return try await client.withConnection { connection in
-                    let tx = Transaction(connection, logger: endpoint.logger)
+                    let tx = Transaction(connection, logger: logger, person: personKey)
                     guard snapshot else { return try await body(tx) }
                     try await tx.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     do {
@@ -261,6 +319,24 @@
             try await tx.run("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
         }
 
+        /// Takes the transaction's person's lock until the transaction ends: shared by every write of a person other
+        /// than the default (they do not wait for each other), exclusive for erasing the person (it waits for the
+        /// writes under way, and the writes that start meanwhile wait for it).
+        static func holdPerson(_ tx: Transaction, exclusive: Bool) async throws {
+            try await holdPerson(tx, tx.person, exclusive: exclusive)
+        }
+
+        /// Takes `person`'s lock (lowercase uuid text) until the transaction ends, as ``holdPerson(_:exclusive:)``
+        /// does the transaction's person's: for a write that makes a row of a person other than its view's (a token).
+        static func holdPerson(_ tx: Transaction, _ person: String, exclusive: Bool) async throws {
+            let name = "person\n\(person)"
+            if exclusive {
+                try await tx.run("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
+            } else {
+                try await tx.run("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(name), 0))")
+            }
+        }
+
         static func key(_ id: UUID) -> String { StoredRecord.key(id) }
 
         static func workout(_ r: Row) throws -> Workout {
@@ -292,17 +368,26 @@
         }
 
         /// Whether `workout`'s uuid is taken and, when it is not and it has a sync identity, the identity's current
-        /// workout and version, read under the identity's lock (held to the transaction's end) and the row's.
+        /// workout and version (the transaction's person's), read under the identity's lock (held to the
+        /// transaction's end) and the row's.
+        ///
+        /// Uuids are unique in the whole store (a workout's uuid keys its routes, series and change rows), so
+        /// whether one is taken is asked of every person's workouts: saving a workout with another person's uuid is
+        /// refused as taken (uuids are random: no one finds another's by guessing).
         static func workoutIdentity(_ tx: Transaction, of workout: Workout) async throws -> (
             taken: Bool, current: (id: UUID, version: Int64)?
         ) {
             let id = Self.key(workout.id)
             let taken = try await tx.first("SELECT 1 FROM workout WHERE uuid = \(id)") != nil
             guard !taken, let sync = workout.sync else { return (taken, nil) }
-            try await Self.lock(tx, "workout\n\(workout.source.name)\n\(sync.identifier)")
+            try await Self.lock(tx, "workout\n\(tx.person)\n\(workout.source.name)\n\(sync.identifier)")
             guard
                 let row = try await tx.first(
-                    "SELECT uuid, sync_version FROM workout WHERE source = \(workout.source.name) AND sync_id = \(sync.identifier) FOR UPDATE"
+                    """
+                    SELECT uuid, sync_version FROM workout
+                    WHERE person = \(tx.person) AND source = \(workout.source.name) AND sync_id = \(sync.identifier)
+                    FOR UPDATE
+                    """
                 )
             else { return (taken, nil) }
             return (taken, (try StoredRecord.uuid(row.get("uuid")), try row.get("sync_version")))
@@ -310,7 +395,8 @@
 
         public func workout(id: UUID) async throws(RouteKitError) -> Workout? {
             try await read("reading workout \(id)") { tx in
-                try await tx.first("SELECT * FROM workout WHERE uuid = \(Self.key(id))").map(Self.workout)
+                try await tx.first("SELECT * FROM workout WHERE uuid = \(Self.key(id)) AND person = \(tx.person)")
+                    .map(Self.workout)
             }
         }
 
@@ -339,13 +425,15 @@
             after: String? = nil, descending: Bool = false, limit: Int?
         ) async throws -> [Row] {
             var sql = SQL("SELECT * FROM \(table) WHERE \(condition)")
+            sql.append(" AND person = \(sql.bind(tx.person))")
             for (column, value) in equal {
                 guard let value else { continue }
                 sql.append(" AND \(column) = \(sql.bind(value))")
             }
             if let after {
                 sql.append(
-                    " AND id \(descending ? "<" : ">") (SELECT id FROM \(table) WHERE uuid = \(sql.bind(after)))")
+                    " AND id \(descending ? "<" : ">") (SELECT id FROM \(table) WHERE uuid = \(sql.bind(after))"
+                        + " AND person = \(sql.bind(tx.person)))")
             }
             sql.append(descending ? " ORDER BY id DESC" : " ORDER BY id")
             if let limit { sql.append(" LIMIT \(max(0, limit))") }
@@ -356,13 +444,16 @@
 
         public func route(id: UUID) async throws(RouteKitError) -> RouteSample? {
             try await read("reading route \(id)") { tx in
-                try await tx.first("SELECT * FROM route WHERE uuid = \(Self.key(id))").map(Self.route)
+                try await tx.first("SELECT * FROM route WHERE uuid = \(Self.key(id)) AND person = \(tx.person)")
+                    .map(Self.route)
             }
         }
 
         public func isCurrent(route id: UUID) async throws(RouteKitError) -> Bool {
             try await read("reading route \(id)") { tx in
-                try await tx.value("SELECT current FROM route WHERE uuid = \(Self.key(id))", as: Bool.self) ?? false
+                try await tx.value(
+                    "SELECT current FROM route WHERE uuid = \(Self.key(id)) AND person = \(tx.person)", as: Bool.self)
+                    ?? false
             }
         }
 
@@ -383,13 +474,15 @@
             try await write("deleting route \(id)") { tx in
                 var current: StoredRouteRow?
                 if let first = try await tx.first(
-                    "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND current")
+                    "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND person = \(tx.person) AND current")
                 {
+                    let identitySource: String = try first.get("source")
+                    let syncID: String = try first.get("sync_id")
                     try await Self.lock(
-                        tx, "route\n\(try first.get("source") as String)\n\(try first.get("sync_id") as String)")
+                        tx, Self.routeIdentityLock(tx, source: identitySource, syncIdentifier: syncID))
                     // Read again under the identity's lock: a concurrent writer may have replaced it meanwhile.
                     current = try await tx.first(
-                        "SELECT * FROM route WHERE uuid = \(Self.key(id)) AND current FOR UPDATE"
+                        "SELECT * FROM route WHERE uuid = \(Self.key(id)) AND person = \(tx.person) AND current FOR UPDATE"
                     ).map(Self.routeRow)
                 }
                 try await Self.apply(StoreRules.deleteRoute(id, as: source, current: current), tx)
@@ -406,7 +499,7 @@
             return try await chunkCursor("reading route \(id)") { tx in
                 guard
                     let container = try await tx.value(
-                        "SELECT container FROM route WHERE uuid = \(routeKey)", as: String.self)
+                        "SELECT container FROM route WHERE uuid = \(routeKey) AND person = \(tx.person)", as: String.self)
                 else { throw RouteKitError(.notFound, "no route \(id)") }
                 var sql = SQL("SELECT id FROM chunk WHERE container = ")
                 sql.append(sql.bind(container) + " AND kind = " + sql.bind(kindName))
@@ -432,7 +525,7 @@
                 return try await Self.chunks(tx, found)
             }
             if let small { return ArrayChunkCursor(small) }
-            return try await SnapshotCursor.open(endpoint, what, ids: ids)
+            return try await SnapshotCursor.open(endpoint, what, person: personKey, ids: ids)
         }
 
         /// The chunks with these row ids, in that order.
@@ -458,9 +551,13 @@
             try await write("saving series of workout \(id)") { tx in
                 // The workout's row lock orders concurrent appends (each numbers its chunks after the others').
                 let owner = try await Self.workoutSource(tx, id, forUpdate: true)
-                let next = try await tx.value(
-                    "SELECT MAX(seq) + 1 FROM chunk WHERE container = \(StoreRules.seriesContainer(of: id))",
-                    as: Int64.self)
+                // The chunks are read only once the workout is known to be the person's.
+                var next: Int64?
+                if owner != nil {
+                    next = try await tx.value(
+                        "SELECT MAX(seq) + 1 FROM chunk WHERE container = \(StoreRules.seriesContainer(of: id))",
+                        as: Int64.self)
+                }
                 try await Self.apply(
                     StoreRules.appendSeries(
                         chunks, toWorkout: id, as: source, owner: owner, nextSequence: Int(next ?? 0)), tx)
@@ -469,8 +566,10 @@
 
         public func seriesTypes(ofWorkout id: UUID) async throws(RouteKitError) -> [QuantityType] {
             try await read("reading series of workout \(id)") { tx in
-                let kinds = try await tx.rows("SELECT DISTINCT kind FROM series WHERE workout_uuid = \(Self.key(id))")
-                    .map { try $0.get("kind") as String }
+                let kinds = try await tx.rows(
+                    "SELECT DISTINCT kind FROM series WHERE workout_uuid = \(Self.key(id)) AND person = \(tx.person)"
+                )
+                .map { try $0.get("kind") as String }
                 let known = Set(kinds)
                 return QuantityType.all.filter { known.contains($0.identifier) }
             }
@@ -485,7 +584,7 @@
                 try await tx.rows(
                     """
                     SELECT c.id FROM chunk c JOIN series s ON c.container = s.container AND c.kind = s.kind
-                    WHERE s.workout_uuid = \(workoutKey) AND s.kind = \(kindName)
+                    WHERE s.workout_uuid = \(workoutKey) AND s.person = \(tx.person) AND s.kind = \(kindName)
                     ORDER BY c.min_s NULLS FIRST, c.min_ns NULLS FIRST, s.id, c.seq
                     """
                 ).map { try $0.get("id") as Int64 }
@@ -519,7 +618,7 @@
             static let sql = """
                 WITH b AS (
                     UPDATE builder SET location_count = $3, checkpoint = $4, metadata = $5, updated = $6
-                    WHERE uuid = $1 AND claim = $2 RETURNING uuid),
+                    WHERE uuid = $1 AND claim = $2 AND person = $16 RETURNING uuid),
                 c AS (
                     INSERT INTO chunk(container, kind, seq, count, min_s, min_ns, max_s, max_ns, data)
                     SELECT b.uuid, v.kind, v.seq, v.count, NULLIF(v.min_s, $15), NULLIF(v.min_ns, $15),
@@ -531,12 +630,14 @@
                 """
             static var bindingDataTypes: [PostgresDataType] {
                 [.text, .text, .int8, .text, .text, .float8] + [.textArray] + Array(repeating: .int8Array, count: 6)
-                    + [.byteaArray, .int8]
+                    + [.byteaArray, .int8, .text]
             }
             typealias Row = Int64
 
             var builder: String
             var claim: String
+            /// The person the builder must be of (lowercase uuid text).
+            var person: String
             var locationCount: Int64
             var checkpoint: String?
             var metadata: String
@@ -544,7 +645,7 @@
             var chunks: [StoredChunk]
 
             func makeBindings() throws -> PostgresBindings {
-                var b = PostgresBindings(capacity: 15)
+                var b = PostgresBindings(capacity: 16)
                 b.append(builder)
                 b.append(claim)
                 b.append(locationCount)
@@ -560,6 +661,7 @@
                 b.append(chunks.map { $0.maxTime.map { Int64($0.nanoseconds) } ?? Self.noTime })
                 b.append(chunks.map { ByteBuffer(bytes: $0.bytes) })
                 b.append(Self.noTime)
+                b.append(person)
                 return b
             }
 
@@ -600,11 +702,11 @@
             try await write("creating route builder \(b.id)") { tx in
                 try await tx.run(
                     """
-                    INSERT INTO builder(uuid, source, location_order, origin_kind, origin_key, origin_label,
+                    INSERT INTO builder(uuid, person, source, location_order, origin_kind, origin_key, origin_label,
                         location_count, checkpoint, claim, metadata, created, updated)
-                    VALUES (\(Self.key(b.id)), \(b.source.name), \(b.order.rawValue), \(b.origin?.kind), \(b.origin?.key),
-                        \(b.origin?.label), \(Int64(b.progress.locationCount)), \(b.progress.checkpoint), \(Self.key(b.claim)),
-                        \(metadata), \(b.created.timeIntervalSince1970), \(b.updated.timeIntervalSince1970))
+                    VALUES (\(Self.key(b.id)), \(tx.person), \(b.source.name), \(b.order.rawValue), \(b.origin?.kind),
+                        \(b.origin?.key), \(b.origin?.label), \(Int64(b.progress.locationCount)), \(b.progress.checkpoint),
+                        \(Self.key(b.claim)), \(metadata), \(b.created.timeIntervalSince1970), \(b.updated.timeIntervalSince1970))
                     """)
             }
         }
@@ -644,7 +746,10 @@
 
         public func pendingBuilder(id: UUID) async throws(RouteKitError) -> PendingBuilder? {
             try await read("reading route builder \(id)", snapshot: true) { tx in
-                guard let row = try await tx.first("SELECT * FROM builder WHERE uuid = \(Self.key(id))") else {
+                guard
+                    let row = try await tx.first(
+                        "SELECT * FROM builder WHERE uuid = \(Self.key(id)) AND person = \(tx.person)")
+                else {
                     return nil
                 }
                 return try await Self.builder(tx, row)
@@ -654,7 +759,9 @@
         public func pendingBuilders() async throws(RouteKitError) -> [PendingBuilder] {
             try await read("listing route builders", snapshot: true) { tx in
                 var found: [PendingBuilder] = []
-                for row in try await tx.rows("SELECT * FROM builder ORDER BY created, uuid") {
+                for row in try await tx.rows(
+                    "SELECT * FROM builder WHERE person = \(tx.person) ORDER BY created, uuid")
+                {
                     found.append(try await Self.builder(tx, row))
                 }
                 return found
@@ -674,7 +781,7 @@
             try await write("claiming route builder \(id)") { tx in
                 try await !tx.rows(
                     """
-                    UPDATE builder SET claim = \(Self.key(claim)) WHERE uuid = \(Self.key(id))
+                    UPDATE builder SET claim = \(Self.key(claim)) WHERE uuid = \(Self.key(id)) AND person = \(tx.person)
                         AND location_count = \(Int64(expectedLocationCount)) AND claim = \(Self.key(previous)) RETURNING 1
                     """
                 ).isEmpty
@@ -691,7 +798,7 @@
             // batch of 1,024 locations each): the builder's row is updated only if `claim` holds it, and the chunks
             // are inserted only if it was.
             let batch = AppendBatch(
-                builder: key, claim: Self.key(claim), locationCount: Int64(progress.locationCount),
+                builder: key, claim: Self.key(claim), person: personKey, locationCount: Int64(progress.locationCount),
                 checkpoint: progress.checkpoint, metadata: metadataJSON, updated: now, chunks: chunks)
             let updated: Int64
             do {
@@ -713,6 +820,7 @@
                     """
                     SELECT * FROM chunk WHERE container = \(Self.key(id)) AND kind = \(kind.description)
                         AND seq = \(Int64(sequence))
+                        AND EXISTS(SELECT 1 FROM builder WHERE uuid = \(Self.key(id)) AND person = \(tx.person))
                     """
                 ).map { try Self.chunk($0, withData: true) }
             }
@@ -725,7 +833,9 @@
                 try await tx.rows(
                     """
                     SELECT kind, seq, count, min_s, min_ns, max_s, max_ns FROM chunk
-                    WHERE container = \(Self.key(id)) AND kind = \(kind.description) ORDER BY seq
+                    WHERE container = \(Self.key(id)) AND kind = \(kind.description)
+                        AND EXISTS(SELECT 1 FROM builder WHERE uuid = \(Self.key(id)) AND person = \(tx.person))
+                    ORDER BY seq
                     """
                 ).map { try Self.chunk($0, withData: false) }
             }
@@ -736,6 +846,8 @@
         {
             let key = Self.key(id)
             try await write("merging route builder \(id)") { tx in
+                // The claim check reads (and locks) the builder's row with the person in its WHERE clause: nothing
+                // below runs for another person's builder.
                 try await Self.checkClaim(tx, id, claim)
                 try await tx.run(
                     "DELETE FROM chunk WHERE container = \(key) AND kind = 'locations' AND seq = ANY(\(sequences.map { Int64($0) }))"
@@ -746,7 +858,11 @@
 
         @_spi(RouteKitBackend) public func dropStaging(builder id: UUID) async throws(RouteKitError) {
             try await write("cleaning route builder \(id)") { tx in
-                try await tx.run("DELETE FROM chunk WHERE container = \(Self.key(id)) AND kind = 'staging'")
+                try await tx.run(
+                    """
+                    DELETE FROM chunk WHERE container = \(Self.key(id)) AND kind = 'staging'
+                        AND EXISTS(SELECT 1 FROM builder WHERE uuid = \(Self.key(id)) AND person = \(tx.person))
+                    """)
             }
         }
 
@@ -849,7 +965,8 @@
             try await read("reading the raw version of \(syncIdentifier)") { tx in
                 try await tx.first(
                     """
-                    SELECT * FROM route WHERE source = \(source.name) AND sync_id = \(syncIdentifier) AND raw
+                    SELECT * FROM route
+                    WHERE person = \(tx.person) AND source = \(source.name) AND sync_id = \(syncIdentifier) AND raw
                     ORDER BY sync_version DESC LIMIT 1
                     """
                 ).map(Self.route)
@@ -861,7 +978,10 @@
         public func privacyZones(of source: Source) async throws(RouteKitError) -> [PrivacyZone] {
             let rows = try await read("reading the privacy zones of \(source)") { tx in
                 try await tx.rows(
-                    "SELECT latitude, longitude, radius FROM privacy_zone WHERE source = \(source.name) ORDER BY id"
+                    """
+                    SELECT latitude, longitude, radius FROM privacy_zone
+                    WHERE person = \(tx.person) AND source = \(source.name) ORDER BY id
+                    """
                 ).map { row -> [Double] in [try row.get("latitude"), try row.get("longitude"), try row.get("radius")] }
             }
             var zones: [PrivacyZone] = []
@@ -877,13 +997,13 @@
 
         public func setPrivacyZones(_ zones: [PrivacyZone], of source: Source) async throws(RouteKitError) {
             try await write("setting the privacy zones of \(source)") { tx in
-                try await Self.lock(tx, "privacy\n\(source.name)")
-                try await tx.run("DELETE FROM privacy_zone WHERE source = \(source.name)")
+                try await Self.lock(tx, "privacy\n\(tx.person)\n\(source.name)")
+                try await tx.run("DELETE FROM privacy_zone WHERE person = \(tx.person) AND source = \(source.name)")
                 for z in zones {
                     try await tx.run(
                         """
-                        INSERT INTO privacy_zone(source, latitude, longitude, radius)
-                        VALUES (\(source.name), \(z.latitude), \(z.longitude), \(z.radiusMetres))
+                        INSERT INTO privacy_zone(person, source, latitude, longitude, radius)
+                        VALUES (\(tx.person), \(source.name), \(z.latitude), \(z.longitude), \(z.radiusMetres))
                         """)
                 }
             }
@@ -893,7 +1013,9 @@
 
         public func zoneSettings(of source: Source) async throws(RouteKitError) -> ZoneSettings {
             let body = try await read("reading the zone settings of \(source)") { tx in
-                try await tx.value("SELECT body FROM zone_settings WHERE source = \(source.name)", as: String.self)
+                try await tx.value(
+                    "SELECT body FROM zone_settings WHERE person = \(tx.person) AND source = \(source.name)",
+                    as: String.self)
             }
             return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
         }
@@ -903,12 +1025,13 @@
             let body = try StoredRecord.body(of: settings)
             try await write("setting the zone settings of \(source)") { tx in
                 if settings.isEmpty {
-                    try await tx.run("DELETE FROM zone_settings WHERE source = \(source.name)")
+                    try await tx.run(
+                        "DELETE FROM zone_settings WHERE person = \(tx.person) AND source = \(source.name)")
                 } else {
                     try await tx.run(
                         """
-                        INSERT INTO zone_settings(source, body) VALUES (\(source.name), \(body))
-                        ON CONFLICT (source) DO UPDATE SET body = excluded.body
+                        INSERT INTO zone_settings(person, source, body) VALUES (\(tx.person), \(source.name), \(body))
+                        ON CONFLICT (person, source) DO UPDATE SET body = excluded.body
                         """)
                 }
             }
@@ -917,7 +1040,8 @@
         public func zoneSettings(ofWorkout id: UUID) async throws(RouteKitError) -> ZoneSettings {
             let body = try await read("reading the zone settings of workout \(id)") { tx in
                 try await tx.value(
-                    "SELECT body FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id))", as: String.self)
+                    "SELECT body FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id)) AND person = \(tx.person)",
+                    as: String.self)
             }
             return try body.map(StoredRecord.zoneSettings) ?? ZoneSettings()
         }
@@ -928,17 +1052,18 @@
             try settings.validate()
             let body = try StoredRecord.body(of: settings)
             try await write("setting the zone settings of workout \(id)") { tx in
-                guard
-                    let owner = try await tx.value(
-                        "SELECT source FROM workout WHERE uuid = \(Self.key(id)) FOR SHARE", as: String.self)
-                else { throw RouteKitError(.notFound, "no workout \(id)") }
+                guard let owner = try await Self.workoutSource(tx, id) else {
+                    throw RouteKitError(.notFound, "no workout \(id)")
+                }
                 try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
                 if settings.isEmpty {
-                    try await tx.run("DELETE FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id))")
+                    try await tx.run(
+                        "DELETE FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id)) AND person = \(tx.person)")
                 } else {
                     try await tx.run(
                         """
-                        INSERT INTO workout_zone_settings(workout_uuid, body) VALUES (\(Self.key(id)), \(body))
+                        INSERT INTO workout_zone_settings(workout_uuid, person, body)
+                        VALUES (\(Self.key(id)), \(tx.person), \(body))
                         ON CONFLICT (workout_uuid) DO UPDATE SET body = excluded.body
                         """)
                 }
@@ -949,15 +1074,14 @@
 
         public func relateEffort(_ score: EffortScore) async throws(RouteKitError) {
             try await write("relating an effort score to workout \(score.workoutID)") { tx in
-                guard
-                    try await tx.first("SELECT 1 FROM workout WHERE uuid = \(Self.key(score.workoutID)) FOR SHARE")
-                        != nil
-                else { throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved") }
+                guard try await Self.workoutSource(tx, score.workoutID) != nil else {
+                    throw RouteKitError(.notFound, "workout \(score.workoutID) is not saved")
+                }
                 try await tx.run(
                     """
-                    INSERT INTO effort(uuid, workout_uuid, source, score, manual, created)
-                    VALUES (\(Self.key(score.id)), \(Self.key(score.workoutID)), \(score.source.name), \(score.score),
-                        \(score.isManual), \(score.created.timeIntervalSince1970))
+                    INSERT INTO effort(uuid, person, workout_uuid, source, score, manual, created)
+                    VALUES (\(Self.key(score.id)), \(tx.person), \(Self.key(score.workoutID)), \(score.source.name),
+                        \(score.score), \(score.isManual), \(score.created.timeIntervalSince1970))
                     """)
                 try await Self.recordAddition(
                     tx, .effort(id: score.id, workout: score.workoutID, source: score.source.name))
@@ -967,22 +1091,26 @@
         public func unrelateEffort(id: UUID, as source: Source) async throws(RouteKitError) {
             try await write("unrelating effort score \(id)") { tx in
                 guard
-                    let owner = try await tx.value(
-                        "SELECT source FROM effort WHERE uuid = \(Self.key(id))", as: String.self)
+                    let row = try await tx.first(
+                        "SELECT source, workout_uuid FROM effort WHERE uuid = \(Self.key(id)) AND person = \(tx.person)")
                 else { throw RouteKitError(.notFound, "no effort score \(id)") }
+                let owner: String = try row.get("source")
                 try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)
-                let workout = try await tx.value(
-                    "SELECT workout_uuid FROM effort WHERE uuid = \(Self.key(id))", as: String.self)
+                let workout: String = try row.get("workout_uuid")
                 try await Self.recordDeletion(
-                    tx, .effort(id: id, workout: try StoredRecord.uuid(workout ?? ""), source: owner))
-                try await tx.run("DELETE FROM effort WHERE uuid = \(Self.key(id))")
+                    tx, .effort(id: id, workout: try StoredRecord.uuid(workout), source: owner))
+                try await tx.run("DELETE FROM effort WHERE uuid = \(Self.key(id)) AND person = \(tx.person)")
             }
         }
 
         public func efforts(ofWorkout id: UUID) async throws(RouteKitError) -> [EffortScore] {
             try await read("reading effort scores of workout \(id)") { tx in
-                try await tx.rows("SELECT * FROM effort WHERE workout_uuid = \(Self.key(id)) ORDER BY created, id").map
-                { r in try Self.effort(r) }
+                try await tx.rows(
+                    """
+                    SELECT * FROM effort WHERE workout_uuid = \(Self.key(id)) AND person = \(tx.person)
+                    ORDER BY created, id
+                    """
+                ).map { r in try Self.effort(r) }
             }
         }
 
@@ -1000,12 +1128,16 @@
     final class Transaction: @unchecked Sendable {
         let connection: PostgresConnection
         let logger: Logger
+        /// The person whose objects the statements read and write (lowercase uuid text): every object a transaction
+        /// writes, and every change it records, is theirs.
+        let person: String
         /// Changes recorded so far, in order (appended to the log when the transaction seals).
         var changes: [PostgresStore.Change] = []
 
-        init(_ connection: PostgresConnection, logger: Logger) {
+        init(_ connection: PostgresConnection, logger: Logger, person: String) {
             self.connection = connection
             self.logger = logger
+            self.person = person
         }
 
         /// Runs a statement, discarding its rows.
@@ -1070,26 +1202,30 @@
         static let group = 8
         private var connection: PostgresConnection?
         private let logger: Logger
+        private let person: String
         private let ids: [Int64]
         private var position = 0
         private var ready: [StoredChunk] = []
         private var readyIndex = 0
 
-        private init(connection: PostgresConnection, ids: [Int64], logger: Logger) {
+        private init(connection: PostgresConnection, ids: [Int64], logger: Logger, person: String) {
             self.connection = connection
             self.logger = logger
+            self.person = person
             self.ids = ids
         }
 
+        /// Opens the snapshot and reads the chunks' row ids with `ids`, as `person` (whose lookup `ids` makes).
         static func open(
-            _ endpoint: Endpoint, _ what: String, ids: @Sendable (Transaction) async throws -> [Int64]
+            _ endpoint: Endpoint, _ what: String, person: String, ids: @Sendable (Transaction) async throws -> [Int64]
         ) async throws(RouteKitError) -> SnapshotCursor {
             let connection: PostgresConnection
             do { connection = try await endpoint.connect() } catch { throw PostgresStore.mapError(error, what) }
             do {
-                let tx = Transaction(connection, logger: endpoint.logger)
+                let tx = Transaction(connection, logger: endpoint.logger, person: person)
                 try await tx.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                return SnapshotCursor(connection: connection, ids: try await ids(tx), logger: endpoint.logger)
+                return SnapshotCursor(
+                    connection: connection, ids: try await ids(tx), logger: endpoint.logger, person: person)
             } catch {
                 try? await connection.close()
                 throw PostgresStore.mapError(error, what)
@@ -1110,7 +1246,8 @@
             let wanted = Array(ids[position..<min(position + Self.group, ids.count)])
             position += wanted.count
             do {
-                ready = try await PostgresStore.chunks(Transaction(connection, logger: logger), wanted)
+                ready = try await PostgresStore.chunks(
+                    Transaction(connection, logger: logger, person: person), wanted)
             } catch {
                 close()
                 throw PostgresStore.mapError(error, "reading a chunk")

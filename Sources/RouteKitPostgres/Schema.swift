@@ -247,6 +247,97 @@
                     body TEXT NOT NULL);
                 """
             ),
+            (
+                "v9-people",
+                """
+                -- People: every object, change row, job and token belongs to one person (a token to none: an admin
+                -- token). Everything stored before is the default person's: each column is added with that default
+                -- (no table is rewritten), which is then dropped, so that every write names its person.
+                CREATE TABLE person(
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    issuer TEXT,
+                    subject TEXT,
+                    created DOUBLE PRECISION NOT NULL);
+                CREATE UNIQUE INDEX person_subject ON person(issuer, subject)
+                    WHERE issuer IS NOT NULL AND subject IS NOT NULL;
+                INSERT INTO person(id, name, created)
+                VALUES ('00000000-0000-0000-0000-000000000000', 'default', extract(epoch FROM clock_timestamp()));
+
+                ALTER TABLE workout ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE workout ALTER COLUMN person DROP DEFAULT;
+                -- Sync identities are per person.
+                DROP INDEX workout_sync;
+                CREATE UNIQUE INDEX workout_sync ON workout(person, source, sync_id) WHERE sync_id IS NOT NULL;
+                CREATE INDEX workout_person ON workout(person, id);
+
+                ALTER TABLE route ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE route ALTER COLUMN person DROP DEFAULT;
+                DROP INDEX route_current;
+                CREATE UNIQUE INDEX route_current ON route(person, source, sync_id) WHERE current;
+                DROP INDEX route_identity;
+                CREATE INDEX route_identity ON route(person, source, sync_id);
+                CREATE INDEX route_person ON route(person, id) WHERE current;
+
+                ALTER TABLE builder ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE builder ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX builder_person ON builder(person, created);
+
+                -- Chunks have no person: they are read and deleted through the route, builder or series row that
+                -- holds their container, which has one.
+                ALTER TABLE series ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE series ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX series_person ON series(person);
+
+                ALTER TABLE effort ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE effort ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX effort_person ON effort(person);
+
+                -- Privacy zones and zone settings are per (person, source).
+                ALTER TABLE privacy_zone ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE privacy_zone ALTER COLUMN person DROP DEFAULT;
+                DROP INDEX privacy_zone_source;
+                CREATE INDEX privacy_zone_source ON privacy_zone(person, source);
+
+                ALTER TABLE zone_settings ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE zone_settings ALTER COLUMN person DROP DEFAULT;
+                ALTER TABLE zone_settings DROP CONSTRAINT zone_settings_pkey;
+                ALTER TABLE zone_settings ADD PRIMARY KEY (person, source);
+
+                ALTER TABLE workout_zone_settings
+                    ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE workout_zone_settings ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX workout_zone_settings_person ON workout_zone_settings(person);
+
+                ALTER TABLE workout_summary ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE workout_summary ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX workout_summary_person ON workout_summary(person);
+
+                ALTER TABLE job ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE job ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX job_person ON job(person);
+
+                -- A token's person, NULL for an admin token. Tokens made before are the default person's.
+                ALTER TABLE api_token ADD COLUMN person TEXT;
+                UPDATE api_token SET person = '00000000-0000-0000-0000-000000000000';
+                CREATE INDEX api_token_person ON api_token(person);
+
+                -- The change feed per person: each row carries its person, read on (person, position).
+                ALTER TABLE change ADD COLUMN person TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000';
+                ALTER TABLE change ALTER COLUMN person DROP DEFAULT;
+                CREATE INDEX change_person ON change(person, position);
+                -- Each person's head: the end and token of the newest transaction with rows of theirs (see
+                -- ChangeLog.swift). The default person's is the log's head, so that an anchor handed out before stays
+                -- valid.
+                CREATE TABLE person_feed(
+                    person TEXT PRIMARY KEY,
+                    head BIGINT NOT NULL,
+                    token BIGINT NOT NULL);
+                INSERT INTO person_feed(person, head, token)
+                SELECT '00000000-0000-0000-0000-000000000000', txn_end, token FROM change_txn
+                ORDER BY txn_end DESC LIMIT 1;
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes
@@ -257,7 +348,7 @@
                 throw PostgresStore.mapError(error, "opening the store at \(label)")
             }
             do {
-                let tx = Transaction(connection, logger: endpoint.logger)
+                let tx = Transaction(connection, logger: endpoint.logger, person: PersonID.default.description)
                 try await tx.run("SELECT pg_advisory_lock(hashtextextended('routekit schema', 0))")
                 // DDL only when needed: a role that may only read and write can open an existing store.
                 if try await tx.value("SELECT to_regclass('routekit_migration') IS NULL", as: Bool.self) == true {

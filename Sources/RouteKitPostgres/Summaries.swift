@@ -8,7 +8,9 @@
             guard !ids.isEmpty else { return [:] }
             let keys = ids.map { Self.key($0) }
             let rows = try await read("reading workout summaries") { tx in
-                try await tx.rows("SELECT * FROM workout_summary WHERE workout_uuid = ANY(\(keys))").map { row in
+                try await tx.rows(
+                    "SELECT * FROM workout_summary WHERE workout_uuid = ANY(\(keys)) AND person = \(tx.person)"
+                ).map { row in
                     (
                         try row.get("workout_uuid") as String,
                         StoredSummary(basis: try row.get("basis"), document: try row.get("document"))
@@ -24,8 +26,9 @@
             try await write("saving the summary of workout \(id)") { tx in
                 try await tx.run(
                     """
-                    INSERT INTO workout_summary(workout_uuid, basis, document)
-                    SELECT uuid, \(summary.basis), \(summary.document) FROM workout WHERE uuid = \(Self.key(id))
+                    INSERT INTO workout_summary(workout_uuid, person, basis, document)
+                    SELECT uuid, person, \(summary.basis), \(summary.document) FROM workout
+                    WHERE uuid = \(Self.key(id)) AND person = \(tx.person)
                     ON CONFLICT(workout_uuid) DO UPDATE SET basis = excluded.basis, document = excluded.document
                     """)
             }

@@ -6,17 +6,21 @@
     extension PostgresStore: TokenStore {
         public func saveToken(_ token: APIToken) async throws(RouteKitError) {
             try await write("saving API token \(token.id)") { tx in
+                // The token's person's writes and erasure exclude each other, whichever view saves it.
+                if let person = token.person, person != .default {
+                    try await Self.holdPerson(tx, person.description, exclusive: false)
+                }
                 guard try await tx.first("SELECT 1 FROM api_token WHERE id = \(Self.key(token.id))") == nil else {
                     throw RouteKitError(.invalidArgument, "an API token with id \(token.id) exists")
                 }
                 try await tx.run(
                     """
-                    INSERT INTO api_token(id, name, source, scopes, read_sources, secret_hash, created, expires,
+                    INSERT INTO api_token(id, name, person, source, scopes, read_sources, secret_hash, created, expires,
                         revoked, last_used)
-                    VALUES (\(Self.key(token.id)), \(token.name), \(token.source.name), \(token.scopesText),
-                        \(token.readableSourcesText), \(token.secretHash), \(token.created.timeIntervalSince1970),
-                        \(token.expires?.timeIntervalSince1970), \(token.revoked?.timeIntervalSince1970),
-                        \(token.lastUsed?.timeIntervalSince1970))
+                    VALUES (\(Self.key(token.id)), \(token.name), \(token.person?.description), \(token.source.name),
+                        \(token.scopesText), \(token.readableSourcesText), \(token.secretHash),
+                        \(token.created.timeIntervalSince1970), \(token.expires?.timeIntervalSince1970),
+                        \(token.revoked?.timeIntervalSince1970), \(token.lastUsed?.timeIntervalSince1970))
                     """)
             }
         }
@@ -31,6 +35,22 @@
         public func tokens() async throws(RouteKitError) -> [APIToken] {
             let rows = try await read("reading the API tokens") { tx in
                 try await tx.rows("SELECT * FROM api_token ORDER BY created, id").map(Self.tokenFields)
+            }
+            var out: [APIToken] = []
+            for row in rows { out.append(try Self.token(from: row)) }
+            return out
+        }
+
+        public func tokens(of person: PersonID?) async throws(RouteKitError) -> [APIToken] {
+            let key = person?.description
+            let what = key.map { "reading the API tokens of person " + $0 } ?? "reading the admin API tokens"
+            let rows: [TokenFields] = try await read(what) { tx in
+                if let key {
+                    return try await tx.rows("SELECT * FROM api_token WHERE person = \(key) ORDER BY created, id")
+                        .map(Self.tokenFields)
+                }
+                return try await tx.rows("SELECT * FROM api_token WHERE person IS NULL ORDER BY created, id")
+                    .map(Self.tokenFields)
             }
             var out: [APIToken] = []
             for row in rows { out.append(try Self.token(from: row)) }
@@ -68,7 +88,7 @@
         /// A token row's columns, read inside the transaction.
         struct TokenFields: Sendable {
             var id, name, source, scopes, secretHash: String
-            var readSources: String?
+            var person, readSources: String?
             var created: Double
             var expires, revoked, lastUsed: Double?
         }
@@ -76,7 +96,7 @@
         @Sendable static func tokenFields(_ row: Row) throws -> TokenFields {
             TokenFields(
                 id: try row.get("id"), name: try row.get("name"), source: try row.get("source"),
-                scopes: try row.get("scopes"), secretHash: try row.get("secret_hash"),
+                scopes: try row.get("scopes"), secretHash: try row.get("secret_hash"), person: try row.get("person"),
                 readSources: try row.get("read_sources"), created: try row.get("created"),
                 expires: try row.get("expires"), revoked: try row.get("revoked"), lastUsed: try row.get("last_used"))
         }
@@ -85,9 +105,16 @@
             guard let id = UUID(uuidString: f.id) else {
                 throw RouteKitError(.storage, "a stored API token has an invalid id")
             }
+            var person: PersonID?
+            if let text = f.person {
+                guard let uuid = UUID(uuidString: text) else {
+                    throw RouteKitError(.storage, "stored API token \(id) has an invalid person")
+                }
+                person = PersonID(uuid)
+            }
             do {
                 return APIToken(
-                    id: id, name: f.name, source: try Source(name: f.source),
+                    id: id, name: f.name, person: person, source: try Source(name: f.source),
                     scopes: try APIToken.scopes(from: f.scopes),
                     readableSources: try APIToken.readableSources(from: f.readSources), secretHash: f.secretHash,
                     created: Date(timeIntervalSince1970: f.created),

@@ -19,35 +19,56 @@
                 container: try r.get("container"))
         }
 
-        /// The current version of a sync identity, read under the identity's lock: concurrent writers of the same
-        /// identity run one after the other, and each reads what the previous one committed.
+        /// The advisory lock's name for a sync identity of the transaction's person (sync identities are per person:
+        /// two people's writers of the same source and identifier never wait for each other).
+        static func routeIdentityLock(_ tx: Transaction, source: String, syncIdentifier: String) -> String {
+            "route\n\(tx.person)\n\(source)\n\(syncIdentifier)"
+        }
+
+        /// The current version of a sync identity of the transaction's person, read under the identity's lock:
+        /// concurrent writers of the same identity run one after the other, and each reads what the previous one
+        /// committed.
         static func currentVersion(_ tx: Transaction, of route: RouteSample) async throws -> StoredRouteRow? {
             let source = route.source.name
             let syncID = route.sync.identifier
-            try await lock(tx, "route\n\(source)\n\(syncID)")
+            try await lock(tx, routeIdentityLock(tx, source: source, syncIdentifier: syncID))
             return try await tx.first(
-                "SELECT * FROM route WHERE source = \(source) AND sync_id = \(syncID) AND current FOR UPDATE"
+                """
+                SELECT * FROM route
+                WHERE person = \(tx.person) AND source = \(source) AND sync_id = \(syncID) AND current FOR UPDATE
+                """
             ).map(routeRow)
         }
 
-        /// A workout's source's name, `nil` when it is not stored; its row locked `FOR SHARE` (it cannot be deleted
-        /// until the transaction ends) or, for writers of the workout itself, `FOR UPDATE`.
+        /// A workout's source's name, `nil` when it is not stored or another person's (one statement: the person is
+        /// in its `WHERE` clause); its row locked `FOR SHARE` (it cannot be deleted until the transaction ends) or, for
+        /// writers of the workout itself, `FOR UPDATE`.
         static func workoutSource(_ tx: Transaction, _ id: UUID, forUpdate: Bool = false) async throws -> String? {
             forUpdate
-                ? try await tx.value("SELECT source FROM workout WHERE uuid = \(key(id)) FOR UPDATE", as: String.self)
-                : try await tx.value("SELECT source FROM workout WHERE uuid = \(key(id)) FOR SHARE", as: String.self)
+                ? try await tx.value(
+                    "SELECT source FROM workout WHERE uuid = \(key(id)) AND person = \(tx.person) FOR UPDATE",
+                    as: String.self)
+                : try await tx.value(
+                    "SELECT source FROM workout WHERE uuid = \(key(id)) AND person = \(tx.person) FOR SHARE",
+                    as: String.self)
         }
 
         /// A workout's current routes, in saving order, locked.
         static func currentRoutes(_ tx: Transaction, ofWorkout id: UUID) async throws -> [StoredRouteRow] {
             try await tx.rows(
-                "SELECT * FROM route WHERE workout_uuid = \(key(id)) AND current ORDER BY id FOR UPDATE"
+                """
+                SELECT * FROM route WHERE workout_uuid = \(key(id)) AND person = \(tx.person) AND current
+                ORDER BY id FOR UPDATE
+                """
             ).map(routeRow)
         }
 
-        /// A pending builder's source and claim, its row locked until the transaction ends.
+        /// A pending builder's source and claim (`nil` when it is not pending, or another person's), its row locked
+        /// until the transaction ends.
         static func builderRow(_ tx: Transaction, _ id: UUID) async throws -> StoredBuilderRow? {
-            try await tx.first("SELECT source, claim FROM builder WHERE uuid = \(key(id)) FOR UPDATE").map {
+            try await tx.first(
+                "SELECT source, claim FROM builder WHERE uuid = \(key(id)) AND person = \(tx.person) FOR UPDATE"
+            ).map {
                 StoredBuilderRow(source: try $0.get("source"), claim: try $0.get("claim"))
             }
         }
@@ -64,19 +85,28 @@
             case .logDeletion(let row):
                 try await recordDeletion(tx, row)
             case .keepAsProvenance(let id):
-                try await tx.run("UPDATE route SET current = FALSE WHERE uuid = \(key(id))")
+                try await tx.run("UPDATE route SET current = FALSE WHERE uuid = \(key(id)) AND person = \(tx.person)")
             case .deleteRoute(let id):
-                try await tx.run("DELETE FROM route WHERE uuid = \(key(id))")
+                try await tx.run("DELETE FROM route WHERE uuid = \(key(id)) AND person = \(tx.person)")
             case .deleteKeptVersions(let source, let syncID):
                 try await dropContainersIfUnused(
                     tx,
                     tx.rows(
-                        "DELETE FROM route WHERE source = \(source) AND sync_id = \(syncID) AND NOT current RETURNING container"
+                        """
+                        DELETE FROM route
+                        WHERE person = \(tx.person) AND source = \(source) AND sync_id = \(syncID) AND NOT current
+                        RETURNING container
+                        """
                     ))
             case .deleteIdentity(let source, let syncID):
                 try await dropContainersIfUnused(
                     tx,
-                    tx.rows("DELETE FROM route WHERE source = \(source) AND sync_id = \(syncID) RETURNING container"))
+                    tx.rows(
+                        """
+                        DELETE FROM route WHERE person = \(tx.person) AND source = \(source) AND sync_id = \(syncID)
+                        RETURNING container
+                        """
+                    ))
             case .dropContainerIfUnused(let container):
                 try await dropContainerIfUnused(tx, container)
             case .insertChunks(let chunks, let container):
@@ -94,19 +124,19 @@
             case .insertRoute(let route, let container, let raw, let body):
                 try await tx.run(
                     """
-                    INSERT INTO route(uuid, workout_uuid, source, sync_id, sync_version, current, raw, start_s, end_s,
-                        location_count, container, body)
-                    VALUES (\(key(route.id)), \(key(route.workoutID)), \(route.source.name), \(route.sync.identifier),
-                        \(route.sync.version), TRUE, \(raw), \(route.start?.instant.seconds), \(route.end?.instant.seconds),
-                        \(Int64(route.locationCount)), \(container), \(body))
+                    INSERT INTO route(uuid, person, workout_uuid, source, sync_id, sync_version, current, raw, start_s,
+                        end_s, location_count, container, body)
+                    VALUES (\(key(route.id)), \(tx.person), \(key(route.workoutID)), \(route.source.name),
+                        \(route.sync.identifier), \(route.sync.version), TRUE, \(raw), \(route.start?.instant.seconds),
+                        \(route.end?.instant.seconds), \(Int64(route.locationCount)), \(container), \(body))
                     """)
                 recordAddition(tx, route)
             case .attachSeries(let workout, let source, let kinds, let container):
                 for kind in kinds {
                     try await tx.run(
                         """
-                        INSERT INTO series(workout_uuid, source, kind, container)
-                        VALUES (\(key(workout)), \(source), \(kind), \(container)) ON CONFLICT DO NOTHING
+                        INSERT INTO series(workout_uuid, person, source, kind, container)
+                        VALUES (\(key(workout)), \(tx.person), \(source), \(kind), \(container)) ON CONFLICT DO NOTHING
                         """)
                 }
                 try await recordSeries(tx, workout, source, kinds)
@@ -127,17 +157,21 @@
                 }
                 guard
                     let body = try await tx.value(
-                        "SELECT body FROM workout WHERE uuid = \(key(workout)) FOR UPDATE", as: String.self)
+                        "SELECT body FROM workout WHERE uuid = \(key(workout)) AND person = \(tx.person) FOR UPDATE",
+                        as: String.self)
                 else { throw RouteKitError(.notFound, "no workout \(workout)") }
                 let updated = try StoredRecord.body(body, addingEvents: events)
-                try await tx.run("UPDATE workout SET body = \(updated) WHERE uuid = \(key(workout))")
+                try await tx.run(
+                    "UPDATE workout SET body = \(updated) WHERE uuid = \(key(workout)) AND person = \(tx.person)")
                 try await tx.run("DELETE FROM chunk WHERE container = \(container) AND kind = 'events'")
                 // The workout changed: a consumer following workouts gets it again.
-                if let row = try await tx.first("SELECT * FROM workout WHERE uuid = \(key(workout))") {
+                if let row = try await tx.first(
+                    "SELECT * FROM workout WHERE uuid = \(key(workout)) AND person = \(tx.person)")
+                {
                     try await recordAddition(tx, .workout(try Self.workout(row)))
                 }
             case .deleteBuilder(let id):
-                try await tx.run("DELETE FROM builder WHERE uuid = \(key(id))")
+                try await tx.run("DELETE FROM builder WHERE uuid = \(key(id)) AND person = \(tx.person)")
             case .deleteContainer(let container):
                 try await tx.run("DELETE FROM chunk WHERE container = \(container)")
             case .releaseClaim(let claim):
@@ -145,20 +179,23 @@
             case .deleteWorkoutRows(let id):
                 try await recordWorkoutDeletion(tx, id)
                 let workout = key(id)
-                let routes = try await tx.rows("DELETE FROM route WHERE workout_uuid = \(workout) RETURNING container")
+                let person = tx.person
+                let routes = try await tx.rows(
+                    "DELETE FROM route WHERE workout_uuid = \(workout) AND person = \(person) RETURNING container")
                 let series = try await tx.rows(
-                    "DELETE FROM series WHERE workout_uuid = \(workout) RETURNING container")
-                try await tx.run("DELETE FROM effort WHERE workout_uuid = \(workout)")
-                try await tx.run("DELETE FROM workout_summary WHERE workout_uuid = \(workout)")
-                try await tx.run("DELETE FROM workout_zone_settings WHERE workout_uuid = \(workout)")
-                try await tx.run("DELETE FROM workout WHERE uuid = \(workout)")
+                    "DELETE FROM series WHERE workout_uuid = \(workout) AND person = \(person) RETURNING container")
+                try await tx.run("DELETE FROM effort WHERE workout_uuid = \(workout) AND person = \(person)")
+                try await tx.run("DELETE FROM workout_summary WHERE workout_uuid = \(workout) AND person = \(person)")
+                try await tx.run(
+                    "DELETE FROM workout_zone_settings WHERE workout_uuid = \(workout) AND person = \(person)")
+                try await tx.run("DELETE FROM workout WHERE uuid = \(workout) AND person = \(person)")
                 try await dropContainersIfUnused(tx, routes + series)
             case .insertWorkout(let workout, let body):
                 try await tx.run(
                     """
-                    INSERT INTO workout(uuid, source, sync_id, sync_version, start_s, end_s, body)
-                    VALUES (\(key(workout.id)), \(workout.source.name), \(workout.sync?.identifier), \(workout.sync?.version),
-                        \(workout.start?.instant.seconds), \(workout.end?.instant.seconds), \(body))
+                    INSERT INTO workout(uuid, person, source, sync_id, sync_version, start_s, end_s, body)
+                    VALUES (\(key(workout.id)), \(tx.person), \(workout.source.name), \(workout.sync?.identifier),
+                        \(workout.sync?.version), \(workout.start?.instant.seconds), \(workout.end?.instant.seconds), \(body))
                     """)
                 try await recordAddition(tx, .workout(workout))
             }
