@@ -96,6 +96,21 @@
             }
         }
 
+        public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
+            let (head, keys) = try await read("reading where the change log stands") { tx in
+                let head =
+                    try await tx.rows("SELECT COALESCE(MAX(txn_end), 0) AS head FROM change_txn").first.map {
+                        try $0.get("head") as Int64
+                    } ?? 0
+                guard head > position else { return (head, [String]()) }
+                let keys = try await tx.rows("SELECT person FROM person_feed WHERE head > \(position)").map {
+                    try $0.get("person") as String
+                }
+                return (head, keys)
+            }
+            return FeedHeads(head: head, people: Set(keys.compactMap { UUID(uuidString: $0).map(PersonID.init) }))
+        }
+
         public func peopleWithPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PersonID] {
             let keys = try await read("listing the people with pending route builders") { tx in
                 try await tx.rows(

@@ -139,6 +139,21 @@ extension SQLiteStore: PeopleStore {
     }
 
     /// The people who have a pending builder whose last batch was acknowledged before `cutoff`.
+    public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
+        try await read("reading where the change log stands") { db in
+            let head =
+                try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(txn_end) FROM change_txn")) ?? 0
+            var people: Set<PersonID> = []
+            guard head > position else { return FeedHeads(head: head, people: []) }
+            for text in try String.fetchAll(
+                db.cachedStatement(sql: "SELECT person FROM person_feed WHERE head > ?"), arguments: [position])
+            {
+                if let uuid = UUID(uuidString: text) { people.insert(PersonID(uuid)) }
+            }
+            return FeedHeads(head: head, people: people)
+        }
+    }
+
     public func peopleWithPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PersonID] {
         let texts = try await read("listing the people with abandoned route builders") { db in
             try String.fetchAll(

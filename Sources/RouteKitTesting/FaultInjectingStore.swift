@@ -266,3 +266,30 @@ extension FaultInjectingStore: TokenStore {
         try await tokens.redeemTicket(key: key, expires: expires, now: now)
     }
 }
+
+extension FaultInjectingStore: PeopleStore {
+    private var peopleStore: any PeopleStore {
+        get throws(RouteKitError) {
+            guard let p = base as? any PeopleStore else {
+                throw RouteKitError(.unavailable, "the wrapped store keeps no people")
+            }
+            return p
+        }
+    }
+
+    public func addPerson(_ person: Person) async throws(RouteKitError) { try await peopleStore.addPerson(person) }
+    public func person(id: PersonID) async throws(RouteKitError) -> Person? { try await peopleStore.person(id: id) }
+    public func person(subject: ExternalSubject) async throws(RouteKitError) -> Person? {
+        try await peopleStore.person(subject: subject)
+    }
+    public func people() async throws(RouteKitError) -> [Person] { try await peopleStore.people() }
+    public func erasePerson(id: PersonID) async throws(RouteKitError) -> Bool {
+        try await peopleStore.erasePerson(id: id)
+    }
+    public func peopleWithPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PersonID] {
+        try await peopleStore.peopleWithPendingBuilders(updatedBefore: cutoff)
+    }
+    public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
+        try await peopleStore.feedHeads(after: position)
+    }
+}

@@ -771,6 +771,13 @@ extension InMemoryStore {
     }
 
     /// The people with a pending builder whose last batch was acknowledged before `cutoff`, by id.
+    public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
+        read { s in
+            FeedHeads(
+                head: s.txns.last?.end ?? 0, people: Set(s.heads.filter { $0.value.end > position }.keys))
+        }
+    }
+
     public func peopleWithPendingBuilders(updatedBefore cutoff: Date) async throws(RouteKitError) -> [PersonID] {
         read { s in
             var found: [PersonID] = []

@@ -175,13 +175,13 @@ struct Serve: AsyncParsableCommand {
             }
             var logger = Logger(label: "routekit.serve")
             logger.logLevel = settings.text(.logLevel).flatMap { Logger.Level(rawValue: $0) } ?? .info
-            let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore in
+            let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore & PeopleStore in
                 var driverLogger = logger
                 driverLogger[metadataKey: "component"] = "postgres"
                 guard
                     let s = try await storeOptions.open(
                         creating: true, driverLog: Self.driverLog(driverLogger), longRunning: true)
-                        as? any RouteStore & TokenStore
+                        as? any RouteStore & TokenStore & PeopleStore
                 else {
                     throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
                 }
@@ -416,9 +416,9 @@ struct Tokens: AsyncParsableCommand {
 
 /// The store, as a keeper of tokens (made first when `creating`: a new store's first token comes before any upload).
 func tokenStore(_ options: StoreOptions, creating: Bool = false) async throws(RouteKitError)
-    -> any RouteStore & TokenStore
+    -> any RouteStore & TokenStore & PeopleStore
 {
-    guard let store = try await options.open(creating: creating) as? any RouteStore & TokenStore else {
+    guard let store = try await options.open(creating: creating) as? any RouteStore & TokenStore & PeopleStore else {
         throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
     }
     return store

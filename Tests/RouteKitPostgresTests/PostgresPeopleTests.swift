@@ -30,8 +30,7 @@ import Testing
         }
 
         @Test(
-            "two stores writing for one person while two write for another: the person's follower has no gap and "
-                + "nothing of the other's, and the other's commits leave the person's anchor",
+            "two stores writing for one person while two write for another: no gap, nothing of the other's",
             .timeLimit(.minutes(3)))
         func twoStoresOnePerson() async throws {
             let fixture = try await PostgresFixture()
@@ -184,8 +183,7 @@ import Testing
         }
 
         @Test(
-            "a store written before people: everything is the default person's, and an anchor handed out before "
-                + "stays valid")
+            "a store written before people: everything is the default person's, and an old anchor stays valid")
         func migrationToPeople() async throws {
             let url = try PostgresTestServer.freshDatabase()
             defer { PostgresTestServer.drop(url) }
