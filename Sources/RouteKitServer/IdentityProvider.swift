@@ -239,6 +239,14 @@
 
         /// A name for a person made for it: ``name``, else the subject.
         public var displayName: String { String((name ?? subject.subject).prefix(200)) }
+
+        package init(subject: ExternalSubject, scopes: Set<APIScope>, name: String?, client: String?, expires: Date) {
+            self.subject = subject
+            self.scopes = scopes
+            self.name = name
+            self.client = client
+            self.expires = expires
+        }
     }
 
     /// An identity provider whose JWTs the server accepts beside its own tokens (`routekit serve --jwks`): it keeps
@@ -634,15 +642,15 @@
     }
 
     /// The in-memory API token a verified identity-provider token acts as, for one request.
-    enum IdentityTokens {
-        /// The name of the tokens made here (`APIToken/name`).
-        static let name = "identity provider"
+    package enum IdentityTokens {
+        /// The name of the tokens made here (`APIToken.name`).
+        package static let name = "identity provider"
 
         /// The token for `identity`, acting as `person`: its id is derived from the issuer and subject (so limits
         /// per token, such as open event streams, are per subject), its source is the client the token was issued
         /// to (`azp`, else `client_id`, else `identity-provider`), and its secret hash is derived from the issuer and
         /// subject too, so that what is keyed by it stays the same from one request to the next.
-        static func apiToken(for identity: VerifiedIdentity, person: PersonID, now: Date) -> APIToken {
+        package static func apiToken(for identity: VerifiedIdentity, person: PersonID, now: Date) -> APIToken {
             let key = identity.subject.issuer + "\u{0}" + identity.subject.subject
             var b = Array(SHA256.hash(data: Array(("routekit identity token\u{0}" + key).utf8)).prefix(16))
             b[6] = (b[6] & 0x0F) | 0x80  // version 8 (RFC 9562: made by the application)
