@@ -321,10 +321,10 @@
         public func verify(_ token: String) async throws(IdentityTokenRefusal) -> VerifiedIdentity {
             guard token.utf8.count <= Self.maximumTokenBytes else { throw IdentityTokenRefusal.tooLarge }
             let header = try TokenHeader(token)
-            let key = try await key(for: header)
+            let signingKey = try await key(for: header)
             let claims: IdentityClaims
             do {
-                claims = try await key.verifier.verify(token, as: IdentityClaims.self)
+                claims = try await signingKey.verifier.verify(token, as: IdentityClaims.self)
             } catch let error as JWTError where error.errorType == .malformedToken {
                 throw IdentityTokenRefusal.malformed("its claims are not a JSON object of the registered types")
             } catch {
@@ -346,11 +346,11 @@
                 named = keys.filter { $0.kid == kid }
             }
             guard let first = named.first else { throw IdentityTokenRefusal.unknownKey(kid) }
-            guard let key = named.first(where: { $0.algorithm == header.algorithm }) else {
+            guard let fitting = named.first(where: { $0.algorithm == header.algorithm }) else {
                 throw IdentityTokenRefusal.keyAlgorithmMismatch(
                     kid: kid, keyAlgorithm: first.algorithm, tokenAlgorithm: header.algorithm)
             }
-            return key
+            return fitting
         }
 
         /// Reads the set again unless it was read less than ``IdentityProviderSettings/reloadIntervalSeconds`` ago;
@@ -498,12 +498,12 @@
             if let operations = fields["key_ops"] as? [String], !operations.contains("verify") { return nil }
             guard let json = try? JSONSerialization.data(withJSONObject: fields),
                 var jwk = try? JSONDecoder().decode(JWK.self, from: json),
-                let algorithm = algorithm(of: jwk)
+                let chosen = algorithm(of: jwk)
             else { return nil }
             jwk.privateExponent = nil
             jwk.prime1 = nil
             jwk.prime2 = nil
-            jwk.algorithm = JWK.Algorithm(rawValue: algorithm)
+            jwk.algorithm = JWK.Algorithm(rawValue: chosen)
             let kid = jwk.keyIdentifier?.string
             // jwt-kit keeps keys by id; a key without one gets a name of its own (its collection holds it alone).
             if kid == nil { jwk.keyIdentifier = JWKIdentifier(string: "routekit-unnamed-key-\(index)") }
@@ -513,7 +513,7 @@
             } catch {
                 return nil
             }
-            return VerifyingKey(kid: kid, algorithm: algorithm, verifier: verifier)
+            return VerifyingKey(kid: kid, algorithm: chosen, verifier: verifier)
         }
 
         /// The one algorithm a key is used with: its `alg` when it declares one (and its type fits it), else the one

@@ -111,9 +111,9 @@
         typealias Context = RouteKitRequestContext
         let store: any TokenStore
         /// The identity provider whose tokens are accepted too, if any.
-        var identity: IdentityProvider? = nil
+        var identity: IdentityProvider?
         /// Where the people of the provider's subjects are (the server's store).
-        var people: (any PeopleStore)? = nil
+        var people: (any PeopleStore)?
         let lastTouched = TouchLog()
 
         func handle(
@@ -193,8 +193,8 @@
                 logger.info("an identity provider's token was refused", metadata: ["check": "\(error.problemType)"])
                 throw Problem(error)
             }
-            let person = try await person(of: verified, identity: identity, people: people)
-            return IdentityTokens.apiToken(for: verified, person: person, now: Date())
+            let owner = try await person(of: verified, identity: identity, people: people)
+            return IdentityTokens.apiToken(for: verified, person: owner, now: Date())
         }
 
         /// The person of a verified token's subject, made on first use when the provider's settings say so.

@@ -1,4 +1,5 @@
 #if Server
+    import AsyncHTTPClient
     import Crypto
     import CryptoExtras
     import Foundation
@@ -8,9 +9,11 @@
     import JWTKit
     import Logging
     import NIOCore
+    import NIOHTTP1
     import RouteKit
     import RouteKitServer
     import RouteKitSQLite
+    import RouteKitTesting
     import Testing
 
     /// A clock the tests move: the identity provider's `exp`, `nbf` and time between readings of its key set.
@@ -481,6 +484,70 @@
                     #expect(error.message.contains("1 MiB"))
                 }
             }
+        }
+
+        @Test("routekit serve --jwks --issuer --audience --jwt-people: checked at start (78, 64), and a child serve answers a token of the key set file")
+        func serveOptions() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("routekit-jwt-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let keys = try await TestKeys()
+            let jwks = folder.appendingPathComponent("jwks.json").path
+            try Self.write(keys.publicKeys(), to: jwks)
+            let store = folder.appendingPathComponent("store.sqlite").path
+            let unset = ["ROUTEKIT_JWKS": "", "ROUTEKIT_ISSUER": "", "ROUTEKIT_AUDIENCE": "", "ROUTEKIT_JWT_PEOPLE": ""]
+            let trust = ["--issuer", Self.issuer, "--audience", Self.audience]
+
+            let printed = try runChildProcess(
+                binary, ["serve", "--print-config", "--store", store, "--jwks", jwks] + trust, environment: unset)
+            #expect(printed.status == 0, "\(printed.errorOutput)")
+            #expect(printed.output.contains("jwks = \(jwks) (--jwks)"), "\(printed.output)")
+            #expect(printed.output.contains("jwt-people = refuse (default)"), "\(printed.output)")
+            let alone = try runChildProcess(
+                binary, ["serve", "--print-config", "--store", store, "--jwks", jwks], environment: unset)
+            #expect(alone.status == 78)
+            #expect(alone.errorOutput.contains("jwks needs issuer and audience"), "\(alone.errorOutput)")
+            var plainHTTP = unset
+            plainHTTP["ROUTEKIT_JWKS"] = "http://id.example.org/jwks"
+            let cleartext = try runChildProcess(
+                binary, ["serve", "--print-config", "--store", store] + trust, environment: plainHTTP)
+            #expect(cleartext.status == 78)
+            #expect(cleartext.errorOutput.contains("must be https"), "\(cleartext.errorOutput)")
+            let maybe = try runChildProcess(binary, ["serve", "--store", store, "--jwt-people", "maybe"], environment: unset)
+            #expect(maybe.status == 64)
+            #expect(maybe.errorOutput.contains("--jwt-people must be create or refuse"), "\(maybe.errorOutput)")
+            let missing = folder.appendingPathComponent("none.json").path
+            let noFile = try runChildProcess(
+                binary, ["serve", "--store", store, "--port", "0", "--jwks", missing] + trust, environment: unset)
+            #expect(noFile.status == 78)
+            #expect(noFile.errorOutput.contains("no key set file"), "\(noFile.errorOutput)")
+
+            let log = folder.appendingPathComponent("serve.log")
+            let (process, port) = try await startServe(
+                binary, store: store, log: log, extra: ["--jwks", jwks] + trust + ["--jwt-people", "create"])
+            defer { if process.isRunning { process.terminate() } }
+            let token = try await keys.token(Self.claims(Date()), kid: "ec-1")
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/workouts")
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let answer = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            #expect(answer.status == .ok)
+            let expired = try await keys.token(Self.claims(Date().addingTimeInterval(-3600)), kid: "rsa-1")
+            var late = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/workouts")
+            late.headers.add(name: "Authorization", value: "Bearer \(expired)")
+            let refused = try await HTTPClient.shared.execute(late, timeout: .seconds(30))
+            #expect(refused.status == .unauthorized)
+            let body = String(buffer: try await refused.body.collect(upTo: 1 << 16))
+            #expect(body.contains("urn:routekit:problem:jwt-expired"), "\(body)")
+
+            process.terminate()  // SIGTERM
+            for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(process.terminationStatus == 0)
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(!text.contains(token))
+            #expect(!text.contains(expired))
         }
 
         @Test("the request's token is the subject's: the same id and secret hash every time, another subject's differ")
