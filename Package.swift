@@ -58,6 +58,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Identity providers' tokens (`routekit serve --jwks`): JWS verification (RS256, ES256, EdDSA) and JSON Web Key
+        // Sets, on swift-crypto. Built only with the `Server` trait.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `routekit serve`'s settings from ROUTEKIT_ environment variables and a JSON or YAML file (--config). Already
         // in the graph through Hummingbird; the YAML trait brings Yams, which the file's key check reads too. Both are
@@ -187,6 +190,8 @@ let package = Package(
                 .product(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
+                // An identity provider's JWTs, checked against its key set (`routekit serve --jwks`).
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
             ],
             resources: [
                 .embedInCode("openapi.yaml"), .embedInCode("Web/index.html"), .embedInCode("Web/app.js"),
@@ -346,6 +351,10 @@ let package = Package(
                 .product(
                     name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle",
                     condition: .when(traits: ["Server"])),
+                // Keys made by the identity-provider tests, and tokens signed with them.
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
+                .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

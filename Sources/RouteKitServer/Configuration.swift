@@ -73,6 +73,11 @@
         /// slippy map with them when there are tiles too. `nil`, or a folder without them: the page's own map.
         package var leafletDirectory: String? = "/usr/share/javascript/leaflet"
 
+        /// An identity provider whose JWTs are accepted beside RouteKit's own tokens (`routekit serve --jwks`), as the
+        /// person of their subject (see ``IdentityProvider``); `nil` (the default): RouteKit's tokens only. Call its
+        /// ``IdentityProvider/load()`` before serving.
+        public var identityProvider: IdentityProvider?
+
         /// The defaults.
         public init() {}
     }

@@ -8,6 +8,8 @@
         package var coreContext: CoreRequestContextStorage
         /// The token of the request, once authenticated.
         package var token: APIToken?
+        /// Whether ``token`` was made for an identity provider's JWT (it is in no store).
+        package var tokenFromIdentityProvider = false
 
         package init(source: ApplicationRequestContextSource) {
             coreContext = .init(source: source)

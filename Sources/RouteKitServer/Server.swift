@@ -13,7 +13,12 @@
     /// of API tokens. The contract is the OpenAPI document served at `/v1/openapi.yaml`
     /// (`Sources/RouteKitServer/openapi.yaml`).
     public struct RouteKitServer: Sendable {
+<<<<<<< ours
         /// The store served.
+=======
+        /// The store served: its routes and workouts, its API tokens, and its people (whom identity-provider tokens
+        /// act as).
+>>>>>>> theirs
         public let store: any RouteStore & TokenStore & PeopleStore
         /// Where it listens and its limits.
         package let configuration: ServerConfiguration
@@ -21,7 +26,13 @@
         package let logger: Logger
 
         /// Creates a server for `store`.
+<<<<<<< ours
         public init(store: any RouteStore & TokenStore & PeopleStore, configuration: ServerConfiguration, logger: Logger) {
+=======
+        public init(
+            store: any RouteStore & TokenStore & PeopleStore, configuration: ServerConfiguration, logger: Logger
+        ) {
+>>>>>>> theirs
             self.store = store
             self.configuration = configuration
             self.logger = logger
@@ -54,7 +65,8 @@
             let table = MethodTable()
             base.middlewares.add(ProblemMiddleware(logger: logger, metrics: metrics, methods: table))
             base.middlewares.add(ShutdownGate())
-            base.middlewares.add(TokenAuthenticator(store: store))
+            base.middlewares.add(
+                TokenAuthenticator(store: store, identity: configuration.identityProvider, people: store))
             let router = RecordingRouter(router: base, table: table)
             let store = self.store
             WebView.add(to: router)
@@ -96,6 +108,8 @@
             }
             router.post("/v1/stream-tickets") { _, context -> Response in
                 let token = try context.require(.read)
+                // A ticket is checked against its token in the store, where an identity provider's never is.
+                guard !context.tokenFromIdentityProvider else { throw Problem.ticketUnavailable }
                 let (ticket, expires) = StreamTicket.make(for: token)
                 return JSONBody.response(
                     ["ticket": ticket, "expires": Timestamp(expires).iso8601], status: .created)

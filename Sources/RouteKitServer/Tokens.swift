@@ -3,6 +3,7 @@
     public import Foundation
     import HTTPTypes
     import Hummingbird
+    import Logging
     public import RouteKit
 
     /// API tokens' text: `rk_` + the token's id (32 hex digits) + `_` + a secret of 32 random bytes (base64url).
@@ -101,9 +102,18 @@
     /// Authenticates requests that carry `Authorization: Bearer TOKEN`: a token that is unknown, revoked or
     /// expired is answered `401` at once; a request without one goes on unauthenticated (health checks need
     /// none; every other route asks for a scope). The token's last use is recorded at most once a minute.
+    ///
+    /// With an identity provider (``ServerConfiguration/identityProvider``), a bearer text that is not a RouteKit
+    /// token (`rk_…`) is checked as the provider's JWT; the person of its subject is found (or made, when the
+    /// provider's settings say so), and the request carries an API token made for it in memory
+    /// (`IdentityTokens.apiToken(for:person:now:)`), which is never stored.
     struct TokenAuthenticator: RouterMiddleware {
         typealias Context = RouteKitRequestContext
         let store: any TokenStore
+        /// The identity provider whose tokens are accepted too, if any.
+        var identity: IdentityProvider?
+        /// Where the people of the provider's subjects are (the server's store).
+        var people: (any PeopleStore)?
         let lastTouched = TouchLog()
 
         func handle(
@@ -121,7 +131,17 @@
                 return try await next(request, context)
             }
             var context = context
-            context.token = try await authenticate(header)
+            guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+                throw Problem.unauthenticated
+            }
+            let text = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            if let identity, let people, !text.hasPrefix("rk_") {
+                context.token = try await identityToken(
+                    text, identity: identity, people: people, logger: context.logger)
+                context.tokenFromIdentityProvider = true
+            } else {
+                context.token = try await authenticate(header)
+            }
             return try await next(request, context)
         }
 
@@ -158,6 +178,40 @@
             }
             if due { try? await store.touchToken(id: id, at: now) }
             return token
+        }
+
+        /// The API token an identity provider's JWT acts as: `401` with the check that failed when it is refused,
+        /// `401 unknown-person` when its subject has no person and none may be made.
+        func identityToken(
+            _ text: String, identity: IdentityProvider, people: any PeopleStore, logger: Logger
+        ) async throws -> APIToken {
+            let verified: VerifiedIdentity
+            do throws(IdentityTokenRefusal) {
+                verified = try await identity.verify(text)
+            } catch {
+                // Which check failed, never the token.
+                logger.info("an identity provider's token was refused", metadata: ["check": "\(error.problemType)"])
+                throw Problem(error)
+            }
+            let owner = try await person(of: verified, identity: identity, people: people)
+            return IdentityTokens.apiToken(for: verified, person: owner, now: Date())
+        }
+
+        /// The person of a verified token's subject, made on first use when the provider's settings say so.
+        func person(
+            of verified: VerifiedIdentity, identity: IdentityProvider, people: any PeopleStore
+        ) async throws -> PersonID {
+            if let known = try await people.person(subject: verified.subject) { return known.id }
+            guard identity.settings.unknownSubjects == .create else { throw Problem.unknownPerson }
+            let made = Person(name: verified.displayName, subject: verified.subject)
+            do {
+                try await people.addPerson(made)
+                return made.id
+            } catch {
+                // Another request of the same subject made them first (a subject has one person).
+                if let known = try await people.person(subject: verified.subject) { return known.id }
+                throw error
+            }
         }
     }
 #endif

@@ -43,6 +43,13 @@ struct Serve: AsyncParsableCommand {
             read, an unknown key or a bad value in the file or the environment stops serve before it starts, \
             naming the file and the key or the variable (exit 78); a bad option is a usage error (exit 64).
 
+            Identity providers: with --jwks (the provider's JSON Web Key Set, a file or an https URL), --issuer and \
+            --audience, a bearer JWT signed by one of its keys (RS256, ES256, EdDSA) is accepted too, as the person \
+            of its subject (iss and sub; --jwt-people create makes a person on first use, refuse answers 401 \
+            unknown-person); its scope claim's read and write are its scopes (never admin). Every refused check \
+            (expired, not yet valid, wrong issuer or audience, unknown kid, alg none, another algorithm) is a 401 \
+            problem of its own type.
+
             SIGTERM or Ctrl-C drains: the server stops accepting connections, lets requests in flight finish \
             (an upload being received is imported and answered), refuses a request that arrives meanwhile on an \
             open connection with 503 and Retry-After, sends each event stream a last `shutdown` event and closes \
@@ -87,6 +94,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ServeSetting.tilesCacheBytes.help) var tilesCacheBytes: String?
     @Option(help: ServeSetting.tilesMaxZoom.help) var tilesMaxZoom: Int?
     @Option(help: ServeSetting.leafletDir.help) var leafletDir: String?
+    @Option(help: ServeSetting.jwks.help) var jwks: String?
+    @Option(help: ServeSetting.issuer.help) var issuer: String?
+    @Option(help: ServeSetting.audience.help) var audience: String?
+    @Option(help: ServeSetting.jwtPeople.help) var jwtPeople: String?
 
     /// The settings given as options, by name.
     var givenOptions: [String: ServeValue] {
@@ -115,6 +126,10 @@ struct Serve: AsyncParsableCommand {
         put(.tilesCacheBytes, tilesCacheBytes.map(ServeValue.text))
         put(.tilesMaxZoom, tilesMaxZoom.map(ServeValue.integer))
         put(.leafletDir, leafletDir.map(ServeValue.text))
+        put(.jwks, jwks.map(ServeValue.text))
+        put(.issuer, issuer.map(ServeValue.text))
+        put(.audience, audience.map(ServeValue.text))
+        put(.jwtPeople, jwtPeople.map(ServeValue.text))
         return given
     }
 
@@ -169,13 +184,25 @@ struct Serve: AsyncParsableCommand {
                 printError("error: tiles-attribution and tiles-cache go with tiles (--tiles, ROUTEKIT_TILES)")
                 throw exitConfiguration
             }
+            let identitySettings: IdentityProviderSettings?
+            do throws(RouteKitError) {
+                identitySettings = try Self.identityProviderSettings(settings)
+            } catch {
+                printError("error: \(error.message)")
+                throw exitConfiguration
+            }
             if printConfig {
                 print(Self.describe(settings, configuration, store: storeOptions.label), terminator: "")
                 return
             }
             var logger = Logger(label: "routekit.serve")
             logger.logLevel = settings.text(.logLevel).flatMap { Logger.Level(rawValue: $0) } ?? .info
+<<<<<<< ours
             let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore & PeopleStore in
+=======
+            let store = try await runReportingErrors {
+                () async throws -> any RouteStore & TokenStore & PeopleStore in
+>>>>>>> theirs
                 var driverLogger = logger
                 driverLogger[metadataKey: "component"] = "postgres"
                 guard
@@ -183,9 +210,27 @@ struct Serve: AsyncParsableCommand {
                         creating: true, driverLog: Self.driverLog(driverLogger), longRunning: true)
                         as? any RouteStore & TokenStore & PeopleStore
                 else {
-                    throw RouteKitError(.invalidArgument, "this store cannot hold API tokens")
+                    throw RouteKitError(.invalidArgument, "this store cannot hold API tokens and people")
                 }
                 return s
+            }
+            if let identitySettings {
+                var identityLogger = logger
+                identityLogger[metadataKey: "component"] = "identity-provider"
+                let identity = IdentityProvider(settings: identitySettings, logger: identityLogger)
+                do throws(RouteKitError) {
+                    try await identity.load()
+                } catch {
+                    // A file is the operator's to fix; a URL may be down for a while, and is tried again on a token.
+                    guard case .url = identitySettings.keys else {
+                        printError("error: \(error.message)")
+                        throw exitConfiguration
+                    }
+                    printError(
+                        "routekit serve: warning: \(error.message); identity-provider tokens are refused until it "
+                            + "answers (it is asked again on a token's unknown key, at most once a minute)")
+                }
+                configuration.identityProvider = identity
             }
             if let tiles = settings.text(.tiles) {
                 let cacheBytes = settings.text(.tilesCacheBytes).flatMap(Self.byteCount)
@@ -252,6 +297,34 @@ struct Serve: AsyncParsableCommand {
             configuration.archiveLimits = limits
             if let folder = settings.text(.leafletDir) { configuration.leafletDirectory = folder }
             return configuration
+        }
+
+        /// The identity provider's settings (`jwks`, `issuer`, `audience`, `jwt-people`); `nil` without `jwks`.
+        ///
+        /// - Throws: `RouteKitError.Code.invalidArgument` when `jwks` comes without `issuer` or `audience`, or either
+        ///   without `jwks`, or `jwks` is neither a file nor an https URL.
+        static func identityProviderSettings(
+            _ settings: ServeSettings
+        ) throws(RouteKitError) -> IdentityProviderSettings? {
+            let issuer = settings.text(.issuer)
+            let audience = settings.text(.audience)
+            guard let jwks = settings.text(.jwks) else {
+                if issuer != nil || audience != nil {
+                    throw RouteKitError(.invalidArgument, "issuer and audience go with jwks (--jwks, ROUTEKIT_JWKS)")
+                }
+                return nil
+            }
+            guard let issuer, let audience else {
+                throw RouteKitError(
+                    .invalidArgument,
+                    "jwks needs issuer and audience (--issuer, ROUTEKIT_ISSUER; --audience, ROUTEKIT_AUDIENCE): a "
+                        + "token is accepted only when its iss is the identity provider's and its aud names this "
+                        + "server")
+            }
+            let people = settings.text(.jwtPeople).flatMap { IdentityProviderSettings.UnknownSubjects(rawValue: $0) }
+            return IdentityProviderSettings(
+                keys: try IdentityProviderSettings.KeySet(jwks), issuer: issuer, audience: audience,
+                unknownSubjects: people ?? .refuse)
         }
 
         /// `--print-config`: one line per setting, `name = value (where it comes from)`; the store without its

@@ -199,11 +199,33 @@ struct ServeSetting: Sendable {
         meaning: "Where Leaflet is installed (Debian: libjs-leaflet); without it the web view draws its own plain map.",
         valueName: "folder", problem: text("must not be empty") { !$0.isEmpty })
 
+    static let jwks = ServeSetting(
+        name: "jwks", kind: .text, defaultValue: nil, defaultText: "none: RouteKit's tokens only",
+        meaning: "An identity provider's JSON Web Key Set: a file, or an https URL (http only for localhost). With it, "
+            + "bearer JWTs signed by its keys (RS256, ES256, EdDSA) are accepted beside RouteKit's tokens, as the "
+            + "person of their subject; the set is read again on an unknown kid, at most once a minute. Needs issuer "
+            + "and audience.",
+        valueName: "FILE or URL", problem: text("must not be empty") { !$0.isEmpty })
+    static let issuer = ServeSetting(
+        name: "issuer", kind: .text, defaultValue: nil, defaultText: "none",
+        meaning: "The iss that identity-provider tokens must carry, exactly (with jwks).", valueName: nil,
+        problem: text("must not be empty") { !$0.isEmpty })
+    static let audience = ServeSetting(
+        name: "audience", kind: .text, defaultValue: nil, defaultText: "none",
+        meaning: "The aud that identity-provider tokens must name, as a string or in an array (with jwks).",
+        valueName: nil, problem: text("must not be empty") { !$0.isEmpty })
+    static let jwtPeople = ServeSetting(
+        name: "jwt-people", kind: .text, defaultValue: .text("refuse"), defaultText: "refuse",
+        meaning: "An identity-provider token whose subject (iss and sub) has no person yet: create makes one (named by "
+            + "its name or preferred_username claim), refuse answers 401 unknown-person.",
+        valueName: "create|refuse", problem: text("must be create or refuse") { ["create", "refuse"].contains($0) })
+
     /// Every setting, in the order `--help`, `--print-config` and the README list them.
     static let all: [ServeSetting] = [
         store, host, port, maxUploadMb, maxStreamsPerToken, maxConcurrentImports, maxPictures, idleTimeout,
         headerTimeout, minBodyRate, maxConnectionsPerAddress, builderExpiryHours, logLevel, maxArchiveEntries,
-        maxEntryMb, tiles, tilesAttribution, tilesCache, tilesCacheBytes, tilesMaxZoom, leafletDir,
+        maxEntryMb, tiles, tilesAttribution, tilesCache, tilesCacheBytes, tilesMaxZoom, leafletDir, jwks, issuer,
+        audience, jwtPeople,
     ]
 
     /// The setting whose name `key` is closest to (two edits at most, or one that begins with it), for a message.

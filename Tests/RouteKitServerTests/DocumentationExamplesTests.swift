@@ -4,8 +4,8 @@
     import RouteKitServer
     import RouteKitSQLite
 
-    /// The example of RouteKitServer's DocC catalog, compiled in the `--traits Server` build (it serves until
-    /// SIGTERM, so it is not run). The `// snippet.NAME` … `// snippet.end` region is, once de-indented, a ```swift
+    /// The examples of RouteKitServer's DocC catalog, compiled in the `--traits Server` build (they serve until
+    /// SIGTERM, so they are not run). The `// snippet.NAME` … `// snippet.end` region is, once de-indented, a ```swift
     /// block of the catalog: scripts/docs.sh checks it.
     enum ServerDocumentationExamples {
         static func landingPage() async throws {
@@ -16,6 +16,21 @@
             let server = RouteKitServer(store: store, configuration: configuration, logger: Logger(label: "routekit"))
             try await server.makeApplication().runService()  // SIGTERM and SIGINT shut it down gracefully
             // snippet.end
+        }
+
+        static func identityProvider() async throws {
+            let store = try SQLiteStore(path: "routes.sqlite")
+            var configuration = ServerConfiguration()
+            // snippet.server-identity-provider
+            let identity = IdentityProvider(
+                settings: IdentityProviderSettings(
+                    keys: try IdentityProviderSettings.KeySet("/etc/routekit/jwks.json"),
+                    issuer: "https://id.example.org", audience: "routekit", unknownSubjects: .create))
+            try await identity.load()  // reads the key set; a missing or unusable one throws, naming it
+            configuration.identityProvider = identity
+            // snippet.end
+            let server = RouteKitServer(store: store, configuration: configuration, logger: Logger(label: "routekit"))
+            try await server.makeApplication().runService()
         }
     }
 #endif
