@@ -14,8 +14,8 @@ internal import ZIPFoundation
 /// Everything one person has, as one zip file (`routekit export --person … --archive FILE.zip`, `GET /v1/export`):
 /// data portability, written by one function for both doors.
 ///
-/// The store object given is the person's view (``RouteStore/forPerson(_:)``): the archive holds what that view
-/// lists, every current workout (``RouteStore/workouts(matching:)``) with
+/// The store object given is the person's view (`RouteStore.forPerson(_:)`): the archive holds what that view
+/// lists, every current workout (`RouteStore.workouts(matching:)`) with
 ///
 /// - `workouts/<workout>/workout.json`: the workout (``ArchivedWorkoutJSON``: as `GET /v1/workouts/ID` shows it, its
 ///   routes and series with the entries that hold them, its effort scores, the zone settings saved with it);
@@ -76,7 +76,7 @@ package enum PersonArchive {
     ///   - progress: Called with the entries written so far and the total (the manifest included), from 0 to the
     ///     total.
     /// - Returns: The manifest's counts.
-    /// - Throws: ``RouteKitError/Code/storageFull`` when the disk under `path` fills up, ``RouteKitError/Code/io`` for
+    /// - Throws: `RouteKitError.Code.storageFull` when the disk under `path` fills up, `RouteKitError.Code.io` for
     ///   other file failures (naming the file or the entry), and the store's errors. The caller removes `path`.
     package static func write(
         from store: any RouteStore, to path: String, readableSources: Set<Source>? = nil,
@@ -136,10 +136,9 @@ package enum PersonArchive {
                 defer { attachments.close() }
                 attachmentsAlone = try await attachments.next() != nil
             }
+            let series = try await store.seriesTypes(ofWorkout: workout.id)
             out.append(
-                PlannedWorkout(
-                    workout: workout, routes: routes, series: try await store.seriesTypes(ofWorkout: workout.id),
-                    attachmentsAlone: attachmentsAlone))
+                PlannedWorkout(workout: workout, routes: routes, series: series, attachmentsAlone: attachmentsAlone))
         }
         return out
     }
@@ -185,7 +184,7 @@ package enum PersonArchive {
         }
     }
 
-    /// `error`, as ``RouteKitError/Code/storageFull`` when it is a file failure and the disk under `path` has less
+    /// `error`, as `RouteKitError.Code.storageFull` when it is a file failure and the disk under `path` has less
     /// than 1 MiB left (a full disk is the server's, not the request's: 507).
     static func classified(_ error: RouteKitError, path: String) -> RouteKitError {
         guard error.code == .io else { return error }

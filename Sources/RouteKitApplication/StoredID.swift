@@ -128,7 +128,7 @@ package enum StoredID {
 }
 
 extension StoredID {
-    /// The person `text` names (`routekit export --person`): `default` for ``PersonID/default``, a whole id, or its
+    /// The person `text` names (`routekit export --person`): `default` for `PersonID.default`, a whole id, or its
     /// first hex digits (at least ``minimumPrefixLength``, as for routes and workouts), resolved against the people
     /// the store keeps.
     ///
@@ -136,8 +136,8 @@ extension StoredID {
     ///   - text: What was typed.
     ///   - argument: The argument's name for messages (`--person`).
     ///   - people: Where the people are looked up.
-    /// - Throws: ``RouteKitError/Code/invalidArgument`` (a usage error) for text that is neither an id nor a prefix,
-    ///   and for a prefix that begins several ids (listing them); ``RouteKitError/Code/notFound`` (`no person …`)
+    /// - Throws: `RouteKitError.Code.invalidArgument` (a usage error) for text that is neither an id nor a prefix,
+    ///   and for a prefix that begins several ids (listing them); `RouteKitError.Code.notFound` (`no person …`)
     ///   for an id or a prefix no person has; the store's errors.
     package static func resolvePerson(
         _ text: String, argument: String, in people: any PeopleStore

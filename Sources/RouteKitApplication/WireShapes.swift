@@ -798,7 +798,7 @@ package struct SampleJSON: Codable, Hashable, Sendable {
 /// A workout's effort scores and the one that counts: `GET /v1/workouts/ID/effort`, and the `effort` of a workout in a
 /// person's archive.
 package struct WorkoutEffortJSON: Codable, Hashable, Sendable {
-    /// The score that counts (``EffortScore/effective(_:)``), or `null` without scores.
+    /// The score that counts (`EffortScore.effective(_:)`), or `null` without scores.
     @ExplicitNull package var effective: EffortScoreJSON?
     /// Every score, oldest first.
     package var scores: [EffortScoreJSON]
@@ -998,7 +998,7 @@ package struct PersonArchiveManifestJSON: Codable, Hashable, Sendable {
     package var formatVersion: Int
     /// The RouteKit release that wrote it.
     package var routekitVersion: String
-    /// The store's uuid (``RouteStore/storeID``).
+    /// The store's uuid (`RouteStore.storeID`).
     package var store: String
     /// The person's id.
     package var person: String
