@@ -388,12 +388,13 @@ private final class ZipWriter {
         defer { _ = close(fd) }
         try await body(sink)
         try sink.close()
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
+        // Its size: where its end is (reads below are positioned, `pread`, so the offset does not matter).
+        let end = lseek(fd, 0, SEEK_END)
+        guard end >= 0 else {
             throw RouteKitError(
                 .io, "cannot size the archive's scratch file: \(String(cString: strerror(errno)))", file: scratch)
         }
-        let size = Int64(status.st_size)
+        let size = Int64(end)
         let crc = try add(name, size: size) { position, count in
             try Self.readBack(fd, count: count, at: position, entry: name)
         }

@@ -47,8 +47,9 @@
                     detail: "the archive could not be read back")
             }
             unlink(path)  // the open handle keeps the data until it is closed
-            var status = stat()
-            let length: Int? = fstat(handle.fileDescriptor, &status) == 0 ? Int(status.st_size) : nil
+            // Its length (`Content-Length`): where its end is; then back to its start for the answer.
+            let end = lseek(handle.fileDescriptor, 0, SEEK_END)
+            let length: Int? = end >= 0 && lseek(handle.fileDescriptor, 0, SEEK_SET) == 0 ? Int(end) : nil
             let day = String(Timestamp(Date()).iso8601.prefix(10))
             let name = "routekit-\(String(person.description.prefix(8)))-\(day).zip"
             let headers: HTTPFields = [

@@ -1,8 +1,12 @@
 #if Server
     import AsyncHTTPClient
     import Foundation
+    import Hummingbird
+    import HummingbirdTesting
     import NIOCore
+    import NIOHTTP1
     import RouteKit
+    import RouteKitSQLite
     import RouteKitServer
     import RouteKitTesting
     import Testing
@@ -87,12 +91,14 @@
             let f = try Fixture(storeFolder: storeFolder, spool: spool)
             let token = try await f.token()
             // A token of another person, and an admin token (no person).
-            var someoneElse = TokenText.make(name: "other", source: try Source(name: "phone"), scopes: [.read])
+            var otherToken = TokenText.make(name: "other", source: try Source(name: "phone"), scopes: [.read])
             let other = PersonID(UUID())
-            someoneElse.token.person = other
+            otherToken.token.person = other
+            let someoneElse = otherToken
             try await f.store.saveToken(someoneElse.token)
-            var admin = TokenText.make(name: "admin", source: try Source(name: "ops"), scopes: [.admin])
-            admin.token.person = nil
+            var adminToken = TokenText.make(name: "admin", source: try Source(name: "ops"), scopes: [.admin])
+            adminToken.token.person = nil
+            let admin = adminToken
             try await f.store.saveToken(admin.token)
             // A token of the default person that may read another source only.
             let watchOnly = try await f.token(scopes: [.read], readable: ["watch"])
