@@ -214,11 +214,16 @@ let package = Package(
 
         // The application both doors (routekit and RouteKitServer) call, package access and no product: the wire
         // shapes (every JSON and CSV shape), defined once, the GeoJSON and CSV writers and the export of a store's
-        // routes as events, the smoothing job (workers on GEOS threads), a workout list's stored figures, and the
-        // writes both doors make: deleting a route or a workout, relating and unrelating effort scores.
+        // routes as events, a person's archive (a zip written with ZIPFoundation, which reads nothing untrusted
+        // here: RouteKitImport reads uploaded zips with a reader of its own), the smoothing job (workers on GEOS
+        // threads), a workout list's stored figures, and the writes both doors make: deleting a route or a workout,
+        // relating and unrelating effort scores.
         .target(
             name: "RouteKitApplication",
-            dependencies: ["RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender"],
+            dependencies: [
+                "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing", "RouteKitRender",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: swiftSettings),
 
         // Support for tests: the store conformance suite every backend runs, the in-memory reference store,
@@ -344,6 +349,7 @@ let package = Package(
             name: "RouteKitServerTests",
             dependencies: [
                 "RouteKitSQLite", "RouteKitTesting", "RouteKitGPX", "RouteKitRender",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .target(name: "RouteKitServer", condition: .when(traits: ["Server"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
@@ -364,7 +370,7 @@ let package = Package(
             name: "RouteKitApplicationTests",
             dependencies: [
                 "RouteKitApplication", "RouteKit", "RouteKitIngest", "RouteKitGPX", "RouteKitProcessing",
-                "RouteKitTesting",
+                "RouteKitTesting", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(name: "RouteKitGEOSTests", dependencies: ["RouteKitGEOS"], swiftSettings: swiftSettings),

@@ -126,3 +126,49 @@ package enum StoredID {
         return message
     }
 }
+
+extension StoredID {
+    /// The person `text` names (`routekit export --person`): `default` for `PersonID.default`, a whole id, or its
+    /// first hex digits (at least ``minimumPrefixLength``, as for routes and workouts), resolved against the people
+    /// the store keeps.
+    ///
+    /// - Parameters:
+    ///   - text: What was typed.
+    ///   - argument: The argument's name for messages (`--person`).
+    ///   - people: Where the people are looked up.
+    /// - Throws: `RouteKitError.Code.invalidArgument` (a usage error) for text that is neither an id nor a prefix,
+    ///   and for a prefix that begins several ids (listing them); `RouteKitError.Code.notFound` (`no person …`)
+    ///   for an id or a prefix no person has; the store's errors.
+    package static func resolvePerson(
+        _ text: String, argument: String, in people: any PeopleStore
+    ) async throws(RouteKitError) -> PersonID {
+        if text.lowercased() == "default" { return .default }
+        if let uuid = UUID(uuidString: text) {
+            let id = PersonID(uuid)
+            guard try await people.person(id: id) != nil else {
+                throw RouteKitError(.notFound, "no person \(id) (\(argument))")
+            }
+            return id
+        }
+        guard let start = Self.prefix(text) else {
+            throw RouteKitError(
+                .invalidArgument,
+                "\(argument) '\(text)' is not a person's id, nor its first \(minimumPrefixLength) or more hex digits, "
+                    + "nor 'default'")
+        }
+        let matches = try await people.people().filter { $0.id.description.hasPrefix(start) }
+        guard let first = matches.first else {
+            throw RouteKitError(.notFound, "no person has an id beginning with '\(text)' (\(argument))")
+        }
+        guard matches.count == 1 else {
+            var message =
+                "\(argument) '\(text)' is ambiguous: it begins the ids of \(matches.count) people: give more of it. "
+                + "The candidates are:"
+            let lines = matches.map { "\($0.id.description) person   added \(Timestamp($0.created).iso8601)" }
+            for line in lines.sorted().prefix(listedCandidates) { message += "\n  " + line }
+            if lines.count > listedCandidates { message += "\n  … and \(lines.count - listedCandidates) more" }
+            throw RouteKitError(.invalidArgument, message)
+        }
+        return first.id
+    }
+}

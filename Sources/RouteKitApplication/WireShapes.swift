@@ -1,5 +1,6 @@
-internal import Foundation
+package import Foundation
 package import RouteKit
+internal import RouteKitGPX
 package import RouteKitIngest
 package import RouteKitProcessing
 
@@ -785,6 +786,31 @@ package struct SampleJSON: Codable, Hashable, Sendable {
         time = sample.timestamp.iso8601
         value = sample.value
     }
+
+    /// `sample` as one NDJSON line, its line end included: `{"time":"…","value":x}` (keys sorted, the value in the
+    /// shortest text that reads back as the same number), written directly. The lines of
+    /// `GET /v1/workouts/ID/series/TYPE` and of a person's archive (`series/TYPE.ndjson`).
+    package static func line(_ sample: QuantitySample) -> String {
+        "{\"time\":\"\(sample.timestamp.iso8601)\",\"value\":\(decimalText(sample.value))}\n"
+    }
+}
+
+/// A workout's effort scores and the one that counts: `GET /v1/workouts/ID/effort`, and the `effort` of a workout in a
+/// person's archive.
+package struct WorkoutEffortJSON: Codable, Hashable, Sendable {
+    /// The score that counts (`EffortScore.effective(_:)`), or `null` without scores.
+    @ExplicitNull package var effective: EffortScoreJSON?
+    /// Every score, oldest first.
+    package var scores: [EffortScoreJSON]
+
+    /// The shape of `scores` (the workout's, oldest first).
+    package init(_ scores: [EffortScore]) {
+        let counts = EffortScore.effective(scores)
+        effective = counts.map { EffortScoreJSON($0, effective: true) }
+        self.scores = scores.map { EffortScoreJSON($0, effective: $0 == counts) }
+    }
+
+    enum CodingKeys: String, CodingKey { case effective, scores }
 }
 
 /// An effort score related to a workout: `routekit effort --json`, and `GET /v1/workouts/ID/effort`.
@@ -808,5 +834,212 @@ package struct EffortScoreJSON: Codable, Hashable, Sendable {
         manual = score.isManual
         created = Timestamp(score.created).iso8601
         self.effective = effective
+    }
+}
+
+// MARK: - A person's archive
+
+/// `workouts/<uuid>/workout.json` in a person's archive (``PersonArchive``): the workout as `GET /v1/workouts/ID`
+/// shows it (its type, times, source, sync identity, metadata, activities, events and the figures the store keeps for
+/// it), its routes with the archive entry that holds each, its series with theirs, its effort scores, and the zone
+/// settings saved with it.
+package struct ArchivedWorkoutJSON: Codable, Hashable, Sendable {
+    /// One route version and the entry that holds its locations.
+    package struct Route: Codable, Hashable, Sendable {
+        /// The route as `GET /v1/routes/ID` shows it.
+        package var route: RouteJSON
+        /// Its entry's path in the archive (`workouts/<workout>/route-<route>.gpx`), GPX 1.1 with extensions.
+        package var file: String
+
+        /// A route and its entry.
+        package init(route: RouteJSON, file: String) {
+            self.route = route
+            self.file = file
+        }
+    }
+
+    /// One quantity series and the entry that holds its samples.
+    package struct Series: Codable, Hashable, Sendable {
+        /// Its quantity type (`heartRate`, `power`, …).
+        package var type: String
+        /// The unit of its values.
+        package var unit: String
+        /// How many samples the entry holds (one a line).
+        package var samples: Int
+        /// The first sample's time, or `null` without samples.
+        @ExplicitNull package var start: String?
+        /// The last sample's time, or `null`.
+        @ExplicitNull package var end: String?
+        /// Its entry's path in the archive (`workouts/<workout>/series/<type>.ndjson`).
+        package var file: String
+
+        /// A series' description.
+        package init(type: QuantityType, samples: Int, start: Timestamp?, end: Timestamp?, file: String) {
+            self.type = type.identifier
+            unit = type.unit
+            self.samples = samples
+            self.start = start?.iso8601
+            self.end = end?.iso8601
+            self.file = file
+        }
+
+        enum CodingKeys: String, CodingKey { case type, unit, samples, start, end, file }
+    }
+
+    /// The workout.
+    package var workout: WorkoutJSON
+    /// Its current routes (every version that is current: a raw recording and the versions made from it).
+    package var routes: [Route]
+    /// Its series.
+    package var series: [Series]
+    /// Its effort scores.
+    package var effort: WorkoutEffortJSON
+    /// The zone settings saved with the workout (not its person's: those are in `GET /v1/zones`), or `null` when
+    /// none are.
+    @ExplicitNull package var zoneSettings: ZoneSettingsJSON?
+    /// A workout's waypoints and planned routes (GPX attachments) when it has no route to carry them: the entry that
+    /// holds them, else `null` (with a route, they are in its first route's file).
+    @ExplicitNull package var attachments: String?
+
+    /// A workout's document.
+    package init(
+        workout: WorkoutJSON, routes: [Route], series: [Series], effort: WorkoutEffortJSON,
+        zoneSettings: ZoneSettingsJSON?, attachments: String?
+    ) {
+        self.workout = workout
+        self.routes = routes
+        self.series = series
+        self.effort = effort
+        self.zoneSettings = zoneSettings
+        self.attachments = attachments
+    }
+
+    enum CodingKeys: String, CodingKey { case workout, routes, series, effort, zoneSettings, attachments }
+}
+
+/// `manifest.json`, the last entry of a person's archive (``PersonArchive``): what the archive is, whose, from which
+/// store and release, and every other entry with its size and checksum.
+package struct PersonArchiveManifestJSON: Codable, Hashable, Sendable {
+    /// One entry of the archive.
+    package struct Entry: Codable, Hashable, Sendable {
+        /// Its path in the archive.
+        package var path: String
+        /// `workout` (`workout.json`), `route` (a route's GPX), `series` (a series' NDJSON) or `attachments` (a
+        /// workout's waypoints and planned routes as GPX, when it has no route).
+        package var kind: String
+        /// The uuid of the object it holds: the workout, the route, or the series' workout.
+        package var object: String
+        /// The uuid of the workout it belongs to.
+        package var workout: String
+        /// A series' quantity type, else `null`.
+        @ExplicitNull package var quantity: String?
+        /// Its size uncompressed, in bytes.
+        package var bytes: Int64
+        /// The CRC-32 of its uncompressed bytes (the zip format's own checksum), 8 lowercase hex digits.
+        package var crc32: String
+
+        /// An entry.
+        package init(
+            path: String, kind: String, object: UUID, workout: UUID, quantity: QuantityType?, bytes: Int64,
+            crc32: UInt32
+        ) {
+            self.path = path
+            self.kind = kind
+            self.object = object.lowercaseText
+            self.workout = workout.lowercaseText
+            self.quantity = quantity?.identifier
+            self.bytes = bytes
+            let hex = String(crc32, radix: 16)
+            self.crc32 = String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+        }
+
+        enum CodingKeys: String, CodingKey { case path, kind, object, workout, quantity, bytes, crc32 }
+    }
+
+    /// How many of each thing the archive holds.
+    package struct Counts: Codable, Hashable, Sendable {
+        /// Workouts (`workout.json` entries).
+        package var workouts: Int
+        /// Route versions (GPX entries).
+        package var routes: Int
+        /// The locations of those routes.
+        package var locations: Int
+        /// Series (NDJSON entries).
+        package var series: Int
+        /// The samples of those series.
+        package var samples: Int
+        /// Effort scores.
+        package var efforts: Int
+        /// Entries, this manifest included.
+        package var entries: Int
+        /// Objects listed when the archive was planned that were gone (deleted or replaced meanwhile) when their
+        /// entry was to be written, and so are not in it.
+        package var skipped: Int
+
+        /// Counts.
+        package init(
+            workouts: Int = 0, routes: Int = 0, locations: Int = 0, series: Int = 0, samples: Int = 0,
+            efforts: Int = 0, entries: Int = 0, skipped: Int = 0
+        ) {
+            self.workouts = workouts
+            self.routes = routes
+            self.locations = locations
+            self.series = series
+            self.samples = samples
+            self.efforts = efforts
+            self.entries = entries
+            self.skipped = skipped
+        }
+    }
+
+    /// `routekit-person-archive`.
+    package var format: String
+    /// The version of this layout (``PersonArchive/formatVersion``).
+    package var formatVersion: Int
+    /// The RouteKit release that wrote it.
+    package var routekitVersion: String
+    /// The store's uuid (`RouteStore.storeID`).
+    package var store: String
+    /// The person's id.
+    package var person: String
+    /// When it was written (ISO 8601).
+    package var created: String
+    /// How `crc32` of each entry is computed: `crc32` (CRC-32 as zip computes it; not a cryptographic hash).
+    package var checksum: String
+    /// How routes are written: `gpx-1.1`, GPX 1.1 with extensions, for every route (RouteKit keeps a route's
+    /// locations and fields, not the file it came from: a route imported from FIT, TCX or GeoJSON is GPX here too).
+    package var routeFormat: String
+    /// What a reader should know, in sentences (``PersonArchive/notes``).
+    package var notes: [String]
+    /// The sources the archive was limited to (an API token that may read only some), sorted; `null` for every
+    /// source.
+    @ExplicitNull package var sources: [String]?
+    /// How many of each thing it holds.
+    package var counts: Counts
+    /// Every entry but this manifest, in the order they were written.
+    package var entries: [Entry]
+
+    /// A manifest.
+    package init(
+        formatVersion: Int, routekitVersion: String, store: UUID, person: PersonID, created: Date,
+        routeFormat: String, notes: [String], sources: Set<Source>?, counts: Counts, entries: [Entry]
+    ) {
+        format = "routekit-person-archive"
+        self.formatVersion = formatVersion
+        self.routekitVersion = routekitVersion
+        self.store = store.lowercaseText
+        self.person = person.description
+        self.created = Timestamp(created).iso8601
+        checksum = "crc32"
+        self.routeFormat = routeFormat
+        self.notes = notes
+        self.sources = sources.map { $0.map(\.name).sorted() }
+        self.counts = counts
+        self.entries = entries
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, formatVersion, routekitVersion, store, person, created, checksum, routeFormat, notes, sources
+        case counts, entries
     }
 }

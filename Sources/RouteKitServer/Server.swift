@@ -149,6 +149,8 @@
             router.get("/v1/routes/:id/picture", use: reads.picture)
             router.get("/v1/routes/:id/profile", use: reads.profile)
             router.delete("/v1/routes/:id", use: writes.deleteRoute)
+            let exports = PersonExportRoutes(store: store, configuration: configuration)
+            router.get("/v1/export", use: exports.archive)
             let builders = BuilderRoutes(
                 stores: stores, configuration: configuration, metrics: metrics, figures: figures, hub: hub,
                 live: BuilderLive())

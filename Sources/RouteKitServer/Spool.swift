@@ -10,8 +10,9 @@
         static let uploadPrefix = "routekit-upload-"
         /// Exports being written: `routekit-export-HOST-PID-UUID.FORMAT`.
         static let exportPrefix = "routekit-export-"
-        /// The formats an export file ends with.
-        static let exportFormats: Set<Substring> = ["gpx", "geojson", "csv"]
+        /// The formats an export file ends with: a route's, a person's archive (`zip`), and the archive's scratch file
+        /// (`entry`, unlinked as soon as it is opened; a kill in between leaves it).
+        static let exportFormats: Set<Substring> = ["gpx", "geojson", "csv", "zip", "entry"]
 
         /// This host's name, hashed to eight hex digits: processes of another host (a shared network folder) or of
         /// another container with its own host name have other process ids, never checked here.

@@ -101,10 +101,7 @@
                     for try await batch in store.samples(of: type, workout: workout.id, batchSize: 4_096) {
                         var buffer = ByteBuffer()
                         buffer.reserveCapacity(batch.samples.count * 48)
-                        for s in batch.samples {
-                            buffer.writeString(
-                                "{\"time\":\"\(s.timestamp.iso8601)\",\"value\":\(decimalText(s.value))}\n")
-                        }
+                        for s in batch.samples { buffer.writeString(SampleJSON.line(s)) }
                         try await writer.write(buffer)
                     }
                     try await writer.finish(nil)
@@ -116,16 +113,7 @@
             let store = try stores.store(context)
             let workout = try await readableWorkout(context)
             let scores = try await store.efforts(ofWorkout: workout.id)
-            let effective = EffortScore.effective(scores)
-            struct Body: Encodable {
-                @ExplicitNull var effective: EffortScoreJSON?
-                var scores: [EffortScoreJSON]
-                enum CodingKeys: String, CodingKey { case effective, scores }
-            }
-            var response = JSONBody.response(
-                Body(
-                    effective: effective.map { EffortScoreJSON($0, effective: true) },
-                    scores: scores.map { EffortScoreJSON($0, effective: $0 == effective) }))
+            var response = JSONBody.response(WorkoutEffortJSON(scores))
             response.headers[.cacheControl] = "private, no-cache"
             return response
         }

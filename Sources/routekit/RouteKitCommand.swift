@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 
 @main
 struct RouteKitCommand: AsyncParsableCommand {
@@ -29,7 +30,7 @@ struct RouteKitCommand: AsyncParsableCommand {
             cannot use; 130 interrupted (Ctrl-C; import says what it stored and how to finish).
             """,
         // The OpenAPI document's info.version too (Sources/RouteKitServer/openapi.yaml): a test holds them equal.
-        version: "0.3.0",
+        version: RouteKitRelease.version,
         subcommands: [
             Import.self, Routes.self, Workouts.self, Locations.self, Export.self, Delete.self, Builders.self,
             Recover.self, Discard.self, Changes.self, Compact.self, Smooth.self, Stats.self, Splits.self, Series.self,

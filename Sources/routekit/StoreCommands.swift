@@ -149,27 +149,67 @@ struct Locations: AsyncParsableCommand {
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a route, or a workout (its routes, waypoints and planned routes), as GPX 1.1, GeoJSON or CSV.",
+        abstract:
+            "Write a route, or a workout (its routes, waypoints and planned routes), as GPX 1.1, GeoJSON or CSV; or "
+            + "everything a person has as one zip (--archive).",
         discussion: """
             GPX output validates against the GPX 1.1 schema; the workout's heart rate, cadence, temperature and \
             power are merged back into each point by timestamp, and the GPX fields the importer kept are \
             written back.
 
+            With --archive FILE.zip, everything one person has (--person; the default person without it) goes into \
+            one zip, the archive GET /v1/export serves: workouts/<workout>/workout.json (the workout, its routes, \
+            series, effort scores and the zone settings saved with it), workouts/<workout>/route-<route>.gpx (GPX \
+            1.1 with extensions: RouteKit keeps what it read from a file, not the file, so a route imported from \
+            FIT is GPX too), workouts/<workout>/series/<type>.ndjson (one {"time", "value"} object a line), and \
+            last manifest.json (the store, the person, the release, counts, and every entry with its size and \
+            CRC-32). The zip is written beside FILE (readable by its owner only) and moved into place when it is \
+            complete; a summary line is printed.
+
             Examples:
               routekit export 0C1D… -o ride.gpx
               routekit export 6F1C… --format geojson > ride.geojson
+              routekit export --archive everything.zip
+              routekit export --person 3f2a9c1e --archive ana.zip
             """)
 
     @OptionGroup var storeOptions: StoreOptions
-    @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits).") var id: String
+    @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits); none with --archive.") var id: String?
     @Option(help: "gpx, geojson or csv (default: from the output's extension, else gpx).")
     var format: ExportFormat?
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String = "-"
+    @Option(
+        help: ArgumentHelp(
+            "The person whose objects are read: an id (or its first 8+ hex digits), or `default` (the default).",
+            valueName: "ID"))
+    var person: String?
+    @Option(
+        help: ArgumentHelp(
+            "Write everything the person has to this zip file (no ID, --format or -o with it).", valueName: "FILE.zip")
+    )
+    var archive: String?
+
+    func validate() throws {
+        if let archive {
+            if id != nil { throw ValidationError("--archive exports everything a person has: give no ID with it.") }
+            if format != nil || output != "-" {
+                throw ValidationError("--archive writes a zip: give no --format or -o with it.")
+            }
+            if archive.isEmpty || archive == "-" { throw ValidationError("--archive needs a file path.") }
+        } else if id == nil {
+            throw ValidationError("Give a route's or a workout's uuid, or --archive FILE.zip.")
+        }
+    }
 
     func run() async throws {
+        if let archive {
+            try await writeArchive(to: archive)
+            return
+        }
+        guard let id else { throw ValidationError("Give a route's or a workout's uuid, or --archive FILE.zip.") }
         var temporary: String?
         do {
-            let store = try await storeOptions.open()
+            let (store, _) = try await openPersonStore()
             let uuid = try await resolveID(id, argument: "ID", in: store)
             var routes: [RouteSample] = []
             var workout: UUID?
@@ -203,6 +243,63 @@ struct Export: AsyncParsableCommand {
         } catch {
             if let tmp = temporary { unlink(tmp) }
             // The one path from an error to its message and exit status (a reader gone: 0; no store, said plainly, and anything else: 1).
+            throw reported(error)
+        }
+    }
+
+    /// The store seen as `--person` (the default person without it), and that person. A person no store keeps is
+    /// not found (`no person …`, exit 1); text that is no id, or a prefix of several, a usage error (64).
+    func openPersonStore() async throws -> (store: any RouteStore, person: PersonID) {
+        let base = try await storeOptions.open()
+        guard let person else { return (base, base.person) }
+        guard let people = base as? any PeopleStore else {
+            throw RouteKitError(.invalidArgument, "this store keeps no people: --person cannot be used with it")
+        }
+        do throws(RouteKitError) {
+            let id = try await StoredID.resolvePerson(person, argument: "--person", in: people)
+            return (base.forPerson(id), id)
+        } catch {
+            guard error.code == .invalidArgument else { throw error }
+            printError("error: \(error.message)")
+            throw ExitCode.validationFailure
+        }
+    }
+
+    /// `--archive`: the person's archive (``PersonArchive``) written beside `path`, then moved into place, with a
+    /// progress bar on a terminal and a summary line.
+    func writeArchive(to path: String) async throws {
+        var temporary: String?
+        do {
+            let (store, person) = try await openPersonStore()
+            let tmp = temporarySibling(of: path)
+            // What a killed run left under this name: the archive is made new.
+            unlink(tmp)
+            temporary = tmp
+            let bar = Locked<ProgressBar?>(nil)
+            let show = stderrIsTerminal
+            let counts = try await PersonArchive.write(
+                from: store, to: tmp, routekitVersion: RouteKitRelease.version,
+                progress: { done, total in
+                    guard show else { return }
+                    bar.withLock { b in
+                        if b == nil { b = ProgressBar(enabled: true, total: total, unit: .items("entries")) }
+                        b?.update(done, label: "\(done)/\(total) entries")
+                    }
+                })
+            bar.withLock { $0?.clear() }
+            guard rename(tmp, path) == 0 else {
+                throw RouteKitError(
+                    .io, "cannot move the archive into place: \(String(cString: strerror(errno)))", file: path)
+            }
+            temporary = nil
+            print(
+                "person \(person): \(counts.workouts) workout(s), \(counts.routes) route(s), \(counts.series) series, "
+                    + "\(counts.efforts) effort score(s), \(counts.entries) entries → \(path)")
+        } catch {
+            if let tmp = temporary {
+                unlink(tmp)
+                unlink(tmp + ".entry")
+            }
             throw reported(error)
         }
     }

@@ -19,7 +19,8 @@
             let host = Spool.host
             let stale = [
                 "routekit-upload-\(host)-\(gone)-\(uuid())", "routekit-export-\(host)-\(gone)-\(uuid()).gpx",
-                "routekit-export-\(host)-\(gone)-\(uuid()).geojson",
+                "routekit-export-\(host)-\(gone)-\(uuid()).geojson", "routekit-export-\(host)-\(gone)-\(uuid()).zip",
+                "routekit-export-\(host)-\(gone)-\(uuid()).entry",
             ]
             let kept = [
                 Spool.name(Spool.uploadPrefix),  // this process (a server in it may be uploading)
