@@ -57,7 +57,8 @@
             case .failed, .timedOut, .unreachable:
                 let attempts = max(1, maxAttempts)
                 if attempt >= attempts {
-                    return .pause(reason: "\(attempts) attempts failed; the last: \(outcome.summary)")
+                    let count = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
+                    return .pause(reason: "\(count) failed; the last: \(outcome.summary)")
                 }
                 let seconds = Double.random(in: 0...ceiling(after: attempt), using: &random)
                 return .retry(after: .milliseconds(Int64((seconds * 1000).rounded(.down))))

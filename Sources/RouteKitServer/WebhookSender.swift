@@ -255,8 +255,10 @@
             let bytes = id.utf8
             guard (1...256).contains(bytes.count) else { return false }
             return bytes.allSatisfy { byte in
-                (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 95
-                    || byte == 45
+                switch byte {
+                case 48...57, 65...90, 97...122, 95, 45: true  // 0-9, A-Z, a-z, _, -
+                default: false
+                }
             }
         }
     }

@@ -170,8 +170,11 @@
                 throw RouteKitError(
                     .invalidArgument, "a webhook URL holds no spaces, control characters or backslashes")
             }
-            guard let url = URL(string: text), let rawScheme = url.scheme else {
+            guard let url = URL(string: text) else {
                 throw RouteKitError(.invalidArgument, "the webhook URL cannot be read as a URL")
+            }
+            guard let rawScheme = url.scheme else {
+                throw RouteKitError(.invalidArgument, "a webhook URL is http or https, and this one has no scheme")
             }
             let scheme = rawScheme.lowercased()
             guard scheme == "http" || scheme == "https" else {
@@ -230,7 +233,7 @@
             guard let address, let bytes = Self.bytes(of: address) else {
                 return WebhookPeerRefusal(message: "the receiver's connection has no IP address")
             }
-            guard let refused = refusal(for: bytes) else { return nil }
+            guard let refused = self.refusal(for: bytes) else { return nil }
             return WebhookPeerRefusal(
                 message: "the connection to the webhook receiver reached \(refused.phrase) (its host's addresses "
                     + "changed after they were checked)")
@@ -239,10 +242,10 @@
         /// For `HTTPClient`'s connection initializers: a connection whose peer this policy refuses gets a handler
         /// that lets nothing through (the request fails with the refusal, and the connection is closed).
         func guardConnection(_ channel: any Channel) -> EventLoopFuture<Void> {
-            guard let refusal = refusal(forPeer: channel.remoteAddress) else {
+            guard let refused = self.refusal(forPeer: channel.remoteAddress) else {
                 return channel.eventLoop.makeSucceededVoidFuture()
             }
-            return channel.pipeline.addHandler(PeerRefusalHandler(refusal), position: .first)
+            return channel.pipeline.addHandler(PeerRefusalHandler(refused), position: .first)
         }
 
         /// The 4 or 16 bytes of an IP socket address.
