@@ -169,7 +169,7 @@
             let started = ContinuousClock.now
             let limit = WebhookSenderConfiguration.milliseconds(configuration.deadlineSeconds, fallback: 15)
             let deadline = NIODeadline.now() + .milliseconds(limit)
-            let progress = Locked(Progress())
+            let progress = Locked(ExchangeProgress())
             let finished = await FirstOf<WebhookDeliveryOutcome>.within(.milliseconds(limit)) { [self] in
                 await self.exchange(
                     url: url, id: id, timestamp: timestamp, body: body, signature: signature, deadline: deadline,
@@ -183,7 +183,7 @@
         }
 
         /// What an exchange has seen so far, for the deadline's side of the race.
-        struct Progress: Sendable {
+        struct ExchangeProgress: Sendable {
             var status: Int?
             var bytesRead = 0
         }
@@ -191,7 +191,7 @@
         /// The check, the request and the answer's first bytes.
         private func exchange(
             url: String, id: String, timestamp: Int64, body: [UInt8], signature: String, deadline: NIODeadline,
-            progress: Locked<Progress>
+            progress: Locked<ExchangeProgress>
         ) async -> WebhookDeliveryOutcome {
             do throws(RouteKitError) {
                 _ = try await policy.check(url)
