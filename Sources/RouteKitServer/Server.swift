@@ -13,12 +13,8 @@
     /// of API tokens. The contract is the OpenAPI document served at `/v1/openapi.yaml`
     /// (`Sources/RouteKitServer/openapi.yaml`).
     public struct RouteKitServer: Sendable {
-<<<<<<< ours
-        /// The store served.
-=======
         /// The store served: its routes and workouts, its API tokens, and its people (whom identity-provider tokens
         /// act as).
->>>>>>> theirs
         public let store: any RouteStore & TokenStore & PeopleStore
         /// Where it listens and its limits.
         package let configuration: ServerConfiguration
@@ -26,13 +22,9 @@
         package let logger: Logger
 
         /// Creates a server for `store`.
-<<<<<<< ours
-        public init(store: any RouteStore & TokenStore & PeopleStore, configuration: ServerConfiguration, logger: Logger) {
-=======
         public init(
             store: any RouteStore & TokenStore & PeopleStore, configuration: ServerConfiguration, logger: Logger
         ) {
->>>>>>> theirs
             self.store = store
             self.configuration = configuration
             self.logger = logger

@@ -197,12 +197,8 @@ struct Serve: AsyncParsableCommand {
             }
             var logger = Logger(label: "routekit.serve")
             logger.logLevel = settings.text(.logLevel).flatMap { Logger.Level(rawValue: $0) } ?? .info
-<<<<<<< ours
-            let store = try await runReportingErrors { () async throws -> any RouteStore & TokenStore & PeopleStore in
-=======
             let store = try await runReportingErrors {
                 () async throws -> any RouteStore & TokenStore & PeopleStore in
->>>>>>> theirs
                 var driverLogger = logger
                 driverLogger[metadataKey: "component"] = "postgres"
                 guard

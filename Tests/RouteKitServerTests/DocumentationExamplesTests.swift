@@ -32,5 +32,17 @@
             let server = RouteKitServer(store: store, configuration: configuration, logger: Logger(label: "routekit"))
             try await server.makeApplication().runService()
         }
+
+        /// The webhook article's check of a request in Swift, run by WebhookSignatureTests with a delivery's headers
+        /// and body.
+        static func verifyWebhook(secretText: String, headers: [String: String], body: [UInt8]) throws {
+            // snippet.webhook-verify
+            let secret = try WebhookSecret(text: secretText)  // "whsec_…", as the subscription gave it
+            let verifier = WebhookVerifier(secrets: [secret])
+            try verifier.verify(
+                id: headers["webhook-id"], timestamp: headers["webhook-timestamp"],
+                signature: headers["webhook-signature"], body: body)
+            // snippet.end
+        }
     }
 #endif
