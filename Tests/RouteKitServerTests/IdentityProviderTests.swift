@@ -469,7 +469,7 @@
                 #expect(verified.scopes == [.read, .write])
                 #expect(verified.client == "phone-app")
                 let moved = try provider("/moved")
-                do {
+                do throws(RouteKitError) {
                     try await moved.load()
                     Issue.record("a redirect was followed")
                 } catch {
@@ -477,7 +477,7 @@
                     #expect(error.message.contains("302"))
                 }
                 let huge = try provider("/huge")
-                do {
+                do throws(RouteKitError) {
                     try await huge.load()
                     Issue.record("a 2 MiB key set was read")
                 } catch {
