@@ -11,11 +11,16 @@
     import ServiceLifecycle
 
     /// One watcher of the store's commits for the whole server: it waits on the store's `CommitWatch` and wakes
-    /// every long-poll and event stream of this process (through one `CommitSignal`) when the store's newest
-    /// anchor moves, so that 500 followers cost one watcher, not 500.
+    /// the long-polls and event streams of this process that follow the people a commit concerns (one
+    /// `CommitSignal` per person followed here), so that 5,000 followers cost one watcher, and a commit wakes only
+    /// its person's followers: the cost of a commit grows with the people it concerns, not with every follower.
     final class FeedHub: Service, Sendable {
         let store: any RouteStore & PeopleStore
+        /// Fired at shutdown (and by every person's commit): what streams watch for the server's end.
         let signal = CommitSignal()
+        /// One signal per person followed on this server, made on first use. At most one per person the server
+        /// has served a follower of (small: a generation counter each).
+        private let personSignals = Locked<[PersonID: CommitSignal]>([:])
         /// Open event streams, by token.
         let streams = Locked<[UUID: Int]>([:])
         let logger: Logger
@@ -28,9 +33,33 @@
             trimming = Locked(TrimSchedule(heartbeat: .seconds(heartbeatSeconds)))
         }
 
+        /// What `person`'s followers wait on: fired when a commit concerns them, and at shutdown.
+        func signal(for person: PersonID) -> CommitSignal {
+            personSignals.withLock { signals in
+                if let signal = signals[person] { return signal }
+                let signal = CommitSignal()
+                signals[person] = signal
+                return signal
+            }
+        }
+
+        /// Wakes the followers of `people` (and drops the shared reads of theirs, now stale).
+        func wake(_ people: Set<PersonID>) {
+            reads.withLock { state in state = state.filter { !people.contains($0.key.person) } }
+            let signals = personSignals.withLock { s in people.compactMap { s[$0] } }
+            for signal in signals { signal.fire() }
+        }
+
+        /// Wakes every follower (shutdown; a head that moved without saying whose it was).
+        func wakeEveryone() {
+            reads.withLock { $0.removeAll() }
+            let signals = personSignals.withLock { Array($0.values) }
+            for signal in signals { signal.fire() }
+            signal.fire()
+        }
+
         func run() async throws {
             let store = self.store
-            let signal = self.signal
             let logger = self.logger
             try await cancelWhenGracefulShutdown {
                 let waiter: CommitWatch
@@ -41,7 +70,7 @@
                     throw error
                 }
                 defer { waiter.close() }
-                // Everyone's head, not the default person's: a commit of any person wakes the followers.
+                // Everyone's head; each wake asks whose heads moved past it, and wakes only their followers.
                 var last = (try? await store.feedHeads(after: .max))?.head
                 while !Task.isCancelled {
                     await waiter.wait(timeout: 1)
@@ -51,21 +80,29 @@
                         logger.debug(
                             "returned free memory to the system", metadata: ["openStreams": "\(self.openStreamCount)"])
                     }
-                    let now = (try? await store.feedHeads(after: .max))?.head
-                    if now != last {
-                        last = now
-                        signal.fire()
+                    guard let since = last else {
+                        last = (try? await store.feedHeads(after: .max))?.head
+                        if last != nil { self.wakeEveryone() }
+                        continue
+                    }
+                    guard let heads = try? await store.feedHeads(after: since), heads.head != since else { continue }
+                    last = heads.head
+                    if heads.head < since {
+                        // The log went back (a store restored from a copy): everyone reads again, and learns.
+                        self.wakeEveryone()
+                    } else {
+                        self.wake(heads.people)
                     }
                 }
             }
             // Wake the streams so that they see the shutdown and end.
-            signal.fire()
+            wakeEveryone()
         }
 
-        /// Change sets being read or read since the last commit, by what was asked: when a commit wakes 500
-        /// followers at the same anchor, one of them reads the store and the others wait for its answer. Cleared at
-        /// every commit; large sets are dropped once read.
-        private let reads = Locked<(generation: UInt64, tasks: [ReadKey: Task<ChangeSet, any Error>])>((0, [:]))
+        /// Change sets being read or read since the last commit of their person, by what was asked: when a commit
+        /// wakes 500 followers of one person at the same anchor, one of them reads the store and the others wait
+        /// for its answer. A person's are dropped at each commit of theirs (``wake(_:)``); large sets once read.
+        private let reads = Locked<[ReadKey: (generation: UInt64, task: Task<ChangeSet, any Error>)]>([:])
 
         struct ReadKey: Hashable {
             /// Whose feed: two people at the same anchor (or none) are owed different sets.
@@ -75,11 +112,11 @@
             var limit: Int
         }
 
-        /// The change set after `anchor`, shared with every follower that asks the same since the last commit. A set
-        /// read before a commit that had not fired yet is still a correct answer for a follower (the commit's fire
-        /// wakes it, and it asks again from the new anchor), but not for a request's first read: a client that was
-        /// told its upload was stored must find it in the feed at once. Those pass `shared: false` and read the
-        /// store.
+        /// The change set after `anchor`, shared with every follower of the same person that asks the same since
+        /// that person's last commit. A set read before a commit that had not fired yet is still a correct answer for
+        /// a follower (the commit's fire wakes it, and it asks again from the new anchor), but not for a request's
+        /// first read: a client that was told its upload was stored must find it in the feed at once. Those pass
+        /// `shared: false` and read the store.
         func changes(
             in store: any RouteStore, since anchor: ChangeAnchor?, matching predicate: ChangePredicate, limit: Int,
             shared: Bool
@@ -88,38 +125,32 @@
         {
             if !shared { return try await store.changes(since: anchor, matching: predicate, limit: limit) }
             let key = ReadKey(person: store.person, anchor: anchor?.text, predicate: predicate, limit: limit)
-            let generation = signal.current
-            let task = reads.withLock { state -> Task<ChangeSet, any Error> in
-                if state.generation != generation {
-                    state = (generation, [:])
-                }
-                if let running = state.tasks[key] { return running }
+            let generation = signal(for: store.person).current
+            let task = reads.withLock { tasks -> Task<ChangeSet, any Error> in
+                if let running = tasks[key], running.generation == generation { return running.task }
                 let task = Task { () throws -> ChangeSet in
                     try await store.changes(since: anchor, matching: predicate, limit: limit)
                 }
-                state.tasks[key] = task
+                tasks[key] = (generation, task)
                 return task
+            }
+            func forget() {
+                reads.withLock { tasks in
+                    if tasks[key]?.generation == generation { tasks[key] = nil }
+                }
             }
             do {
                 let set = try await task.value
                 // Live updates are small and shared by every follower; catch-up pages are large and rarely asked for
                 // twice: those are not kept once read (memory stays bounded while followers page).
-                if set.count > 64 {
-                    reads.withLock { state in
-                        if state.generation == generation { state.tasks[key] = nil }
-                    }
-                }
+                if set.count > 64 { forget() }
                 return set
             } catch let error as RouteKitError {
                 // Errors are not shared: the next reader asks the store again.
-                reads.withLock { state in
-                    if state.generation == generation { state.tasks[key] = nil }
-                }
+                forget()
                 throw error
             } catch {
-                reads.withLock { state in
-                    if state.generation == generation { state.tasks[key] = nil }
-                }
+                forget()
                 throw RouteKitError(.storage, "reading the change feed failed")
             }
         }
@@ -270,7 +301,7 @@
                 try TokenAnchors.anchor(text, for: token)
             }
             // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
-            let seen = hub.signal.current
+            let seen = hub.signal(for: store.person).current
             var set = try await read(in: store, since: anchor, predicate, limit, token, shared: false)
             if isStream {
                 guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
@@ -288,7 +319,7 @@
                 // backoff of `routekit changes --follow`, and read again as soon as it answers; past the deadline the
                 // answer is the last set read (its anchor still good), not an error.
                 let deadline = ContinuousClock.now + .seconds(wait)
-                let waiter = FeedWaiter(signal: hub.signal, seen: seen, pace: .deadline(deadline))
+                let waiter = FeedWaiter(signal: hub.signal(for: store.person), seen: seen, pace: .deadline(deadline))
                 var tail = makeTail(in: store, after: set, predicate, limit, token, waiter: waiter)
                 polling: while set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
                     switch try await tail.next() {
@@ -378,7 +409,7 @@
                                     &writer, in: store, first: first, seen: start, predicate, limit, token,
                                     heartbeatMS: heartbeatMS, logger: logger)
                             } onGracefulShutdown: {
-                                hub.signal.fire()
+                                hub.wakeEveryone()
                             }
                         }
                     } catch {
@@ -398,7 +429,8 @@
             // `retry:` rides on the first event: a frame of its own, without data, dispatches no event by the
             // specification, but some clients (httpx-sse) turn it into an empty `message`.
             var retryPending = true
-            let waiter = FeedWaiter(signal: hub.signal, seen: start, pace: .heartbeat(milliseconds: heartbeatMS))
+            let waiter = FeedWaiter(
+                signal: hub.signal(for: store.person), seen: start, pace: .heartbeat(milliseconds: heartbeatMS))
             var tail = makeTail(in: store, after: first, predicate, limit, token, waiter: waiter)
             var upToDateSent = false
             var waitingLogged = false

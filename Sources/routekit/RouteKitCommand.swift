@@ -37,7 +37,7 @@ struct RouteKitCommand: AsyncParsableCommand {
             Effort.self,
             PrivacyZones.self, ZonesCommand.self,
             Inspect.self,
-            Convert.self, Render.self, Serve.self, Tokens.self,
+            Convert.self, Render.self, Serve.self, Tokens.self, People.self,
         ]
     )
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RouteKit
+import RouteKitApplication
 import RouteKitImport
 
 #if Server
@@ -365,17 +366,23 @@ struct Tokens: AsyncParsableCommand {
             commandName: "create",
             abstract: "Make an API token and print it (once: the store keeps only a hash of it).",
             discussion: """
-                A token writes as one source (--source) and has scopes: read (workouts, routes, the change \
-                feed), write (uploads, as its source), admin. --read-source limits what it reads to some \
-                sources; it then never learns that other sources' objects exist.
+                A token acts as one person (--person; the default person without it), writes as one of their \
+                sources (--source) and has scopes: read (workouts, routes, the change feed), write (uploads, as \
+                its source), admin. --read-source limits what it reads to some sources; it then never learns \
+                that other sources' objects exist. A token with only the admin scope is an admin token: it \
+                manages people and tokens (/v1/people) and reads no one's data.
 
                 Examples:
                   routekit tokens create --source my-phone --scope read,write --name phone
+                  routekit tokens create --person 3f2a9c1e --source watch --scope read,write
+                  routekit tokens create --scope admin --name operator
                   routekit tokens create --source dashboard --scope read --read-source my-phone --expires-days 30
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
-        @Option(help: "The source the token writes as.") var source: String
+        @Option(help: "The person it acts as: an id (or its first 8+ hex digits), or `default` (the default).")
+        var person: String?
+        @Option(help: "The source the token writes as (default: admin for an admin token).") var source: String?
         @Option(help: "Scopes, comma-separated: read, write, admin.") var scope = "read"
         @Option(help: "A name for people (shown by `tokens list`).") var name = ""
         @Option(help: "Limit reading to this source (repeat for several); default: every source.")
@@ -392,14 +399,28 @@ struct Tokens: AsyncParsableCommand {
                     let store = try await tokenStore(storeOptions, creating: true)
                     let scopes = try APIToken.scopes(from: scope)
                     guard !scopes.isEmpty else { throw RouteKitError(.invalidArgument, "give at least one --scope") }
+                    // Only `admin`: an admin token, no one's. With read or write too: a person's token that may
+                    // also administer (as tokens made before people existed).
+                    let isAdminToken = scopes == [.admin]
+                    if isAdminToken, person != nil {
+                        throw RouteKitError(
+                            .invalidArgument, "an admin token is no one's: give --person with read or write scopes")
+                    }
+                    let owner: PersonID? =
+                        isAdminToken
+                        ? nil : try await StoredID.resolvePerson(person ?? "default", argument: "--person", in: store)
+                    guard let sourceName = source ?? (isAdminToken ? "admin" : nil) else {
+                        throw RouteKitError(.invalidArgument, "give --source: the source the token writes as")
+                    }
                     let readable = readSource.isEmpty ? nil : Set(try readSource.map { try Source(name: $0) })
                     let made = TokenText.make(
-                        name: name, source: try Source(name: source), scopes: scopes, readableSources: readable,
-                        expires: expiresDays.map { Date().addingTimeInterval($0 * 86_400) })
+                        name: name, person: owner, source: try Source(name: sourceName), scopes: scopes,
+                        readableSources: readable, expires: expiresDays.map { Date().addingTimeInterval($0 * 86_400) })
                     try await store.saveToken(made.token)
                     print(made.text)
+                    let whose = owner.map { "person \($0), source \(sourceName)" } ?? "admin token"
                     printError(
-                        "token \(made.token.id.uuidString.lowercased()) for source \(source) (\(made.token.scopesText)); "
+                        "token \(made.token.id.uuidString.lowercased()) for \(whose) (\(made.token.scopesText)); "
                             + "this is the only time it is shown")
                 }
             #else
@@ -417,6 +438,8 @@ struct Tokens: AsyncParsableCommand {
 
         struct TokenJSON: Encodable {
             var id, name, source, scopes, created: String
+            /// The person it acts as; absent for an admin token.
+            var person: String?
             var readSources: [String]?
             var expires, revoked, lastUsed: String?
             var active: Bool
@@ -435,13 +458,15 @@ struct Tokens: AsyncParsableCommand {
                                 TokenJSON(
                                     id: t.id.uuidString.lowercased(), name: t.name, source: t.source.name,
                                     scopes: t.scopesText, created: Timestamp(t.created).iso8601,
+                                    person: t.person?.description,
                                     readSources: t.readableSources?.map(\.name).sorted(), expires: iso(t.expires),
                                     revoked: iso(t.revoked), lastUsed: iso(t.lastUsed), active: t.isActive(at: now)))
                         } else {
                             let state = t.revoked != nil ? "revoked" : (t.isActive(at: now) ? "active" : "expired")
                             print(
-                                "\(t.id.uuidString.lowercased()) \(column(state, 8)) \(column(t.source.name, 16)) "
-                                    + "\(column(t.scopesText, 16)) \(t.name)")
+                                "\(t.id.uuidString.lowercased()) \(column(state, 8)) "
+                                    + "\(column(t.person.map { String($0.description.prefix(8)) } ?? "admin", 8)) "
+                                    + "\(column(t.source.name, 16)) \(column(t.scopesText, 16)) \(t.name)")
                         }
                     }
                     if !json { print("\(tokens.count) token(s) in \(storeOptions.label)") }
