@@ -31,8 +31,11 @@ public final class FaultInjectingStore: RouteStore, @unchecked Sendable {
 
     /// The base store seen as `person`, failing the same way: a new wrapper of `base.forPerson(person)` with counters
     /// of its own, from zero.
+    /// (This wrapper itself when `person` is its own: a server takes a view per request, and the faults switched on
+    /// for the wrapper must reach it.)
     public func forPerson(_ person: PersonID) -> FaultInjectingStore {
-        FaultInjectingStore(base.forPerson(person), failingAppend: failAt, failingFinishes: failingFinishes)
+        if person == self.person { return self }
+        return FaultInjectingStore(base.forPerson(person), failingAppend: failAt, failingFinishes: failingFinishes)
     }
 
     /// Whether this call that finishes a route fails (one of the first `finishFailures`).

@@ -223,11 +223,13 @@
                         to: "http://127.0.0.1:\(port)/hook", id: "msg_7",
                         timestamp: Int64(Date().timeIntervalSince1970), body: Self.body, secrets: [secret])
                 }
-                guard case .refusedTarget(let why) = attempt.outcome else {
-                    Issue.record("not refused: \(attempt.outcome)")
-                    return
+                // The connection is closed before anything is written: refused, or (as AsyncHTTPClient reports the
+                // closed channel on Linux) unreachable. Either way the receiver gets nothing (below).
+                switch attempt.outcome {
+                case .refusedTarget(let why): #expect(why.contains("loopback"))
+                case .unreachable: break
+                default: Issue.record("delivered or failed: \(attempt.outcome)")
                 }
-                #expect(why.contains("loopback"))
             }
             let requests6 = receiver.requests.withLock { $0 }
             #expect(requests6 == 0)
