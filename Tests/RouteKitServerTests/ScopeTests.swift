@@ -228,6 +228,11 @@
                 #expect(!objects.contains { $0["type"] as? String == "series" })
                 let added = feed.object["added"] as? [Any]
                 #expect(added?.count == 1)
+                // Its anchors are sealed: they cannot count the commits of what it may not read.
+                let sealed = feed.object["anchor"] as? String ?? ""
+                #expect(sealed.hasPrefix("s1."))
+                let plain = fullFeed.object["anchor"] as? String ?? ""
+                #expect(!plain.hasPrefix("s1."))
 
                 // The archive: the workout and its route's GPX, no series entry and no hr in the GPX.
                 let fullArchive = try Archive(
