@@ -341,8 +341,8 @@
 
         /// One change set, without what the token may not read; `shared` as in ``FeedHub/changes``.
         ///
-        /// For a token limited to some sources, or narrowed to some types of object (``ChangeSet/removeUnreadable(_:)``),
-        /// pages of the store's feed are read and merged until `limit` changes it may see are there, the feed is caught
+        /// For a token limited to some sources, or narrowed to some types of object (`removeUnreadable(_:)`), pages
+        /// of the store's feed are read and merged until `limit` changes it may see are there, the feed is caught
         /// up, or ``maxHiddenPages`` pages were read: whether the feed had more (``ChangeSet/hasMore``) then says
         /// nothing of the hidden commits, except past that many pages.
         func read(
@@ -625,7 +625,8 @@
             deletedObjects.removeAll { !token.mayRead($0.source) || !grant.mayRead(key: $0.key) }
             if !grant.readsEveryQuantity {
                 for i in addedObjects.indices {
-                    if case .workout(let workout) = addedObjects[i] { addedObjects[i] = .workout(grant.redacted(workout)) }
+                    guard case .workout(let workout) = addedObjects[i] else { continue }
+                    addedObjects[i] = .workout(grant.redacted(workout))
                 }
             }
         }

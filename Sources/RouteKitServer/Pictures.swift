@@ -13,8 +13,9 @@
     extension ReadRoutes {
         /// A picture of a route (`routekit render`'s map and profiles): `?format=svg|png`, `?size=WxH` (at most
         /// 4096 a side), `?versions=raw,current|current|raw`. Its bytes depend on the route version and on what
-        /// may change beside it (privacy zones, series), so it is revalidated hourly rather than immutable. Its profiles
-        /// are of the quantity types the token may read (`read:routes` and, for heart rate, `read:heartRate`).
+        /// may change beside it (privacy zones, series), so it is revalidated hourly rather than immutable. Its
+        /// profiles are of the quantity types the token may read (`read:routes` and, for heart rate,
+        /// `read:heartRate`).
         func picture(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
             let route = try await readableRoute(context)
@@ -40,8 +41,8 @@
             // Its profiles depend on the token's scopes (no heart-rate profile without `read:heartRate`: the store
             // reads no such series), and so does its tag.
             let quantities = try context.requireToken().grant.quantityTag
-            let tag =
-                "\"\(route.id.uuidString.lowercased())-picture-\(format)-\(size)-\(parts.sorted().joined(separator: "+"))\(quantities)\""
+            let versionsTag = parts.sorted().joined(separator: "+")
+            let tag = "\"\(route.id.uuidString.lowercased())-picture-\(format)-\(size)-\(versionsTag)\(quantities)\""
             if Self.matches(request, tag) {
                 return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
             }

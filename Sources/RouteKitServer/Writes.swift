@@ -9,8 +9,9 @@
 
     /// Writes to stored objects (`write` scope, or the object type's: `write:workouts` to delete a workout with
     /// what it has, `write:routes` to delete a route, `write:effort` for effort scores), as the token's source:
-    /// deleting a workout or a route, relating an effort score to a workout and unrelating it. The decisions are the application's (``StoreDeletion``,
-    /// ``WorkoutEffort``), as `routekit delete` and `routekit effort` make them; these routes only translate.
+    /// deleting a workout or a route, relating an effort score to a workout and unrelating it. The decisions are the
+    /// application's (``StoreDeletion``, ``WorkoutEffort``), as `routekit delete` and `routekit effort` make them;
+    /// these routes only translate.
     ///
     /// Only the source that wrote an object may change it: another source's object answers `403`, unless the token
     /// may not read that source, when it answers `404` as if it did not exist (as reads do). A refused request

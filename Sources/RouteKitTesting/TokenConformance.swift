@@ -24,7 +24,8 @@ public enum TokenStoreConformance {
         try await store.saveToken(b)
         try check(try await store.token(id: a.id) == a, "a token reads back as saved")
         try check(
-            try await store.token(id: b.id) == b, "readable sources, expiry and scopes narrowed to some types read back")
+            try await store.token(id: b.id) == b,
+            "readable sources, expiry and scopes narrowed to some types read back")
         try check(try await store.token(id: UUID()) == nil, "an unknown id is nil")
         try check(try await store.tokens().map(\.id) == [a.id, b.id], "tokens are listed oldest first")
         do {

@@ -72,7 +72,8 @@
             #expect(writer.mayWrite(quantity: .heartRate))
             #expect(!writer.mayWrite(quantity: .power))
             #expect(!writer.readsAnything)
-            let words = ["read:workouts", "read:routes", "read:effort"] + QuantityType.all.map { "read:" + $0.identifier }
+            let quantities = QuantityType.all.map { "read:" + $0.identifier }
+            let words = ["read:workouts", "read:routes", "read:effort"] + quantities
             let every = try TokenGrant(parsing: words.joined(separator: ","))
             #expect(every.readsEverything)
         }
