@@ -1,23 +1,112 @@
 import Foundation
 
-/// What an API token lets its holder do over HTTP (`routekit serve`).
-public enum APIScope: String, Hashable, Sendable, CaseIterable, Codable, Comparable {
-    /// Read workouts, routes, series and the change feed (of the sources the token may read).
-    case read
-    /// Upload and write, as the token's source: only objects of that source can be replaced or deleted.
-    case write
-    /// Start and watch processing jobs for every source.
-    case admin
+/// What an API token lets its holder do over HTTP (`routekit serve`): a scope word.
+///
+/// The plain words keep their meaning: ``read`` reads every type of object (of the sources the token may read),
+/// ``write`` writes every type, as the token's source, and ``admin`` manages people, tokens and jobs. As HealthKit
+/// authorizes reading and sharing per data type, a scope can also be narrowed to one type of object (a
+/// ``ScopeTarget``): `read:routes`, `read:heartRate`, `write:workouts` (``reading(_:)``, ``writing(_:)``). What a set
+/// of scopes allows is answered by ``TokenGrant``.
+public struct APIScope: Hashable, Sendable, Comparable, CustomStringConvertible, RawRepresentable, Codable {
+    /// What a scope lets its holder do.
+    public enum Access: String, Hashable, Sendable, CaseIterable {
+        /// Read objects (workouts, routes, effort scores, series, the change feed).
+        case read
+        /// Upload and write, as the token's source.
+        case write
+        /// Manage people, tokens and processing jobs.
+        case admin
 
-    private var order: Int {
-        switch self {
-        case .read: 0
-        case .write: 1
-        case .admin: 2
+        var order: Int {
+            switch self {
+            case .read: 0
+            case .write: 1
+            case .admin: 2
+            }
         }
     }
 
-    public static func < (a: APIScope, b: APIScope) -> Bool { a.order < b.order }
+    /// What it lets its holder do.
+    public let access: Access
+    /// The one type of object it is narrowed to; `nil` for every type (`read`, `write`) and for `admin`.
+    public let target: ScopeTarget?
+
+    private init(access: Access, target: ScopeTarget?) {
+        self.access = access
+        self.target = target
+    }
+
+    /// Read workouts, routes, effort scores, series of every type and the change feed (of the sources the token may
+    /// read).
+    public static let read = APIScope(access: .read, target: nil)
+    /// Upload and write every type of object, as the token's source: only objects of that source can be replaced or
+    /// deleted.
+    public static let write = APIScope(access: .write, target: nil)
+    /// Start and watch processing jobs for every source; manage people and their tokens.
+    public static let admin = APIScope(access: .admin, target: nil)
+
+    /// Read one type of object (`read:routes`, `read:heartRate`).
+    public static func reading(_ target: ScopeTarget) -> APIScope { APIScope(access: .read, target: target) }
+
+    /// Write one type of object (`write:workouts`, `write:power`).
+    public static func writing(_ target: ScopeTarget) -> APIScope { APIScope(access: .write, target: target) }
+
+    /// The scope a word names: `read`, `write`, `admin`, or `read:TYPE` or `write:TYPE` with a ``ScopeTarget`` name
+    /// (`workouts`, `routes`, `effort`, or a quantity type's identifier: `heartRate`, `power`, …); `nil` for any other
+    /// word (`admin:routes` included).
+    public init?(rawValue: String) {
+        let parts = rawValue.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let head = parts.first, let access = Access(rawValue: String(head)) else { return nil }
+        guard parts.count == 2 else {
+            self.init(access: access, target: nil)
+            return
+        }
+        guard access != .admin, let target = ScopeTarget(name: String(parts[1])) else { return nil }
+        self.init(access: access, target: target)
+    }
+
+    /// The scope `word` names (see ``init(rawValue:)``).
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` naming the word when it is not a scope.
+    public init(parsing word: String) throws(RouteKitError) {
+        guard let scope = APIScope(rawValue: word) else {
+            throw RouteKitError(.invalidArgument, "'\(word)' is not a scope: \(Self.grammar)")
+        }
+        self = scope
+    }
+
+    /// The scope words there are, for messages.
+    package static var grammar: String {
+        "read, write, admin, or read:TYPE or write:TYPE with TYPE one of "
+            + ScopeTarget.all.map(\.description).joined(separator: ", ")
+    }
+
+    /// The word: `read`, `write:routes`, `read:heartRate`.
+    public var rawValue: String { target.map { "\(access.rawValue):\($0)" } ?? access.rawValue }
+
+    public var description: String { rawValue }
+
+    /// Read scopes first, then write, then admin; the plain word before the narrowed ones, which follow
+    /// ``ScopeTarget/all``'s order.
+    public static func < (a: APIScope, b: APIScope) -> Bool {
+        if a.access != b.access { return a.access.order < b.access.order }
+        return (a.target?.order ?? -1) < (b.target?.order ?? -1)
+    }
+
+    /// Decodes the word.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let scope = APIScope(rawValue: text) else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a scope"))
+        }
+        self = scope
+    }
+
+    /// Encodes the word.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }
 
 /// An API token as a store keeps it: who it writes as, what it may do, and a hash of its secret (never the
@@ -32,7 +121,8 @@ public struct APIToken: Hashable, Sendable, Identifiable {
     public var person: PersonID?
     /// The source it writes as (a source of its person).
     public var source: Source
-    /// What it may do.
+    /// What it may do: plain `read`, `write`, `admin`, and scopes narrowed to one type of object (``APIScope``).
+    /// ``grant`` answers what they allow.
     public var scopes: Set<APIScope>
     /// The sources it may read; `nil` for every source. A token limited this way never learns that other
     /// sources' objects exist.
@@ -75,21 +165,22 @@ public struct APIToken: Hashable, Sendable, Identifiable {
     /// Whether it may read objects of `source`.
     package func mayRead(_ source: Source) -> Bool { readableSources?.contains(source) ?? true }
 
-    /// The scopes as stored: comma-separated, in ``APIScope`` order.
+    /// What its scopes let it read and write, type by type.
+    public var grant: TokenGrant { TokenGrant(scopes) }
+
+    /// The scopes as stored: comma-separated, in ``APIScope`` order (`read,write,admin` as before narrowed scopes
+    /// existed; `read:workouts,read:routes,write`).
     package var scopesText: String { scopes.sorted().map(\.rawValue).joined(separator: ",") }
 
-    /// Reads stored scopes.
-    /// - Throws: ``RouteKitError/Code/invalidArgument`` naming an unknown scope.
+    /// Reads stored scopes, or scopes given to `routekit tokens create --scope`: words separated by commas (or
+    /// spaces).
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` naming the first word that is not a scope.
     package static func scopes(from text: String) throws(RouteKitError) -> Set<APIScope> {
         var out: Set<APIScope> = []
-        for part in text.split(separator: ",") {
-            let name = part.trimmingCharacters(in: .whitespaces)
-            guard let scope = APIScope(rawValue: name) else {
-                throw RouteKitError(
-                    .invalidArgument,
-                    "'\(name)' is not a scope (one of \(APIScope.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            out.insert(scope)
+        for part in text.split(whereSeparator: { $0 == "," || $0 == " " }) {
+            let word = part.trimmingCharacters(in: .whitespaces)
+            guard !word.isEmpty else { continue }
+            out.insert(try APIScope(parsing: word))
         }
         return out
     }

@@ -69,7 +69,9 @@ package enum PersonArchive {
     ///   - path: Where the zip is written; no file may be there.
     ///   - readableSources: Only objects of these sources (an API token that may read only some), `nil` for all: a
     ///     workout of another source is left out with everything of it, and so is a route or an effort score of
-    ///     another source.
+    ///     another source. What a token's scopes allow is the store's: a view narrowed to an API token's grant
+    ///     (`readGrant`) gives no routes without `read:routes`, no effort scores without `read:effort`, and only the
+    ///     series, point values and zone settings of the quantity types it may read.
     ///   - routekitVersion: The release named in the manifest.
     ///   - created: The manifest's `created`, and every entry's modification time.
     ///   - scratch: The scratch file's path (see ``PersonArchive``); `path` + `.entry` by default.
@@ -125,13 +127,21 @@ package enum PersonArchive {
     static func plan(_ store: any RouteStore, readableSources: Set<Source>?) async throws(RouteKitError)
         -> [PlannedWorkout]
     {
+        // What the store's reader may read (an API token's grant): no workouts, no archive; no routes, no route files
+        // (nor waypoints and planned routes). Its series are those of the types it may read already.
+        let grant = store.readGrant
+        guard grant.mayRead(.workouts) else { return [] }
+        let readsRoutes = grant.mayRead(.routes)
         var out: [PlannedWorkout] = []
         for workout in try await allWorkouts(store) where readableSources?.contains(workout.source) ?? true {
-            let routes = try await store.routes(matching: RouteFilter(workout: workout.id)).filter {
-                readableSources?.contains($0.source) ?? true
+            var routes: [RouteSample] = []
+            if readsRoutes {
+                routes = try await store.routes(matching: RouteFilter(workout: workout.id)).filter {
+                    readableSources?.contains($0.source) ?? true
+                }
             }
             var attachmentsAlone = false
-            if routes.isEmpty {
+            if routes.isEmpty && readsRoutes {
                 let attachments = try await store.attachments(ofWorkout: workout.id)
                 defer { attachments.close() }
                 attachmentsAlone = try await attachments.next() != nil
@@ -293,8 +303,11 @@ private final class ArchiveRun {
         var efforts: [EffortScore] = []
         var zoneSettings = ZoneSettings()
         do throws(RouteKitError) {
-            efforts = try await store.efforts(ofWorkout: workout.id).filter { mayRead($0.source) }
-            zoneSettings = try await store.zoneSettings(ofWorkout: workout.id)
+            let grant = store.readGrant
+            if grant.mayRead(.effort) {
+                efforts = try await store.efforts(ofWorkout: workout.id).filter { mayRead($0.source) }
+            }
+            zoneSettings = grant.redacted(try await store.zoneSettings(ofWorkout: workout.id))
         } catch where error.code == .notFound {}
         let archived = routes.map { $0.route }
         let figures: WorkoutFigures?

@@ -38,6 +38,11 @@ package enum StoredRouteEvents {
         let chunks = try await store.storedRouteChunks(ofRoute: route.id)
         defer { chunks.close() }
         let decoder = JSONDecoder()
+        // What the store's reader may see (an API token narrowed to some quantity types): the series above are only
+        // those already; a point's own values of the other types are left out, and so are the extension elements
+        // RouteKit does not interpret, which may carry any of them.
+        let grant = store.readGrant
+        let keepsExtensions = grant.readsEveryQuantity
         while let chunk = try await chunks.next() {
             var points = chunk.locations.map { GPXPoint(location: $0) }
             if let x = chunk.extras {
@@ -46,9 +51,14 @@ package enum StoredRouteEvents {
                     throw RouteKitError(.storage, "route \(route.id) has unreadable extras (chunk \(chunk.sequence))")
                 }
                 for e in entries where e.i >= 0 && e.i < points.count {
-                    if let extras = e.x { points[e.i].extras = extras }
+                    if var extras = e.x {
+                        if !keepsExtensions { extras.extensions = [] }
+                        points[e.i].extras = extras
+                    }
                     for (name, value) in e.v ?? [:] {
-                        if let type = QuantityType(identifier: name) { points[e.i].values[type] = value }
+                        if let type = QuantityType(identifier: name), grant.mayRead(quantity: type) {
+                            points[e.i].values[type] = value
+                        }
                     }
                 }
             }
@@ -191,16 +201,30 @@ extension StoredRouteEvents {
         workout: UUID, store: any RouteStore, to writer: inout W
     ) async throws(RouteKitError) {
         let a = try await GPXAttachments.read(workout: workout, from: store)
-        for p in a.waypoints { try writer.write(.waypoint(p)) }
+        let grant = store.readGrant
+        for p in a.waypoints { try writer.write(.waypoint(Self.readable(p, grant))) }
         for r in a.routes {
             try writer.write(.routeStart(r.info))
             var s = 0
             while s < r.points.count {
                 let e = min(s + 1024, r.points.count)
-                try writer.write(.routePoints(Array(r.points[s..<e])))
+                try writer.write(.routePoints(r.points[s..<e].map { Self.readable($0, grant) }))
                 s = e
             }
             try writer.write(.routeEnd(r.info))
         }
+    }
+
+    /// `point` as `grant` may see it: without the values of quantity types it may not read, and without the extension
+    /// elements RouteKit does not interpret (which may carry any type) unless it may read every type.
+    static func readable(_ point: GPXPoint, _ grant: TokenGrant) -> GPXPoint {
+        guard !grant.readsEveryQuantity else { return point }
+        var out = point
+        for type in QuantityType.all where !grant.mayRead(quantity: type) { out.values[type] = nil }
+        if var extras = out.extras {
+            extras.extensions = []
+            out.extras = extras
+        }
+        return out
     }
 }

@@ -129,6 +129,14 @@ package enum WorkoutStatistics {
             zones = try Zones.heartRate(maximum: observed)
             zoneConfiguration = ZonePreference.fromWorkout(maximum: observed)
         }
+        // A reader that may not read heart rate (an API token without `read:heartRate`: its store reads no such
+        // series) gets no heart-rate zones either, even from its settings or the request: they would be zones of
+        // nothing, and say what the person's heart rate is.
+        let grant = store.readGrant
+        if !grant.mayRead(quantity: .heartRate) {
+            zones = nil
+            zoneConfiguration = nil
+        }
         let power = try await store.allSamples(of: .power, workout: workout.id)
         var usedFTP: Double?
         var powerZones: Zones?
@@ -155,6 +163,11 @@ package enum WorkoutStatistics {
                         + "\(ZonePreference.format(value.rounded())) W): nothing else is known; set an FTP or zones "
                         + "with routekit zones set")
             }
+        }
+        if !grant.mayRead(quantity: .power) {
+            usedFTP = nil
+            powerZones = nil
+            powerConfiguration = nil
         }
         if route == nil, let span = seriesSpan(workout, [heartRate, cadence, power], maxGap: options.maxSampleGap) {
             // An indoor workout: its series count over its time, less its pauses.

@@ -121,14 +121,16 @@
         /// first the zone its stored samples end in (when it holds any), then a `zone` event each time a batch of
         /// samples leaves the builder in another zone than the last event said; heartbeat comments in between; an
         /// `end` event when the builder finishes or is discarded. Without zones for the source (no configuration, no
-        /// maximum heart rate, no age; no FTP for power) it is `409 zones-unknown`, saying how to set them.
+        /// maximum heart rate, no age; no FTP for power) it is `409 zones-unknown`, saying how to set them. Besides the
+        /// builder's `write:routes`, it needs the quantity's read scope (`read:heartRate`, `read:power`).
         func zones(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let (token, pending) = try await owned(context)
             let text = request.uri.queryParameters.get("type") ?? ZoneConfiguration.Quantity.heartRate.rawValue
             guard let quantity = ZoneConfiguration.Quantity(rawValue: text) else {
                 throw Problem.badRequest("'type' must be heartRate or power, not '\(text)'")
             }
+            // The zone of its samples tells them: reading them is the quantity's scope (`read:heartRate`).
+            let (token, pending) = try await owned(context, needing: .reading(.quantity(quantity.quantityType)))
             guard let preferred = try await ZoneSettingsChanges.preferred(quantity, of: token.source, in: store) else {
                 let how =
                     quantity == .heartRate

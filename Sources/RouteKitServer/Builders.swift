@@ -14,6 +14,10 @@
     /// batch names the index of its first item (`first=N`) and every answer gives the counts the server holds, so a
     /// client that lost an answer resends from there and nothing is stored twice (as resumable-upload protocols such
     /// as tus do). `GET /v1/builders/ID/zones` streams the zone the builder's heart rate (or power) is in.
+    ///
+    /// A builder builds a route: every endpoint needs `write:routes` (or `write`); samples of a type also need that
+    /// type's (`write:heartRate`), events and the finish `write:workouts`, and the zone stream reading its type
+    /// (`read:heartRate`).
     struct BuilderRoutes: Sendable {
         let stores: PersonStores
         let configuration: ServerConfiguration
@@ -61,7 +65,7 @@
 
         func create(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            let token = try context.require(.writing(.routes))
             var order = LocationOrder.timestamp
             let bytes = try await request.body.collect(upTo: 64 * 1024)
             if bytes.readableBytes > 0 {
@@ -87,10 +91,17 @@
                 headers: [.location: "/v1/builders/\(pending.id.uuidString.lowercased())"])
         }
 
-        /// The pending builder of the token's source, else `404` (another source's builder does not exist for it).
-        func owned(_ context: RouteKitRequestContext) async throws -> (APIToken, PendingBuilder) {
+        /// The pending builder of the token's source, else `404` (another source's builder does not exist for it);
+        /// `403` without `write:routes` (or `write`) and the other scopes `more`.
+        func owned(_ context: RouteKitRequestContext, needing more: APIScope...) async throws -> (
+            APIToken, PendingBuilder
+        ) {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            let token = try context.require(.writing(.routes))
+            let grant = token.grant
+            for scope in more where !grant.allows(scope) {
+                throw Problem.insufficientScope(scope.rawValue, token)
+            }
             let id = try ReadRoutes.id(context)
             guard let pending = try await store.pendingBuilder(id: id), pending.source == token.source else {
                 throw Problem.notFound("route builder \(id) is not pending (finished, discarded or never made)")
@@ -103,7 +114,7 @@
         /// uploading finds its builders and where each resumes.
         func list(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            let token = try context.require(.writing(.routes))
             let mine = try await store.pendingBuilders().filter { $0.source == token.source }
             return JSONBody.response(["builders": mine.map(BuilderJSON.init)])
         }
@@ -189,12 +200,12 @@
         /// builder; the zone streams of the builder get them.
         func appendSamples(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let (_, pending) = try await owned(context)
             let typeText = request.uri.queryParameters.get("type") ?? ""
             guard let type = QuantityType(identifier: typeText), Self.sampleTypes.contains(type) else {
                 let names = Self.sampleTypes.map(\.identifier).joined(separator: ", ")
                 throw Problem.badRequest("'type' must be one of \(names), not '\(typeText)'")
             }
+            let (_, pending) = try await owned(context, needing: .writing(.quantity(type)))
             let held = pending.progress.sampleCount(of: type)
             let first = try Self.first(request, held: held, what: "\(type) sample")
             let body = try await batchBody(request)
@@ -219,7 +230,7 @@
         /// stored once as locations are, added after the workout's events when the builder finishes.
         func appendEvents(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let (_, pending) = try await owned(context)
+            let (_, pending) = try await owned(context, needing: .writing(.workouts))
             let held = pending.progress.eventCount
             let first = try Self.first(request, held: held, what: "event")
             let body = try await batchBody(request)
@@ -252,7 +263,7 @@
 
         func finish(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let (token, pending) = try await owned(context)
+            let (token, pending) = try await owned(context, needing: .writing(.workouts))
             let bytes = try await request.body.collect(upTo: 1 << 20)
             let body: FinishBody
             do {

@@ -289,7 +289,8 @@
 
         func changes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
+            // Any read scope: each set leaves out the objects of types the token may not read.
+            let token = try context.requireSomeRead()
             let query = request.uri.queryParameters
             let limit = try Query.int(query.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
             let wait = try Query.int(query.get("wait"), "wait", default: 0, 0...configuration.maxWaitSeconds)
@@ -340,9 +341,10 @@
 
         /// One change set, without what the token may not read; `shared` as in ``FeedHub/changes``.
         ///
-        /// For a token limited to some sources, pages of the store's feed are read and merged until `limit` changes
-        /// it may see are there, the feed is caught up, or ``maxHiddenPages`` pages were read: whether the feed had
-        /// more (``ChangeSet/hasMore``) then says nothing of the other sources' commits, except past that many pages.
+        /// For a token limited to some sources, or narrowed to some types of object (`removeUnreadable(_:)`), pages
+        /// of the store's feed are read and merged until `limit` changes it may see are there, the feed is caught
+        /// up, or ``maxHiddenPages`` pages were read: whether the feed had more (``ChangeSet/hasMore``) then says
+        /// nothing of the hidden commits, except past that many pages.
         func read(
             in store: any RouteStore, since anchor: ChangeAnchor?, _ predicate: ChangePredicate, _ limit: Int,
             _ token: APIToken, shared: Bool
@@ -350,7 +352,7 @@
             async throws(RouteKitError) -> ChangeSet
         {
             var set = try await hub.changes(in: store, since: anchor, matching: predicate, limit: limit, shared: shared)
-            guard token.readableSources != nil else { return set }
+            guard token.readableSources != nil || !token.grant.readsEverything else { return set }
             set.removeUnreadable(token)
             var pages = 1
             while set.hasMore && set.count < limit && pages < Self.maxHiddenPages {
@@ -609,12 +611,24 @@
     }
 
     extension ChangeSet {
-        /// Drops what `token` may not read (the objects of other sources).
+        /// Drops what `token` may not read: the objects of other sources, and those of types its scopes leave out
+        /// (routes without `read:routes`, workouts without `read:workouts`, effort scores without `read:effort`, a
+        /// series without its quantity type's `read:TYPE`); the workouts it keeps lose the recorded totals of the
+        /// quantity types it may not read. (Sets are shared by every token of a person: this is done to each token's
+        /// copy, never in the store.)
         mutating func removeUnreadable(_ token: APIToken) {
-            added.removeAll { !token.mayRead($0.source) }
-            deleted.removeAll { !token.mayRead($0.source) }
-            addedObjects.removeAll { !token.mayRead($0.source) }
-            deletedObjects.removeAll { !token.mayRead($0.source) }
+            let grant = token.grant
+            let routes = grant.mayRead(.routes)
+            added.removeAll { !routes || !token.mayRead($0.source) }
+            deleted.removeAll { !routes || !token.mayRead($0.source) }
+            addedObjects.removeAll { !token.mayRead($0.source) || !grant.mayRead(object: $0) }
+            deletedObjects.removeAll { !token.mayRead($0.source) || !grant.mayRead(key: $0.key) }
+            if !grant.readsEveryQuantity {
+                for i in addedObjects.indices {
+                    guard case .workout(let workout) = addedObjects[i] else { continue }
+                    addedObjects[i] = .workout(grant.redacted(workout))
+                }
+            }
         }
 
         /// Appends the change set that follows this one: a route this set added and the next one deletes (replaced

@@ -129,7 +129,7 @@
         case wrongAudience(expected: String)
         /// No `sub`, or an empty one.
         case missingSubject
-        /// The `scope` claim has neither `read` nor `write`.
+        /// The `scope` claim has no RouteKit scope: neither `read` nor `write`, nor a `read:TYPE` or `write:TYPE`.
         case noScope
 
         /// The problem's type name (after `urn:routekit:problem:`).
@@ -207,7 +207,8 @@
             case .missingSubject:
                 return "it has no sub claim, so it names no person"
             case .noScope:
-                return "its scope claim has neither read nor write (admin is never granted to identity-provider tokens)"
+                return "its scope claim has none of read, write, read:TYPE or write:TYPE (admin is never granted to "
+                    + "identity-provider tokens)"
             }
         }
 
@@ -227,8 +228,8 @@
     public struct VerifiedIdentity: Sendable, Hashable {
         /// Its issuer and subject.
         public var subject: ExternalSubject
-        /// The RouteKit scopes its `scope` claim grants: `APIScope.read` and `APIScope.write`, never
-        /// `APIScope.admin`.
+        /// The RouteKit scopes its `scope` claim grants: `read` and `write`, and the scopes narrowed to one type of
+        /// object (`read:routes`, `read:heartRate`, `write:workouts`: `APIScope.reading(_:)`), never `admin`.
         public var scopes: Set<APIScope>
         /// Its `name` claim, else its `preferred_username`.
         public var name: String?
@@ -394,9 +395,11 @@
             guard let subject = claims.sub, !subject.isEmpty else { throw IdentityTokenRefusal.missingSubject }
             var scopes: Set<APIScope> = []
             for word in (claims.scope ?? "").split(separator: " ") {
-                // `admin` is never granted through a token of the identity provider; unknown words are ignored.
-                if word == "read" { scopes.insert(.read) }
-                if word == "write" { scopes.insert(.write) }
+                // `read`, `write` and the scopes narrowed to one type of object (`read:heartRate`, `write:workouts`);
+                // `admin` is never granted through a token of the identity provider, and other words (`openid`,
+                // another API's scopes) are ignored.
+                guard let scope = APIScope(rawValue: String(word)), scope.access != .admin else { continue }
+                scopes.insert(scope)
             }
             guard !scopes.isEmpty else { throw IdentityTokenRefusal.noScope }
             return VerifiedIdentity(

@@ -11,11 +11,18 @@
         /// The store opened by the server (the default person's view); its people and tokens are everyone's.
         let base: any RouteStore & TokenStore & PeopleStore
 
-        /// The store seen as `token`'s person.
+        /// The store seen as `token`'s person, and through its scopes: a token narrowed to some types of object
+        /// (without plain `read`) gets the view narrowed to its grant (RouteKit's `GrantedStore`), where series of the
+        /// quantity types it may not read are absent wherever they are read (series, statistics, pictures, exports,
+        /// archives) and workouts come without their recorded totals. The object types (workouts, routes, effort
+        /// scores) are the handlers' checks (`require(.reading(.routes))`).
         /// - Throws: `403 admin-token` for an admin token (it manages people and tokens, and reads no one's data).
         func store(for token: APIToken) throws(Problem) -> any RouteStore {
             guard let person = token.person else { throw Problem.adminTokenHasNoData }
-            return base.forPerson(person)
+            let view: any RouteStore = base.forPerson(person)
+            let grant = token.grant
+            if grant.readsEverything { return view }
+            return GrantedStore(view, grant: grant)
         }
 
         /// The store seen as `person` (for work a request queued: figures, jobs).
@@ -82,7 +89,8 @@
     /// - `POST /v1/people` `{"name": …}` → `201 {"id": …, "name": …, "created": …}`
     /// - `GET /v1/people` → `{"people": […]}`; `GET /v1/people/ID` → the person; `DELETE /v1/people/ID` erases them
     ///   (every object, token and feed entry, in one transaction) → `204`
-    /// - `POST /v1/people/ID/tokens` `{"name": …, "source": …, "scopes": ["read", "write"], "expiresInDays": …}` →
+    /// - `POST /v1/people/ID/tokens` `{"name": …, "source": …, "scopes": ["read", "write"], "expiresInDays": …}`
+    ///   (scopes narrowed to one type of object too: `["read:workouts", "read:routes"]`) →
     ///   `201 {"id": …, "token": "rk_…", …}` (the secret is shown once); `GET /v1/people/ID/tokens` →
     ///   `{"tokens": […]}`; `DELETE /v1/people/ID/tokens/TOKEN` revokes → `204`
     struct PeopleRoutes: Sendable {
@@ -210,18 +218,28 @@
                 status: .created)
         }
 
-        /// A person token's scopes: `read` and/or `write`; `admin` is refused (admin tokens are no one's).
+        /// A person token's scopes: `read` and `write`, and scopes narrowed to one type of object (`read:routes`,
+        /// `read:heartRate`, `write:workouts`); a word that is no scope is a `400` naming it, and so is `admin` (admin
+        /// tokens are no one's).
         static func scopes(_ names: [String]) throws(Problem) -> Set<APIScope> {
             var out: Set<APIScope> = []
             for name in names {
-                guard let scope = APIScope(rawValue: name), scope != .admin else {
+                let scope: APIScope
+                do throws(RouteKitError) {
+                    scope = try APIScope(parsing: name)
+                } catch {
+                    throw Problem.badRequest("'scopes': \(error.message)")
+                }
+                guard scope != .admin else {
                     throw Problem.badRequest(
-                        "'\(name)' is not a scope a person's token can have (read, write); admin tokens are made with "
+                        "'admin' is not a scope a person's token can have; admin tokens are made with "
                             + "`routekit tokens create --scope admin`")
                 }
                 out.insert(scope)
             }
-            guard !out.isEmpty else { throw Problem.badRequest("'scopes' must name at least one of read, write") }
+            guard !out.isEmpty else {
+                throw Problem.badRequest("'scopes' must name at least one scope (read, write, read:TYPE, write:TYPE)")
+            }
             return out
         }
 

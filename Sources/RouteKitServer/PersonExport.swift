@@ -7,23 +7,27 @@
     import RouteKitApplication
 
     /// `GET /v1/export`: everything the token's person has, as one zip (RouteKitApplication's `PersonArchive`, the
-    /// archive `routekit export --person … --archive` writes), limited to the sources the token may read.
+    /// archive `routekit export --person … --archive` writes), limited to the sources the token may read and to what
+    /// its scopes allow (`read:workouts` at least; routes with `read:routes`, effort scores with `read:effort`,
+    /// series and point values of the quantity types it may read).
     struct PersonExportRoutes: Sendable {
-        let store: any RouteStore
+        let stores: PersonStores
         let configuration: ServerConfiguration
 
         /// The archive, written to a spool file in the upload folder first (memory stays at one entry's writer), then
         /// streamed. The file is unlinked once it is open for the answer, and on any error, so the spool folder holds
         /// nothing of it after the answer (a server killed while writing one leaves it to the next server's sweep).
         func archive(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
-            let token = try context.require(.read)
+            let token = try context.requireToken()
             guard let person = token.person else {
                 throw Problem(
                     status: .forbidden, type: "insufficient-scope", title: "The token lacks a scope",
                     detail: "an admin token reads no person's objects: export with a token of the person")
             }
-            // The person's view of the store. The lead's `store(for: token)` replaces this line when it lands.
-            let view = store.forPerson(person)
+            _ = try context.require(.reading(.workouts))
+            // The person's view of the store, narrowed to the token's scopes: the archive leaves out what they do not
+            // allow.
+            let view = try stores.store(for: token)
             let folder = configuration.uploadDirectory as NSString
             let path = folder.appendingPathComponent(Spool.name(Spool.exportPrefix, suffix: ".zip"))
             let scratch = folder.appendingPathComponent(Spool.name(Spool.exportPrefix, suffix: ".entry"))

@@ -13,7 +13,9 @@
     extension ReadRoutes {
         /// A picture of a route (`routekit render`'s map and profiles): `?format=svg|png`, `?size=WxH` (at most
         /// 4096 a side), `?versions=raw,current|current|raw`. Its bytes depend on the route version and on what
-        /// may change beside it (privacy zones, series), so it is revalidated hourly rather than immutable.
+        /// may change beside it (privacy zones, series), so it is revalidated hourly rather than immutable. Its
+        /// profiles are of the quantity types the token may read (`read:routes` and, for heart rate,
+        /// `read:heartRate`).
         func picture(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
             let route = try await readableRoute(context)
@@ -36,8 +38,11 @@
             guard !parts.isEmpty, parts.isSubset(of: ["raw", "current"]) else {
                 throw Problem.badRequest("'versions' must be raw, current or raw,current, not '\(versions)'")
             }
-            let tag =
-                "\"\(route.id.uuidString.lowercased())-picture-\(format)-\(size)-\(parts.sorted().joined(separator: "+"))\""
+            // Its profiles depend on the token's scopes (no heart-rate profile without `read:heartRate`: the store
+            // reads no such series), and so does its tag.
+            let quantities = try context.requireToken().grant.quantityTag
+            let versionsTag = parts.sorted().joined(separator: "+")
+            let tag = "\"\(route.id.uuidString.lowercased())-picture-\(format)-\(size)-\(versionsTag)\(quantities)\""
             if Self.matches(request, tag) {
                 return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
             }
@@ -82,8 +87,10 @@
             let store = try stores.store(context)
             let route = try await readableRoute(context)
             let max = try Query.int(request.uri.queryParameters.get("max"), "max", default: 2_000, 2...20_000)
-            // profile2: the body gained `time` (a browser's copy without it must not be revalidated).
-            let tag = "\"\(route.id.uuidString.lowercased())-profile2-\(max)\""
+            // profile2: the body gained `time` (a browser's copy without it must not be revalidated). Heart rate and
+            // power are there only for a token that may read them: the tag says which.
+            let quantities = try context.requireToken().grant.quantityTag
+            let tag = "\"\(route.id.uuidString.lowercased())-profile2-\(max)\(quantities)\""
             if Self.matches(request, tag) {
                 return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=3600"])
             }

@@ -10,7 +10,9 @@
     /// The read routes: workouts, routes, one route's locations (NDJSON, streamed) and its export (GPX, GeoJSON,
     /// CSV). A route version's content never changes, so its answers carry an `ETag` and
     /// `Cache-Control: private, immutable`, and revalidation gets `304`. An object of a source the token may not
-    /// read is answered `404`, as if it did not exist.
+    /// read is answered `404`, as if it did not exist. Workouts need `read:workouts` (or `read`), routes
+    /// `read:routes`; what carries quantities (an export, a picture, a profile, statistics) leaves out the types the
+    /// token may not read (the store it is given is narrowed to them), and its `ETag` says which it holds.
     struct ReadRoutes: Sendable {
         let stores: PersonStores
         let configuration: ServerConfiguration
@@ -22,7 +24,7 @@
         /// workout of the page; only a cursor whose workout has gone since costs a listing of the whole store.
         func workouts(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
+            let token = try context.require(.reading(.workouts))
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
             let source = try Query.source(q.get("source"))
@@ -89,14 +91,16 @@
                 var routes: [RouteJSON]
             }
             let workout = try await WorkoutJSON(w, routes: routes, in: store)
-            return JSONBody.response(Body(workout: workout, routes: routes.map(RouteJSON.init)))
+            // The routes themselves are for `read:routes` (the workout's figures and counts are the workout's).
+            let readsRoutes = try context.requireToken().grant.mayRead(.routes)
+            return JSONBody.response(Body(workout: workout, routes: readsRoutes ? routes.map(RouteJSON.init) : []))
         }
 
         /// Current routes a page at a time, as ``workouts(_:context:)`` pages workouts: keyset queries of the store,
         /// `next` the cursor of the following page, `anchor` the feed's anchor read before the list.
         func routes(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
+            let token = try context.require(.reading(.routes))
             let q = request.uri.queryParameters
             let limit = try Query.int(q.get("limit"), "limit", default: 500, 1...configuration.maxLimit)
             let after = try WorkoutCursor(q.get("after"))
@@ -146,10 +150,10 @@
             }
         }
 
-        /// The route when it exists and the token may read it, else `404`.
+        /// The route when it exists and the token may read it, else `404`; `403` without `read:routes` (or `read`).
         func readableRoute(_ context: RouteKitRequestContext) async throws -> RouteSample {
             let store = try stores.store(context)
-            let token = try context.require(.read)
+            let token = try context.require(.reading(.routes))
             let id = try Self.id(context)
             guard let route = try await store.route(id: id), token.mayRead(route.source) else {
                 throw Problem.notFound("route \(id) is not in the store")
@@ -215,7 +219,9 @@
             guard let format = ExportFormat(rawValue: text) else {
                 throw Problem.badRequest("'format' must be gpx, geojson or csv, not '\(text)'")
             }
-            let tag = Self.etag(route, format.rawValue)
+            // The quantities it holds depend on the token's scopes: so does its tag.
+            let grant = try context.requireToken().grant
+            let tag = Self.etag(route, format.rawValue + grant.quantityTag)
             if Self.matches(request, tag) { return Self.notModified(tag) }
             let path = (configuration.uploadDirectory as NSString).appendingPathComponent(
                 Spool.name(Spool.exportPrefix, suffix: "." + format.rawValue))

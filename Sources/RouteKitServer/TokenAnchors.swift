@@ -4,12 +4,12 @@
     import RouteKit
 
     /// Anchors as a token sees them. A token that reads every source gets the store's anchor text
-    /// (``ChangeAnchor/text``). A token limited to some sources (`--read-source`) gets it sealed: `s1.` + base64url of
-    /// the anchor's text encrypted and authenticated with ChaCha20-Poly1305, keyed by HKDF-SHA256 from the token's
-    /// stored secret hash, under a fresh random nonce each time. The store's anchor counts every commit of every
-    /// source; sealed, it says nothing (not even whether it moved) to a token that may not see those commits, and it
-    /// is good only for the token it was made for. Any server sharing the store opens it (the key comes from the
-    /// store's record of the token), and revoking the token voids it with the token.
+    /// (``ChangeAnchor/text``). A token limited to some sources (`--read-source`), or to some types of object, gets it
+    /// sealed: `s1.` + base64url of the anchor's text encrypted and authenticated with ChaCha20-Poly1305, keyed by
+    /// HKDF-SHA256 from the token's stored secret hash, under a fresh random nonce each time. The store's anchor
+    /// counts every commit of every source; sealed, it says nothing (not even whether it moved) to a token that may
+    /// not see those commits, and it is good only for the token it was made for. Any server sharing the store opens it
+    /// (the key comes from the store's record of the token), and revoking the token voids it with the token.
     enum TokenAnchors {
         static let prefix = "s1."
 
@@ -35,11 +35,12 @@
             return try ChangeAnchor(text: String(decoding: plain, as: UTF8.self))
         }
 
-        /// Whether `token`'s anchors are sealed: those of a token limited to some sources, and of every person but the
-        /// default one (a store's positions count everyone's commits; a person learns nothing of the others' from
-        /// theirs). The default person's tokens, made before people existed, keep plain anchors.
+        /// Whether `token`'s anchors are sealed: those of a token limited to some sources or narrowed to some types of
+        /// object (it may not count the commits of what it may not read), and of every person but the default one (a
+        /// store's positions count everyone's commits; a person learns nothing of the others' from theirs). The
+        /// default person's tokens that read everything, made before people existed, keep plain anchors.
         static func seals(_ token: APIToken) -> Bool {
-            token.readableSources != nil || token.person != .default
+            token.readableSources != nil || token.person != .default || !token.grant.readsEverything
         }
 
         static let foreign = RouteKitError(

@@ -27,7 +27,8 @@
 
         func upload(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            // A file holds a workout and its route (and their series, events and effort, which go with them).
+            let token = try context.require(.writing(.workouts), .writing(.routes))
             let limit = configuration.maxConcurrentImports
             let admitted = inFlight.withLock { n in
                 guard n < limit else { return false }

@@ -9,10 +9,13 @@
     import RouteKitProcessing
 
     extension ReadRoutes {
-        /// The workout when it exists and the token may read it, else `404`.
-        func readableWorkout(_ context: RouteKitRequestContext) async throws -> Workout {
+        /// The workout when it exists and the token may read it, else `404`; `403` without `needed` (`read:workouts`,
+        /// or what the endpoint reads of it: `read:effort` for its effort scores).
+        func readableWorkout(_ context: RouteKitRequestContext, needing needed: APIScope = .reading(.workouts))
+            async throws -> Workout
+        {
             let store = try stores.store(context)
-            let token = try context.require(.read)
+            let token = try context.require(needed)
             let id = try Self.id(context)
             guard let w = try await store.workout(id: id), token.mayRead(w.source) else {
                 throw Problem.notFound("workout \(id) is not in the store")
@@ -85,7 +88,8 @@
         }
 
         /// One series of the workout, in time order: one `{"time", "value"}` object per line, streamed batch by
-        /// batch.
+        /// batch. `404` when the workout has no series of the type, and when the token may not read the type (its
+        /// store lists no such series): the same answer, so it never learns whether the series exists.
         func series(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
             let workout = try await readableWorkout(context)
@@ -93,6 +97,9 @@
             guard let type = QuantityType(identifier: text) else {
                 throw Problem.badRequest(
                     "'\(text)' is not a series type: \(QuantityType.all.map(\.identifier).joined(separator: ", "))")
+            }
+            guard try await store.seriesTypes(ofWorkout: workout.id).contains(type) else {
+                throw Problem.notFound("workout \(workout.id) has no \(type.identifier) series")
             }
             return Response(
                 status: .ok,
@@ -111,7 +118,7 @@
         /// The workout's effort scores and the one that counts: `{"effective": {…}|null, "scores": [{…}]}`.
         func effort(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let workout = try await readableWorkout(context)
+            let workout = try await readableWorkout(context, needing: .reading(.effort))
             let scores = try await store.efforts(ofWorkout: workout.id)
             var response = JSONBody.response(WorkoutEffortJSON(scores))
             response.headers[.cacheControl] = "private, no-cache"

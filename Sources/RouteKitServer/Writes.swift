@@ -7,9 +7,11 @@
     import RouteKitApplication
     import RouteKitGPX
 
-    /// Writes to stored objects (`write` scope), as the token's source: deleting a workout or a route, relating an
-    /// effort score to a workout and unrelating it. The decisions are the application's (``StoreDeletion``,
-    /// ``WorkoutEffort``), as `routekit delete` and `routekit effort` make them; these routes only translate.
+    /// Writes to stored objects (`write` scope, or the object type's: `write:workouts` to delete a workout with
+    /// what it has, `write:routes` to delete a route, `write:effort` for effort scores), as the token's source:
+    /// deleting a workout or a route, relating an effort score to a workout and unrelating it. The decisions are the
+    /// application's (``StoreDeletion``, ``WorkoutEffort``), as `routekit delete` and `routekit effort` make them;
+    /// these routes only translate.
     ///
     /// Only the source that wrote an object may change it: another source's object answers `403`, unless the token
     /// may not read that source, when it answers `404` as if it did not exist (as reads do). A refused request
@@ -31,7 +33,7 @@
 
         func delete(_ kind: StoreDeletion.Kind, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            let token = try context.require(.writing(kind == .route ? .routes : .workouts))
             let id = try ReadRoutes.id(context)
             _ = try await StoreDeletion.delete(
                 id, kind: kind, as: token.source, readableSources: token.readableSources, in: store)
@@ -53,7 +55,7 @@
         /// source and answers `201` with it, in the shape of `GET /v1/workouts/ID/effort`'s scores.
         func relateEffort(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            let token = try context.require(.writing(.effort))
             let id = try ReadRoutes.id(context)
             let bytes = try await request.body.collect(upTo: Self.maxEffortBodyBytes)
             let body = try Self.effortBody(bytes)
@@ -98,7 +100,7 @@
         /// `DELETE /v1/workouts/ID/effort/SCORE`: unrelates a score the token's source related; `204`.
         func unrelateEffort(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
+            let token = try context.require(.writing(.effort))
             let id = try ReadRoutes.id(context)
             let text = context.parameters.get("scoreID") ?? ""
             guard let scoreID = UUID(uuidString: text) else {

@@ -9,18 +9,21 @@
 
     /// The token's source's zones: `GET /v1/zones` (the settings), `GET`, `PUT` and `DELETE /v1/zones/{quantity}`
     /// (`heartRate` or `power`). The rules are the application's (``ZoneSettingsChanges``), as `routekit zones`
-    /// applies them; these routes only translate.
+    /// applies them; these routes only translate. A quantity's zones and figures are its type's: reading them needs
+    /// `read:heartRate` (or `read:power`, or `read`), changing them `write:heartRate` (…); the settings leave out the
+    /// quantities the token may not read.
     struct ZoneRoutes: Sendable {
         let stores: PersonStores
 
         /// The longest body `PUT /v1/zones/{quantity}` reads.
         static let maxBodyBytes = 16 * 1024
 
-        /// `GET /v1/zones`: the figures and the configuration each quantity's workouts use (`read` scope).
+        /// `GET /v1/zones`: the figures and the configuration each quantity's workouts use (any read scope; the
+        /// quantities the token may not read are left out).
         func settings(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
-            let settings = try await store.zoneSettings(of: token.source)
+            let token = try context.requireSomeRead()
+            let settings = token.grant.redacted(try await store.zoneSettings(of: token.source))
             var response = JSONBody.response(ZoneSettingsJSON(settings))
             response.headers[.cacheControl] = "private, no-cache"
             return response
@@ -30,8 +33,8 @@
         /// known (each workout's own maximum or estimated FTP is used, and its statistics say so).
         func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
             let quantity = try Self.quantity(context)
+            let token = try context.require(.reading(.quantity(quantity.quantityType)))
             guard let c = try await ZoneSettingsChanges.preferred(quantity, of: token.source, in: store) else {
                 throw Problem.notFound(
                     "no \(quantity.rawValue) zones are known for this source: PUT boundaries "
@@ -55,8 +58,8 @@
         /// (`maximumHeartRate`, `restingHeartRate`, `age`; `ftp`): answers the configuration now used (`write`).
         func put(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
             let quantity = try Self.quantity(context)
+            let token = try context.require(.writing(.quantity(quantity.quantityType)))
             let change = try await Self.change(request)
             let now = try await ZoneSettingsChanges.apply(change, to: quantity, of: token.source, in: store)
             guard let now else { return Response(status: .noContent) }
@@ -85,8 +88,8 @@
         /// `DELETE /v1/zones/{quantity}`: removes the person's own configuration (the figures stay); `204`.
         func delete(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
             let quantity = try Self.quantity(context)
+            let token = try context.require(.writing(.quantity(quantity.quantityType)))
             _ = try await ZoneSettingsChanges.clear(quantity, of: token.source, in: store)
             return Response(status: .noContent)
         }
@@ -104,13 +107,14 @@
         }
 
         /// `GET /v1/workouts/{id}/zones`: the settings the workout's statistics use (those saved with it over its
-        /// person's), in the shape of `GET /v1/zones`.
+        /// person's), in the shape of `GET /v1/zones` (`read:workouts`; the quantities the token may not read are left
+        /// out).
         func workoutSettings(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
+            let token = try context.require(.reading(.workouts))
             let w = try await workout(context, token)
-            var response = JSONBody.response(
-                ZoneSettingsJSON(try await ZoneSettingsChanges.settings(ofWorkout: w, in: store)))
+            let settings = token.grant.redacted(try await ZoneSettingsChanges.settings(ofWorkout: w, in: store))
+            var response = JSONBody.response(ZoneSettingsJSON(settings))
             response.headers[.cacheControl] = "private, no-cache"
             return response
         }
@@ -119,8 +123,8 @@
         /// nothing is known.
         func workoutGet(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.read)
             let quantity = try Self.quantity(context)
+            let token = try context.require(.reading(.workouts), .reading(.quantity(quantity.quantityType)))
             let w = try await workout(context, token)
             guard let c = try await ZoneSettingsChanges.preferred(quantity, ofWorkout: w, in: store) else {
                 throw Problem.notFound(
@@ -136,8 +140,8 @@
         /// workout, as its source only (`403` for another); answers the configuration its statistics now use.
         func workoutPut(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
             let quantity = try Self.quantity(context)
+            let token = try context.require(.writing(.workouts), .writing(.quantity(quantity.quantityType)))
             let w = try await workout(context, token)
             let change = try await Self.change(request)
             let now = try await ZoneSettingsChanges.apply(
@@ -150,8 +154,8 @@
         /// `204`.
         func workoutDelete(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
-            let token = try context.require(.write)
             let quantity = try Self.quantity(context)
+            let token = try context.require(.writing(.workouts), .writing(.quantity(quantity.quantityType)))
             let w = try await workout(context, token)
             _ = try await ZoneSettingsChanges.clear(quantity, ofWorkout: w, as: token.source, in: store)
             return Response(status: .noContent)

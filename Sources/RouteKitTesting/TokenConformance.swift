@@ -14,7 +14,8 @@ public enum TokenStoreConformance {
             id: UUID(), name: "phone", source: try Source(name: "phone"), scopes: [.read, .write],
             secretHash: String(repeating: "ab", count: 32), created: created)
         let b = APIToken(
-            id: UUID(), name: "viewer", source: try Source(name: "viewer"), scopes: [.read],
+            id: UUID(), name: "viewer", source: try Source(name: "viewer"),
+            scopes: [.reading(.workouts), .reading(.routes), .reading(.quantity(.power)), .writing(.effort)],
             readableSources: [try Source(name: "phone"), try Source(name: "watch")],
             secretHash: String(repeating: "cd", count: 32), created: created.addingTimeInterval(1),
             expires: created.addingTimeInterval(86_400))
@@ -22,7 +23,9 @@ public enum TokenStoreConformance {
         try await store.saveToken(a)
         try await store.saveToken(b)
         try check(try await store.token(id: a.id) == a, "a token reads back as saved")
-        try check(try await store.token(id: b.id) == b, "readable sources and expiry read back")
+        try check(
+            try await store.token(id: b.id) == b,
+            "readable sources, expiry and scopes narrowed to some types read back")
         try check(try await store.token(id: UUID()) == nil, "an unknown id is nil")
         try check(try await store.tokens().map(\.id) == [a.id, b.id], "tokens are listed oldest first")
         do {

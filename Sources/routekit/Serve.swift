@@ -47,9 +47,9 @@ struct Serve: AsyncParsableCommand {
             Identity providers: with --jwks (the provider's JSON Web Key Set, a file or an https URL), --issuer and \
             --audience, a bearer JWT signed by one of its keys (RS256, ES256, EdDSA) is accepted too, as the person \
             of its subject (iss and sub; --jwt-people create makes a person on first use, refuse answers 401 \
-            unknown-person); its scope claim's read and write are its scopes (never admin). Every refused check \
-            (expired, not yet valid, wrong issuer or audience, unknown kid, alg none, another algorithm) is a 401 \
-            problem of its own type.
+            unknown-person); its scope claim's read, write, read:TYPE and write:TYPE are its scopes (never admin). \
+            Every refused check (expired, not yet valid, wrong issuer or audience, unknown kid, alg none, another \
+            algorithm) is a 401 problem of its own type.
 
             SIGTERM or Ctrl-C drains: the server stops accepting connections, lets requests in flight finish \
             (an upload being received is imported and answered), refuses a request that arrives meanwhile on an \
@@ -367,23 +367,32 @@ struct Tokens: AsyncParsableCommand {
             abstract: "Make an API token and print it (once: the store keeps only a hash of it).",
             discussion: """
                 A token acts as one person (--person; the default person without it), writes as one of their \
-                sources (--source) and has scopes: read (workouts, routes, the change feed), write (uploads, as \
-                its source), admin. --read-source limits what it reads to some sources; it then never learns \
-                that other sources' objects exist. A token with only the admin scope is an admin token: it \
-                manages people and tokens (/v1/people) and reads no one's data.
+                sources (--source) and has scopes: read (workouts, routes, effort scores, every series, the \
+                change feed), write (uploads, as its source), admin. As HealthKit authorizes per data type, read \
+                and write can be narrowed to one type of object: read:TYPE and write:TYPE, with TYPE one of \
+                workouts, routes, effort, or a quantity type (heartRate, cadence, temperature, waterTemperature, \
+                depth, power). A token without read:heartRate (nor read) never sees heart-rate series, nor heart \
+                rate in statistics, zones, pictures, exports, archives or the feed. Uploads need write:workouts \
+                and write:routes. --read-source limits what it reads to some sources; it then never learns that \
+                other sources' objects exist. A token with only the admin scope is an admin token: it manages \
+                people and tokens (/v1/people) and reads no one's data.
 
                 Examples:
                   routekit tokens create --source my-phone --scope read,write --name phone
                   routekit tokens create --person 3f2a9c1e --source watch --scope read,write
                   routekit tokens create --scope admin --name operator
                   routekit tokens create --source dashboard --scope read --read-source my-phone --expires-days 30
+                  routekit tokens create --source map --scope read:workouts,read:routes --name "map, no heart rate"
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
         @Option(help: "The person it acts as: an id (or its first 8+ hex digits), or `default` (the default).")
         var person: String?
         @Option(help: "The source the token writes as (default: admin for an admin token).") var source: String?
-        @Option(help: "Scopes, comma-separated: read, write, admin.") var scope = "read"
+        @Option(
+            help:
+                "Scopes, comma-separated: read, write, admin, read:TYPE, write:TYPE (TYPE: workouts, routes, effort, heartRate, power, …)."
+        ) var scope = "read"
         @Option(help: "A name for people (shown by `tokens list`).") var name = ""
         @Option(help: "Limit reading to this source (repeat for several); default: every source.")
         var readSource: [String] = []

@@ -295,6 +295,39 @@
             }
         }
 
+        @Test("the scope claim's read:TYPE and write:TYPE are scopes narrowed to a type; other words and admin are ignored")
+        func narrowedScopes() async throws {
+            let keys = try await TestKeys()
+            let clock = MovingClock(Date())
+            let (f, provider, _) = try await Self.server(keys.publicKeys(), people: .create, clock: clock)
+            let claim = "openid read:workouts read:routes write:heartRate read:speed admin:routes admin"
+            let token = try await keys.token(Self.claims(clock.now, ["scope": .text(claim)]), kid: "ec-1")
+            let verified = try await provider.verify(token)
+            let expected: Set<APIScope> = [.reading(.workouts), .reading(.routes), .writing(.quantity(.heartRate))]
+            #expect(verified.scopes == expected)
+            let unknownOnly = try await keys.token(
+                Self.claims(clock.now, ["scope": .text("openid read:speed admin")]), kid: "ed-1")
+            try await f.app().test(.live) { client in
+                let workouts = try await client.executeRequest(
+                    uri: "/v1/workouts", method: .get, headers: auth(token), body: nil)
+                #expect(workouts.status == .ok)
+                let routes = try await client.executeRequest(uri: "/v1/routes", method: .get, headers: auth(token), body: nil)
+                #expect(routes.status == .ok)
+                let zones = try await client.executeRequest(
+                    uri: "/v1/zones/heartRate", method: .get, headers: auth(token), body: nil)
+                #expect(zones.status == .forbidden)
+                #expect(problemType(zones) == "insufficient-scope")
+                let upload = try await client.executeRequest(
+                    uri: "/v1/uploads?name=a.gpx", method: .post, headers: auth(token),
+                    body: ByteBuffer(string: gpx(name: "a")))
+                #expect(upload.status == .forbidden)
+                let refused = try await client.executeRequest(
+                    uri: "/v1/workouts", method: .get, headers: auth(unknownOnly), body: nil)
+                #expect(refused.status == .unauthorized)
+                #expect(problemType(refused) == "jwt-no-scope")
+            }
+        }
+
         @Test("with --jwt-people refuse, an unknown subject is 401 unknown-person and nobody is made; a person added with the subject is accepted")
         func refusesUnknownPeople() async throws {
             let keys = try await TestKeys()
