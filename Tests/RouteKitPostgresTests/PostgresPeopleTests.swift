@@ -21,6 +21,19 @@ import Testing
             }
         }
 
+        @Test(
+            "webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure",
+            .timeLimit(.minutes(3)))
+        func webhooks() async throws {
+            var fixtures: [PostgresFixture] = []
+            defer { for fixture in fixtures { fixture.done() } }
+            try await WebhookConformance.run { () async throws -> PostgresStore in
+                let fixture = try await PostgresFixture()
+                fixtures.append(fixture)
+                return fixture.store
+            }
+        }
+
         // Every store check, run as a person of a store where someone else already has objects of every kind.
         @Test(.timeLimit(.minutes(2)), arguments: StoreConformance.checks)
         func crowded(_ check: ConformanceCheck) async throws {

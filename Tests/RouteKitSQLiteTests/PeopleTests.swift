@@ -20,6 +20,12 @@ struct SQLitePeopleTests {
         try await PeopleConformance.run(makeStore: { try makeTemporaryStore() })
     }
 
+    /// The conformance suite's checks of webhook subscriptions (the `webhook` table of migration v15-webhooks).
+    @Test("webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure")
+    func webhooks() async throws {
+        try await WebhookConformance.run(makeStore: { try makeTemporaryStore() })
+    }
+
     @Test("a store written before people (schema v13) opens with everything the default person's; its anchors hold")
     func migrationFromV13() async throws {
         let folder = try Self.temporaryFolder("v13")
