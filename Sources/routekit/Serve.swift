@@ -99,6 +99,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ServeSetting.issuer.help) var issuer: String?
     @Option(help: ServeSetting.audience.help) var audience: String?
     @Option(help: ServeSetting.jwtPeople.help) var jwtPeople: String?
+    @Flag(inversion: .prefixedNo, help: ServeSetting.webhooksAllowPrivate.help) var webhooksAllowPrivate: Bool?
 
     /// The settings given as options, by name.
     var givenOptions: [String: ServeValue] {
@@ -131,6 +132,7 @@ struct Serve: AsyncParsableCommand {
         put(.issuer, issuer.map(ServeValue.text))
         put(.audience, audience.map(ServeValue.text))
         put(.jwtPeople, jwtPeople.map(ServeValue.text))
+        put(.webhooksAllowPrivate, webhooksAllowPrivate.map(ServeValue.flag))
         return given
     }
 
@@ -293,6 +295,7 @@ struct Serve: AsyncParsableCommand {
             if let mb = settings.integer(.maxEntryMb) { limits.maxEntryBytes = mb << 20 }
             configuration.archiveLimits = limits
             if let folder = settings.text(.leafletDir) { configuration.leafletDirectory = folder }
+            if let on = settings.flag(.webhooksAllowPrivate) { configuration.webhooksAllowPrivate = on }
             return configuration
         }
 
