@@ -35,6 +35,8 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/routes/ID/export?format=gpx|geojson|csv
               GET  /v1/routes/ID/picture?format=svg|png   the route's map and profiles
               GET  /tiles/Z/X/Y                  the basemap's tiles (--tiles; no token), for the web view at /
+              POST /v1/webhooks {"url", "types"}  push the person's changes to a URL, signed → its secret (once)
+              GET  /v1/webhooks, /v1/webhooks/ID  state, cursor, last attempts; DELETE, POST …/rotate, …/resume
               GET  /healthz, /readyz
 
             Settings: each option below, else its environment variable (ROUTEKIT_ and the option's name in \
@@ -50,6 +52,12 @@ struct Serve: AsyncParsableCommand {
             unknown-person); its scope claim's read and write are its scopes (never admin). Every refused check \
             (expired, not yet valid, wrong issuer or audience, unknown kid, alg none, another algorithm) is a 401 \
             problem of its own type.
+
+            Webhooks: each change set of a subscribed person's feed is POSTed to the subscription's URL following \
+            the Standard Webhooks specification (webhook-id, webhook-timestamp, webhook-signature), at least once \
+            and in order, from the store's change log (a server stopped mid-delivery loses nothing; servers sharing \
+            a store deliver a subscription one at a time). Receivers on loopback and private addresses are refused \
+            unless --webhooks-allow-private.
 
             SIGTERM or Ctrl-C drains: the server stops accepting connections, lets requests in flight finish \
             (an upload being received is imported and answered), refuses a request that arrives meanwhile on an \
