@@ -217,9 +217,10 @@ package protocol WebhookStore: AnyObject, Sendable {
     /// secret rotated before is dropped). `nil` when there is none with `id`.
     func rotateWebhookSecret(id: UUID, to secret: String, previousExpires: Date) async throws(RouteKitError)
         -> WebhookSubscription?
-    /// Makes the subscription active, with no failed attempts and nothing scheduled; `cursor`, when given, replaces
-    /// its cursor. `nil` when there is none with `id`.
-    func resumeWebhook(id: UUID, cursor: String?) async throws(RouteKitError) -> WebhookSubscription?
+    /// Makes the subscription active, with no failed attempts and its next attempt due at `due` (the dispatcher
+    /// looks at it then, whether or not its person commits); `cursor`, when given, replaces its cursor. `nil` when
+    /// there is none with `id`.
+    func resumeWebhook(id: UUID, cursor: String?, due: Date) async throws(RouteKitError) -> WebhookSubscription?
     /// Records a delivery (or a read that had nothing to deliver) in one transaction, only while the subscription's
     /// cursor is still `cursor`: `false` when it is gone, or when its cursor moved (another server delivered
     /// meanwhile), and nothing is changed.

@@ -71,11 +71,14 @@
             }
         }
 
-        package func resumeWebhook(id: UUID, cursor: String?) async throws(RouteKitError) -> WebhookSubscription? {
+        package func resumeWebhook(id: UUID, cursor: String?, due: Date) async throws(RouteKitError)
+            -> WebhookSubscription?
+        {
             try await write("resuming webhook subscription \(id)") { tx in
                 try await tx.first(
                     """
-                    UPDATE webhook SET paused_reason = NULL, attempts = 0, next_attempt = NULL, pending_since = NULL,
+                    UPDATE webhook SET paused_reason = NULL, attempts = 0,
+                        next_attempt = \(due.timeIntervalSince1970), pending_since = NULL,
                         cursor = coalesce(\(cursor)::text, cursor)
                     WHERE id = \(Self.key(id)) AND person = \(tx.person)
                     RETURNING *

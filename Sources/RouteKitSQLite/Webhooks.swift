@@ -84,16 +84,18 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
-    package func resumeWebhook(id: UUID, cursor: String?) async throws(RouteKitError) -> WebhookSubscription? {
+    package func resumeWebhook(id: UUID, cursor: String?, due: Date) async throws(RouteKitError)
+        -> WebhookSubscription?
+    {
         let person = personKey
         return try await write("resuming webhook subscription \(id)") { db in
             try db.execute(
                 sql: """
-                    UPDATE webhook SET paused_reason = NULL, attempts = 0, next_attempt = NULL, pending_since = NULL,
+                    UPDATE webhook SET paused_reason = NULL, attempts = 0, next_attempt = ?, pending_since = NULL,
                         cursor = coalesce(?, cursor)
                     WHERE id = ? AND person = ?
                     """,
-                arguments: [cursor, Self.key(id), person])
+                arguments: [due.timeIntervalSince1970, cursor, Self.key(id), person])
             return try Row.fetchOne(
                 db, sql: "SELECT * FROM webhook WHERE id = ? AND person = ?", arguments: [Self.key(id), person]
             ).map(Self.webhook(from:))

@@ -242,7 +242,7 @@
             guard let hooks = view as? any WebhookStore else { return }
             let key = "webhook:" + subscription.id.lowercaseText
             // Nothing new after its cursor: no lease is taken (a look at every subscription costs reads only).
-            if subscription.attempts == 0, let cursor = subscription.cursor,
+            if subscription.attempts == 0, subscription.nextAttempt == nil, let cursor = subscription.cursor,
                 let anchor = try? ChangeAnchor(text: cursor),
                 let set = try? await view.changes(
                     since: anchor, matching: ChangePredicate(types: subscription.types), limit: 1),
@@ -305,8 +305,9 @@
                 return .done
             }
             if set.count == 0 {
-                // Nothing of the subscription's types: the cursor moves past the changes of other types.
-                if set.anchor.text != cursor {
+                // Nothing of the subscription's types: the cursor moves past the changes of other types (and a
+                // resumed subscription's schedule is cleared).
+                if set.anchor.text != cursor || subscription.nextAttempt != nil || subscription.attempts != 0 {
                     guard try await record(hooks, id, from: cursor, WebhookDeliveryUpdate(cursor: set.anchor.text))
                     else { return .done }
                 }
@@ -365,7 +366,7 @@
                     "webhooks: a subscription is paused", metadata: ["webhook": "\(id.lowercaseText)", "why": "\(reason)"])
                 return .done
             case .remove:
-                let removed = await Self.uncancelled { () -> Result<Bool, RouteKitError> in
+                let removed = await Self.uncancelled { () async -> Result<Bool, RouteKitError> in
                     do throws(RouteKitError) {
                         return .success(try await hooks.deleteWebhook(id: id))
                     } catch {
@@ -385,7 +386,7 @@
         func record(_ hooks: any WebhookStore, _ id: UUID, from cursor: String?, _ update: WebhookDeliveryUpdate)
             async throws(RouteKitError) -> Bool
         {
-            let result = await Self.uncancelled { () -> Result<Bool, RouteKitError> in
+            let result = await Self.uncancelled { () async -> Result<Bool, RouteKitError> in
                 do throws(RouteKitError) {
                     return .success(try await hooks.updateWebhookDelivery(id: id, from: cursor, update))
                 } catch {

@@ -218,7 +218,8 @@
                     throw Problem.badRequest("'from' is \"now\" (deliver from the current anchor), not '\(other)'")
                 }
             }
-            guard let resumed = try await hooks.resumeWebhook(id: id, cursor: cursor) else {
+            // Due at once: the dispatcher's next look (within a second) delivers it, whoever commits.
+            guard let resumed = try await hooks.resumeWebhook(id: id, cursor: cursor, due: Date()) else {
                 throw Problem.noWebhook(id.lowercaseText)
             }
             return JSONBody.response(WebhookJSON(resumed, for: token))

@@ -760,13 +760,16 @@ extension InMemoryStore: WebhookStore {
         }
     }
 
-    /// Makes the subscription active again, with no failed attempts; `cursor` replaces its cursor when given.
-    package func resumeWebhook(id: UUID, cursor: String?) async throws(RouteKitError) -> WebhookSubscription? {
+    /// Makes the subscription active again, with no failed attempts, due at `due`; `cursor` replaces its cursor when
+    /// given.
+    package func resumeWebhook(id: UUID, cursor: String?, due: Date) async throws(RouteKitError)
+        -> WebhookSubscription?
+    {
         write { s in
             guard var w = s.webhooks[id] else { return nil }
             w.state = .active
             w.attempts = 0
-            w.nextAttempt = nil
+            w.nextAttempt = due
             w.pendingSince = nil
             if let cursor { w.cursor = cursor }
             s.webhooks[id] = w

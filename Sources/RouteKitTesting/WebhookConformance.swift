@@ -109,7 +109,7 @@ package enum WebhookConformance {
         try expect(
             try await b.rotateWebhookSecret(id: mine.id, to: "whsec_x", previousExpires: t0) == nil,
             "B cannot rotate A's")
-        try expect(try await b.resumeWebhook(id: mine.id, cursor: "x") == nil, "B cannot resume A's")
+        try expect(try await b.resumeWebhook(id: mine.id, cursor: "x", due: t0) == nil, "B cannot resume A's")
         let before = try await a.webhook(id: mine.id)
         try expect(
             !(try await b.updateWebhookDelivery(
@@ -190,10 +190,14 @@ package enum WebhookConformance {
             try await a.updateWebhookDelivery(id: s.id, from: "c1", WebhookDeliveryUpdate(attempts: 9)),
             "an update without a reason is recorded")
         try expect(try await a.webhook(id: s.id)?.pauseReason == "8 attempts failed", "and leaves the pause")
-        let resumed = try await a.resumeWebhook(id: s.id, cursor: nil)
+        let resumed = try await a.resumeWebhook(id: s.id, cursor: nil, due: t0)
         try expect(resumed?.state == .active && resumed?.attempts == 0, "resuming makes it active without failures")
+        try expect(resumed?.nextAttempt == t0, "resuming makes it due at the time given")
         try expect(resumed?.cursor == "c1", "resuming without a cursor keeps it")
-        let moved = try await a.resumeWebhook(id: s.id, cursor: "c9")
+        try expect(
+            try await a.dueWebhooks(at: t0, people: [], after: nil, limit: 10).map(\.id) == [s.id],
+            "a resumed subscription is due, whoever committed")
+        let moved = try await a.resumeWebhook(id: s.id, cursor: "c9", due: t0)
         try expect(moved?.cursor == "c9", "resuming with a cursor replaces it")
         for n in 4..<30 {
             _ = try await a.updateWebhookDelivery(id: s.id, from: "c9", WebhookDeliveryUpdate(attempt: attempt(n)))
