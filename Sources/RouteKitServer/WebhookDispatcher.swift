@@ -114,7 +114,7 @@
                     group.addTask { [self] in
                         var seen = commits.current
                         while !Task.isCancelled {
-                            await commits.wait(seen: seen, milliseconds: 60_000)
+                            await commits.wait(seen: seen, milliseconds: 1_000)
                             let now = commits.current
                             if now != seen {
                                 seen = now
@@ -153,6 +153,9 @@
             var sweep = ContinuousClock.now
             /// Whether the last look failed (logged once, then at debug level).
             var failing = false
+            /// Where the last look stopped when every slot was taken: the next one starts after it and wraps around,
+            /// so that busy subscriptions early in the order do not keep the later ones waiting.
+            var resumeAfter: UUID?
         }
 
         /// How a subscription's slot was asked for.
@@ -188,22 +191,36 @@
                 if scan.head != nil { scan.dirty.formUnion(heads.people) }
                 scan.head = heads.head
                 let people: Set<PersonID>? = everyone ? nil : scan.dirty
-                var after: UUID?
+                let start = scan.resumeAfter
+                var after = start
+                // From `start` to the end of the order, then from its beginning back to `start`.
+                var wrapped = start == nil
+                var previous = start
                 paging: while true {
                     let page = try await webhooks.dueWebhooks(
                         at: Date(), people: people, after: after, limit: Self.pageSize)
                     for subscription in page {
+                        if wrapped, let start, subscription.id == start { break paging }
                         switch reserve(subscription.id) {
                         case .taken: work.append(subscription)
                         case .busy: busy.insert(subscription.person)
                         case .full:
                             complete = false
+                            scan.resumeAfter = previous
                             break paging
                         }
+                        previous = subscription.id
                     }
-                    guard page.count == Self.pageSize, let last = page.last else { break }
-                    after = last.id
+                    if page.count == Self.pageSize, let last = page.last {
+                        after = last.id
+                    } else if wrapped {
+                        break
+                    } else {
+                        wrapped = true
+                        after = nil
+                    }
                 }
+                if complete { scan.resumeAfter = nil }
                 if scan.failing {
                     logger.notice("webhooks: the store answers again")
                     scan.failing = false
@@ -362,8 +379,10 @@
                 _ = try await record(
                     hooks, id, from: cursor,
                     WebhookDeliveryUpdate(attempts: number, pendingSince: firstRead, pauseReason: reason, attempt: made))
+                // Why is the subscription's to say (GET /v1/webhooks/ID): a refusal names the receiver's host.
                 logger.notice(
-                    "webhooks: a subscription is paused", metadata: ["webhook": "\(id.lowercaseText)", "why": "\(reason)"])
+                    "webhooks: a subscription is paused after failed attempts",
+                    metadata: ["webhook": "\(id.lowercaseText)", "attempts": "\(number)"])
                 return .done
             case .remove:
                 let removed = await Self.uncancelled { () async -> Result<Bool, RouteKitError> in
