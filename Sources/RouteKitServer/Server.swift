@@ -193,10 +193,10 @@
                 configuration.pendingBuilderExpirySeconds.map {
                     [BuilderExpiry(store: store, expirySeconds: $0, logger: logger)]
                 } ?? []
-            // Webhooks, when the store keeps subscriptions (both backends do), woken by the hub's commit signal.
+            // Webhooks, when the store keeps subscriptions (both backends do), woken by every commit the hub sees.
             let webhooks: [any Service] =
                 WebhookDispatcher(
-                    store: store, commits: hub.signal, settings: configuration.webhooks,
+                    store: store, commits: hub.commits, settings: configuration.webhooks,
                     allowPrivate: configuration.webhooksAllowPrivate, logger: logger
                 ).map { [$0] } ?? []
             return Application(

@@ -63,10 +63,10 @@
     /// restart, or another server's) sends the same change set again, with the same `webhook-id` (derived from the
     /// subscription and the anchor the set ends at).
     ///
-    /// It wakes on the server's commit signal (the feed hub's) and at least every ``WebhookSettings/pollSeconds``. A
-    /// look reads which people committed since the last one (`feedHeads(after:)`) and asks the store for their active
-    /// subscriptions, and for any whose retry came due; every ``WebhookSettings/sweepSeconds`` it asks for all active
-    /// ones. Each subscription found is delivered under a lease of the store (`claimWork`, key `webhook:ID`), so two
+    /// It wakes on every commit the server's feed hub sees (`FeedHub.commits`) and at least every
+    /// ``WebhookSettings/pollSeconds``. A look reads which people committed since the last one (`feedHeads(after:)`)
+    /// and asks the store for their active subscriptions, and for any whose retry came due; every
+    /// ``WebhookSettings/sweepSeconds`` it asks for all active ones. Each subscription found is delivered under a lease of the store (`claimWork`, key `webhook:ID`), so two
     /// servers sharing a store never deliver one subscription at once; at most
     /// ``WebhookSettings/maxConcurrentDeliveries`` run at once, and what does not fit waits for the next look (nothing
     /// is queued in memory). Failures go through ``WebhookRetryPolicy``: a retry later, a pause that says why, or
@@ -75,7 +75,7 @@
     final class WebhookDispatcher: Service, Sendable {
         let store: any RouteStore & PeopleStore
         let webhooks: any WebhookStore
-        /// What wakes the dispatcher: the feed hub's signal (a commit of any person, this process's or another's).
+        /// What wakes the dispatcher: the feed hub's `commits` (a commit of any person, this process's or another's).
         let commits: CommitSignal
         let settings: WebhookSettings
         let senderConfiguration: WebhookSenderConfiguration
