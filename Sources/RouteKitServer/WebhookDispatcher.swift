@@ -66,12 +66,13 @@
     /// It wakes on every commit the server's feed hub sees (`FeedHub.commits`) and at least every
     /// ``WebhookSettings/pollSeconds``. A look reads which people committed since the last one (`feedHeads(after:)`)
     /// and asks the store for their active subscriptions, and for any whose retry came due; every
-    /// ``WebhookSettings/sweepSeconds`` it asks for all active ones. Each subscription found is delivered under a lease of the store (`claimWork`, key `webhook:ID`), so two
-    /// servers sharing a store never deliver one subscription at once; at most
-    /// ``WebhookSettings/maxConcurrentDeliveries`` run at once, and what does not fit waits for the next look (nothing
-    /// is queued in memory). Failures go through ``WebhookRetryPolicy``: a retry later, a pause that says why, or
-    /// removal on `410 Gone`. A cursor the store's history no longer reaches (`anchorExpired`) pauses the
-    /// subscription. At shutdown, deliveries under way are cut short and recorded only when acknowledged.
+    /// ``WebhookSettings/sweepSeconds`` it asks for all active ones. Each subscription found is delivered under a
+    /// lease of the store (`claimWork`, key `webhook:ID`), so two servers sharing a store never deliver one
+    /// subscription at once; at most ``WebhookSettings/maxConcurrentDeliveries`` run at once, and what does not fit
+    /// waits for the next look (nothing is queued in memory). Failures go through ``WebhookRetryPolicy``: a retry
+    /// later, a pause that says why, or removal on `410 Gone`. A cursor the store's history no longer reaches
+    /// (`anchorExpired`) pauses the subscription. At shutdown, deliveries under way are cut short and recorded only
+    /// when acknowledged.
     final class WebhookDispatcher: Service, Sendable {
         let store: any RouteStore & PeopleStore
         let webhooks: any WebhookStore
@@ -378,7 +379,8 @@
             case .pause(let reason):
                 _ = try await record(
                     hooks, id, from: cursor,
-                    WebhookDeliveryUpdate(attempts: number, pendingSince: firstRead, pauseReason: reason, attempt: made))
+                    WebhookDeliveryUpdate(
+                        attempts: number, pendingSince: firstRead, pauseReason: reason, attempt: made))
                 // Why is the subscription's to say (GET /v1/webhooks/ID): a refusal names the receiver's host.
                 logger.notice(
                     "webhooks: a subscription is paused after failed attempts",

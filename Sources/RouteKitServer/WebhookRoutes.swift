@@ -64,11 +64,11 @@
 
     /// The webhook subscriptions of the token's person (`read` to list and read them, `write` for the rest):
     ///
-    /// - `POST /v1/webhooks` `{"url": …, "types": [...]}` → `201` with the subscription and its `secret` (`whsec_…`,
-    ///   shown once); the URL is checked by ``WebhookTargetPolicy`` (`422 webhook-url-refused`, naming the host); at
-    ///   most ``WebhookSettings/maxPerPerson`` (`409 too-many-webhooks`)
-    /// - `GET /v1/webhooks` → `{"webhooks": […]}`; `GET /v1/webhooks/ID` → its state, why it is paused, its cursor
-    ///   and its last attempts
+    /// - `POST /v1/webhooks` `{"url": …, "types": [...]}` → `201` with the subscription and its `secret`
+    ///   (`whsec_…`, shown once); the URL is checked by ``WebhookTargetPolicy`` (`422 webhook-url-refused`, naming
+    ///   the host); at most ``WebhookSettings/maxPerPerson`` (`409 too-many-webhooks`)
+    /// - `GET /v1/webhooks` → `{"webhooks": […]}`; `GET /v1/webhooks/ID` → its state, why it is paused, its
+    ///   cursor and its last attempts
     /// - `DELETE /v1/webhooks/ID` → `204`
     /// - `POST /v1/webhooks/ID/rotate` → the subscription with its new `secret`; the old one still signs for
     ///   ``WebhookSettings/rotationOverlapSeconds``

@@ -59,7 +59,8 @@ package enum WebhookConformance {
     static func addAndRead<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
         let (a, _) = try await PeopleConformance.twoPeople(store)
         // A change of A's first, so that the current anchor is not the empty store's.
-        _ = try await StoreConformance.saved(a, PeopleConformance.phone, sync: SyncIdentity(identifier: "w", version: 1))
+        _ = try await StoreConformance.saved(
+            a, PeopleConformance.phone, sync: SyncIdentity(identifier: "w", version: 1))
         let head = try await a.currentAnchor().text
         let first = subscription(a.person, types: [.route, .workout])
         try expect(try await a.addWebhook(first, limit: 3), "a first subscription is added")
@@ -220,7 +221,8 @@ package enum WebhookConformance {
         ready = try await b.webhook(id: ready.id) ?? ready
         let now = t0.addingTimeInterval(100)
         _ = try await b.updateWebhookDelivery(
-            id: later.id, from: later.cursor, WebhookDeliveryUpdate(attempts: 1, nextAttempt: now.addingTimeInterval(1)))
+            id: later.id, from: later.cursor,
+            WebhookDeliveryUpdate(attempts: 1, nextAttempt: now.addingTimeInterval(1)))
         _ = try await b.updateWebhookDelivery(
             id: ready.id, from: ready.cursor, WebhookDeliveryUpdate(attempts: 1, nextAttempt: now))
         func ids(_ people: Set<PersonID>?, after: UUID? = nil, limit: Int = 10) async throws -> Set<UUID> {

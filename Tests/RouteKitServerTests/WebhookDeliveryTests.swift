@@ -436,7 +436,8 @@
                     #expect(toAna == ["test-ana-1"])
                     #expect(toBen == ["test-ben-1"])
                     // Ana's subscription is as it was.
-                    let still = try await client.execute(uri: "/v1/webhooks/\(id)", method: .get, headers: auth(ana.token))
+                    let still = try await client.execute(
+                        uri: "/v1/webhooks/\(id)", method: .get, headers: auth(ana.token))
                     #expect(still.status == .ok)
                 }
             }
@@ -525,7 +526,7 @@
             }
         }
 
-        @Test("refused subscriptions: a private receiver without the setting (422, naming the host), bad input, scopes, the limit")
+        @Test("refused: a private receiver without the setting (422, naming the host), bad input, scopes, the limit")
         func refusals() async throws {
             var f = try Fixture()
             f.configuration.webhooks.maxPerPerson = 2
@@ -537,7 +538,8 @@
             var allowing = Fixture(sharing: f)
             allowing.configuration.webhooksAllowPrivate = true
             try await f.app().test(.router) { client in
-                let loopback = try await postWebhook(client, ana.token, #"{"url": "http://127.0.0.1:9/hook?key=SECRET"}"#)
+                let loopback = try await postWebhook(
+                    client, ana.token, #"{"url": "http://127.0.0.1:9/hook?key=SECRET"}"#)
                 #expect(loopback.status == .unprocessableContent)
                 #expect(problemType(loopback) == "webhook-url-refused")
                 let detail = json(loopback.body)["detail"] as? String ?? ""
@@ -547,7 +549,8 @@
                 #expect(scheme.status == .unprocessableContent)
                 let noURL = try await postWebhook(client, ana.token, #"{"types": ["route"]}"#)
                 #expect(noURL.status == .badRequest)
-                let badType = try await postWebhook(client, ana.token, #"{"url": "https://example.com/h", "types": ["nope"]}"#)
+                let badType = try await postWebhook(
+                    client, ana.token, #"{"url": "https://example.com/h", "types": ["nope"]}"#)
                 #expect(badType.status == .badRequest)
                 let readOnly = try await postWebhook(client, reader.token, #"{"url": "https://example.com/h"}"#)
                 #expect(readOnly.status == .forbidden)
