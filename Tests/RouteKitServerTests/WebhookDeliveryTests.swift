@@ -389,7 +389,8 @@
                         try await Task.sleep(for: .seconds(1))
                         let all = receiver.requests()
                         let names = all.flatMap(\.addedNames)
-                        #expect(names == (0..<6).map { "test-r\($0)" })
+                        let expected = (0..<6).map { "test-r\($0)" }
+                        #expect(names == expected)
                         let ids = all.compactMap(\.id)
                         #expect(Set(ids).count == ids.count)
                     }
