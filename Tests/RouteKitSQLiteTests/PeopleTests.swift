@@ -209,7 +209,7 @@ struct SQLitePeopleTests {
         #expect(sinceFresh.anchor == fresh)
     }
 
-    @Test("erasing a person leaves nothing of theirs (webhook subscriptions too) in the database file; another person's data stays")
+    @Test("erasure leaves nothing of a person (webhooks too) in the database file; another person's data stays")
     func erasureLeavesNothingInTheFile() async throws {
         let folder = try Self.temporaryFolder("erase")
         defer { try? FileManager.default.removeItem(at: folder) }
