@@ -165,8 +165,8 @@
         }
 
         /// The application: the router on HTTP/1.1 with the configured address, idle and header timeouts, and the feed's
-        /// commit watcher and the webhook dispatcher as services, beside `services` (a store that runs as one, such as PostgreSQL's pool, which
-        /// then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0). Upload
+        /// commit watcher and the webhook dispatcher as services, beside `services` (a store that runs as one, such as
+        /// PostgreSQL's pool, which then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0). Upload
         /// spool folders and export files that a stopped server left in the upload folder (a kill skips their removal)
         /// are removed first; another running server's are left alone.
         public func makeApplication(
