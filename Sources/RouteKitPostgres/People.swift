@@ -10,7 +10,7 @@
         /// route, series and builder rows that hold their containers; `person` last).
         static let personTables = [
             "route", "series", "effort", "workout_summary", "workout_zone_settings", "workout", "builder",
-            "privacy_zone", "zone_settings", "job", "api_token", "change", "person_feed",
+            "privacy_zone", "zone_settings", "job", "api_token", "webhook", "change", "person_feed",
         ]
 
         public func addPerson(_ person: Person) async throws(RouteKitError) {
@@ -59,7 +59,7 @@
         /// Erases a person in one transaction, under their lock taken exclusively (`holdPerson(_:exclusive:)`):
         /// it waits for that person's writes under way, and writes that start meanwhile wait for it, so none leaves a
         /// row of theirs behind it. Every row of theirs goes (chunks through the rows that hold their containers),
-        /// their tokens, change rows and feed head, then the person.
+        /// their tokens, webhook subscriptions, change rows and feed head, then the person.
         ///
         /// The rows' space is left to autovacuum: a `VACUUM` cannot run inside the transaction, needs the tables'
         /// owner, and even then does not guarantee that the bytes are overwritten on disk (nor can it reach the

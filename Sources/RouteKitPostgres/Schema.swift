@@ -338,6 +338,33 @@
                 ORDER BY txn_end DESC LIMIT 1;
                 """
             ),
+            (
+                "v10-webhooks",
+                """
+                -- Webhook subscriptions (`/v1/webhooks`), each one person's. The change log is their outbox: `cursor` is
+                -- the anchor text of the last change set the receiver acknowledged. The secrets are kept as given (they
+                -- sign every delivery); `paused_reason` is NULL while active; `recent` holds the newest 20 attempts as
+                -- JSON.
+                CREATE TABLE webhook(
+                    id TEXT PRIMARY KEY,
+                    person TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    types TEXT NOT NULL,
+                    secret TEXT NOT NULL,
+                    previous_secret TEXT,
+                    previous_expires DOUBLE PRECISION,
+                    paused_reason TEXT,
+                    cursor TEXT,
+                    attempts BIGINT NOT NULL DEFAULT 0,
+                    next_attempt DOUBLE PRECISION,
+                    pending_since DOUBLE PRECISION,
+                    anchor_key TEXT,
+                    recent TEXT NOT NULL DEFAULT '[]',
+                    created DOUBLE PRECISION NOT NULL);
+                CREATE INDEX webhook_person ON webhook(person, created);
+                CREATE INDEX webhook_due ON webhook(next_attempt) WHERE paused_reason IS NULL;
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

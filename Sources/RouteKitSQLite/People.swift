@@ -63,8 +63,8 @@ extension SQLiteStore: PeopleStore {
 
     /// Erases a person in one transaction: every row of theirs in every table (workouts, routes, the chunks of their
     /// routes, series and builders, series, effort scores, summaries, zone settings, privacy zones, builders, jobs,
-    /// API tokens, change-log rows and their feed head), then the person. Returns `false` when there is no such
-    /// person (anything stored under that id is erased all the same).
+    /// API tokens, webhook subscriptions, change-log rows and their feed head), then the person. Returns `false` when
+    /// there is no such person (anything stored under that id is erased all the same).
     ///
     /// The transaction runs with SQLite's `secure_delete` on (set on the writer connection before it, and back to
     /// `FAST`, the store's setting for every other write, after it), so the freed cells and pages are overwritten
@@ -130,7 +130,8 @@ extension SQLiteStore: PeopleStore {
             try db.execute(sql: "DELETE FROM \(table) WHERE workout_uuid IN (\(workouts))", arguments: [person])
         }
         for table in [
-            "route", "workout", "builder", "privacy_zone", "zone_settings", "job", "api_token", "change", "person_feed",
+            "route", "workout", "builder", "privacy_zone", "zone_settings", "job", "api_token", "webhook", "change",
+            "person_feed",
         ] {
             try db.execute(sql: "DELETE FROM \(table) WHERE person = ?1", arguments: [person])
         }

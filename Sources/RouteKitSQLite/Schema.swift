@@ -350,6 +350,33 @@ enum Schema {
                     SELECT ?, txn_end, token FROM change_txn ORDER BY txn_end DESC LIMIT 1
                     """, arguments: [everyone])
         }
+        m.registerMigration("v15-webhooks") { db in
+            try db.execute(
+                sql: """
+                    -- Webhook subscriptions (`/v1/webhooks`), each one person's. The change log is their outbox:
+                    -- `cursor` is the anchor text of the last change set the receiver acknowledged. The secrets are
+                    -- kept as given (they sign every delivery); `paused_reason` is NULL while active; `recent` holds
+                    -- the newest 20 attempts as JSON.
+                    CREATE TABLE webhook(
+                        id TEXT PRIMARY KEY,
+                        person TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        types TEXT NOT NULL,
+                        secret TEXT NOT NULL,
+                        previous_secret TEXT,
+                        previous_expires REAL,
+                        paused_reason TEXT,
+                        cursor TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt REAL,
+                        pending_since REAL,
+                        anchor_key TEXT,
+                        recent TEXT NOT NULL DEFAULT '[]',
+                        created REAL NOT NULL);
+                    CREATE INDEX webhook_person ON webhook(person, created);
+                    CREATE INDEX webhook_due ON webhook(next_attempt) WHERE paused_reason IS NULL;
+                    """)
+        }
         return m
     }
 

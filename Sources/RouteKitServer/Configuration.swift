@@ -78,6 +78,13 @@
         /// ``IdentityProvider/load()`` before serving.
         public var identityProvider: IdentityProvider?
 
+        /// Whether webhook receivers on loopback and private networks (and link-local, carrier-grade NAT and unique
+        /// local addresses) are allowed (`routekit serve --webhooks-allow-private`): for tests and a local network.
+        /// Off by default: such a subscription is refused with `422`, and such a delivery pauses its subscription.
+        public var webhooksAllowPrivate = false
+        /// How webhooks are delivered: limits, retries, timeouts (tests make them short).
+        package var webhooks = WebhookSettings()
+
         /// The defaults.
         public init() {}
     }

@@ -18,6 +18,9 @@
         let store: any RouteStore & PeopleStore
         /// Fired at shutdown (and by every person's commit): what streams watch for the server's end.
         let signal = CommitSignal()
+        /// Fired after every commit the hub sees, whoever's (once its people's followers are woken), and at shutdown:
+        /// what the webhook dispatcher waits on (it asks the store whose subscriptions may have something new).
+        let commits = CommitSignal()
         /// One signal per person followed on this server, made on first use. At most one per person the server
         /// has served a follower of (small: a generation counter each).
         private let personSignals = Locked<[PersonID: CommitSignal]>([:])
@@ -48,6 +51,7 @@
             reads.withLock { state in state = state.filter { !people.contains($0.key.person) } }
             let signals = personSignals.withLock { s in people.compactMap { s[$0] } }
             for signal in signals { signal.fire() }
+            commits.fire()
         }
 
         /// Wakes every follower (shutdown; a head that moved without saying whose it was).
@@ -56,6 +60,7 @@
             let signals = personSignals.withLock { Array($0.values) }
             for signal in signals { signal.fire() }
             signal.fire()
+            commits.fire()
         }
 
         func run() async throws {

@@ -109,6 +109,7 @@
             }
             let stores = PersonStores(base: store)
             PeopleRoutes(stores: stores).add(to: router)
+            WebhookRoutes(stores: stores, configuration: configuration).add(to: router)
             let feed = FeedRoutes(stores: stores, hub: hub, configuration: configuration)
             router.get("/v1/changes", use: feed.changes)
             let figures = FiguresQueue(stores: stores)
@@ -165,8 +166,8 @@
         }
 
         /// The application: the router on HTTP/1.1 with the configured address, idle and header timeouts, and the feed's
-        /// commit watcher as a service, beside `services` (a store that runs as one, such as PostgreSQL's pool, which
-        /// then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0). Upload
+        /// commit watcher and the webhook dispatcher as services, beside `services` (a store that runs as one, such as
+        /// PostgreSQL's pool, which then closes at shutdown). `onListening` gets the port once the server listens (useful with port 0). Upload
         /// spool folders and export files that a stopped server left in the upload folder (a kill skips their removal)
         /// are removed first; another running server's are left alone.
         public func makeApplication(
@@ -193,6 +194,12 @@
                 configuration.pendingBuilderExpirySeconds.map {
                     [BuilderExpiry(store: store, expirySeconds: $0, logger: logger)]
                 } ?? []
+            // Webhooks, when the store keeps subscriptions (both backends do), woken by every commit the hub sees.
+            let webhooks: [any Service] =
+                WebhookDispatcher(
+                    store: store, commits: hub.commits, settings: configuration.webhooks,
+                    allowPrivate: configuration.webhooksAllowPrivate, logger: logger
+                ).map { [$0] } ?? []
             return Application(
                 router: makeRouter(hub: hub),
                 server: .http1(
@@ -207,7 +214,7 @@
                         idleTimeout: idleTimeout)),
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "RouteKit"),
-                services: [hub] + expiry + services,
+                services: [hub] + expiry + webhooks + services,
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
         }

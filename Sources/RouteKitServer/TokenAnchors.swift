@@ -16,9 +16,28 @@
         /// The anchor's text for `token`.
         static func text(_ anchor: ChangeAnchor, for token: APIToken) -> String {
             guard Self.seals(token) else { return anchor.text }
+            return seal(anchor, with: key(token))
+        }
+
+        /// The anchor's text sealed with `key`.
+        static func seal(_ anchor: ChangeAnchor, with key: SymmetricKey) -> String {
             // Sealing fails only for a nonce it cannot make; the plain text is never handed out instead.
-            guard let box = try? ChaChaPoly.seal(Array(anchor.text.utf8), using: key(token)) else { return prefix }
+            guard let box = try? ChaChaPoly.seal(Array(anchor.text.utf8), using: key) else { return prefix }
             return prefix + Base64URL.encode(box.combined)
+        }
+
+        /// The key that seals `token`'s anchors, as text a store keeps (base64), `nil` when its anchors are plain: a
+        /// webhook subscription delivers anchors as the token that made it reads them (``text(_:keyText:)``).
+        static func keyText(for token: APIToken) -> String? {
+            guard Self.seals(token) else { return nil }
+            return key(token).withUnsafeBytes { Data($0).base64EncodedString() }
+        }
+
+        /// The anchor's text sealed with the key of `keyText` (``keyText(for:)``); the store's text when `nil`.
+        static func text(_ anchor: ChangeAnchor, keyText: String?) -> String {
+            guard let keyText else { return anchor.text }
+            guard let bytes = Data(base64Encoded: keyText), bytes.count == 32 else { return prefix }
+            return seal(anchor, with: SymmetricKey(data: bytes))
         }
 
         /// The anchor `token` sent back.

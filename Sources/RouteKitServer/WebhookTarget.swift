@@ -135,8 +135,8 @@
         /// The longest URL accepted, in bytes.
         package static let maxURLLength = 2048
 
-        /// Whether private-network receivers are allowed (tests; `routekit serve --webhooks-allow-private` once the
-        /// subscriptions are served).
+        /// Whether private-network receivers are allowed (tests; `routekit serve --webhooks-allow-private`,
+        /// ``ServerConfiguration/webhooksAllowPrivate``).
         package var allowPrivate: Bool
         private let resolve: Resolver
 

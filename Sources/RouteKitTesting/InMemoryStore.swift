@@ -26,8 +26,8 @@ public import Foundation
 ///   privacy zones and zone settings are per person. Leases, tickets and tokens are the store's; the change log is
 ///   one log in commit order whose rows carry their person: a view reads only its person's rows, and its head is
 ///   its person's newest transaction (raised to the compaction floor, below which no anchor is valid).
-/// - It is also a ``TokenStore``, a ``JobStore``, a ``SummaryStore`` and a `PeopleStore` (people are the store's,
-///   not the view's).
+/// - It is also a ``TokenStore``, a `JobStore`, a `SummaryStore`, a `WebhookStore` (each person's subscriptions in
+///   their partition) and a `PeopleStore` (people are the store's, not the view's).
 public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore, PeopleStore, @unchecked Sendable {
     /// The store's own identity (anchors name it).
     public let storeID: UUID
@@ -707,6 +707,113 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
     }
 }
 
+extension InMemoryStore: WebhookStore {
+    // MARK: Webhook subscriptions (each person's, in their partition)
+
+    /// Adds a subscription of the view's person, unless they have `limit`; one without a cursor gets the person's
+    /// current anchor.
+    package func addWebhook(_ subscription: WebhookSubscription, limit: Int) async throws(RouteKitError) -> Bool {
+        var record = subscription
+        if record.cursor == nil { record.cursor = try await currentAnchor().text }
+        let stored = record
+        let owner = person
+        return try write { (s: inout State) throws(RouteKitError) -> Bool in
+            guard s.webhooks.count < limit else { return false }
+            guard !s.partitions.values.contains(where: { $0.webhooks[stored.id] != nil }) else {
+                throw RouteKitError(.invalidArgument, "a webhook subscription with id \(stored.id) exists")
+            }
+            var added = stored
+            added.person = owner
+            s.webhooks[stored.id] = added
+            return true
+        }
+    }
+
+    /// The person's subscription with `id`.
+    package func webhook(id: UUID) async throws(RouteKitError) -> WebhookSubscription? {
+        read { s in s.webhooks[id] }
+    }
+
+    /// The person's subscriptions, oldest first.
+    package func webhooks() async throws(RouteKitError) -> [WebhookSubscription] {
+        read { s in
+            s.webhooks.values.sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
+        }
+    }
+
+    /// Deletes the person's subscription.
+    package func deleteWebhook(id: UUID) async throws(RouteKitError) -> Bool {
+        write { s in s.webhooks.removeValue(forKey: id) != nil }
+    }
+
+    /// Rotates the subscription's secret.
+    package func rotateWebhookSecret(id: UUID, to secret: String, previousExpires: Date)
+        async throws(RouteKitError) -> WebhookSubscription?
+    {
+        write { s in
+            guard var w = s.webhooks[id] else { return nil }
+            w.previousSecret = w.secret
+            w.previousSecretExpires = previousExpires
+            w.secret = secret
+            s.webhooks[id] = w
+            return w
+        }
+    }
+
+    /// Makes the subscription active again, with no failed attempts, due at `due`; `cursor` replaces its cursor when
+    /// given.
+    package func resumeWebhook(id: UUID, cursor: String?, due: Date) async throws(RouteKitError)
+        -> WebhookSubscription?
+    {
+        write { s in
+            guard var w = s.webhooks[id] else { return nil }
+            w.state = .active
+            w.attempts = 0
+            w.nextAttempt = due
+            w.pendingSince = nil
+            if let cursor { w.cursor = cursor }
+            s.webhooks[id] = w
+            return w
+        }
+    }
+
+    /// Records a delivery while the subscription's cursor is still `cursor`.
+    package func updateWebhookDelivery(id: UUID, from cursor: String?, _ update: WebhookDeliveryUpdate)
+        async throws(RouteKitError) -> Bool
+    {
+        write { s in
+            guard var w = s.webhooks[id], w.cursor == cursor else { return false }
+            if let next = update.cursor { w.cursor = next }
+            w.attempts = update.attempts
+            w.nextAttempt = update.nextAttempt
+            w.pendingSince = update.pendingSince
+            if let reason = update.pauseReason { w.state = .paused(reason: reason) }
+            w.recentAttempts = WebhookSubscription.recent(w.recentAttempts, adding: update.attempt)
+            s.webhooks[id] = w
+            return true
+        }
+    }
+
+    /// Everyone's active subscriptions due at `now` (see `WebhookStore`), by id text.
+    package func dueWebhooks(at now: Date, people: Set<PersonID>?, after: UUID?, limit: Int)
+        async throws(RouteKitError) -> [WebhookSubscription]
+    {
+        read { s in
+            let start = after?.lowercaseText ?? ""
+            var due: [WebhookSubscription] = []
+            for (owner, objects) in s.partitions {
+                for w in objects.webhooks.values where w.pauseReason == nil && w.id.lowercaseText > start {
+                    let retryDue = w.nextAttempt.map { $0 <= now } ?? false
+                    let fresh = w.nextAttempt == nil && (people?.contains(owner) ?? true)
+                    if retryDue || fresh { due.append(w) }
+                }
+            }
+            due.sort { $0.id.lowercaseText < $1.id.lowercaseText }
+            return Array(due.prefix(max(0, limit)))
+        }
+    }
+}
+
 extension InMemoryStore {
     // MARK: People (the store's, not the view's)
 
@@ -885,6 +992,7 @@ extension InMemoryStore {
         var workoutZoneSettings: [UUID: ZoneSettings] = [:]
         var jobs: [UUID: StoredJob] = [:]
         var summaries: [UUID: StoredSummary] = [:]
+        var webhooks: [UUID: WebhookSubscription] = [:]
     }
 
     /// Everything the store holds, seen as ``person``.
@@ -964,6 +1072,10 @@ extension InMemoryStore {
         var summaries: [UUID: StoredSummary] {
             get { partitions[person]?.summaries ?? [:] }
             set { partitions[person, default: Objects()].summaries = newValue }
+        }
+        var webhooks: [UUID: WebhookSubscription] {
+            get { partitions[person]?.webhooks ?? [:] }
+            set { partitions[person, default: Objects()].webhooks = newValue }
         }
 
         // MARK: The store's

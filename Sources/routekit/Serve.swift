@@ -35,6 +35,8 @@ struct Serve: AsyncParsableCommand {
               GET  /v1/routes/ID/export?format=gpx|geojson|csv
               GET  /v1/routes/ID/picture?format=svg|png   the route's map and profiles
               GET  /tiles/Z/X/Y                  the basemap's tiles (--tiles; no token), for the web view at /
+              POST /v1/webhooks {"url", "types"}  push the person's changes to a URL, signed → its secret (once)
+              GET  /v1/webhooks, /v1/webhooks/ID  state, cursor, last attempts; DELETE, POST …/rotate, …/resume
               GET  /healthz, /readyz
 
             Settings: each option below, else its environment variable (ROUTEKIT_ and the option's name in \
@@ -50,6 +52,12 @@ struct Serve: AsyncParsableCommand {
             unknown-person); its scope claim's read, write, read:TYPE and write:TYPE are its scopes (never admin). \
             Every refused check (expired, not yet valid, wrong issuer or audience, unknown kid, alg none, another \
             algorithm) is a 401 problem of its own type.
+
+            Webhooks: each change set of a subscribed person's feed is POSTed to the subscription's URL following \
+            the Standard Webhooks specification (webhook-id, webhook-timestamp, webhook-signature), at least once \
+            and in order, from the store's change log (a server stopped mid-delivery loses nothing; servers sharing \
+            a store deliver a subscription one at a time). Receivers on loopback and private addresses are refused \
+            unless --webhooks-allow-private.
 
             SIGTERM or Ctrl-C drains: the server stops accepting connections, lets requests in flight finish \
             (an upload being received is imported and answered), refuses a request that arrives meanwhile on an \
@@ -99,6 +107,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ServeSetting.issuer.help) var issuer: String?
     @Option(help: ServeSetting.audience.help) var audience: String?
     @Option(help: ServeSetting.jwtPeople.help) var jwtPeople: String?
+    @Flag(inversion: .prefixedNo, help: ServeSetting.webhooksAllowPrivate.help) var webhooksAllowPrivate: Bool?
 
     /// The settings given as options, by name.
     var givenOptions: [String: ServeValue] {
@@ -131,6 +140,7 @@ struct Serve: AsyncParsableCommand {
         put(.issuer, issuer.map(ServeValue.text))
         put(.audience, audience.map(ServeValue.text))
         put(.jwtPeople, jwtPeople.map(ServeValue.text))
+        put(.webhooksAllowPrivate, webhooksAllowPrivate.map(ServeValue.flag))
         return given
     }
 
@@ -293,6 +303,7 @@ struct Serve: AsyncParsableCommand {
             if let mb = settings.integer(.maxEntryMb) { limits.maxEntryBytes = mb << 20 }
             configuration.archiveLimits = limits
             if let folder = settings.text(.leafletDir) { configuration.leafletDirectory = folder }
+            if let on = settings.flag(.webhooksAllowPrivate) { configuration.webhooksAllowPrivate = on }
             return configuration
         }
 

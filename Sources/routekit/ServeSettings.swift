@@ -13,6 +13,7 @@ enum ServeValue: Sendable, Equatable, CustomStringConvertible {
     case text(String)
     case integer(Int)
     case decimal(Double)
+    case flag(Bool)
 
     /// The value as `--print-config` and messages show it (a whole decimal without its `.0`).
     var description: String {
@@ -20,6 +21,7 @@ enum ServeValue: Sendable, Equatable, CustomStringConvertible {
         case .text(let text): return text
         case .integer(let n): return String(n)
         case .decimal(let d): return d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
+        case .flag(let on): return on ? "true" : "false"
         }
     }
 }
@@ -32,6 +34,9 @@ struct ServeSetting: Sendable {
     /// What a value is.
     enum Kind: Sendable {
         case text, integer, decimal
+        /// On or off: `--name` and `--no-name`; `true` or `false` in a configuration file; `true`, `false`, `1`, `0`,
+        /// `yes` or `no` in the environment.
+        case flag
     }
 
     /// The option's name without its dashes (`max-upload-mb`): the option (`--max-upload-mb`), the configuration
@@ -64,6 +69,7 @@ struct ServeSetting: Sendable {
         case .text: return "text"
         case .integer: return "an integer"
         case .decimal: return "a number"
+        case .flag: return "true or false"
         }
     }
 
@@ -220,12 +226,22 @@ struct ServeSetting: Sendable {
             + "its name or preferred_username claim), refuse answers 401 unknown-person.",
         valueName: "create|refuse", problem: text("must be create or refuse") { ["create", "refuse"].contains($0) })
 
+    static let webhooksAllowPrivate = ServeSetting(
+        name: "webhooks-allow-private", kind: .flag, defaultValue: .flag(false), defaultText: "false",
+        meaning: "Allow webhook receivers on loopback, private, link-local, carrier-grade NAT and unique local "
+            + "addresses (tests, a local network); --no-webhooks-allow-private refuses them, as the default does.",
+        valueName: nil,
+        problem: { value in
+            if case .flag = value { return nil }
+            return "must be true or false"
+        })
+
     /// Every setting, in the order `--help`, `--print-config` and the README list them.
     static let all: [ServeSetting] = [
         store, host, port, maxUploadMb, maxStreamsPerToken, maxConcurrentImports, maxPictures, idleTimeout,
         headerTimeout, minBodyRate, maxConnectionsPerAddress, builderExpiryHours, logLevel, maxArchiveEntries,
         maxEntryMb, tiles, tilesAttribution, tilesCache, tilesCacheBytes, tilesMaxZoom, leafletDir, jwks, issuer,
-        audience, jwtPeople,
+        audience, jwtPeople, webhooksAllowPrivate,
     ]
 
     /// The setting whose name `key` is closest to (two edits at most, or one that begins with it), for a message.
@@ -285,6 +301,12 @@ struct ServeSettings: Sendable {
     /// `setting`'s value as a decimal.
     func decimal(_ setting: ServeSetting) -> Double? {
         if case .decimal(let d)? = value(setting) { return d }
+        return nil
+    }
+
+    /// `setting`'s value as a flag.
+    func flag(_ setting: ServeSetting) -> Bool? {
+        if case .flag(let on)? = value(setting) { return on }
         return nil
     }
 }
@@ -347,6 +369,7 @@ struct ServeSettings: Sendable {
             case .text: type = .string
             case .integer: type = .int
             case .decimal: type = .double
+            case .flag: type = .bool
             }
             let shown = setting.kind == .text ? "" : raw.map { ", not '\($0)'" } ?? ""
             let content: ConfigContent?
@@ -361,6 +384,7 @@ struct ServeSettings: Sendable {
             case .string(let text)?: value = .text(text)
             case .int(let n)?: value = .integer(n)
             case .double(let d)?: value = .decimal(d)
+            case .bool(let on)?: value = .flag(on)
             default: throw RouteKitError(.invalidArgument, "\(place) must be \(setting.kindText)\(shown)")
             }
             if let problem = setting.problem(value) {

@@ -20,6 +20,12 @@ struct SQLitePeopleTests {
         try await PeopleConformance.run(makeStore: { try makeTemporaryStore() })
     }
 
+    /// The conformance suite's checks of webhook subscriptions (the `webhook` table of migration v15-webhooks).
+    @Test("webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure")
+    func webhooks() async throws {
+        try await WebhookConformance.run(makeStore: { try makeTemporaryStore() })
+    }
+
     @Test("a store written before people (schema v13) opens with everything the default person's; its anchors hold")
     func migrationFromV13() async throws {
         let folder = try Self.temporaryFolder("v13")
@@ -203,7 +209,7 @@ struct SQLitePeopleTests {
         #expect(sinceFresh.anchor == fresh)
     }
 
-    @Test("erasing a person leaves nothing of theirs in the database file; another person's data stays")
+    @Test("erasure leaves nothing of a person (webhooks too) in the database file; another person's data stays")
     func erasureLeavesNothingInTheFile() async throws {
         let folder = try Self.temporaryFolder("erase")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -224,6 +230,10 @@ struct SQLitePeopleTests {
                 APIToken(
                     id: UUID(), name: mark, person: person, source: try Source(name: "feed"), scopes: [.read],
                     secretHash: String(repeating: "ab", count: 32), created: Date()))
+            let subscription = WebhookSubscription(
+                person: person, url: "https://hooks.example/\(mark)", types: [.route], secret: "whsec_\(mark)")
+            let added = try await view.addWebhook(subscription, limit: 20)
+            #expect(added)
         }
         let first = try await store.erasePerson(id: erased)
         #expect(first)
@@ -233,6 +243,8 @@ struct SQLitePeopleTests {
         #expect(gone == nil)
         let erasedTokens = try await store.tokens(of: erased)
         #expect(erasedTokens.isEmpty)
+        let erasedHooks = try await store.forPerson(erased).webhooks()
+        #expect(erasedHooks.isEmpty)
         let keptRoutes = try await store.forPerson(kept).routes(matching: RouteFilter())
         #expect(keptRoutes.map(\.sync.identifier) == [markB])
         let file = try #require(FileManager.default.contents(atPath: path))

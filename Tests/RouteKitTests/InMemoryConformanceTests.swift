@@ -23,6 +23,11 @@ struct InMemoryConformanceTests {
         try await PeopleConformance.run { InMemoryStore() }
     }
 
+    @Test("InMemory webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure")
+    func webhooks() async throws {
+        try await WebhookConformance.run { InMemoryStore() }
+    }
+
     @Test("InMemory token store: tokens save, read back, list, touch and revoke")
     func tokens() async throws {
         try await TokenStoreConformance.run(InMemoryStore())

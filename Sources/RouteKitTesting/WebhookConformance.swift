@@ -1,0 +1,258 @@
+import Foundation
+import RouteKit
+
+/// The webhook part of the conformance suite: subscriptions (`WebhookStore`) as every backend keeps them. Each check
+/// takes a fresh, empty store seen as the default person, adds people A and B (``PeopleConformance``'s) and works
+/// through their views:
+///
+/// ```swift
+/// @Test func webhooks() async throws {
+///     try await WebhookConformance.run { try makeTemporaryStore() }
+/// }
+/// ```
+///
+/// A failure throws ``ConformanceFailure`` naming the line and what differed.
+package enum WebhookConformance {
+    /// Runs every check, each on a store of its own from `makeStore` (a fresh, empty store, seen as the default
+    /// person).
+    /// - Throws: ``ConformanceFailure`` naming what differed, or what the store threw.
+    package static func run<S: RouteStore & PeopleStore & WebhookStore>(makeStore: () async throws -> S)
+        async throws
+    {
+        try await addAndRead(try await makeStore())
+        try await perPerson(try await makeStore())
+        try await rotation(try await makeStore())
+        try await deliveries(try await makeStore())
+        try await due(try await makeStore())
+        try await erasure(try await makeStore())
+    }
+
+    static func expect(
+        _ condition: Bool, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+    ) throws {
+        try StoreConformance.expect(condition, message(), file: file, line: line)
+    }
+
+    /// Whole seconds, so that every backend gives times back exactly.
+    static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// A subscription of `person` to `url`, made at `created`.
+    static func subscription(
+        _ person: PersonID, url: String = "https://hooks.example/a", types: Set<ChangeObjectType> = [.route],
+        created: Date = WebhookConformance.t0, id: UUID = UUID()
+    ) -> WebhookSubscription {
+        WebhookSubscription(
+            id: id, person: person, url: url, types: types, secret: "whsec_" + String(repeating: "A", count: 44),
+            created: created)
+    }
+
+    static func attempt(_ n: Int, status: Int? = 500, error: String? = nil) -> WebhookAttemptRecord {
+        WebhookAttemptRecord(
+            time: t0.addingTimeInterval(Double(n)), status: status, error: error, detail: "attempt \(n) — «é»",
+            durationMilliseconds: n * 10, messageID: "msg_\(n)")
+    }
+
+    // MARK: Checks
+
+    /// A subscription reads back as added, its cursor the person's current anchor; lists are oldest first; an id is
+    /// taken once; the limit holds.
+    static func addAndRead<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, _) = try await PeopleConformance.twoPeople(store)
+        // A change of A's first, so that the current anchor is not the empty store's.
+        _ = try await StoreConformance.saved(
+            a, PeopleConformance.phone, sync: SyncIdentity(identifier: "w", version: 1))
+        let head = try await a.currentAnchor().text
+        let first = subscription(a.person, types: [.route, .workout])
+        try expect(try await a.addWebhook(first, limit: 3), "a first subscription is added")
+        guard let read = try await a.webhook(id: first.id) else {
+            throw ConformanceFailure(description: "a subscription added is read back")
+        }
+        try expect(read.cursor == head, "a subscription without a cursor starts at the person's current anchor")
+        try expect(read.person == a.person, "it is the view's person's")
+        try expect(read.url == first.url && read.types == [.route, .workout], "its URL and types read back")
+        try expect(read.secret == first.secret && read.previousSecret == nil, "its secret reads back, no previous one")
+        try expect(read.state == .active && read.attempts == 0, "it starts active with no failed attempts")
+        try expect(read.nextAttempt == nil && read.pendingSince == nil, "nothing is scheduled or pending")
+        try expect(read.created == t0, "its creation time reads back exactly")
+        try expect(read.recentAttempts.isEmpty, "no attempts yet")
+        try expect(try await a.currentAnchor().text == head, "adding a subscription records no change")
+
+        var keyed = subscription(a.person, created: t0.addingTimeInterval(1))
+        keyed.anchorKey = "a2V5"
+        keyed.cursor = head
+        try expect(try await a.addWebhook(keyed, limit: 3), "a second subscription is added")
+        try expect(try await a.webhook(id: keyed.id)?.anchorKey == "a2V5", "its anchor key reads back")
+        let ids = try await a.webhooks().map(\.id)
+        try expect(ids == [first.id, keyed.id], "the list is oldest first: \(ids)")
+        _ = try await StoreConformance.expectError(.invalidArgument) {
+            try await a.addWebhook(subscription(a.person, id: first.id), limit: 3)
+        }
+        try expect(
+            try await a.addWebhook(subscription(a.person, created: t0.addingTimeInterval(2)), limit: 3),
+            "a third is added under a limit of 3")
+        try expect(
+            !(try await a.addWebhook(subscription(a.person, created: t0.addingTimeInterval(3)), limit: 3)),
+            "a fourth is refused under a limit of 3")
+        try expect(try await a.webhooks().count == 3, "the refused one was not added")
+    }
+
+    /// Another person's subscription is not found by any call, exactly as a missing one; each person's limit is
+    /// their own.
+    static func perPerson<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        let mine = subscription(a.person)
+        try expect(try await a.addWebhook(mine, limit: 1), "A's subscription is added")
+        try expect(try await b.addWebhook(subscription(b.person), limit: 1), "B's limit is B's own")
+        try expect(try await b.webhook(id: mine.id) == nil, "B does not find A's subscription")
+        try expect(try await b.webhooks().map(\.id) != [mine.id], "B's list does not hold A's")
+        try expect(try await b.webhooks().count == 1, "B's list holds B's one")
+        try expect(!(try await b.deleteWebhook(id: mine.id)), "B cannot delete A's")
+        try expect(
+            try await b.rotateWebhookSecret(id: mine.id, to: "whsec_x", previousExpires: t0) == nil,
+            "B cannot rotate A's")
+        try expect(try await b.resumeWebhook(id: mine.id, cursor: "x", due: t0) == nil, "B cannot resume A's")
+        let before = try await a.webhook(id: mine.id)
+        try expect(
+            !(try await b.updateWebhookDelivery(
+                id: mine.id, from: before?.cursor, WebhookDeliveryUpdate(cursor: "moved", attempt: attempt(1)))),
+            "B cannot record a delivery of A's")
+        let after = try await a.webhook(id: mine.id)
+        try expect(after == before, "A's subscription is unchanged by B's attempts")
+        try expect(try await store.webhook(id: mine.id) == nil, "the default person does not find A's either")
+        try expect(try await a.deleteWebhook(id: mine.id), "A deletes theirs")
+        try expect(try await a.webhook(id: mine.id) == nil, "and it is gone")
+        try expect(!(try await a.deleteWebhook(id: mine.id)), "deleting again finds nothing")
+    }
+
+    /// A rotation keeps the old secret signing until its expiry; a second rotation drops the first one's.
+    static func rotation<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, _) = try await PeopleConformance.twoPeople(store)
+        let s = subscription(a.person)
+        _ = try await a.addWebhook(s, limit: 20)
+        let expires = t0.addingTimeInterval(86_400)
+        guard let rotated = try await a.rotateWebhookSecret(id: s.id, to: "whsec_new", previousExpires: expires) else {
+            throw ConformanceFailure(description: "a rotation answers the subscription")
+        }
+        try expect(rotated.secret == "whsec_new", "the new secret is current")
+        try expect(rotated.previousSecret == s.secret, "the old one is kept")
+        try expect(rotated.previousSecretExpires == expires, "with its expiry")
+        try expect(try await a.webhook(id: s.id) == rotated, "the rotation is stored as answered")
+        try expect(
+            rotated.signingSecrets(at: t0) == ["whsec_new", s.secret], "both sign before the expiry, the new first")
+        try expect(rotated.signingSecrets(at: expires) == ["whsec_new"], "only the new one signs from the expiry")
+        let again = try await a.rotateWebhookSecret(id: s.id, to: "whsec_newer", previousExpires: expires)
+        try expect(again?.previousSecret == "whsec_new", "a second rotation keeps the one it replaces, not the first")
+        try expect(again?.signingSecrets(at: t0) == ["whsec_newer", "whsec_new"], "two secrets at most")
+    }
+
+    /// Deliveries are recorded only from the cursor they read at; retries, pauses and resumption; the newest 20
+    /// attempts are kept, in order.
+    static func deliveries<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, _) = try await PeopleConformance.twoPeople(store)
+        var s = subscription(a.person)
+        s.cursor = "c0"
+        _ = try await a.addWebhook(s, limit: 20)
+        try expect(
+            !(try await a.updateWebhookDelivery(id: s.id, from: "elsewhere", WebhookDeliveryUpdate(cursor: "c1"))),
+            "a delivery read from another cursor is not recorded")
+        try expect(try await a.webhook(id: s.id)?.cursor == "c0", "the cursor did not move")
+        let retryAt = t0.addingTimeInterval(30)
+        try expect(
+            try await a.updateWebhookDelivery(
+                id: s.id, from: "c0",
+                WebhookDeliveryUpdate(
+                    attempts: 1, nextAttempt: retryAt, pendingSince: t0,
+                    attempt: attempt(1, status: nil, error: "timeout"))),
+            "a failed attempt is recorded")
+        let failed = try await a.webhook(id: s.id)
+        try expect(failed?.cursor == "c0", "a failure leaves the cursor")
+        try expect(failed?.attempts == 1 && failed?.nextAttempt == retryAt, "a failure counts and schedules")
+        try expect(failed?.pendingSince == t0, "the pending set's first read is kept")
+        try expect(failed?.recentAttempts == [attempt(1, status: nil, error: "timeout")], "the attempt reads back")
+        try expect(
+            try await a.updateWebhookDelivery(
+                id: s.id, from: "c0", WebhookDeliveryUpdate(cursor: "c1", attempt: attempt(2, status: 204))),
+            "a delivery is recorded")
+        let delivered = try await a.webhook(id: s.id)
+        try expect(delivered?.cursor == "c1", "a delivery moves the cursor")
+        try expect(delivered?.attempts == 0 && delivered?.nextAttempt == nil, "and clears the failures")
+        try expect(delivered?.pendingSince == nil, "and the pending set")
+        try expect(delivered?.recentAttempts.count == 2, "both attempts are kept")
+        try expect(
+            try await a.updateWebhookDelivery(
+                id: s.id, from: "c1",
+                WebhookDeliveryUpdate(attempts: 8, pauseReason: "8 attempts failed", attempt: attempt(3))),
+            "a pause is recorded")
+        let paused = try await a.webhook(id: s.id)
+        try expect(paused?.state == .paused(reason: "8 attempts failed"), "the subscription is paused, saying why")
+        let due = try await a.dueWebhooks(at: t0.addingTimeInterval(1e6), people: nil, after: nil, limit: 10)
+        try expect(!due.contains { $0.id == s.id }, "a paused subscription is never due")
+        try expect(
+            try await a.updateWebhookDelivery(id: s.id, from: "c1", WebhookDeliveryUpdate(attempts: 9)),
+            "an update without a reason is recorded")
+        try expect(try await a.webhook(id: s.id)?.pauseReason == "8 attempts failed", "and leaves the pause")
+        let resumed = try await a.resumeWebhook(id: s.id, cursor: nil, due: t0)
+        try expect(resumed?.state == .active && resumed?.attempts == 0, "resuming makes it active without failures")
+        try expect(resumed?.nextAttempt == t0, "resuming makes it due at the time given")
+        try expect(resumed?.cursor == "c1", "resuming without a cursor keeps it")
+        try expect(
+            try await a.dueWebhooks(at: t0, people: [], after: nil, limit: 10).map(\.id) == [s.id],
+            "a resumed subscription is due, whoever committed")
+        let moved = try await a.resumeWebhook(id: s.id, cursor: "c9", due: t0)
+        try expect(moved?.cursor == "c9", "resuming with a cursor replaces it")
+        for n in 4..<30 {
+            _ = try await a.updateWebhookDelivery(id: s.id, from: "c9", WebhookDeliveryUpdate(attempt: attempt(n)))
+        }
+        let kept = try await a.webhook(id: s.id)?.recentAttempts.map(\.messageID) ?? []
+        try expect(kept == (10..<30).map { "msg_\($0)" }, "the newest 20 attempts are kept, oldest first: \(kept)")
+    }
+
+    /// What the dispatcher is given: active subscriptions with a retry due (anyone's), and those with none
+    /// scheduled of the people asked about; by id, paged.
+    static func due<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        let fresh = subscription(a.person)
+        var later = subscription(b.person)
+        var ready = subscription(b.person)
+        _ = try await a.addWebhook(fresh, limit: 20)
+        _ = try await b.addWebhook(later, limit: 20)
+        _ = try await b.addWebhook(ready, limit: 20)
+        later = try await b.webhook(id: later.id) ?? later
+        ready = try await b.webhook(id: ready.id) ?? ready
+        let now = t0.addingTimeInterval(100)
+        _ = try await b.updateWebhookDelivery(
+            id: later.id, from: later.cursor,
+            WebhookDeliveryUpdate(attempts: 1, nextAttempt: now.addingTimeInterval(1)))
+        _ = try await b.updateWebhookDelivery(
+            id: ready.id, from: ready.cursor, WebhookDeliveryUpdate(attempts: 1, nextAttempt: now))
+        func ids(_ people: Set<PersonID>?, after: UUID? = nil, limit: Int = 10) async throws -> Set<UUID> {
+            Set(try await store.dueWebhooks(at: now, people: people, after: after, limit: limit).map(\.id))
+        }
+        try expect(try await ids(nil) == [fresh.id, ready.id], "everyone's: the fresh one and the retry due")
+        try expect(try await ids([a.person]) == [fresh.id, ready.id], "A's fresh one, and any retry due")
+        try expect(try await ids([b.person]) == [ready.id], "B's: only the retry due (B's other waits)")
+        try expect(try await ids([]) == [ready.id], "nobody's: the retries due only")
+        let sorted = [fresh.id, ready.id].sorted { $0.uuidString.lowercased() < $1.uuidString.lowercased() }
+        let page = try await store.dueWebhooks(at: now, people: nil, after: nil, limit: 1).map(\.id)
+        try expect(page == [sorted[0]], "paged by id: the first")
+        let next = try await store.dueWebhooks(at: now, people: nil, after: sorted[0], limit: 1).map(\.id)
+        try expect(next == [sorted[1]], "then the next after it")
+        let views = try await a.dueWebhooks(at: now, people: nil, after: nil, limit: 10).count
+        try expect(views == 2, "any view asks for everyone's")
+    }
+
+    /// Erasing a person removes their subscriptions and nobody else's.
+    static func erasure<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        let theirs = subscription(a.person)
+        let others = subscription(b.person)
+        _ = try await a.addWebhook(theirs, limit: 20)
+        _ = try await b.addWebhook(others, limit: 20)
+        try expect(try await store.erasePerson(id: a.person), "A is erased")
+        try expect(try await a.webhook(id: theirs.id) == nil, "A's subscription is gone")
+        try expect(try await a.webhooks().isEmpty, "A's view lists nothing")
+        let due = try await store.dueWebhooks(at: t0, people: nil, after: nil, limit: 10).map(\.id)
+        try expect(due == [others.id], "only B's is left for the dispatcher")
+        try expect(try await b.webhook(id: others.id) != nil, "B's subscription stays")
+    }
+}
