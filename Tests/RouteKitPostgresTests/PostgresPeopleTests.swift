@@ -155,6 +155,10 @@ import Testing
                 APIToken(
                     id: UUID(), name: "phone", person: view.person, source: source, scopes: [.read, .write],
                     secretHash: String(repeating: "ab", count: 32), created: now))
+            let hook = WebhookSubscription(
+                id: UUID(), person: view.person, url: "https://hooks.example/a", types: [.route],
+                secret: "whsec_" + String(repeating: "A", count: 44), created: now)
+            _ = try await view.addWebhook(hook, limit: 20)
         }
 
         @Test("erasing a person deletes every row of theirs in every table and their chunks; the others' stay")
