@@ -6,6 +6,8 @@
     serve-load.py slow       URL TOKEN [--changes 10000] [--rate 1024]
     serve-load.py catchup    URL TOKEN [--limit 5000]
     serve-load.py stalls     URL TOKEN --health ZIP --fit FIT --heavy-tokens FILE [--heavy 4] [--rounds 3]
+    serve-load.py people     URL ADMIN_TOKEN [--people 1000] [--followers 5000] [--rate 50] [--seconds 60]
+                             [--pid SERVER_PID]... [--second-server URL2]
 
 follow      N followers tail the feed as Server-Sent Events while U clients upload small GPX files. Every follower
             must end with exactly the store's current routes (no gap, no repeat). Commit-to-delivery latency is
@@ -26,12 +28,28 @@ stalls      whether heavy uploads stall the server: HEAVY clients each upload th
             Prints the latency of the probes (request to answer) and of the small uploads (request to answer, and
             request to its SSE event): p50, p99, max, and how many took longer than 100 ms. The server needs
             --max-concurrent-imports above 2 * HEAVY.
+people      fan-out by person (issue 28): with the admin token, makes PEOPLE people and a read,write token for each
+            (the admin API, 32 requests at a time), opens FOLLOWERS SSE followers spread round-robin over the people
+            and waits until each has its first `up-to-date`; then uploads RATE small GPX files a second for SECONDS
+            seconds, each to a random person with that person's token (open loop: an upload starts on schedule
+            whatever the earlier ones are doing; 429 and 503 are retried after Retry-After, up to 5 times). Every
+            follower must receive exactly its person's uploads: 0 missing, 0 extra (another person's routes, or
+            any deletion), 0 repeated. Prints the upload's answer latency, commit-to-delivery latency from the
+            upload's answer (after its commit: a lower bound, deliveries that beat the answer count 0) and from its
+            request (an upper bound), p50/p99/max over every (follower, route), and with --pid the server's VmRSS
+            and VmHWM (its peak) from /proc, idle, with the followers connected, and at the end; then one JSON line
+            of every figure. With --second-server (a second server on the same PostgreSQL store), each person's
+            followers alternate between the two servers, and so do the uploads. The server needs
+            --max-streams-per-token of at least FOLLOWERS / PEOPLE (serve-people.sh starts one suitably). Exits 1
+            when anything is missing, extra or repeated, an upload failed, or a follower lost its stream.
 """
 import argparse
 import asyncio
 import subprocess
 import json
 import random
+import re
+import resource
 import socket
 import statistics
 import struct
@@ -352,17 +370,361 @@ async def stalls(args):
     return 0 if missing == 0 else 1
 
 
+class PersonFollower(Follower):
+    """A follower of one person's feed: every route it is sent, with the time the first copy arrived."""
+
+    def __init__(self, n, person):
+        super().__init__(n)
+        self.person = person
+        self.deleted = 0
+        self.ended = False  # the server ended the stream
+        self.failure = None  # why the stream could not be opened or broke
+        self.events = []  # `error` or `shutdown` events
+
+    def feed(self, data):
+        self.pending += data
+        while b"\n\n" in self.pending:
+            block, self.pending = self.pending.split(b"\n\n", 1)
+            event, payload = None, None
+            for line in block.split(b"\n"):
+                if line.startswith(b"event: "):
+                    event = line[7:].decode()
+                elif line.startswith(b"data: "):
+                    payload = line[6:]
+            if event == "changes":
+                now = time.monotonic()
+                body = json.loads(payload)
+                self.deleted += len(body["deleted"])
+                for a in body["added"]:
+                    if a["uuid"] in self.received:
+                        self.repeats += 1
+                    else:
+                        self.received[a["uuid"]] = now
+            elif event == "up-to-date":
+                self.up_to_date.set()
+            elif event in ("error", "shutdown"):
+                self.events.append(event)
+
+    async def serve(self, host, port, token, gate):
+        """Follows until cancelled; `gate` is held from the connection until the first `up-to-date` (or a failure),
+        so that only so many streams are being opened at once."""
+        await gate.acquire()
+        held = True
+        inner = asyncio.create_task(self.run(host, port, token))
+        ready = asyncio.create_task(self.up_to_date.wait())
+        try:
+            await asyncio.wait({inner, ready}, return_when=asyncio.FIRST_COMPLETED)
+            gate.release()
+            held = False
+            await inner
+            self.ended = True
+        except asyncio.CancelledError:
+            inner.cancel()
+            raise
+        except Exception as e:  # a refused or broken connection, or a status other than 200
+            self.failure = re.sub(r"follower \d+: ", "", f"{type(e).__name__}: {e}")
+        finally:
+            ready.cancel()
+            if held:
+                gate.release()
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.transport.abort()
+
+
+def process_memory(pids):
+    """VmRSS and VmHWM (the peak) of each process, in KiB (None for a process that is gone)."""
+    out = {}
+    for pid in pids:
+        figures = {}
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    if key in ("VmRSS", "VmHWM"):
+                        figures[key] = int(value.split()[0])
+        except OSError:
+            figures = None
+        out[pid] = figures
+    return out
+
+
+def raise_open_files(wanted):
+    """Raises this process's soft RLIMIT_NOFILE to its hard limit; warns when that is below `wanted`."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    elif hard == resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        soft = wanted
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        print(f"warning: at most {soft} open files (the hard limit), and this run needs about {wanted}",
+              file=sys.stderr)
+
+
+def milliseconds(xs):
+    """p50, p99 and max of `xs` (seconds), in milliseconds rounded to 0.1; None for no values."""
+    if not xs:
+        return {"p50": None, "p99": None, "max": None}
+    xs = sorted(xs)
+    q = lambda p: round(xs[min(len(xs) - 1, int(p * len(xs)))] * 1000, 1)
+    return {"p50": q(.5), "p99": q(.99), "max": q(1)}
+
+
+def ms_text(figures):
+    f = lambda v: "n/a" if v is None else f"{v:.1f}"
+    return f"p50 {f(figures['p50'])} p99 {f(figures['p99'])} max {f(figures['max'])}"
+
+
+async def make_people(host, port, admin, count, run):
+    """`count` people, each with a read,write token of source `load`, made through the admin API 32 at a time;
+    returns [(person id, token)]."""
+    gate = asyncio.Semaphore(32)
+    made = [None] * count
+    json_header = {"Content-Type": "application/json"}
+
+    async def one(k):
+        async with gate:
+            body = json.dumps({"name": f"load {run} {k}"}).encode()
+            status, _, answer = await request(host, port, "POST", "/v1/people", admin, body, json_header)
+            if status != 201:
+                raise RuntimeError(f"POST /v1/people answered {status}: {answer[:300]!r}")
+            person = json.loads(answer)["id"]
+            body = json.dumps({"source": "load", "scopes": ["read", "write"]}).encode()
+            status, _, answer = await request(host, port, "POST", f"/v1/people/{person}/tokens", admin, body,
+                                              json_header)
+            if status != 201:
+                raise RuntimeError(f"POST /v1/people/{person}/tokens answered {status}: {answer[:300]!r}")
+            made[k] = (person, json.loads(answer)["token"])
+
+    await asyncio.gather(*(one(k) for k in range(count)))
+    return made
+
+
+async def people(args):
+    servers = [parse_url(args.url)] + ([parse_url(args.second_server)] if args.second_server else [])
+    pids = args.pid or []
+    n_people, n_followers, rate, seconds = args.people, args.followers, args.rate, args.seconds
+    if n_people < 1 or n_followers < 1 or rate < 1 or seconds <= 0:
+        raise SystemExit("people: --people, --followers and --rate must be at least 1, --seconds above 0")
+    raise_open_files(n_followers + 2 * rate * 10 + 1024)
+    log = lambda text: print(text, file=sys.stderr, flush=True)
+    memory = {"idle": process_memory(pids)}
+    run = random.randrange(1_000_000_000)
+
+    # 1. People and their tokens.
+    started = time.monotonic()
+    try:
+        made = await make_people(*servers[0], args.token, n_people, run)
+    except (RuntimeError, OSError) as e:
+        print(f"serve-load.py people: {e}", file=sys.stderr)
+        return 2
+    tokens = [token for _, token in made]
+    setup_people = time.monotonic() - started
+    log(f"{n_people} people and their tokens made in {setup_people:.1f} s")
+
+    # 2. Followers: follower n follows person n % PEOPLE; a person's k-th follower is on server k % SERVERS.
+    started = time.monotonic()
+    gate = asyncio.Semaphore(128)
+    followers = [PersonFollower(n, n % n_people) for n in range(n_followers)]
+    tasks = [asyncio.create_task(f.serve(*servers[(n // n_people) % len(servers)], tokens[f.person], gate))
+             for n, f in enumerate(followers)]
+    deadline = started + max(120, n_followers / 20)
+    shown = started
+    while True:
+        ready = sum(1 for f in followers if f.up_to_date.is_set())
+        broken = sum(1 for f in followers if not f.up_to_date.is_set() and (f.failure or f.ended))
+        if ready + broken == n_followers or time.monotonic() > deadline:
+            break
+        if time.monotonic() - shown > 5:
+            shown = time.monotonic()
+            log(f"  {ready} of {n_followers} followers up to date")
+        await asyncio.sleep(0.1)
+    followers_ready = time.monotonic() - started
+
+    async def stop():
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for f in followers:
+            f.close()
+
+    if ready < n_followers:
+        why = {}
+        for f in followers:
+            if not f.up_to_date.is_set():
+                reason = f.failure or ("the server ended the stream" if f.ended else "no up-to-date in time")
+                why[reason] = why.get(reason, 0) + 1
+        print(f"only {ready} of {n_followers} followers got their first up-to-date in {followers_ready:.1f} s:",
+              file=sys.stderr)
+        for reason, count in sorted(why.items(), key=lambda kv: -kv[1])[:5]:
+            print(f"  {count} × {reason}", file=sys.stderr)
+        await stop()
+        return 1
+    log(f"{n_followers} followers up to date in {followers_ready:.1f} s")
+    memory["connected"] = process_memory(pids)
+
+    # 3. Uploads, open loop: upload k starts at k / RATE seconds, to a random person, on server k % SERVERS.
+    uploads = []
+    rng = random.Random()
+    base = random.randrange(1_000_000_000)
+
+    async def upload(k, person):
+        host, port = servers[k % len(servers)]
+        i = base + k
+        record = {"person": person, "routes": [], "t0": time.monotonic(), "t1": None, "status": None,
+                  "retries": 0, "unchanged": 0, "error": None}
+        body = gpx(i, 20)
+        for attempt in range(6):
+            try:
+                status, fields, answer = await asyncio.wait_for(
+                    request(host, port, "POST", f"/v1/uploads?name=p{i}.gpx", tokens[person], body), 60)
+            except Exception as e:  # refused, reset, timed out, or an answer that is not HTTP
+                record["error"] = type(e).__name__
+                break
+            record["status"] = status
+            if status in (429, 503) and attempt < 5:
+                record["retries"] += 1
+                try:
+                    wait = float(fields.get("retry-after", "1"))
+                except ValueError:
+                    wait = 1.0
+                await asyncio.sleep(min(max(wait, 0.05), 2.0))
+                continue
+            break
+        record["t1"] = time.monotonic()
+        if record["error"] is None and record["status"] in (200, 201):
+            try:
+                for result in json.loads(answer)["results"]:
+                    if result.get("status") == "unchanged":
+                        record["unchanged"] += 1
+                        continue
+                    record["routes"].extend(r["route"] for r in result["routes"] if r.get("route"))
+            except (ValueError, KeyError, TypeError):
+                record["error"] = "an answer without results"
+        elif record["error"] is None:
+            record["error"] = f"status {record['status']}"
+        uploads.append(record)
+
+    total = int(rate * seconds)
+    upload_tasks = []
+    lag = 0.0
+    started = time.monotonic()
+    for k in range(total):
+        due = started + k / rate
+        wait = due - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        lag = max(lag, time.monotonic() - due)
+        upload_tasks.append(asyncio.create_task(upload(k, rng.randrange(n_people))))
+    send_span = time.monotonic() - started
+    await asyncio.gather(*upload_tasks)
+    upload_span = time.monotonic() - started
+    log(f"{total} uploads started over {send_span:.1f} s, all answered after {upload_span:.1f} s")
+
+    # 4. Deliveries: wait up to 10 s after the last answer for every follower to have its person's routes, then 1 s
+    # more for anything extra or repeated.
+    expected = [set() for _ in range(n_people)]
+    answered, requested = {}, {}
+    for u in uploads:
+        if u["error"] is None:
+            expected[u["person"]].update(u["routes"])
+            for route in u["routes"]:
+                answered[route], requested[route] = u["t1"], u["t0"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(expected[f.person].issubset(f.received) for f in followers):
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
+    memory["end"] = process_memory(pids)
+
+    missing = extra = repeated = deleted = lost = early = 0
+    from_answer, from_request = [], []
+    for f in followers:
+        mine = expected[f.person]
+        missing += len(mine.difference(f.received))
+        extra += len(set(f.received).difference(mine))
+        deleted += f.deleted
+        repeated += f.repeats
+        if f.failure or f.ended or f.events:
+            lost += 1
+        for route in mine:
+            arrived = f.received.get(route)
+            if arrived is None:
+                continue
+            if arrived < answered[route]:
+                early += 1
+            from_answer.append(max(0.0, arrived - answered[route]))
+            from_request.append(arrived - requested[route])
+    await stop()
+
+    failed = [u for u in uploads if u["error"] is not None]
+    failures = {}
+    for u in failed:
+        failures[u["error"]] = failures.get(u["error"], 0) + 1
+    answer_ms = milliseconds([u["t1"] - u["t0"] for u in uploads if u["error"] is None])
+    delivery_answer = milliseconds(from_answer)
+    delivery_request = milliseconds(from_request)
+    routes = sum(len(e) for e in expected)
+    expected_deliveries = sum(len(expected[f.person]) for f in followers)
+
+    def mib(pid, phase, key):
+        figures = memory.get(phase, {}).get(pid)
+        return round(figures[key] / 1024, 1) if figures and key in figures else None
+
+    rss = [{"pid": pid, "rss_mib_idle": mib(pid, "idle", "VmRSS"), "rss_mib_connected": mib(pid, "connected", "VmRSS"),
+            "rss_mib_end": mib(pid, "end", "VmRSS"), "peak_mib": mib(pid, "end", "VmHWM")} for pid in pids]
+    ok = missing == 0 and extra == 0 and repeated == 0 and deleted == 0 and not failed and lost == 0
+
+    print(f"people: {n_people} people, {n_followers} followers ({n_followers / n_people:.1f} a person) on "
+          f"{len(servers)} server(s); {rate} uploads/s for {seconds:g} s")
+    print(f"setup: people and tokens {setup_people:.1f} s; followers up to date {followers_ready:.1f} s")
+    print(f"uploads: {len(uploads)} sent over {send_span:.1f} s (start lag at most {lag * 1000:.0f} ms), "
+          f"{len(uploads) - len(failed)} answered 2xx, {len(failed)} failed"
+          + (" (" + ", ".join(f"{n} × {why}" for why, n in failures.items()) + ")" if failures else "")
+          + f", {sum(u['retries'] for u in uploads)} retries after 429/503, "
+          f"{sum(u['unchanged'] for u in uploads)} unchanged; {routes} routes")
+    print(f"upload answer ms: {ms_text(answer_ms)}")
+    print(f"followers: {missing} missing, {extra} extra, {repeated} repeated, {deleted} deletions "
+          f"(of {expected_deliveries} deliveries expected); {lost} followers lost their stream")
+    print(f"commit-to-delivery ms over {len(from_answer)} deliveries: from the upload's answer "
+          f"{ms_text(delivery_answer)} ({early} arrived before the answer, counted 0); from its request "
+          f"{ms_text(delivery_request)}")
+    for r in rss:
+        print(f"server {r['pid']}: RSS idle {r['rss_mib_idle']} MiB, with the followers {r['rss_mib_connected']} "
+              f"MiB, at the end {r['rss_mib_end']} MiB; peak (VmHWM) {r['peak_mib']} MiB")
+    p99 = delivery_answer["p99"]
+    peaks = [r["peak_mib"] for r in rss if r["peak_mib"] is not None]
+    print("targets (issue 28): exact " + ("met" if ok else "NOT met")
+          + "; p99 from the answer ≤ 250 ms " + ("n/a" if p99 is None else "met" if p99 <= 250 else "NOT met")
+          + "; peak RSS ≤ 600 MB " + ("n/a (no --pid)" if not peaks else
+                                      "met" if max(peaks) * 1048576 <= 600e6 else "NOT met"))
+    print(json.dumps({
+        "mode": "people", "servers": len(servers), "people": n_people, "followers": n_followers, "rate": rate,
+        "seconds": seconds, "setup_people_s": round(setup_people, 2), "followers_ready_s": round(followers_ready, 2),
+        "uploads": len(uploads), "uploads_failed": len(failed), "upload_failures": failures,
+        "uploads_retried": sum(u["retries"] for u in uploads),
+        "uploads_unchanged": sum(u["unchanged"] for u in uploads), "routes": routes,
+        "upload_send_s": round(send_span, 2), "upload_start_lag_max_ms": round(lag * 1000, 1),
+        "upload_answer_ms": answer_ms, "deliveries_expected": expected_deliveries, "deliveries": len(from_answer),
+        "missing": missing, "extra": extra, "repeated": repeated, "deleted": deleted, "followers_lost": lost,
+        "delivery_ms_from_answer": delivery_answer, "delivered_before_answer": early,
+        "delivery_ms_from_request": delivery_request, "rss": rss, "exact": ok}, sort_keys=True))
+    return 0 if ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["follow", "disconnect", "slow", "catchup", "stalls"])
+    p.add_argument("mode", choices=["follow", "disconnect", "slow", "catchup", "stalls", "people"])
     p.add_argument("url")
-    p.add_argument("token")
+    p.add_argument("token", help="people: an admin token (scope admin only)")
     p.add_argument("--admin", help="an admin token (disconnect reads /metrics)")
-    p.add_argument("--followers", type=int, default=500)
+    p.add_argument("--followers", type=int, help="default 500; people: 5000")
     p.add_argument("--uploaders", type=int, default=4)
     p.add_argument("--uploads", type=int, default=25)
     p.add_argument("--changes", type=int, default=10000)
-    p.add_argument("--rate", type=int, default=1024)
+    p.add_argument("--rate", type=int, help="slow: bytes a second (default 1024); people: uploads a second (50)")
     p.add_argument("--limit", type=int, default=5000)
     p.add_argument("--health", help="stalls: an Apple Health export.zip")
     p.add_argument("--fit", help="stalls: a FIT file")
@@ -370,9 +732,19 @@ def main():
     p.add_argument("--heavy-tokens", help="stalls: a file of tokens, one per heavy upload, each of its own source")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--also", help="follow: a second server on the same store; followers and uploads alternate")
+    p.add_argument("--people", type=int, default=1000, help="people: how many people to make")
+    p.add_argument("--seconds", type=float, default=60, help="people: how long to upload")
+    p.add_argument("--pid", type=int, action="append", help="people: a server's process id, for its memory "
+                   "(once per server)")
+    p.add_argument("--second-server", help="people: a second server on the same store; each person's followers and "
+                   "the uploads alternate between the two")
     args = p.parse_args()
+    if args.followers is None:
+        args.followers = 5000 if args.mode == "people" else 500
+    if args.rate is None:
+        args.rate = 50 if args.mode == "people" else 1024
     sys.exit(asyncio.run({"follow": follow, "disconnect": disconnect, "slow": slow, "catchup": catchup,
-                             "stalls": stalls}[args.mode](args)))
+                             "stalls": stalls, "people": people}[args.mode](args)))
 
 
 if __name__ == "__main__":
