@@ -256,7 +256,7 @@ private final class ArchiveRun {
                 routes.append((route, file))
                 counts.routes += 1
                 counts.locations += route.locationCount
-            } catch where error.code == .notFound {
+            } catch  where error.code == .notFound {
                 // Deleted or replaced since the plan listed it.
                 counts.skipped += 1
             }
@@ -308,7 +308,7 @@ private final class ArchiveRun {
                 efforts = try await store.efforts(ofWorkout: workout.id).filter { mayRead($0.source) }
             }
             zoneSettings = grant.redacted(try await store.zoneSettings(ofWorkout: workout.id))
-        } catch where error.code == .notFound {}
+        } catch  where error.code == .notFound {}
         let archived = routes.map { $0.route }
         let figures: WorkoutFigures?
         do {

@@ -474,8 +474,8 @@
             try await write("deleting route \(id)") { tx in
                 var current: StoredRouteRow?
                 if let first = try await tx.first(
-                    "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND person = \(tx.person) AND current")
-                {
+                    "SELECT source, sync_id FROM route WHERE uuid = \(Self.key(id)) AND person = \(tx.person) AND current"
+                ) {
                     let identitySource: String = try first.get("source")
                     let syncID: String = try first.get("sync_id")
                     try await Self.lock(
@@ -499,7 +499,8 @@
             return try await chunkCursor("reading route \(id)") { tx in
                 guard
                     let container = try await tx.value(
-                        "SELECT container FROM route WHERE uuid = \(routeKey) AND person = \(tx.person)", as: String.self)
+                        "SELECT container FROM route WHERE uuid = \(routeKey) AND person = \(tx.person)",
+                        as: String.self)
                 else { throw RouteKitError(.notFound, "no route \(id)") }
                 var sql = SQL("SELECT id FROM chunk WHERE container = ")
                 sql.append(sql.bind(container) + " AND kind = " + sql.bind(kindName))
@@ -1058,7 +1059,8 @@
                 try StoreRules.checkOwner(owner, of: "workout \(id)", is: source)
                 if settings.isEmpty {
                     try await tx.run(
-                        "DELETE FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id)) AND person = \(tx.person)")
+                        "DELETE FROM workout_zone_settings WHERE workout_uuid = \(Self.key(id)) AND person = \(tx.person)"
+                    )
                 } else {
                     try await tx.run(
                         """
@@ -1092,7 +1094,8 @@
             try await write("unrelating effort score \(id)") { tx in
                 guard
                     let row = try await tx.first(
-                        "SELECT source, workout_uuid FROM effort WHERE uuid = \(Self.key(id)) AND person = \(tx.person)")
+                        "SELECT source, workout_uuid FROM effort WHERE uuid = \(Self.key(id)) AND person = \(tx.person)"
+                    )
                 else { throw RouteKitError(.notFound, "no effort score \(id)") }
                 let owner: String = try row.get("source")
                 try StoreRules.checkOwner(owner, of: "effort score \(id)", is: source)

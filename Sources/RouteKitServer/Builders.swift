@@ -297,8 +297,9 @@
         /// not saved yet (`isNew`), spanning the route's times. Nothing is written here.
         func workout(for body: FinishBody, builder: RouteBuilder, source: Source, in store: any RouteStore)
             async throws -> (
-            workout: Workout, isNew: Bool
-        ) {
+                workout: Workout, isNew: Bool
+            )
+        {
             if let text = body.workout {
                 guard let id = UUID(uuidString: text) else { throw Problem.badRequest("'workout' is not a uuid") }
                 guard let w = try await store.workout(id: id) else {

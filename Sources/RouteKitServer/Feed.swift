@@ -29,7 +29,8 @@
         let logger: Logger
         let metrics: ServerMetrics
 
-        init(store: any RouteStore & PeopleStore, logger: Logger, metrics: ServerMetrics, heartbeatSeconds: Double = 15) {
+        init(store: any RouteStore & PeopleStore, logger: Logger, metrics: ServerMetrics, heartbeatSeconds: Double = 15)
+        {
             self.store = store
             self.logger = logger
             self.metrics = metrics
@@ -317,7 +318,8 @@
                         headers: [.retryAfter: "5"])
                 }
                 return stream(
-                    in: store, first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger)
+                    in: store, first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger
+                )
             }
             if wait > 0 && set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
                 // The feed's tailing loop, as the event stream runs it, until a set with changes, the deadline, the
@@ -378,7 +380,8 @@
         /// (``read(in:since:_:_:_:shared:)``), its waits on the hub's commit signal (`waiter`); it ends when the client
         /// goes (the task is cancelled) or the server shuts down.
         func makeTail(
-            in store: any RouteStore, after first: ChangeSet, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken, waiter: FeedWaiter
+            in store: any RouteStore, after first: ChangeSet, _ predicate: ChangePredicate, _ limit: Int,
+            _ token: APIToken, waiter: FeedWaiter
         ) -> ChangeTail {
             ChangeTail(
                 after: first,
@@ -394,7 +397,8 @@
         /// event (a problem) when the store fails, and the end on client disconnect or, after a `shutdown` event
         /// (``shutdownEvent``), on server shutdown. The first event carries `retry: 3000` (``retryField``).
         func stream(
-            in store: any RouteStore, first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int, _ token: APIToken,
+            in store: any RouteStore, first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int,
+            _ token: APIToken,
             request: Request, logger: Logger
         ) -> Response {
             let heartbeatMS = Int(configuration.heartbeatSeconds * 1000)

@@ -168,7 +168,8 @@
                 throw Problem(
                     status: .conflict, type: "default-person",
                     title: "The default person cannot be erased",
-                    detail: "the default person holds what was stored before people existed; delete their objects instead")
+                    detail:
+                        "the default person holds what was stored before people existed; delete their objects instead")
             }
             guard try await stores.base.erasePerson(id: person.id) else {
                 throw Problem.noPerson(person.id.description)

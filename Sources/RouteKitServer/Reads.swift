@@ -112,7 +112,8 @@
                 workout: try Query.uuid(q.get("workout"), "workout"), source: try Query.source(q.get("source")),
                 syncIdentifier: q.get("syncIdentifier"), newestFirst: order == "newest")
             let anchor = try await store.currentAnchor()
-            var (page, more) = try await readableRoutePage(in: store, after: after?.id, filter: filter, limit: limit, token: token)
+            var (page, more) = try await readableRoutePage(
+                in: store, after: after?.id, filter: filter, limit: limit, token: token)
             let start = after?.position ?? 0
             if let after, page.isEmpty, try await store.route(id: after.id) == nil {
                 // The cursor's route was deleted since: continue at the same position.

@@ -311,7 +311,7 @@
                 if let cursor { anchor = try ChangeAnchor(text: cursor) }
                 set = try await view.changes(
                     since: anchor, matching: ChangePredicate(types: subscription.types), limit: settings.maxChanges)
-            } catch where error.code.isAnchorError {
+            } catch  where error.code.isAnchorError {
                 let reason = Self.pauseReason(for: error.code)
                 _ = try await record(
                     hooks, id, from: cursor,

@@ -81,7 +81,8 @@ struct PersonArchiveTests {
         let path = folder + "/archive.zip"
         let steps = Locked<[(done: Int, total: Int)]>([])
         let counts = try await PersonArchive.write(
-            from: store, to: path, routekitVersion: "9.9.9", progress: { done, total in
+            from: store, to: path, routekitVersion: "9.9.9",
+            progress: { done, total in
                 steps.withLock { $0.append((done, total)) }
             })
         #expect(counts.workouts == 2)

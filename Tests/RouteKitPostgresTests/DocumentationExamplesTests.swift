@@ -18,7 +18,7 @@
             // snippet.postgres-people
             let ana = Person(name: "Ana")
             try await store.addPerson(ana)
-            let anas = store.forPerson(ana.id)          // sees and writes only Ana's objects and feed
+            let anas = store.forPerson(ana.id)  // sees and writes only Ana's objects and feed
             // snippet.end
             print(anas.person)
         }

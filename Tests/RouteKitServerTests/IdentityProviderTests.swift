@@ -174,7 +174,8 @@
             return (f, provider, path)
         }
 
-        @Test("a token of each algorithm (RS256, ES256 from a key without alg, EdDSA) is accepted as its subject's person, made on first use")
+        @Test(
+            "a token of each algorithm (RS256, ES256 from a key without alg, EdDSA) is accepted as its subject's person, made on first use")
         func acceptsEachAlgorithm() async throws {
             let keys = try await TestKeys()
             let clock = MovingClock(Date())
@@ -328,7 +329,9 @@
             }
         }
 
-        @Test("with --jwt-people refuse, an unknown subject is 401 unknown-person and nobody is made; a person added with the subject is accepted")
+        @Test(
+            "with --jwt-people refuse, an unknown subject is 401 unknown-person and nobody is made; a person added with the subject is accepted"
+        )
         func refusesUnknownPeople() async throws {
             let keys = try await TestKeys()
             let clock = MovingClock(Date())
@@ -372,7 +375,9 @@
             }
         }
 
-        @Test("an unknown kid reads the key set again once (a key added to the file is accepted), not again within a minute; a failed reading keeps the keys")
+        @Test(
+            "an unknown kid reads the key set again once (a key added to the file is accepted), not again within a minute; a failed reading keeps the keys"
+        )
         func reloadsOnUnknownKid() async throws {
             let keys = try await TestKeys()
             let clock = MovingClock(Date())
@@ -519,7 +524,9 @@
             }
         }
 
-        @Test("routekit serve --jwks --issuer --audience --jwt-people: checked at start (78, 64), and a child serve answers a token of the key set file")
+        @Test(
+            "routekit serve --jwks --issuer --audience --jwt-people: checked at start (78, 64), and a child serve answers a token of the key set file"
+        )
         func serveOptions() async throws {
             guard let binary = routekitBinary else {
                 Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
