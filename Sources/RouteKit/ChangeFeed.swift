@@ -570,6 +570,12 @@ package struct ChangeLogState: Sendable {
                 "the anchor is from epoch \(a.epoch) of this store, which is now at \(epoch); \(restart)")
         }
         let c = a.checkpoint
+        if c > head && head == 0 {
+            // No history at all where the anchor has some: the person it was handed to was erased (or never had
+            // anything here). Expired, not ahead: nothing is wrong with the store.
+            throw RouteKitError(
+                .anchorExpired, "the history this anchor belongs to is gone (its person erased?); \(restart)")
+        }
         guard c <= head else {
             throw RouteKitError(
                 .anchorAhead,

@@ -1043,3 +1043,21 @@ package struct PersonArchiveManifestJSON: Codable, Hashable, Sendable {
         case counts, entries
     }
 }
+
+/// A person as the doors show them (`GET /v1/people`, `routekit people list --json`).
+package struct PersonJSON: Codable, Hashable, Sendable {
+    package var id: String
+    package var name: String
+    package var created: String
+    /// The identity provider (`iss`) and subject (`sub`) the person was made for, if any.
+    package var issuer: String?
+    package var subject: String?
+
+    package init(_ p: Person) {
+        id = p.id.description
+        name = p.name
+        created = Timestamp(p.created).iso8601
+        issuer = p.subject?.issuer
+        subject = p.subject?.subject
+    }
+}

@@ -145,13 +145,7 @@
             }
             let zones = try Zones(preferred)
             let type: QuantityType = quantity == .heartRate ? .heartRate : .power
-            guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
-                throw Problem(
-                    status: .tooManyRequests, type: "too-many-streams", title: "Too many open streams",
-                    detail: "this token holds \(configuration.maxStreamsPerToken) event streams already",
-                    headers: [.retryAfter: "5"])
-            }
-            let slot = StreamSlot(hub: hub, token: token.id)
+            let slot = try hub.admitStream(token, person: store.person, configuration)
             // Registered before the stored samples are read: nothing stored from now on is missed.
             let subscription = live.subscribe(pending.id)
             var replay = LiveZones(zones: zones, quantity: quantity)

@@ -29,6 +29,11 @@
         package var maxLimit = 5_000
         /// The most event streams one token may hold open (`429` beyond).
         public var maxStreamsPerToken = 4
+        /// The most event streams one person may hold open over all their tokens (`429` beyond).
+        public var maxStreamsPerPerson = 64
+        /// The most uploads (`POST /v1/uploads`) one person may make in a minute (`429` with `Retry-After` beyond):
+        /// one person cannot take the server's import capacity from everyone else.
+        public var maxUploadsPerMinutePerPerson = 120
         /// Pictures (`/v1/routes/ID/picture`) drawn at once; beyond, `503` with `Retry-After` (drawing a
         /// million-point route takes half a second of a core).
         public var maxConcurrentPictures = max(1, ProcessInfo.processInfo.activeProcessorCount)

@@ -194,6 +194,40 @@
 
         /// Event streams open now.
         var openStreamCount: Int { streams.withLock { $0.values.reduce(0, +) } }
+
+        /// Open event streams, by person (every token of theirs together).
+        let personStreams = Locked<[PersonID: Int]>([:])
+
+        /// Admits one more event stream of `token` (acting as `person`), or refuses it with `429` and `Retry-After`:
+        /// a token holds at most ``ServerConfiguration/maxStreamsPerToken``, a person at most
+        /// ``ServerConfiguration/maxStreamsPerPerson`` over all their tokens. The slot gives both back.
+        func admitStream(_ token: APIToken, person: PersonID, _ configuration: ServerConfiguration) throws(Problem)
+            -> StreamSlot
+        {
+            let personLimit = configuration.maxStreamsPerPerson
+            let personAdmitted = personStreams.withLock { open -> Bool in
+                guard open[person, default: 0] < personLimit else { return false }
+                open[person, default: 0] += 1
+                return true
+            }
+            guard personAdmitted else {
+                throw Problem(
+                    status: .tooManyRequests, type: "too-many-streams", title: "Too many open streams",
+                    detail: "this person holds \(personLimit) event streams already (over all their tokens)",
+                    headers: [.retryAfter: "5"])
+            }
+            guard openStream(token.id, limit: configuration.maxStreamsPerToken) else {
+                personStreams.withLock { open in
+                    open[person, default: 1] -= 1
+                    if open[person] == 0 { open[person] = nil }
+                }
+                throw Problem(
+                    status: .tooManyRequests, type: "too-many-streams", title: "Too many open streams",
+                    detail: "this token holds \(configuration.maxStreamsPerToken) event streams already",
+                    headers: [.retryAfter: "5"])
+            }
+            return StreamSlot(hub: self, token: token.id, person: person)
+        }
     }
 
     /// One token's event-stream slot, given back once: by ``release()`` when the stream ends, or when the last
@@ -201,11 +235,13 @@
     final class StreamSlot: Sendable {
         private let hub: FeedHub
         private let token: UUID
+        private let person: PersonID
         private let held = Locked(true)
 
-        init(hub: FeedHub, token: UUID) {
+        init(hub: FeedHub, token: UUID, person: PersonID) {
             self.hub = hub
             self.token = token
+            self.person = person
         }
 
         func release() {
@@ -213,7 +249,13 @@
                 defer { held = false }
                 return held
             }
-            if wasHeld { hub.closeStream(token) }
+            if wasHeld {
+                hub.closeStream(token)
+                hub.personStreams.withLock { open in
+                    open[person, default: 1] -= 1
+                    if open[person] == 0 { open[person] = nil }
+                }
+            }
         }
 
         deinit { release() }
@@ -311,15 +353,10 @@
             let seen = hub.signal(for: store.person).current
             var set = try await read(in: store, since: anchor, predicate, limit, token, shared: false)
             if isStream {
-                guard hub.openStream(token.id, limit: configuration.maxStreamsPerToken) else {
-                    throw Problem(
-                        status: .tooManyRequests, type: "too-many-streams", title: "Too many open streams",
-                        detail: "this token holds \(configuration.maxStreamsPerToken) event streams already",
-                        headers: [.retryAfter: "5"])
-                }
+                let slot = try hub.admitStream(token, person: store.person, configuration)
                 return stream(
-                    in: store, first: set, seen: seen, predicate, limit, token, request: request, logger: context.logger
-                )
+                    in: store, first: set, seen: seen, predicate, limit, token, slot: slot, request: request,
+                    logger: context.logger)
             }
             if wait > 0 && set.added.isEmpty && set.deleted.isEmpty && !set.hasMore {
                 // The feed's tailing loop, as the event stream runs it, until a set with changes, the deadline, the
@@ -398,8 +435,7 @@
         /// (``shutdownEvent``), on server shutdown. The first event carries `retry: 3000` (``retryField``).
         func stream(
             in store: any RouteStore, first: ChangeSet, seen start: UInt64, _ predicate: ChangePredicate, _ limit: Int,
-            _ token: APIToken,
-            request: Request, logger: Logger
+            _ token: APIToken, slot: StreamSlot, request: Request, logger: Logger
         ) -> Response {
             let heartbeatMS = Int(configuration.heartbeatSeconds * 1000)
             let headers: HTTPFields = [
@@ -408,7 +444,6 @@
             let hub = self.hub
             // The slot is given back when the body has been written or, when the connection went before the answer
             // could start (a reset right after the request: the body is never written), when the response is dropped.
-            let slot = StreamSlot(hub: hub, token: token.id)
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in

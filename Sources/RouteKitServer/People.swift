@@ -42,23 +42,6 @@
         }
     }
 
-    /// A person as the admin API shows them.
-    struct PersonJSON: Encodable {
-        var id: String
-        var name: String
-        var created: String
-        var issuer: String?
-        var subject: String?
-
-        init(_ p: Person) {
-            id = p.id.description
-            name = p.name
-            created = Timestamp(p.created).iso8601
-            issuer = p.subject?.issuer
-            subject = p.subject?.subject
-        }
-    }
-
     /// A token as the admin API lists it (never its secret).
     struct TokenJSON: Encodable {
         var id: String

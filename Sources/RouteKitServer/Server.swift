@@ -113,7 +113,9 @@
             let feed = FeedRoutes(stores: stores, hub: hub, configuration: configuration)
             router.get("/v1/changes", use: feed.changes)
             let figures = FiguresQueue(stores: stores)
-            let uploads = UploadRoutes(stores: stores, configuration: configuration, metrics: metrics, figures: figures)
+            let uploads = UploadRoutes(
+                stores: stores, configuration: configuration, metrics: metrics, figures: figures,
+                rate: PersonRate(perMinute: configuration.maxUploadsPerMinutePerPerson))
             router.post("/v1/uploads", use: uploads.upload)
             let reads = ReadRoutes(stores: stores, configuration: configuration)
             router.get("/v1/workouts", use: reads.workouts)

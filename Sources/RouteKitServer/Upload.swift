@@ -20,6 +20,8 @@
         let figures: FiguresQueue
         /// Uploads being spooled or imported now (``ServerConfiguration/maxConcurrentImports`` at most).
         let inFlight = Locked(0)
+        /// Each person's uploads a minute (``ServerConfiguration/maxUploadsPerMinutePerPerson``).
+        let rate: PersonRate
 
         struct Body: Encodable {
             var results: [ImportResultJSON]
@@ -29,6 +31,12 @@
             let store = try stores.store(context)
             // A file holds a workout and its route (and their series, events and effort, which go with them).
             let token = try context.require(.writing(.workouts), .writing(.routes))
+            if let wait = rate.take(store.person) {
+                throw Problem(
+                    status: .tooManyRequests, type: "too-many-uploads", title: "Too many uploads",
+                    detail: "this person may upload \(rate.perMinute) files a minute; try again in \(wait) s",
+                    headers: [.retryAfter: String(wait)])
+            }
             let limit = configuration.maxConcurrentImports
             let admitted = inFlight.withLock { n in
                 guard n < limit else { return false }

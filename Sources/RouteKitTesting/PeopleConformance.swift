@@ -829,7 +829,7 @@ public enum PeopleConformance {
             let old = try await a.changes(since: anchorA, matching: FeedConformance.everything, limit: 10)
             try expect(false, "A's old anchor is refused, not answered (\(old.count) changes)")
         } catch let error as RouteKitError {
-            try expect(error.code.isAnchorError, "A's old anchor is refused with an anchor error: \(error)")
+            try expect(error.code == .anchorExpired, "A's old anchor has expired with A: \(error)")
         }
 
         let tokensA = try await store.tokens(of: a.person)

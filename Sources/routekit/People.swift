@@ -22,22 +22,6 @@ struct People: AsyncParsableCommand {
             """,
         subcommands: [Add.self, List.self, Erase.self])
 
-    struct PersonLine: Encodable {
-        var id: String
-        var name: String
-        var created: String
-        var issuer: String?
-        var subject: String?
-
-        init(_ p: Person) {
-            id = p.id.description
-            name = p.name
-            created = Timestamp(p.created).iso8601
-            issuer = p.subject?.issuer
-            subject = p.subject?.subject
-        }
-    }
-
     /// The store's people.
     static func peopleStore(_ options: StoreOptions, creating: Bool = false) async throws(RouteKitError)
         -> any PeopleStore
@@ -69,7 +53,7 @@ struct People: AsyncParsableCommand {
                 let person = Person(name: name.trimmingCharacters(in: .whitespacesAndNewlines))
                 try await store.addPerson(person)
                 if json {
-                    printJSONLine(PersonLine(person))
+                    printJSONLine(PersonJSON(person))
                 } else {
                     print(person.id.description)
                     printError("added \(person.name) as \(person.id) to \(storeOptions.label)")
@@ -90,7 +74,7 @@ struct People: AsyncParsableCommand {
                 let people = try await store.people()
                 for p in people {
                     if json {
-                        printJSONLine(PersonLine(p))
+                        printJSONLine(PersonJSON(p))
                     } else {
                         let subject = p.subject.map { "  (\($0.issuer) \($0.subject))" } ?? ""
                         print("\(p.id.description) \(Timestamp(p.created).iso8601) \(p.name)\(subject)")

@@ -77,6 +77,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ServeSetting.port.help) var port: Int?
     @Option(help: ServeSetting.maxUploadMb.help) var maxUploadMb: Int?
     @Option(help: ServeSetting.maxStreamsPerToken.help) var maxStreamsPerToken: Int?
+    @Option(help: ServeSetting.maxStreamsPerPerson.help) var maxStreamsPerPerson: Int?
+    @Option(help: ServeSetting.maxUploadsPerMinute.help) var maxUploadsPerMinute: Int?
     @Option(help: ServeSetting.maxConcurrentImports.help) var maxConcurrentImports: Int?
     @Option(help: ServeSetting.maxPictures.help) var maxPictures: Int?
     @Option(help: ServeSetting.idleTimeout.help) var idleTimeout: Double?
@@ -120,6 +122,8 @@ struct Serve: AsyncParsableCommand {
         put(.port, port.map(ServeValue.integer))
         put(.maxUploadMb, maxUploadMb.map(ServeValue.integer))
         put(.maxStreamsPerToken, maxStreamsPerToken.map(ServeValue.integer))
+        put(.maxStreamsPerPerson, maxStreamsPerPerson.map(ServeValue.integer))
+        put(.maxUploadsPerMinute, maxUploadsPerMinute.map(ServeValue.integer))
         put(.maxConcurrentImports, maxConcurrentImports.map(ServeValue.integer))
         put(.maxPictures, maxPictures.map(ServeValue.integer))
         put(.idleTimeout, idleTimeout.map(ServeValue.decimal))
@@ -289,6 +293,8 @@ struct Serve: AsyncParsableCommand {
             if let port = settings.integer(.port) { configuration.port = port }
             if let mb = settings.integer(.maxUploadMb) { configuration.maxUploadBytes = mb << 20 }
             if let n = settings.integer(.maxStreamsPerToken) { configuration.maxStreamsPerToken = n }
+            if let n = settings.integer(.maxStreamsPerPerson) { configuration.maxStreamsPerPerson = n }
+            if let n = settings.integer(.maxUploadsPerMinute) { configuration.maxUploadsPerMinutePerPerson = n }
             if let n = settings.integer(.maxConcurrentImports) { configuration.maxConcurrentImports = n }
             if let n = settings.integer(.maxPictures) { configuration.maxConcurrentPictures = n }
             if let seconds = settings.decimal(.idleTimeout) { configuration.idleTimeoutSeconds = seconds }

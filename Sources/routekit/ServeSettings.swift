@@ -123,6 +123,14 @@ struct ServeSetting: Sendable {
         name: "max-streams-per-token", kind: .integer, defaultValue: .integer(4), defaultText: "4",
         meaning: "The most event streams one token may hold open.", valueName: nil,
         problem: integer(in: 1...Int.max, "must be at least 1"))
+    static let maxStreamsPerPerson = ServeSetting(
+        name: "max-streams-per-person", kind: .integer, defaultValue: .integer(64), defaultText: "64",
+        meaning: "The most event streams one person may hold open over all their tokens.", valueName: nil,
+        problem: integer(in: 1...Int.max, "must be at least 1"))
+    static let maxUploadsPerMinute = ServeSetting(
+        name: "max-uploads-per-minute", kind: .integer, defaultValue: .integer(120), defaultText: "120",
+        meaning: "The most uploads one person may make in a minute; more get 429 with Retry-After.", valueName: nil,
+        problem: integer(in: 1...Int.max, "must be at least 1"))
     static let maxConcurrentImports = ServeSetting(
         name: "max-concurrent-imports", kind: .integer, defaultValue: nil,
         defaultText: "from the machine's memory, a quarter of it at 64 MiB each",
@@ -238,7 +246,8 @@ struct ServeSetting: Sendable {
 
     /// Every setting, in the order `--help`, `--print-config` and the README list them.
     static let all: [ServeSetting] = [
-        store, host, port, maxUploadMb, maxStreamsPerToken, maxConcurrentImports, maxPictures, idleTimeout,
+        store, host, port, maxUploadMb, maxStreamsPerToken, maxStreamsPerPerson, maxUploadsPerMinute,
+        maxConcurrentImports, maxPictures, idleTimeout,
         headerTimeout, minBodyRate, maxConnectionsPerAddress, builderExpiryHours, logLevel, maxArchiveEntries,
         maxEntryMb, tiles, tilesAttribution, tilesCache, tilesCacheBytes, tilesMaxZoom, leafletDir, jwks, issuer,
         audience, jwtPeople, webhooksAllowPrivate,

@@ -98,7 +98,7 @@
                         secrets: [current, previous])
                 }
                 #expect(attempt.outcome == .delivered(204))
-                #expect(attempt.duration < .seconds(5))
+                #expect(attempt.duration < .seconds(30))  // against a hang, not a timing (TSan runs slower)
             }
             let deliveries = receiver.deliveries.withLock { $0 }
             #expect(deliveries.count == 1)
@@ -161,7 +161,7 @@
                 }
                 #expect(attempt.outcome == .timedOut)
                 #expect(attempt.duration >= .milliseconds(900))
-                #expect(attempt.duration < .seconds(3))
+                #expect(attempt.duration < .seconds(30))  // against a hang, not a timing (TSan runs slower)
             }
             let requests4 = receiver.requests.withLock { $0 }
             #expect(requests4 == 1)
@@ -180,7 +180,7 @@
                 }
                 #expect(attempt.outcome == .delivered(200))
                 #expect(attempt.responseBytesRead == 64 << 10)
-                #expect(attempt.duration < .seconds(5))
+                #expect(attempt.duration < .seconds(30))  // against a hang, not a timing (TSan runs slower)
             }
         }
 
@@ -252,7 +252,7 @@
             }
             #expect(!why.contains("RECEIVER-SECRET"))
             #expect(!why.contains("/hook"))
-            #expect(attempt.duration < .seconds(4))
+            #expect(attempt.duration < .seconds(30))  // against a hang, not a timing (TSan runs slower)
         }
 
         @Test("a message id that is not letters, digits, _ and - (a dot above all), or no secret, is refused unsent")
