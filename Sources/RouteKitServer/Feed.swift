@@ -217,16 +217,21 @@
                     headers: [.retryAfter: "5"])
             }
             guard openStream(token.id, limit: configuration.maxStreamsPerToken) else {
-                personStreams.withLock { open in
-                    open[person, default: 1] -= 1
-                    if open[person] == 0 { open[person] = nil }
-                }
+                closePersonStream(person)
                 throw Problem(
                     status: .tooManyRequests, type: "too-many-streams", title: "Too many open streams",
                     detail: "this token holds \(configuration.maxStreamsPerToken) event streams already",
                     headers: [.retryAfter: "5"])
             }
             return StreamSlot(hub: self, token: token.id, person: person)
+        }
+
+        /// Gives back one of `person`'s stream slots.
+        func closePersonStream(_ person: PersonID) {
+            personStreams.withLock { open in
+                open[person, default: 1] -= 1
+                if open[person] == 0 { open[person] = nil }
+            }
         }
     }
 
@@ -251,10 +256,7 @@
             }
             if wasHeld {
                 hub.closeStream(token)
-                hub.personStreams.withLock { open in
-                    open[person, default: 1] -= 1
-                    if open[person] == 0 { open[person] = nil }
-                }
+                hub.closePersonStream(person)
             }
         }
 
