@@ -20,7 +20,7 @@ struct GPXReadingOptions: ParsableArguments {
     }
 }
 
-/// The limits an archive (zip, a Strava or Apple Health export) is read within, for `import`.
+/// The limits an archive (zip, a Strava or Apple Health export) is read within, for `import` and `render`.
 /// `serve` has the same two options as settings of its own (`ServeSetting.maxArchiveEntries`, `.maxEntryMb`), which may
 /// also come from the environment or a configuration file.
 struct ArchiveOptions: ParsableArguments {

@@ -18,20 +18,29 @@ struct Render: AsyncParsableCommand {
         commandName: "render",
         abstract: "Draw a route as a map with its profiles (SVG or PNG), or every route of the store as a heatmap.",
         discussion: """
-            For a route, a workout (its current route) or a route file (GPX, FIT, TCX or GeoJSON, plain or \
+            For a route, a workout (its current route), a route file (GPX, FIT, TCX or GeoJSON, plain or \
             gzip-compressed, told by content and read as import reads it: a FIT session or TCX activity is a \
-            track, a course a route): a map in a local projection with a scale \
-            bar and a north arrow; start (green), end (red), pause (amber) and distance markers; the source's \
-            privacy zones shaded. For a processed route (routekit smooth), the raw recording is drawn faint under \
-            the current version and the caption gives the processing's numbers (points in and out, smoothing \
-            RMS, maximum deviation, length before and after). Below the map, profiles against distance: \
-            elevation, speed, heart rate over its zone bands, power, and the time in each heart-rate zone.
+            track, a course a route) or anything else import reads (a zip archive of route files, a Strava bulk \
+            export, an Apple Health export.zip, export folder or export.xml, a folder of route files): a map in a \
+            local projection with a scale bar and a north arrow; start (green), end (red), pause (amber) and \
+            distance markers; the source's privacy zones shaded. For a processed route (routekit smooth), the raw \
+            recording is drawn faint under the current version and the caption gives the processing's numbers \
+            (points in and out, smoothing RMS, maximum deviation, length before and after). Below the map, profiles \
+            against distance: elevation, speed, heart rate over its zone bands, power, and the time in each \
+            heart-rate zone.
 
             --tiles draws a basemap under the route or the heatmap, at the web map zoom that fits the picture, \
             with its attribution in the corner: an MBTiles file of PNG tiles (offline), or an XYZ tile server's \
             URL template (https://…/{z}/{x}/{y}.png; fetched with RouteKit's User-Agent through the same disk \
             cache as `routekit serve --tiles`, in a routekit built with --traits Server). Profiles have axes with \
             ticks and units; --x-axis time draws them against the time from the start (h:mm) instead of distance.
+
+            An archive, export or folder is imported as `routekit import` imports it (the same readers and \
+            --max-archive-entries/--max-entry-mb limits, entries streamed, never unpacked) into a scratch store in \
+            a temporary folder, removed afterwards, and the chosen route is drawn as a stored one is. With one \
+            route, that one; with several, --entry N (1-based, in the order import reports them) or --entry NAME \
+            (the entry's path inside the archive or folder, or its file name) picks one; without --entry, the \
+            routes are listed with their dates (exit 64).
 
             SVG is written directly (text stays text); PNG is drawn by cairo. Lines are reduced to what the \
             pixels can show, so a million-point route gives a small file. The same input gives the same bytes.
@@ -48,6 +57,9 @@ struct Render: AsyncParsableCommand {
               routekit render ride.gpx -o ride.svg
               routekit render ride.fit -o ride.png
               routekit render course.tcx -o course.svg
+              routekit render rides.zip --entry 2 -o second.svg
+              routekit render export_12345.zip --entry activities/9876543210.fit.gz -o ride.png
+              routekit render apple_health_export/ --entry 1 -o walk.svg
               routekit render --heatmap -o heat.png
               routekit render --heatmap --activity cycling --from 2025-01-01T00:00:00Z -o rides-2025.png
               routekit render 0C1D… -o ride.png --tiles ~/maps/region.mbtiles --x-axis time
@@ -58,8 +70,9 @@ struct Render: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @Argument(
         help: ArgumentHelp(
-            "A route's or a workout's uuid (or its first 8+ hex digits), or a route file (GPX, FIT, TCX or GeoJSON, "
-                + "plain or gzip-compressed). Not with --heatmap."))
+            "A route's or a workout's uuid (or its first 8+ hex digits), a route file (GPX, FIT, TCX or GeoJSON, "
+                + "plain or gzip-compressed), a zip archive of them, a Strava or Apple Health export (zip, folder or "
+                + "export.xml) or a folder. Not with --heatmap."))
     var input: String?
     @Option(name: .shortAndLong, help: "Output file, .svg or .png (or - for SVG on standard output).")
     var output: String
@@ -75,7 +88,14 @@ struct Render: AsyncParsableCommand {
     var maxHr: Double?
     @Option(
         help: "For a file: which track to draw (1-based); in a file with no track (a course), which route.")
-    var track: Int = 1
+    var track: Int?
+    @Option(
+        help: ArgumentHelp(
+            "For an archive, export or folder holding several routes: which one to draw, by number (1-based, in "
+                + "the order import reports them) or by its entry's path or file name.",
+            valueName: "N|NAME"))
+    var entry: String?
+    @OptionGroup var archiveOptions: ArchiveOptions
     @Flag(help: "Draw a heatmap of the store's current routes (PNG).") var heatmap = false
     @Option(help: "Heatmap: only routes of this source.") var source: String?
     @Option(help: "Heatmap: only routes of workouts of this activity (running, cycling, walking, hiking…).")
@@ -112,7 +132,9 @@ struct Render: AsyncParsableCommand {
 
     func validate() throws {
         if heatmap {
-            if input != nil { throw ValidationError("--heatmap draws the whole store: give no route, workout or file") }
+            if input != nil || entry != nil {
+                throw ValidationError("--heatmap draws the whole store: give no route, workout, file or --entry")
+            }
             if resolvedFormat == .svg { throw ValidationError("--heatmap writes PNG only") }
         } else {
             if input == nil {
@@ -125,7 +147,8 @@ struct Render: AsyncParsableCommand {
         if output == "-" && resolvedFormat == .png {
             throw ValidationError("PNG goes to a file: give -o FILE.png")
         }
-        if track < 1 { throw ValidationError("--track counts from 1") }
+        if let track, track < 1 { throw ValidationError("--track counts from 1") }
+        if let entry, let n = Int(entry), n < 1 { throw ValidationError("--entry counts from 1") }
         if tiles == nil && (tilesAttribution != nil || tilesCache != nil) {
             throw ValidationError("--tiles-attribution and --tiles-cache go with --tiles")
         }
@@ -155,8 +178,12 @@ struct Render: AsyncParsableCommand {
             } else if let input {
                 let picture: RoutePictureInput
                 if Self.namesStoredObject(input) {
+                    try refuseEntry("a route or workout of the store")
                     picture = try await storeInput(input)
+                } else if Self.readsThroughImport(input) {
+                    picture = try await archiveInput(input)
                 } else {
+                    try refuseEntry("a single route file (--track picks its track)")
                     picture = try fileInput(input)
                 }
                 var basemap: Basemap?
@@ -238,6 +265,12 @@ struct Render: AsyncParsableCommand {
     func storeInput(_ text: String) async throws -> RoutePictureInput {
         let store = try await storeOptions.open()
         let id = try await resolveID(text, argument: "INPUT", in: store)
+        return try await storedInput(id, in: store)
+    }
+
+    /// The picture of the route `id` of `store`, or of the workout `id`'s current route, with `--versions` and
+    /// `--max-hr`: what `render ROUTE|WORKOUT` draws, and what an archive's chosen route is drawn as.
+    func storedInput(_ id: UUID, in store: any RouteStore) async throws -> RoutePictureInput {
         let route: RouteSample
         if let r = try await store.route(id: id) {
             route = r
@@ -294,7 +327,7 @@ struct Render: AsyncParsableCommand {
         var routes = 0
         var inTrack = false
         var inRoute = false
-        let wanted = track
+        let wanted = track ?? 1
         try forEachRouteFileEvent(path) { (event: GPXEvent) throws(RouteKitError) -> Bool in
             switch event {
             case .routeStart:

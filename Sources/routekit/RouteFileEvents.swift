@@ -14,7 +14,7 @@ import RouteKitTCX
 /// `body` returns `false` when it has what it wants: a GPX file is read no further; the other readers go on to the end
 /// of the file, but `body` is handed nothing more.
 /// - Throws: the readers' errors (naming the file); ``RouteKitError/Code/invalidArgument`` for an Apple Health export,
-///   which only `routekit import` reads.
+///   which only the importer reads (`routekit import`, and `render` through it).
 func forEachRouteFileEvent(
     _ path: String, options: GPXReadOptions = GPXReadOptions(),
     _ body: (GPXEvent) throws(RouteKitError) -> Bool

@@ -17,8 +17,8 @@ func regularFileFormat(_ path: String) -> InputFile.Format? {
 func healthExportRefusal(_ path: String) -> RouteKitError {
     RouteKitError(
         .invalidArgument,
-        "an Apple Health export (export.xml): `routekit import` reads it; inspect, convert and render read GPX, FIT, "
-            + "TCX and GeoJSON files",
+        "an Apple Health export (export.xml): `routekit import` and `routekit render` read it; inspect and convert "
+            + "read GPX, FIT, TCX and GeoJSON files",
         file: path)
 }
 

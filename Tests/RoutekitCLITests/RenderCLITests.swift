@@ -229,15 +229,165 @@ struct RenderCLITests {
         let loop = String(decoding: try bytes(f.directory + "/loop.svg"), as: UTF8.self)
         #expect(loop.contains("2 points"), "\(loop.prefix(2_000))")
         #expect(loop.contains("Loop"))
-        // --track past the file's tracks says how many it has; an Apple Health export says who reads it.
+        // --track past the file's tracks says how many it has; an Apple Health export.xml is imported, and one with
+        // no workout has nothing to draw.
         let second = try CLI.run(["render", fit, "-o", f.directory + "/x.svg", "--track", "2"])
         #expect(second.status == 1, "\(second.stderr)")
         #expect(second.stderr.contains("has 1 track(s), not 2"), "\(second.stderr)")
         let health = try f.write("export.xml", "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\"></HealthData>\n")
-        let refused = try CLI.run(["render", health, "-o", f.directory + "/h.svg"])
-        #expect(refused.status == 1)
-        #expect(refused.stderr.contains("`routekit import` reads it"), "\(refused.stderr)")
+        let empty = try CLI.run(["render", health, "-o", f.directory + "/h.svg"])
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("\(health): no route to draw in it"), "\(empty.stderr)")
         #expect(!FileManager.default.fileExists(atPath: f.directory + "/h.svg"))
+    }
+
+    /// The lines of an SVG that draw the map's route (its colour, 2.5 wide): where two pictures of one route agree
+    /// whatever their titles.
+    static func routeLines(_ svg: [UInt8]) -> [Substring] {
+        String(decoding: svg, as: UTF8.self).split(separator: "\n").filter {
+            $0.contains("stroke=\"#0969da\" stroke-width=\"2.5\"")
+        }
+    }
+
+    /// The picture of the route `routekit import --json` reported first for `path`, imported alone into the
+    /// fixture's store and drawn from it as `render ROUTE` draws it.
+    static func storedPicture(_ path: String, in f: StoreFixture, to svg: String) throws -> [UInt8] {
+        let objects = try f.json(["import", path])
+        let routes = objects.flatMap { $0["routes"] as? [[String: Any]] ?? [] }
+        let route = try #require(routes.compactMap { $0["route"] as? String }.first, "\(objects)")
+        let r = try f.run(["render", route, "-o", svg])
+        #expect(r.status == 0, "\(r.stderr)")
+        return try Array(Data(contentsOf: URL(fileURLWithPath: svg)))
+    }
+
+    @Test("a zip of two GPX files: listed without --entry (exit 64); --entry N or NAME draws that entry as it is drawn stored")
+    func archiveEntries() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let run = Self.samples + "/morning-run.gpx"
+        let walk = Self.samples + "/evening-walk-with-waypoints.gpx"
+        let zip = try f.zip(
+            "rides.zip",
+            [
+                ("morning-run.gpx", try Data(contentsOf: URL(fileURLWithPath: run))),
+                ("walks/evening-walk.gpx", try Data(contentsOf: URL(fileURLWithPath: walk))),
+            ])
+        let svg = f.directory + "/entry.svg"
+        let listed = try CLI.run(["render", zip, "-o", svg])
+        #expect(listed.status == 64, "\(listed.stderr)")
+        #expect(listed.stderr.contains("\(zip) holds 2 routes: choose one with --entry"), "\(listed.stderr)")
+        #expect(listed.stderr.contains("  1  morning-run.gpx  2025-06-14 06:12  running\n"), "\(listed.stderr)")
+        #expect(listed.stderr.contains("  2  walks/evening-walk.gpx  2025-06-14 19:40  walking"), "\(listed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: svg))
+
+        // By number and by name (its path in the archive, or its file name): the picture of the file imported alone
+        // and drawn from the store, byte for byte; its map's route is the one the file itself draws.
+        let walkAlone = try Self.storedPicture(walk, in: f, to: f.directory + "/walk-stored.svg")
+        #expect(try CLI.run(["render", walk, "-o", f.directory + "/walk-file.svg"]).status == 0)
+        let walkFile = try bytes(f.directory + "/walk-file.svg")
+        for entry in ["2", "walks/evening-walk.gpx", "evening-walk.gpx"] {
+            let r = try CLI.run(["render", zip, "--entry", entry, "-o", svg])
+            #expect(r.status == 0, "--entry \(entry): \(r.stderr)")
+            let drawn = try bytes(svg)
+            #expect(drawn == walkAlone, "--entry \(entry)")
+            #expect(Self.routeLines(drawn) == Self.routeLines(walkFile), "--entry \(entry)")
+        }
+        let first = try CLI.run(["render", zip, "--entry", "1", "-o", f.directory + "/run.svg"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let runLines = try Self.routeLines(bytes(f.directory + "/run.svg"))
+        #expect(!runLines.isEmpty)
+        #expect(runLines != Self.routeLines(walkAlone))
+        #expect(try CLI.run(["render", run, "-o", f.directory + "/run-file.svg"]).status == 0)
+        #expect(try runLines == Self.routeLines(bytes(f.directory + "/run-file.svg")))
+
+        // Usage errors, exit 64: an --entry past the routes or of no entry's name (both listing them), --entry for a
+        // single file, --track for an archive.
+        for (arguments, reason) in [
+            (["--entry", "3"], "--entry 3: \(zip) holds 2 route(s)"),
+            (["--entry", "nowhere.gpx"], "--entry nowhere.gpx: no route of \(zip)"),
+        ] {
+            let e = try CLI.run(["render", zip, "-o", svg] + arguments)
+            #expect(e.status == 64, "\(arguments): \(e.stderr)")
+            #expect(e.stderr.contains(reason), "\(e.stderr)")
+            #expect(e.stderr.contains("  2  walks/evening-walk.gpx"), "\(e.stderr)")
+        }
+        let single = try CLI.run(["render", run, "--entry", "1", "-o", svg])
+        #expect(single.status == 64 && single.stderr.contains("--entry picks a route of an archive"), "\(single.stderr)")
+        let track = try CLI.run(["render", zip, "--track", "1", "-o", svg])
+        #expect(track.status == 64 && track.stderr.contains("--track picks a track of a single route file"))
+        let zero = try CLI.run(["render", zip, "--entry", "0", "-o", svg])
+        #expect(zero.status == 64 && zero.stderr.contains("--entry counts from 1"), "\(zero.stderr)")
+
+        // A zip with no route file fails as import fails it (exit 1), naming the archive; nothing is written.
+        let documents = try f.zip("documents.zip", [("readme.txt", Data("hello".utf8))])
+        let none = try CLI.run(["render", documents, "-o", f.directory + "/none.svg"])
+        #expect(none.status == 1, "\(none.stderr)")
+        #expect(none.stderr.contains("\(documents): not a route file: a zip archive with no GPX"), "\(none.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.directory + "/none.svg"))
+    }
+
+    /// Strava's `activities.csv` header (as StravaIndexTests has it).
+    static let stravaHeader =
+        "Activity ID,Activity Date,Activity Name,Activity Type,Activity Description,Elapsed Time,Distance,"
+        + "Max Heart Rate,Relative Effort,Commute,Activity Private Note,Activity Gear,Filename,Athlete Weight,"
+        + "Bike Weight,Elapsed Time,Moving Time,Distance,Max Speed"
+
+    @Test("a Strava export of one recorded and one manual activity draws its one route without --entry")
+    func stravaExport() throws {
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let run = Self.samples + "/morning-run.gpx"
+        let csv =
+            Self.stravaHeader + "\n"
+            + "101,\"Jun 14, 2025, 6:12:00 AM\",Tagus run,Run,,2700,7.5,,,false,,,activities/101.gpx,70,,2700,2700,"
+            + "7500,4\n"
+            + "102,\"Jun 15, 2025, 7:00:00 AM\",Yoga,Yoga,,1800,0,,,false,,,,70,,1800,1800,0,0\n"
+        let zip = try f.zip(
+            "export_1234.zip",
+            [
+                ("activities.csv", Data(csv.utf8)),
+                ("activities/101.gpx", try Data(contentsOf: URL(fileURLWithPath: run))),
+            ])
+        let svg = f.directory + "/strava.svg"
+        let r = try CLI.run(["render", zip, "-o", svg])
+        #expect(r.status == 0, "\(r.stderr)")
+        let drawn = try bytes(svg)
+        #expect(try Self.storedPicture(zip, in: f, to: f.directory + "/stored.svg") == drawn)
+        #expect(try CLI.run(["render", run, "-o", f.directory + "/file.svg"]).status == 0)
+        #expect(try Self.routeLines(drawn) == Self.routeLines(bytes(f.directory + "/file.svg")))
+        // By its name in the export, too.
+        let named = try CLI.run(["render", zip, "--entry", "activities/101.gpx", "-o", f.directory + "/named.svg"])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(try bytes(f.directory + "/named.svg") == drawn)
+    }
+
+    @Test(
+        "an Apple Health export (its folder, its export.xml, a zip of it) lists its routes and draws the one --entry picks",
+        .enabled(if: HealthExportGenerator.python != nil, "python3 is not on PATH: the export generator cannot run"))
+    func healthExport() throws {
+        let (dir, counts) = try HealthExportGenerator.generate(["--workouts", "3", "--points", "60", "--heart-rate", "50"])
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(counts["routes"] as? Int == 3)
+        let export = dir + "/apple_health_export"
+        let listed = try CLI.run(["render", export, "-o", dir + "/x.svg"])
+        #expect(listed.status == 64, "\(listed.stderr)")
+        #expect(listed.stderr.contains("holds 3 routes"), "\(listed.stderr)")
+        #expect(listed.stderr.contains("  3  workout-routes/route_"), "\(listed.stderr)")
+
+        let f = try StoreFixture()
+        defer { f.remove() }
+        let stored = try Self.storedPicture(export, in: f, to: f.directory + "/stored.svg")
+        let routes = try FileManager.default.contentsOfDirectory(atPath: export + "/workout-routes").sorted()
+        let paths = ["export.xml"] + routes.map { "workout-routes/" + $0 }
+        let zip = try f.zip(
+            "export.zip",
+            try paths.map { ("apple_health_export/" + $0, try Data(contentsOf: URL(fileURLWithPath: export + "/" + $0))) })
+        for input in [export, export + "/export.xml", zip] {
+            let svg = f.directory + "/entry.svg"
+            let r = try CLI.run(["render", input, "--entry", "1", "-o", svg])
+            #expect(r.status == 0, "\(input): \(r.stderr)")
+            #expect(try bytes(svg) == stored, "\(input)")
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import RouteKitTesting
 import Testing
+import ZIPFoundation
 
 /// Synthetic GPX 1.1 tracks in the shape of `track_1m.gpx`: lat/lon with 7 decimals, an elevation, a time one
 /// second apart from 2024-05-01T00:00:00Z, and a Garmin TrackPointExtension heart rate. Built as bytes (a
@@ -125,6 +126,19 @@ struct StoreFixture {
     func write(_ name: String, _ contents: Data) throws -> String {
         let path = directory + "/" + name
         try contents.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Writes a zip archive `name` in the test's folder holding `entries` (each its path in the archive and its bytes,
+    /// stored in this order).
+    func zip(_ name: String, _ entries: [(String, Data)]) throws -> String {
+        let path = directory + "/" + name
+        let archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .create)
+        for (entry, data) in entries {
+            try archive.addEntry(with: entry, type: .file, uncompressedSize: Int64(data.count)) { position, size in
+                data.subdata(in: Int(position)..<Int(position) + size)
+            }
+        }
         return path
     }
 
