@@ -94,6 +94,13 @@ public protocol PeopleStore: AnyObject, Sendable {
     /// Where the change log stands for everyone: the newest position (`head`) and the people whose newest change is
     /// after `position` (a server's commit watcher wakes only those people's followers).
     func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads
+    /// The bytes the store keeps for `person`'s data, in one aggregate query: the packed chunks of their routes'
+    /// locations, of their series and attachments (GPX waypoints and extension fields among them) and of their
+    /// pending builders' batches, and their workouts' and routes' stored records (with their metadata, a GPX file's
+    /// `<metadata>` among it). Indexes and the store's own overhead are not counted; 0 for a person with nothing (or
+    /// no such person). What a server's storage quota (`routekit serve --max-storage-per-person-mb`) is checked
+    /// against.
+    func storageUsed(by person: PersonID) async throws(RouteKitError) -> Int64
 }
 
 /// Where the change log of a store stands, for everyone (``PeopleStore/feedHeads(after:)``).

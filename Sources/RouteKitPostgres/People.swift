@@ -96,6 +96,27 @@
             }
         }
 
+        /// The bytes the store keeps for `person`'s data: the `octet_length` of the chunks in the containers of
+        /// their routes, series and pending builders (each chunk once, as an erasure finds them), and of their
+        /// workouts' and routes' bodies, in one statement (a chunk's length is read from its varlena header, without
+        /// detoasting it).
+        public func storageUsed(by person: PersonID) async throws(RouteKitError) -> Int64 {
+            let key = person.description
+            return try await read("measuring the storage of person \(key)") { tx in
+                try await tx.value(
+                    """
+                    SELECT (
+                        (SELECT COALESCE(SUM(octet_length(data)), 0) FROM chunk WHERE container IN (
+                            SELECT container FROM route WHERE person = \(key)
+                            UNION SELECT container FROM series WHERE person = \(key)
+                            UNION SELECT uuid FROM builder WHERE person = \(key)))
+                        + (SELECT COALESCE(SUM(octet_length(body)), 0) FROM workout WHERE person = \(key))
+                        + (SELECT COALESCE(SUM(octet_length(body)), 0) FROM route WHERE person = \(key))
+                    )::BIGINT AS bytes
+                    """, as: Int64.self) ?? 0
+            }
+        }
+
         public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
             let (head, keys) = try await read("reading where the change log stands") { tx in
                 let head =

@@ -139,6 +139,29 @@ extension SQLiteStore: PeopleStore {
         return db.changesCount > 0
     }
 
+    /// The bytes the store keeps for `person`'s data: the lengths of the chunks in the containers of their routes,
+    /// series (appended to a workout directly or collected by a builder) and pending builders (each chunk once, as
+    /// an erasure finds them), and of their workouts' and routes' bodies, in one statement. SQLite reads a blob's
+    /// length from its record header without loading its pages.
+    public func storageUsed(by person: PersonID) async throws(RouteKitError) -> Int64 {
+        let key = person.uuid.lowercaseText
+        return try await read("measuring the storage of person \(person)") { db in
+            try Int64.fetchOne(db.cachedStatement(sql: Self.storageUsedSQL), arguments: [key]) ?? 0
+        }
+    }
+
+    /// The statement of ``storageUsed(by:)``: `?1` is the person's key.
+    static let storageUsedSQL = """
+        SELECT
+            (SELECT COALESCE(SUM(length(data)), 0) FROM chunk WHERE container IN (
+                SELECT container FROM route WHERE person = ?1
+                UNION SELECT container FROM series WHERE workout_uuid IN (SELECT uuid FROM workout WHERE person = ?1)
+                UNION SELECT 'series-' || uuid FROM workout WHERE person = ?1
+                UNION SELECT uuid FROM builder WHERE person = ?1))
+            + (SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) FROM workout WHERE person = ?1)
+            + (SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) FROM route WHERE person = ?1)
+        """
+
     /// The people who have a pending builder whose last batch was acknowledged before `cutoff`.
     public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
         try await read("reading where the change log stands") { db in

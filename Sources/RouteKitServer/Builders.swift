@@ -28,6 +28,10 @@
         let hub: FeedHub
         /// Tells this process's zone streams what the builder endpoints stored.
         let live: BuilderLive
+        /// Each person's storage quota (``ServerConfiguration/maxStoredBytesPerPerson``), checked before a builder is
+        /// made and before a batch of locations or samples is read; `nil`: none. Events, finishing and discarding are
+        /// never refused by it (a recording already stored can always be finished).
+        let quota: StorageQuota?
 
         /// The quantity types a builder takes samples of over HTTP (`POST /v1/builders/ID/samples?type=…`).
         static let sampleTypes: [QuantityType] = [.heartRate, .power, .cadence]
@@ -66,6 +70,7 @@
         func create(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
             let token = try context.require(.writing(.routes))
+            try await quota?.check(store.person)
             var order = LocationOrder.timestamp
             let bytes = try await request.body.collect(upTo: 64 * 1024)
             if bytes.readableBytes > 0 {
@@ -127,6 +132,7 @@
         func append(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let store = try stores.store(context)
             let (_, pending) = try await owned(context)
+            try await quota?.check(store.person)
             guard let firstText = request.uri.queryParameters.get("first") else {
                 throw Problem.badRequest(
                     "'first' (the index of the batch's first location) is required; the builder holds "
@@ -206,6 +212,7 @@
                 throw Problem.badRequest("'type' must be one of \(names), not '\(typeText)'")
             }
             let (_, pending) = try await owned(context, needing: .writing(.quantity(type)))
+            try await quota?.check(store.person)
             let held = pending.progress.sampleCount(of: type)
             let first = try Self.first(request, held: held, what: "\(type) sample")
             let body = try await batchBody(request)

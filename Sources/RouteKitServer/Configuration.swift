@@ -34,6 +34,17 @@
         /// The most uploads (`POST /v1/uploads`) one person may make in a minute (`429` with `Retry-After` beyond):
         /// one person cannot take the server's import capacity from everyone else.
         public var maxUploadsPerMinutePerPerson = 120
+        /// The most bytes one person may keep in the store (`routekit serve --max-storage-per-person-mb`), as
+        /// `PeopleStore.storageUsed(by:)` measures them: their routes' locations, series, attachments, workouts' and
+        /// routes' records and pending builders' batches. A person at or over it gets `507 storage-quota` for an
+        /// upload (before its body is read), a new route builder or a builder's batch of locations or samples; what
+        /// they stored stays readable, deletable and exportable, and a pending builder can still be finished. The
+        /// check is made before a write, not during it: the upload that crosses the line is stored whole, and the
+        /// next one is refused. `nil` (the default): no limit.
+        public var maxStoredBytesPerPerson: Int64?
+        /// How long a person's measured storage is trusted, in seconds, before the next check measures it again
+        /// (their own upload has it measured again at once): a deletion made through another server counts within it.
+        package var storageMeasureSeconds = 10.0
         /// Pictures (`/v1/routes/ID/picture`) drawn at once; beyond, `503` with `Retry-After` (drawing a
         /// million-point route takes half a second of a core).
         public var maxConcurrentPictures = max(1, ProcessInfo.processInfo.activeProcessorCount)

@@ -113,9 +113,15 @@
             let feed = FeedRoutes(stores: stores, hub: hub, configuration: configuration)
             router.get("/v1/changes", use: feed.changes)
             let figures = FiguresQueue(stores: stores)
+            // Each person's storage quota, when there is one (0 or less is none).
+            let quota = configuration.maxStoredBytesPerPerson.flatMap { limit -> StorageQuota? in
+                guard limit > 0 else { return nil }
+                return StorageQuota(
+                    limit: limit, people: store, freshFor: .seconds(configuration.storageMeasureSeconds))
+            }
             let uploads = UploadRoutes(
                 stores: stores, configuration: configuration, metrics: metrics, figures: figures,
-                rate: PersonRate(perMinute: configuration.maxUploadsPerMinutePerPerson))
+                rate: PersonRate(perMinute: configuration.maxUploadsPerMinutePerPerson), quota: quota)
             router.post("/v1/uploads", use: uploads.upload)
             let reads = ReadRoutes(stores: stores, configuration: configuration)
             router.get("/v1/workouts", use: reads.workouts)
@@ -125,7 +131,7 @@
             router.get("/v1/workouts/:id/series", use: reads.seriesTypes)
             router.get("/v1/workouts/:id/series/:type", use: reads.series)
             router.get("/v1/workouts/:id/effort", use: reads.effort)
-            let writes = WriteRoutes(stores: stores)
+            let writes = WriteRoutes(stores: stores, quota: quota)
             router.delete("/v1/workouts/:id", use: writes.deleteWorkout)
             router.post("/v1/workouts/:id/effort", use: writes.relateEffort)
             router.delete("/v1/workouts/:id/effort/:scoreID", use: writes.unrelateEffort)
@@ -149,7 +155,7 @@
             router.get("/v1/export", use: exports.archive)
             let builders = BuilderRoutes(
                 stores: stores, configuration: configuration, metrics: metrics, figures: figures, hub: hub,
-                live: BuilderLive())
+                live: BuilderLive(), quota: quota)
             router.post("/v1/builders", use: builders.create)
             router.get("/v1/builders", use: builders.list)
             router.get("/v1/builders/:id", use: builders.get)

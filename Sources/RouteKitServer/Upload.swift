@@ -22,6 +22,8 @@
         let inFlight = Locked(0)
         /// Each person's uploads a minute (``ServerConfiguration/maxUploadsPerMinutePerPerson``).
         let rate: PersonRate
+        /// Each person's storage quota (``ServerConfiguration/maxStoredBytesPerPerson``); `nil`: none.
+        let quota: StorageQuota?
 
         struct Body: Encodable {
             var results: [ImportResultJSON]
@@ -37,6 +39,8 @@
                     detail: "this person may upload \(rate.perMinute) files a minute; try again in \(wait) s",
                     headers: [.retryAfter: String(wait)])
             }
+            // A person at or over their quota is refused before a byte is read; the upload that crosses it is stored.
+            try await quota?.check(store.person)
             let limit = configuration.maxConcurrentImports
             let admitted = inFlight.withLock { n in
                 guard n < limit else { return false }
@@ -86,6 +90,8 @@
                 }
                 return results
             }
+            // What the person stores has changed: their next upload measures it again.
+            quota?.forget(store.person)
             // A store or device failure is the server's, whatever else happened: its status (507, 503), never 422.
             if let failure = results.compactMap(\.error).first(where: { $0.code.isStoreFailure }) {
                 context.logger.error(

@@ -18,6 +18,8 @@
     /// changes nothing.
     struct WriteRoutes: Sendable {
         let stores: PersonStores
+        /// Each person's storage quota: a deletion frees space at once (``StorageQuota/forget(_:)``).
+        let quota: StorageQuota?
 
         /// `DELETE /v1/workouts/ID`: the workout with its routes, series and effort scores; `204`. Each of its
         /// current routes reaches the change feed as deleted.
@@ -37,6 +39,7 @@
             let id = try ReadRoutes.id(context)
             _ = try await StoreDeletion.delete(
                 id, kind: kind, as: token.source, readableSources: token.readableSources, in: store)
+            quota?.forget(store.person)
             return Response(status: .noContent)
         }
 

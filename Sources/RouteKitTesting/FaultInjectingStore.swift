@@ -295,4 +295,7 @@ extension FaultInjectingStore: PeopleStore {
     public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
         try await peopleStore.feedHeads(after: position)
     }
+    public func storageUsed(by person: PersonID) async throws(RouteKitError) -> Int64 {
+        try await peopleStore.storageUsed(by: person)
+    }
 }

@@ -877,6 +877,17 @@ extension InMemoryStore {
         }
     }
 
+    /// The bytes kept for `person`: the packed bytes of every chunk in their partition (routes, series,
+    /// attachments, pending builders) and their workouts' and routes' records as the SQL stores encode them.
+    public func storageUsed(by person: PersonID) async throws(RouteKitError) -> Int64 {
+        guard let objects = read({ s in s.partitions[person] }) else { return 0 }
+        var bytes = 0
+        for chunks in objects.chunks.values { bytes += chunks.reduce(0) { $0 + $1.bytes.count } }
+        for row in objects.workouts.values { bytes += try StoredRecord.body(of: row.workout).utf8.count }
+        for row in objects.routes.values { bytes += try StoredRecord.body(of: row.route).utf8.count }
+        return Int64(bytes)
+    }
+
     /// The people with a pending builder whose last batch was acknowledged before `cutoff`, by id.
     public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
         read { s in

@@ -29,6 +29,7 @@ public enum PeopleConformance {
         try await pendingBuilderPeople(try await makeStore())
         try await erasure(try await makeStore())
         try await defaultPersonSeesEarlierWrites(try await makeStore())
+        try await storagePerPerson(try await makeStore())
     }
 
     // MARK: Helpers
@@ -905,6 +906,47 @@ public enum PeopleConformance {
         let moved = try await store.currentAnchor()
         let viewMoved = try await view.currentAnchor()
         try expect(moved == viewMoved && moved != anchor, "and they share one feed")
+    }
+
+    /// Each person's storage (`storageUsed(by:)`): 0 for a new person and for an unknown one; it grows with what A
+    /// stores (a pending builder's batch, then a workout with a route and a series) while B's stays as it was; deleting
+    /// A's workout takes A back to the builder's bytes exactly; erasing A takes A to 0, and B's stays.
+    public static func storagePerPerson<S: RouteStore & PeopleStore & TokenStore>(_ store: S) async throws {
+        let (a, b) = try await twoPeople(store)
+        let fresh = try await store.storageUsed(by: a.person)
+        try expect(fresh == 0, "a new person stores nothing, not \(fresh) bytes")
+        let unknown = try await store.storageUsed(by: PersonID(UUID()))
+        try expect(unknown == 0, "an unknown person stores nothing, not \(unknown) bytes")
+        _ = try await populate(b)
+        let usedB = try await store.storageUsed(by: b.person)
+        try expect(usedB > 0, "B's objects take bytes")
+
+        let pending = try await RouteBuilder(store: a, source: phone, order: .insertion)
+        try await pending.insert(StoreConformance.locations(count: 200, start: 1_700_100_000))
+        let builderOnly = try await a.storageUsed(by: a.person)
+        try expect(builderOnly > 0, "a pending builder's batch counts")
+        let w = try await StoreConformance.saved(a, phone)
+        _ = try await StoreConformance.build(a, w, [StoreConformance.locations(count: 500)])
+        try await a.saveSeries(
+            QuantitySeries(type: .heartRate, samples: beats(500, from: 1_700_000_000)), workout: w.id, as: phone)
+        let withWorkout = try await store.storageUsed(by: a.person)
+        try expect(
+            withWorkout > builderOnly + 500,
+            "a workout with 500 locations and 500 samples adds more than 500 bytes: \(builderOnly) → \(withWorkout)")
+        let stillB = try await a.storageUsed(by: b.person)
+        try expect(stillB == usedB, "B's storage does not move with A's writes: \(usedB) → \(stillB)")
+
+        try await a.deleteWorkout(id: w.id, as: phone)
+        let afterDelete = try await store.storageUsed(by: a.person)
+        try expect(
+            afterDelete == builderOnly,
+            "deleting A's workout frees what it took: \(afterDelete) bytes left, the builder alone took \(builderOnly)")
+
+        try expect(try await store.erasePerson(id: a.person), "A is erased")
+        let erased = try await store.storageUsed(by: a.person)
+        try expect(erased == 0, "an erased person stores nothing, not \(erased) bytes")
+        let lastB = try await store.storageUsed(by: b.person)
+        try expect(lastB == usedB, "B's storage does not move with A's erasure: \(usedB) → \(lastB)")
     }
 
     // MARK: A crowded store

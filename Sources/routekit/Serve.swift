@@ -79,6 +79,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ServeSetting.maxStreamsPerToken.help) var maxStreamsPerToken: Int?
     @Option(help: ServeSetting.maxStreamsPerPerson.help) var maxStreamsPerPerson: Int?
     @Option(help: ServeSetting.maxUploadsPerMinute.help) var maxUploadsPerMinute: Int?
+    @Option(help: ServeSetting.maxStoragePerPersonMb.help) var maxStoragePerPersonMb: Int?
     @Option(help: ServeSetting.maxConcurrentImports.help) var maxConcurrentImports: Int?
     @Option(help: ServeSetting.maxPictures.help) var maxPictures: Int?
     @Option(help: ServeSetting.idleTimeout.help) var idleTimeout: Double?
@@ -124,6 +125,7 @@ struct Serve: AsyncParsableCommand {
         put(.maxStreamsPerToken, maxStreamsPerToken.map(ServeValue.integer))
         put(.maxStreamsPerPerson, maxStreamsPerPerson.map(ServeValue.integer))
         put(.maxUploadsPerMinute, maxUploadsPerMinute.map(ServeValue.integer))
+        put(.maxStoragePerPersonMb, maxStoragePerPersonMb.map(ServeValue.integer))
         put(.maxConcurrentImports, maxConcurrentImports.map(ServeValue.integer))
         put(.maxPictures, maxPictures.map(ServeValue.integer))
         put(.idleTimeout, idleTimeout.map(ServeValue.decimal))
@@ -295,6 +297,9 @@ struct Serve: AsyncParsableCommand {
             if let n = settings.integer(.maxStreamsPerToken) { configuration.maxStreamsPerToken = n }
             if let n = settings.integer(.maxStreamsPerPerson) { configuration.maxStreamsPerPerson = n }
             if let n = settings.integer(.maxUploadsPerMinute) { configuration.maxUploadsPerMinutePerPerson = n }
+            if let mb = settings.integer(.maxStoragePerPersonMb), mb > 0 {
+                configuration.maxStoredBytesPerPerson = Int64(mb) << 20
+            }
             if let n = settings.integer(.maxConcurrentImports) { configuration.maxConcurrentImports = n }
             if let n = settings.integer(.maxPictures) { configuration.maxConcurrentPictures = n }
             if let seconds = settings.decimal(.idleTimeout) { configuration.idleTimeoutSeconds = seconds }
@@ -354,6 +359,8 @@ struct Serve: AsyncParsableCommand {
                 case ServeSetting.maxPictures.name: value = String(configuration.maxConcurrentPictures)
                 case ServeSetting.maxConnectionsPerAddress.name:
                     value = configuration.maxConnectionsPerAddress.map { String($0) } ?? "no limit"
+                case ServeSetting.maxStoragePerPersonMb.name:
+                    value = configuration.maxStoredBytesPerPerson.map { String($0 >> 20) } ?? "0 (no limit)"
                 default: value = entry?.value?.description ?? setting.defaultText
                 }
                 text += "\(setting.name) = \(value) (\(entry?.source ?? "default"))\n"

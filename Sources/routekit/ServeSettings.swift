@@ -131,6 +131,13 @@ struct ServeSetting: Sendable {
         name: "max-uploads-per-minute", kind: .integer, defaultValue: .integer(120), defaultText: "120",
         meaning: "The most uploads one person may make in a minute; more get 429 with Retry-After.", valueName: nil,
         problem: integer(in: 1...Int.max, "must be at least 1"))
+    static let maxStoragePerPersonMb = ServeSetting(
+        name: "max-storage-per-person-mb", kind: .integer, defaultValue: .integer(0), defaultText: "0 (no limit)",
+        meaning: "The most one person's data may take in the store, in MiB (their routes' locations, series, "
+            + "attachments, workouts and pending builders; measured again when 10 s old or after their own upload or "
+            + "deletion). A person at or over it gets 507 storage-quota for their next upload, new builder or builder "
+            + "batch until they delete workouts; the upload that crosses it is stored whole. 0: no limit.",
+        valueName: "MiB", problem: integer(in: 0...(1 << 40), "must be from 0 (no limit) to 1099511627776"))
     static let maxConcurrentImports = ServeSetting(
         name: "max-concurrent-imports", kind: .integer, defaultValue: nil,
         defaultText: "from the machine's memory, a quarter of it at 64 MiB each",
@@ -247,7 +254,7 @@ struct ServeSetting: Sendable {
     /// Every setting, in the order `--help`, `--print-config` and the README list them.
     static let all: [ServeSetting] = [
         store, host, port, maxUploadMb, maxStreamsPerToken, maxStreamsPerPerson, maxUploadsPerMinute,
-        maxConcurrentImports, maxPictures, idleTimeout,
+        maxStoragePerPersonMb, maxConcurrentImports, maxPictures, idleTimeout,
         headerTimeout, minBodyRate, maxConnectionsPerAddress, builderExpiryHours, logLevel, maxArchiveEntries,
         maxEntryMb, tiles, tilesAttribution, tilesCache, tilesCacheBytes, tilesMaxZoom, leafletDir, jwks, issuer,
         audience, jwtPeople, webhooksAllowPrivate,

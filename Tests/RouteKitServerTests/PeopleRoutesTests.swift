@@ -170,6 +170,87 @@
             }
         }
 
+        /// A person added to the fixture's store, and a read-and-write token of theirs for the source `phone`.
+        func person(_ f: Fixture, _ name: String) async throws -> (id: PersonID, token: String) {
+            let person = Person(name: name)
+            try await f.store.addPerson(person)
+            let made = TokenText.make(
+                name: name, person: person.id, source: try Source(name: "phone"), scopes: [.read, .write])
+            try await f.store.saveToken(made.token)
+            return (person.id, made.text)
+        }
+
+        @Test(
+            "a person at or over their storage quota gets 507 storage-quota for an upload, a new builder and a batch; the upload that crossed it is stored; others still upload; a deletion frees space"
+        )
+        func storageQuota() async throws {
+            var f = try Fixture()
+            f.configuration.maxStoredBytesPerPerson = 20_000
+            f.configuration.storageMeasureSeconds = 0
+            let ana = try await person(f, "Ana")
+            let ben = try await person(f, "Ben")
+            let store = f.store
+            try await f.app().test(.router) { client in
+                // A builder made under the quota, for a batch sent once over it.
+                let made = try await client.execute(uri: "/v1/builders", method: .post, headers: auth(ana.token))
+                #expect(made.status == .created)
+                let builder = object(made.body)["id"] as? String ?? ""
+                // Ana uploads until she is refused: every upload made under the quota is stored whole.
+                var workouts: [String] = []
+                var refused: TestResponse?
+                for i in 0..<100 where refused == nil {
+                    let r = try await client.execute(
+                        uri: "/v1/uploads?name=q\(i).gpx", method: .post, headers: auth(ana.token),
+                        body: ByteBuffer(string: gpx(name: "q\(i)", points: 50, lat: 40 + Double(i) / 10)))
+                    guard r.status.code != 507 else {
+                        refused = r
+                        continue
+                    }
+                    #expect(r.status == .created, "upload \(i)")
+                    let results = object(r.body)["results"] as? [[String: Any]] ?? []
+                    let routes = results.first?["routes"] as? [[String: Any]] ?? []
+                    workouts.append(routes.first?["workout"] as? String ?? "")
+                }
+                let refusal = try #require(refused, "Ana's uploads were never refused")
+                #expect(workouts.count >= 2, "uploads under the quota are stored")
+                #expect(problemType(refusal) == "storage-quota")
+                let problem = object(refusal.body)
+                let used = try await store.storageUsed(by: ana.id)
+                #expect(used >= 20_000, "the upload that crossed the quota was stored whole: \(used) bytes")
+                #expect((problem["usedBytes"] as? Int).map { Int64($0) } == used)
+                #expect(problem["limitBytes"] as? Int == 20_000)
+                let detail = problem["detail"] as? String ?? ""
+                #expect(detail.contains("0.02 MiB") && detail.contains("delete workouts"), "\(detail)")
+
+                // Over the quota, a new builder and a batch of the builder made before are refused too.
+                let another = try await client.execute(uri: "/v1/builders", method: .post, headers: auth(ana.token))
+                #expect(another.status.code == 507)
+                #expect(problemType(another) == "storage-quota")
+                let batch = try await client.execute(
+                    uri: "/v1/builders/\(builder)/locations?first=0", method: .post,
+                    headers: auth(ana.token, [.contentType: "application/json"]),
+                    body: ByteBuffer(string: #"[{"latitude": 47.1, "longitude": 8.5, "time": "2024-05-01T06:00:00Z"}]"#))
+                #expect(batch.status.code == 507)
+                #expect(problemType(batch) == "storage-quota")
+
+                // Ben's quota is his own.
+                let benUpload = try await client.execute(
+                    uri: "/v1/uploads?name=b.gpx", method: .post, headers: auth(ben.token),
+                    body: ByteBuffer(string: gpx(name: "b", points: 50, lat: 30)))
+                #expect(benUpload.status == .created)
+
+                // Deleting the workout that crossed the quota takes Ana under it again: she uploads.
+                let last = try #require(workouts.last)
+                let deleted = try await client.execute(
+                    uri: "/v1/workouts/\(last)", method: .delete, headers: auth(ana.token))
+                #expect(deleted.status == .noContent)
+                let again = try await client.execute(
+                    uri: "/v1/uploads?name=again.gpx", method: .post, headers: auth(ana.token),
+                    body: ByteBuffer(string: gpx(name: "again", points: 50, lat: 20)))
+                #expect(again.status == .created)
+            }
+        }
+
         @Test("a person's event streams are counted over all their tokens: the second token's stream gets 429")
         func perPersonStreams() async throws {
             var f = try Fixture()

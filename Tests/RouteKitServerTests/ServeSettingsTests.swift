@@ -13,6 +13,7 @@
         static let unset: [String: String] = [
             "ROUTEKIT_STORE": "", "ROUTEKIT_HOST": "", "ROUTEKIT_PORT": "", "ROUTEKIT_MAX_UPLOAD_MB": "",
             "ROUTEKIT_IDLE_TIMEOUT": "", "ROUTEKIT_HEADER_TIMEOUT": "", "ROUTEKIT_LOG_LEVEL": "",
+            "ROUTEKIT_MAX_STORAGE_PER_PERSON_MB": "",
         ]
 
         /// The repository's root: Tests/RouteKitServerTests/ServeSettingsTests.swift → ../../..
@@ -109,6 +110,40 @@
             // --print-config opens nothing.
             let made = [fileStore, variableStore, optionStore].filter { FileManager.default.fileExists(atPath: $0) }
             #expect(made.isEmpty, "--print-config made \(made)")
+        }
+
+        @Test(
+            "the storage quota per person comes from its option, its ROUTEKIT_ variable or the configuration file; 0 is no limit, and a negative one stops serve"
+        )
+        func storageQuotaSetting() throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let folder = try Self.folder()
+            let yaml = try Self.write("max-storage-per-person-mb: 300\n", "serve.yaml", in: folder)
+            let key = "max-storage-per-person-mb"
+            let variable = "ROUTEKIT_MAX_STORAGE_PER_PERSON_MB"
+
+            let defaults = try Self.printConfig(binary, [])
+            #expect(defaults.lines[key] == "0 (no limit) (default)", "\(defaults.output)")
+            let fromFile = try Self.printConfig(binary, ["--config", yaml])
+            #expect(fromFile.status == 0, "\(fromFile.errors)")
+            #expect(fromFile.lines[key] == "300 (\(yaml))", "\(fromFile.output)")
+            let fromVariable = try Self.printConfig(binary, ["--config", yaml], [variable: "200"])
+            #expect(fromVariable.lines[key] == "200 (\(variable))", "\(fromVariable.output)")
+            let fromOption = try Self.printConfig(
+                binary, ["--config", yaml, "--max-storage-per-person-mb", "100"], [variable: "200"])
+            #expect(fromOption.lines[key] == "100 (--max-storage-per-person-mb)", "\(fromOption.output)")
+            let off = try Self.printConfig(binary, ["--max-storage-per-person-mb", "0"])
+            #expect(off.lines[key] == "0 (no limit) (--max-storage-per-person-mb)", "\(off.output)")
+
+            let negative = try Self.printConfig(binary, [], [variable: "-5"])
+            #expect(negative.status == 78)
+            #expect(negative.errors.contains("\(variable) must be from 0 (no limit)"), "\(negative.errors)")
+            let badOption = try Self.printConfig(binary, ["--max-storage-per-person-mb=-5"])
+            #expect(badOption.status == 64)
+            #expect(badOption.errors.contains("--max-storage-per-person-mb must be from 0"), "\(badOption.errors)")
         }
 
         @Test(
