@@ -60,10 +60,12 @@
         public var description: String { "\(code): \(message)" }
 
         /// Whether the same request may succeed later: the server could not be reached, timed out (`408`), was busy
-        /// (`429`, `503`) or failed (`5xx`). A problem that is the request's (`4xx`) is not retried.
+        /// (`429`, `503`) or failed (`5xx`). A problem that is the request's (`4xx`) is not retried, nor a person's
+        /// full storage quota (`507 storage-quota`: waiting frees nothing).
         public var isTransient: Bool {
             if code == .transport { return true }
             guard code == .problem || code == .unexpectedResponse, let status else { return false }
+            if problem?.name == "storage-quota" { return false }
             return status == 408 || status == 429 || status >= 500
         }
 

@@ -137,8 +137,14 @@
             #expect(!error.description.contains("47.123456"))
             let transient = RouteKitClientError(.problem, "busy", status: 503)
             let refused = RouteKitClientError(.problem, "gone", status: 410)
+            let quota = RouteKitClientError(
+                .problem, "full", problem: ClientProblem(members: ["type": .string("urn:routekit:problem:storage-quota")]),
+                status: 507)
+            let deviceFull = RouteKitClientError(.problem, "device full", status: 507)
             #expect(transient.isTransient)
             #expect(!refused.isTransient)
+            #expect(!quota.isTransient)
+            #expect(deviceFull.isTransient)
         }
 
         @Test("an upload's default name keeps letters, digits, '.', '-' and '_'")
