@@ -39,6 +39,22 @@
         /// The defaults.
         package init() {}
 
+        /// Timings for tests of a whole server: commits and due retries looked at every 0.1 s, every subscription
+        /// every 0.5 s, a lease of 2 s (a killed server's runs out soon), retries within 0.05 s growing to 0.2 s,
+        /// connecting within 1 s and a whole delivery within 5 s; the defaults otherwise. `routekit serve` takes them
+        /// with `ROUTEKIT_TEST_QUICK_WEBHOOKS=1` in its environment (a switch for tests, not a setting).
+        package static var quick: WebhookSettings {
+            var settings = WebhookSettings()
+            settings.pollSeconds = 0.1
+            settings.sweepSeconds = 0.5
+            settings.leaseSeconds = 2
+            settings.connectTimeoutSeconds = 1
+            settings.deadlineSeconds = 5
+            settings.retry.baseSeconds = 0.05
+            settings.retry.capSeconds = 0.2
+            return settings
+        }
+
         /// The sender's configuration: these timeouts, and whether private receivers are allowed.
         package func senderConfiguration(allowPrivate: Bool) -> WebhookSenderConfiguration {
             var configuration = WebhookSenderConfiguration(version: RouteKitRelease.version)

@@ -195,6 +195,11 @@ struct Serve: AsyncParsableCommand {
             chosen.store = settings.text(.store)
             let storeOptions = chosen
             var configuration = Self.serverConfiguration(settings)
+            // Tests of serve as a child process (killed during webhook deliveries) need a dead server's lease and
+            // the retries to last seconds, not minutes: a switch for tests, not a setting.
+            if ProcessInfo.processInfo.environment["ROUTEKIT_TEST_QUICK_WEBHOOKS"] == "1" {
+                configuration.webhooks = .quick
+            }
             if settings.text(.tiles) == nil
                 && (settings.text(.tilesAttribution) != nil || settings.text(.tilesCache) != nil)
             {

@@ -19,15 +19,19 @@
         }
     }()
 
-    /// Starts `routekit serve` on `store` (on a free port, or `port`), with `extra` arguments, and returns the process
-    /// and its port.
+    /// Starts `routekit serve` on `store` (on a free port, or `port`), with `extra` arguments and `environment` added
+    /// to the test's, and returns the process and its port.
     func startServe(
-        _ binary: URL, store: String, log: URL, port: Int = 0, extra: [String] = []
+        _ binary: URL, store: String, log: URL, port: Int = 0, extra: [String] = [],
+        environment: [String: String] = [:]
     ) async throws -> (Process, Int) {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"] + extra
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let handle = try FileHandle(forWritingTo: log)
         process.standardError = handle
         process.standardOutput = handle

@@ -90,17 +90,11 @@
         }
     }
 
-    /// The settings of a server whose webhooks go to 127.0.0.1 and are retried within a fraction of a second.
+    /// The settings of a server whose webhooks go to 127.0.0.1 and are retried within a fraction of a second
+    /// (``WebhookSettings/quick``), paused after `maxAttempts`.
     func quickWebhooks(_ configuration: inout ServerConfiguration, maxAttempts: Int = 3) {
         configuration.webhooksAllowPrivate = true
-        var settings = WebhookSettings()
-        settings.pollSeconds = 0.1
-        settings.sweepSeconds = 0.5
-        settings.leaseSeconds = 2
-        settings.connectTimeoutSeconds = 1
-        settings.deadlineSeconds = 5
-        settings.retry.baseSeconds = 0.05
-        settings.retry.capSeconds = 0.2
+        var settings = WebhookSettings.quick
         settings.retry.maxAttempts = maxAttempts
         configuration.webhooks = settings
     }
