@@ -23,19 +23,12 @@
             ByteBuffer(bytes: (try? JSONSerialization.data(withJSONObject: value)) ?? Data())
         }
 
-        /// An admin token (no one's).
-        func adminToken(_ f: Fixture) async throws -> String {
-            let made = TokenText.make(name: "operator", person: nil, source: try Source(name: "admin"), scopes: [.admin])
-            try await f.store.saveToken(made.token)
-            return made.text
-        }
-
         @Test(
             "an admin makes people and their tokens; each person sees only their own; an admin token reads no data; erasing ends it all"
         )
         func peopleAndTheirData() async throws {
             let f = try Fixture()
-            let admin = try await adminToken(f)
+            let admin = try await f.adminToken()
             try await f.app().test(.router) { client in
                 var ids: [String] = []
                 var tokens: [String] = []

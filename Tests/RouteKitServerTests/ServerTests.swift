@@ -34,14 +34,21 @@
             configuration = other.configuration
         }
 
-        /// Makes a token and returns its text.
+        /// Makes a token of `person` and returns its text.
         func token(
             source: String = "phone", scopes: Set<APIScope> = [.read, .write], readable: Set<String>? = nil,
-            expires: Date? = nil
+            expires: Date? = nil, person: PersonID = .default
         ) async throws -> String {
             let made = TokenText.make(
-                name: "test", source: try Source(name: source), scopes: scopes,
+                name: "test", person: person, source: try Source(name: source), scopes: scopes,
                 readableSources: try readable.map { Set(try $0.map { try Source(name: $0) }) }, expires: expires)
+            try await store.saveToken(made.token)
+            return made.text
+        }
+
+        /// Makes an admin token (no one's: it manages people and tokens, and reads no one's data) and returns its text.
+        func adminToken() async throws -> String {
+            let made = TokenText.make(name: "operator", person: nil, source: try Source(name: "admin"), scopes: [.admin])
             try await store.saveToken(made.token)
             return made.text
         }
