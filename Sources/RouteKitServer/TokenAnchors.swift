@@ -87,7 +87,7 @@
             guard text.count < 400, text.count > head, let key = webhookKey(keyText, person: person) else {
                 throw foreign
             }
-            return try open(String(text.dropFirst(head)), with: key)
+            return try unsealed(String(text.dropFirst(head)), with: key)
         }
 
         /// The key of an admin-wide webhook subscription's anchors for `person`, from its anchor key's text.
@@ -100,7 +100,7 @@
 
         /// The anchor sealed in `box` (base64url text) with `key`.
         /// - Throws: ``RouteKitError/Code/anchorMalformed`` when `key` does not open it, or it holds no anchor.
-        static func open(_ box: String, with key: SymmetricKey) throws(RouteKitError) -> ChangeAnchor {
+        static func unsealed(_ box: String, with key: SymmetricKey) throws(RouteKitError) -> ChangeAnchor {
             guard let bytes = Base64URL.decode(box), let sealed = try? ChaChaPoly.SealedBox(combined: bytes),
                 let plain = try? ChaChaPoly.open(sealed, using: key)
             else { throw foreign }
@@ -115,7 +115,7 @@
                 return try ChangeAnchor(text: text)
             }
             guard text.count < 400, text.hasPrefix(prefix) else { throw foreign }
-            return try open(String(text.dropFirst(prefix.count)), with: key(token))
+            return try unsealed(String(text.dropFirst(prefix.count)), with: key(token))
         }
 
         /// Whether `token`'s anchors are sealed: those of a token limited to some sources or narrowed to some types of

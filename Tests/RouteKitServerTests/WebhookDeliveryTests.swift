@@ -122,6 +122,13 @@
         return (person.id, made.text)
     }
 
+    /// The text of an admin token (no person, the `admin` scope) of `store`.
+    func adminTokenText(_ store: SQLiteStore) async throws -> String {
+        let made = TokenText.make(name: "admin", person: nil, source: try Source(name: "ops"), scopes: [.admin])
+        try await store.saveToken(made.token)
+        return made.text
+    }
+
     /// Makes a subscription through the API and returns the answer's JSON.
     func subscribe(
         _ client: some TestClientProtocol, _ token: String, url: String, types: [String] = ["route"]
@@ -540,9 +547,7 @@
             f.configuration.webhooks.maxAdminWide = 1
             let ana = try await personWithToken(f.store, "Ana")
             let reader = try await personWithToken(f.store, "Reader", scopes: [.read])
-            let admin = TokenText.make(
-                name: "admin", person: nil, source: try Source(name: "ops"), scopes: [.admin])
-            try await f.store.saveToken(admin.token)
+            let admin = try await adminTokenText(f.store)
             var allowing = Fixture(sharing: f)
             allowing.configuration.webhooksAllowPrivate = true
             try await f.app().test(.router) { client in
@@ -564,7 +569,7 @@
                 #expect(readOnly.status == .forbidden)
                 #expect(problemType(readOnly) == "insufficient-scope")
                 // An admin's subscription (everyone's changes) is checked as a person's is.
-                let asAdmin = try await postWebhook(client, admin.text, #"{"url": "http://127.0.0.1:9/hook/all"}"#)
+                let asAdmin = try await postWebhook(client, admin, #"{"url": "http://127.0.0.1:9/hook/all"}"#)
                 #expect(asAdmin.status == .unprocessableContent)
                 #expect(problemType(asAdmin) == "webhook-url-refused")
                 let none = try await client.execute(uri: "/v1/webhooks", method: .get)
@@ -579,9 +584,9 @@
                 let third = try await postWebhook(client, ana.token, #"{"url": "http://127.0.0.1:9/hook/3"}"#)
                 #expect(third.status == .conflict)
                 #expect(problemType(third) == "too-many-webhooks")
-                let everyone = try await postWebhook(client, admin.text, #"{"url": "http://127.0.0.1:9/hook/all"}"#)
+                let everyone = try await postWebhook(client, admin, #"{"url": "http://127.0.0.1:9/hook/all"}"#)
                 #expect(everyone.status == .created)
-                let second = try await postWebhook(client, admin.text, #"{"url": "http://127.0.0.1:9/hook/all2"}"#)
+                let second = try await postWebhook(client, admin, #"{"url": "http://127.0.0.1:9/hook/all2"}"#)
                 #expect(second.status == .conflict)
                 #expect(problemType(second) == "too-many-webhooks")
                 let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(reader.token))
@@ -595,9 +600,7 @@
             var f = try Fixture()
             quickWebhooks(&f.configuration, maxAttempts: 2)
             let ana = try await personWithToken(f.store, "Ana")
-            let admin = TokenText.make(
-                name: "admin", person: nil, source: try Source(name: "ops"), scopes: [.admin])
-            try await f.store.saveToken(admin.token)
+            let admin = try await adminTokenText(f.store)
             let receiver = HookReceiver()
             receiver.answer([.status(500), .status(500)])
             let app = f.app()
@@ -605,10 +608,10 @@
             try await receiver.application().test(.live) { hooks in
                 let port = try #require(hooks.port)
                 try await app.test(.live) { client in
-                    let made = try await subscribe(client, admin.text, url: "http://127.0.0.1:\(port)/hook/all")
+                    let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
                     let id = try #require(made["id"] as? String)
                     _ = try await saveRoute(store.forPerson(ana.person), "a")
-                    let state = try await webhookState(client, admin.text, id) {
+                    let state = try await webhookState(client, admin, id) {
                         !($0["pausedPeople"] as? [Any] ?? []).isEmpty
                     }
                     #expect(state.body["state"] as? String == "active")
@@ -619,12 +622,12 @@
                     #expect((paused.first?["cursor"] as? String ?? "").hasPrefix("w1."))
                     #expect(attemptStatuses(paused.first ?? [:]) == [500, 500])
                     let resumed = try await client.execute(
-                        uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(admin.text))
+                        uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(admin))
                     #expect(resumed.status == .ok)
                     let three = try await receiver.wait(for: 3)
                     #expect(three.map(\.addedNames) == [["test-a"], ["test-a"], ["test-a"]])
                     #expect(Set(three.compactMap(\.id)).count == 1)
-                    let after = try await webhookState(client, admin.text, id) {
+                    let after = try await webhookState(client, admin, id) {
                         ($0["pausedPeople"] as? [Any] ?? []).isEmpty
                     }
                     #expect((after.body["pausedPeople"] as? [Any])?.isEmpty == true)
@@ -638,9 +641,7 @@
             quickWebhooks(&f.configuration)
             let ana = try await personWithToken(f.store, "Ana")
             let ben = try await personWithToken(f.store, "Ben")
-            let admin = TokenText.make(
-                name: "admin", person: nil, source: try Source(name: "ops"), scopes: [.admin])
-            try await f.store.saveToken(admin.token)
+            let admin = try await adminTokenText(f.store)
             let receiver = HookReceiver()
             let app = f.app()
             let store = f.store
@@ -649,7 +650,7 @@
                 try await app.test(.live) { client in
                     // Before the subscription: never delivered.
                     _ = try await saveRoute(store.forPerson(ana.person), "before")
-                    let made = try await subscribe(client, admin.text, url: "http://127.0.0.1:\(port)/hook/all")
+                    let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
                     let id = try #require(made["id"] as? String)
                     let secret = try WebhookSecret(text: try #require(made["secret"] as? String))
                     #expect(made["everyone"] as? Bool == true)
@@ -692,16 +693,16 @@
                         return (json(r.body)["webhooks"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
                     }
                     let anasList = try await listed(ana.token)
-                    let adminList = try await listed(admin.text)
+                    let adminList = try await listed(admin)
                     #expect(anasList == [anasID])
                     #expect(adminList == [id])
-                    for (token, target) in [(ana.token, id), (admin.text, anasID)] {
+                    for (token, target) in [(ana.token, id), (admin, anasID)] {
                         let r = try await client.execute(
                             uri: "/v1/webhooks/\(target)", method: .get, headers: auth(token))
                         #expect(r.status == .notFound)
                     }
                     let state = try await client.execute(
-                        uri: "/v1/webhooks/\(id)", method: .get, headers: auth(admin.text))
+                        uri: "/v1/webhooks/\(id)", method: .get, headers: auth(admin))
                     #expect(state.status == .ok)
                     #expect(json(state.body)["everyone"] as? Bool == true)
                     #expect((json(state.body)["pausedPeople"] as? [Any])?.isEmpty == true)
@@ -713,7 +714,7 @@
                     #expect(four.last?.person == cleo.person.description)
                     // Deleted: nothing more is delivered.
                     let deleted = try await client.execute(
-                        uri: "/v1/webhooks/\(id)", method: .delete, headers: auth(admin.text))
+                        uri: "/v1/webhooks/\(id)", method: .delete, headers: auth(admin))
                     #expect(deleted.status == .noContent)
                     _ = try await saveRoute(store.forPerson(ben.person), "ben-2")
                     // Ana's own subscription is delivered meanwhile: the dispatcher has looked since.
