@@ -164,12 +164,12 @@
             guard token.person != nil else {
                 _ = try context.require(.admin)
                 guard let hooks = stores.base as? any WebhookStore else { throw Problem.webhooksUnavailable }
-                return (.everyone, hooks, token)
+                return (owner: .everyone, hooks: hooks, token: token)
             }
             _ = try context.require(scope)
             let store = try stores.store(for: token)
             guard let hooks = store as? any WebhookStore else { throw Problem.webhooksUnavailable }
-            return (.person(store), hooks, token)
+            return (owner: .person(store), hooks: hooks, token: token)
         }
 
         /// The subscription id of the path; `404` when it is not a uuid.
