@@ -3,6 +3,14 @@ import Foundation
 /// A webhook subscription as a store keeps it (`routekit serve`'s `/v1/webhooks`): one person's request to have the
 /// changes of their feed pushed to a URL, and where the deliveries stand.
 ///
+/// An admin-wide subscription (an admin token's) has no person (``person`` is `nil`): it delivers every person's
+/// change sets, each person's on a cursor of their own. The store keeps that cursor as a subscription of the person
+/// whose ``parent`` is the admin-wide one (with its URL, types, secrets and anchor key, which follow it): the
+/// dispatcher delivers it as any other, and only the dispatcher sees it (the person's own calls never do). The
+/// admin-wide subscription's own cursor is where its people's cursors start: the change log's head when it was made
+/// (moved on as the dispatcher looks at everyone, so that a person who commits much later starts from a recent
+/// position).
+///
 /// The store's change log is the outbox: a subscription holds a cursor (the anchor of the last change set its
 /// receiver acknowledged), and each delivery reads the person's feed after it. The cursor moves only when a
 /// delivery is acknowledged, so a server that stops mid-delivery loses nothing: the next one (or another server of
@@ -25,8 +33,11 @@ package struct WebhookSubscription: Hashable, Sendable, Identifiable {
 
     /// The subscription's id.
     package var id: UUID
-    /// Whose changes it delivers (a store saves it as its view's person, whatever this says).
-    package var person: PersonID
+    /// Whose changes it delivers (a store saves it as its view's person, whatever this says); `nil` for an
+    /// admin-wide subscription.
+    package var person: PersonID?
+    /// For a person's cursor of an admin-wide subscription, that subscription's id; `nil` otherwise.
+    package var parent: UUID?
     /// Where the deliveries go (`http` or `https`).
     package var url: String
     /// The types of object whose changes it delivers (as `GET /v1/changes?types=` names them).
@@ -60,13 +71,14 @@ package struct WebhookSubscription: Hashable, Sendable, Identifiable {
 
     /// A subscription record.
     package init(
-        id: UUID = UUID(), person: PersonID, url: String, types: Set<ChangeObjectType>, secret: String,
-        previousSecret: String? = nil, previousSecretExpires: Date? = nil, state: State = .active,
+        id: UUID = UUID(), person: PersonID?, parent: UUID? = nil, url: String, types: Set<ChangeObjectType>,
+        secret: String, previousSecret: String? = nil, previousSecretExpires: Date? = nil, state: State = .active,
         cursor: String? = nil, attempts: Int = 0, nextAttempt: Date? = nil, pendingSince: Date? = nil,
         anchorKey: String? = nil, created: Date = Date(), recentAttempts: [WebhookAttemptRecord] = []
     ) {
         self.id = id
         self.person = person
+        self.parent = parent
         self.url = url
         self.types = types
         self.secret = secret
@@ -100,6 +112,33 @@ package struct WebhookSubscription: Hashable, Sendable, Identifiable {
     {
         guard let attempt else { return list }
         return Array((list + [attempt]).suffix(recentLimit))
+    }
+
+    /// A stored subscription's id, person and parent, from their text.
+    /// - Throws: ``RouteKitError/Code/storage`` when one is not a uuid.
+    package static func keys(id: String, person: String?, parent: String?) throws(RouteKitError)
+        -> (id: UUID, person: PersonID?, parent: UUID?)
+    {
+        let invalid = RouteKitError(.storage, "a stored webhook subscription has an invalid id, person or parent")
+        guard let uuid = UUID(uuidString: id) else { throw invalid }
+        var owner: PersonID?
+        if let person {
+            guard let personUUID = UUID(uuidString: person) else { throw invalid }
+            owner = PersonID(personUUID)
+        }
+        var parentID: UUID?
+        if let parent {
+            guard let parentUUID = UUID(uuidString: parent) else { throw invalid }
+            parentID = parentUUID
+        }
+        return (uuid, owner, parentID)
+    }
+
+    /// Where an admin-wide subscription's people's cursors start: the position of its cursor; `nil` when it has
+    /// none that is an anchor.
+    package var startPosition: Int64? {
+        guard let cursor, let anchor = try? ChangeAnchor(text: cursor) else { return nil }
+        return anchor.position
     }
 
     /// The types as stored: their names, sorted, comma-separated.
@@ -200,8 +239,11 @@ package struct WebhookDeliveryUpdate: Hashable, Sendable {
 /// A store that keeps webhook subscriptions (``WebhookSubscription``). Both backends and the in-memory store conform.
 ///
 /// A store object's methods are its person's (``RouteStore/person``): another person's subscription is not found,
-/// exactly as a missing one, except ``dueWebhooks(at:people:after:limit:)``, the dispatcher's, which looks at
-/// everyone's. Erasing a person (``PeopleStore/erasePerson(id:)``) removes their subscriptions.
+/// exactly as a missing one, and neither is an admin-wide subscription or a person's cursor of one. The admin-wide
+/// methods (`…AdminWebhook…`) are the operator's, whichever view is asked, and see only admin-wide subscriptions.
+/// ``dueWebhooks(at:people:after:limit:)``, ``startAdminWebhookCursors(people:)`` and the recording of deliveries
+/// are the dispatcher's. Erasing a person (``PeopleStore/erasePerson(id:)``) removes their subscriptions and their
+/// cursors of the admin-wide ones.
 package protocol WebhookStore: AnyObject, Sendable {
     /// Adds a subscription of this view's person, unless they have `limit` already (then `false`, and nothing is
     /// added). A subscription without a cursor gets the person's current anchor.
@@ -209,6 +251,9 @@ package protocol WebhookStore: AnyObject, Sendable {
     func addWebhook(_ subscription: WebhookSubscription, limit: Int) async throws(RouteKitError) -> Bool
     /// The person's subscription with `id`, or `nil`.
     func webhook(id: UUID) async throws(RouteKitError) -> WebhookSubscription?
+    /// The subscription with `id` as the dispatcher delivers it: the person's own, or their cursor of an admin-wide
+    /// subscription (``WebhookSubscription/parent``); `nil` when there is neither.
+    func webhookToDeliver(id: UUID) async throws(RouteKitError) -> WebhookSubscription?
     /// The person's subscriptions, oldest first.
     func webhooks() async throws(RouteKitError) -> [WebhookSubscription]
     /// Deletes the person's subscription; `false` when there is none with `id`.
@@ -221,13 +266,45 @@ package protocol WebhookStore: AnyObject, Sendable {
     /// looks at it then, whether or not its person commits); `cursor`, when given, replaces its cursor. `nil` when
     /// there is none with `id`.
     func resumeWebhook(id: UUID, cursor: String?, due: Date) async throws(RouteKitError) -> WebhookSubscription?
-    /// Records a delivery (or a read that had nothing to deliver) in one transaction, only while the subscription's
-    /// cursor is still `cursor`: `false` when it is gone, or when its cursor moved (another server delivered
-    /// meanwhile), and nothing is changed.
+    /// Records a delivery (or a read that had nothing to deliver) of the person's subscription, or of their cursor
+    /// of an admin-wide one, in one transaction, only while its cursor is still `cursor`: `false` when it is gone,
+    /// or when its cursor moved (another server delivered meanwhile), and nothing is changed.
     func updateWebhookDelivery(id: UUID, from cursor: String?, _ update: WebhookDeliveryUpdate)
         async throws(RouteKitError) -> Bool
-    /// The dispatcher's work, of every person: the active subscriptions whose retry is due at `now`, and those with
-    /// no retry scheduled of `people` (every person when `nil`), by id, at most `limit` of those after `after`.
+    /// The dispatcher's work, of every person: the active subscriptions (people's cursors of admin-wide ones
+    /// included, admin-wide ones themselves never) whose retry is due at `now`, and those with no retry scheduled
+    /// of `people` (every person when `nil`), by id, at most `limit` of those after `after`.
     func dueWebhooks(at now: Date, people: Set<PersonID>?, after: UUID?, limit: Int) async throws(RouteKitError)
         -> [WebhookSubscription]
+
+    // MARK: Admin-wide subscriptions
+
+    /// Adds an admin-wide subscription (its ``WebhookSubscription/person`` and ``WebhookSubscription/parent`` are
+    /// saved as `nil`, whatever they say), unless there are `limit` already (then `false`, and nothing is added). A
+    /// subscription without a cursor gets the change log's head, everyone's: its people's cursors start there.
+    /// - Throws: ``RouteKitError/Code/invalidArgument`` when a subscription with its id exists.
+    func addAdminWebhook(_ subscription: WebhookSubscription, limit: Int) async throws(RouteKitError) -> Bool
+    /// The admin-wide subscription with `id`, or `nil` (a person's subscription is not one).
+    func adminWebhook(id: UUID) async throws(RouteKitError) -> WebhookSubscription?
+    /// The admin-wide subscriptions, oldest first.
+    func adminWebhooks() async throws(RouteKitError) -> [WebhookSubscription]
+    /// Deletes an admin-wide subscription with every person's cursor of it; `false` when there is none with `id`.
+    func deleteAdminWebhook(id: UUID) async throws(RouteKitError) -> Bool
+    /// Replaces an admin-wide subscription's secret, as ``rotateWebhookSecret(id:to:previousExpires:)`` does a
+    /// person's, and its people's cursors' with it. `nil` when there is none with `id`.
+    func rotateAdminWebhookSecret(id: UUID, to secret: String, previousExpires: Date) async throws(RouteKitError)
+        -> WebhookSubscription?
+    /// Resumes an admin-wide subscription: its people's cursors that are paused or have failed attempts become
+    /// active, with no failed attempts, due at `due`. `fromNow`: every person's cursor is dropped instead, and the
+    /// subscription starts again from the change log's head (each person's cursor is made again when they next
+    /// commit). `nil` when there is none with `id`.
+    func resumeAdminWebhook(id: UUID, fromNow: Bool, due: Date) async throws(RouteKitError) -> WebhookSubscription?
+    /// The people's cursors of admin-wide subscription `id` that are paused, by person, at most `limit`.
+    func pausedAdminWebhookCursors(id: UUID, limit: Int) async throws(RouteKitError) -> [WebhookSubscription]
+    /// The dispatcher's: makes a cursor of every admin-wide subscription for each person (of `people`; everyone's
+    /// when `nil`) whose change-log head is past the subscription's start and who has none yet, starting there.
+    /// With `people` `nil`, each subscription's start then moves to the log's head (every person past the old start
+    /// has a cursor, and the others have no change between the two). Returns how many cursors were made; nothing is
+    /// written when there is nothing to do.
+    func startAdminWebhookCursors(people: Set<PersonID>?) async throws(RouteKitError) -> Int
 }

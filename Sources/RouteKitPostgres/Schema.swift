@@ -365,6 +365,18 @@
                 CREATE INDEX webhook_due ON webhook(next_attempt) WHERE paused_reason IS NULL;
                 """
             ),
+            (
+                "v11-admin-webhooks",
+                """
+                -- Admin-wide webhook subscriptions (an admin token's, of every person's changes): a row without a
+                -- person, whose `cursor` is where its people's cursors start. Each person's cursor of one is a row of
+                -- that person whose `parent` is it (its URL, types, secrets and anchor key copied, and kept in step),
+                -- delivered as a person's subscription is and seen only by the dispatcher.
+                ALTER TABLE webhook ALTER COLUMN person DROP NOT NULL;
+                ALTER TABLE webhook ADD COLUMN parent TEXT;
+                CREATE UNIQUE INDEX webhook_parent ON webhook(parent, person) WHERE parent IS NOT NULL;
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

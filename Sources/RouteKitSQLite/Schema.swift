@@ -377,6 +377,43 @@ enum Schema {
                     CREATE INDEX webhook_due ON webhook(next_attempt) WHERE paused_reason IS NULL;
                     """)
         }
+        m.registerMigration("v16-admin-webhooks") { db in
+            try db.execute(
+                sql: """
+                    -- Admin-wide webhook subscriptions (an admin token's, of every person's changes): a row without a
+                    -- person, whose `cursor` is where its people's cursors start. Each person's cursor of one is a row
+                    -- of that person whose `parent` is it (its URL, types, secrets and anchor key copied, and kept in
+                    -- step), delivered as a person's subscription is and seen only by the dispatcher. The table is
+                    -- rebuilt: SQLite cannot drop a column's NOT NULL.
+                    CREATE TABLE webhook_v16(
+                        id TEXT PRIMARY KEY,
+                        person TEXT,
+                        parent TEXT,
+                        url TEXT NOT NULL,
+                        types TEXT NOT NULL,
+                        secret TEXT NOT NULL,
+                        previous_secret TEXT,
+                        previous_expires REAL,
+                        paused_reason TEXT,
+                        cursor TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt REAL,
+                        pending_since REAL,
+                        anchor_key TEXT,
+                        recent TEXT NOT NULL DEFAULT '[]',
+                        created REAL NOT NULL);
+                    INSERT INTO webhook_v16(id, person, url, types, secret, previous_secret, previous_expires,
+                            paused_reason, cursor, attempts, next_attempt, pending_since, anchor_key, recent, created)
+                        SELECT id, person, url, types, secret, previous_secret, previous_expires, paused_reason, cursor,
+                            attempts, next_attempt, pending_since, anchor_key, recent, created
+                        FROM webhook;
+                    DROP TABLE webhook;
+                    ALTER TABLE webhook_v16 RENAME TO webhook;
+                    CREATE INDEX webhook_person ON webhook(person, created);
+                    CREATE INDEX webhook_due ON webhook(next_attempt) WHERE paused_reason IS NULL;
+                    CREATE UNIQUE INDEX webhook_parent ON webhook(parent, person) WHERE parent IS NOT NULL;
+                    """)
+        }
         return m
     }
 

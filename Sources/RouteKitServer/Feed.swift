@@ -348,9 +348,8 @@
             let isStream = request.headers[.accept]?.contains("text/event-stream") ?? false
             var anchorText = query.get("anchor")
             if isStream, let last = request.headers[.lastEventID], !last.isEmpty { anchorText = last }
-            let anchor = try anchorText.map { (text: String) throws(RouteKitError) in
-                try TokenAnchors.anchor(text, for: token)
-            }
+            var anchor: ChangeAnchor?
+            if let anchorText { anchor = try await opened(anchorText, for: token, person: store.person) }
             // The first read happens before any answer, so that an unusable anchor gets its status on both forms.
             let seen = hub.signal(for: store.person).current
             var set = try await read(in: store, since: anchor, predicate, limit, token, shared: false)
@@ -383,6 +382,18 @@
             return JSONBody.raw(
                 ChangeSetJSON.bytes(set, anchorText: sealed),
                 headers: [.routeKitAnchor: sealed, .routeKitUpToDate: set.hasMore ? "false" : "true"])
+        }
+
+        /// The anchor `token` (of `person`) sent back: one of its own (``TokenAnchors/anchor(_:for:)``), or one an
+        /// admin-wide webhook subscription delivered in a change set of the person's (its key read from the store).
+        /// - Throws: ``RouteKitError/Code/anchorMalformed`` when it is neither.
+        func opened(_ text: String, for token: APIToken, person: PersonID) async throws(RouteKitError) -> ChangeAnchor {
+            guard let id = TokenAnchors.webhook(of: text) else { return try TokenAnchors.anchor(text, for: token) }
+            var keyText: String?
+            if let hooks = stores.base as? any WebhookStore, let subscription = try await hooks.adminWebhook(id: id) {
+                keyText = subscription.anchorKey
+            }
+            return try TokenAnchors.anchor(text, person: person, webhookKeyText: keyText)
         }
 
         /// One change set, without what the token may not read; `shared` as in ``FeedHub/changes``.

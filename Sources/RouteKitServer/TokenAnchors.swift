@@ -10,8 +10,16 @@
     /// counts every commit of every source; sealed, it says nothing (not even whether it moved) to a token that may
     /// not see those commits, and it is good only for the token it was made for. Any server sharing the store opens it
     /// (the key comes from the store's record of the token), and revoking the token voids it with the token.
+    ///
+    /// The anchors an admin-wide webhook subscription delivers are sealed alike, for the person whose change set each
+    /// delivery carries rather than for a token: `w1.`, the subscription's id, `.`, then the box, keyed by HKDF-SHA256
+    /// from the subscription's random anchor key and the person's id. Any token of that person opens it (the server
+    /// reads the key from the store), so a receiver of everyone's changes resumes a person's feed with a token of
+    /// theirs; deleting the subscription voids it.
     enum TokenAnchors {
         static let prefix = "s1."
+        /// The prefix of an anchor an admin-wide webhook subscription delivered.
+        static let webhookPrefix = "w1."
 
         /// The anchor's text for `token`.
         static func text(_ anchor: ChangeAnchor, for token: APIToken) -> String {
@@ -40,6 +48,65 @@
             return seal(anchor, with: SymmetricKey(data: bytes))
         }
 
+        /// A new anchor key of an admin-wide webhook subscription (``text(_:webhook:person:keyText:)``), as text a
+        /// store keeps: base64 of 32 random bytes.
+        static func newWebhookKeyText() -> String {
+            SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+        }
+
+        /// The anchor's text as admin-wide webhook subscription `id`, whose anchor key is `keyText`, delivers it in a
+        /// change set of `person`'s.
+        static func text(_ anchor: ChangeAnchor, webhook id: UUID, person: PersonID, keyText: String?) -> String {
+            guard let key = webhookKey(keyText, person: person) else { return webhookPrefix }
+            let sealed = seal(anchor, with: key)
+            return webhookPrefix + id.lowercaseText + "." + String(sealed.dropFirst(prefix.count))
+        }
+
+        /// `anchor` as `subscription` delivers it: sealed for the person's tokens when it is a person's cursor of an
+        /// admin-wide subscription, otherwise as the token that made it reads anchors (``text(_:keyText:)``).
+        static func text(_ anchor: ChangeAnchor, deliveredBy subscription: WebhookSubscription) -> String {
+            if let parent = subscription.parent, let person = subscription.person {
+                return text(anchor, webhook: parent, person: person, keyText: subscription.anchorKey)
+            }
+            return text(anchor, keyText: subscription.anchorKey)
+        }
+
+        /// The admin-wide webhook subscription whose delivery `text` came in, when it is such an anchor.
+        static func webhook(of text: String) -> UUID? {
+            guard text.hasPrefix(webhookPrefix) else { return nil }
+            return UUID(uuidString: String(text.dropFirst(webhookPrefix.count).prefix(36)))
+        }
+
+        /// The anchor an admin-wide webhook subscription, whose anchor key is `keyText` (`nil`: it is gone), delivered
+        /// in a change set of `person`'s (``text(_:webhook:person:keyText:)``).
+        /// - Throws: ``RouteKitError/Code/anchorMalformed`` when it is not one, or not one of `person`'s.
+        static func anchor(_ text: String, person: PersonID, webhookKeyText keyText: String?) throws(RouteKitError)
+            -> ChangeAnchor
+        {
+            let head = webhookPrefix.count + 37
+            guard text.count < 400, text.count > head, let key = webhookKey(keyText, person: person) else {
+                throw foreign
+            }
+            return try unsealed(String(text.dropFirst(head)), with: key)
+        }
+
+        /// The key of an admin-wide webhook subscription's anchors for `person`, from its anchor key's text.
+        static func webhookKey(_ keyText: String?, person: PersonID) -> SymmetricKey? {
+            guard let keyText, let bytes = Data(base64Encoded: keyText), bytes.count == 32 else { return nil }
+            return HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: bytes),
+                info: Array("routekit webhook anchor v1\n\(person)".utf8), outputByteCount: 32)
+        }
+
+        /// The anchor sealed in `box` (base64url text) with `key`.
+        /// - Throws: ``RouteKitError/Code/anchorMalformed`` when `key` does not open it, or it holds no anchor.
+        static func unsealed(_ box: String, with key: SymmetricKey) throws(RouteKitError) -> ChangeAnchor {
+            guard let bytes = Base64URL.decode(box), let sealed = try? ChaChaPoly.SealedBox(combined: bytes),
+                let plain = try? ChaChaPoly.open(sealed, using: key)
+            else { throw foreign }
+            return try ChangeAnchor(text: String(decoding: plain, as: UTF8.self))
+        }
+
         /// The anchor `token` sent back.
         /// - Throws: ``RouteKitError/Code/anchorMalformed`` when it is not an anchor, or not one made for this token.
         static func anchor(_ text: String, for token: APIToken) throws(RouteKitError) -> ChangeAnchor {
@@ -47,11 +114,8 @@
                 guard !text.hasPrefix(prefix) else { throw foreign }
                 return try ChangeAnchor(text: text)
             }
-            guard text.count < 400, text.hasPrefix(prefix), let bytes = Base64URL.decode(text.dropFirst(prefix.count)),
-                let box = try? ChaChaPoly.SealedBox(combined: bytes),
-                let plain = try? ChaChaPoly.open(box, using: key(token))
-            else { throw foreign }
-            return try ChangeAnchor(text: String(decoding: plain, as: UTF8.self))
+            guard text.count < 400, text.hasPrefix(prefix) else { throw foreign }
+            return try unsealed(String(text.dropFirst(prefix.count)), with: key(token))
         }
 
         /// Whether `token`'s anchors are sealed: those of a token limited to some sources or narrowed to some types of

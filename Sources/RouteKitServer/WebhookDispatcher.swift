@@ -11,6 +11,9 @@
     package struct WebhookSettings: Sendable {
         /// Subscriptions one person may have (`409 too-many-webhooks` beyond).
         package var maxPerPerson = 20
+        /// Admin-wide subscriptions (an admin token's, of every person's changes) the server may have
+        /// (`409 too-many-webhooks` beyond).
+        package var maxAdminWide = 20
         /// Deliveries made at once by one server, over every subscription.
         package var maxConcurrentDeliveries = 8
         /// Changes read for one delivery (a soft limit: a change set never splits a transaction).
@@ -89,6 +92,12 @@
     /// later, a pause that says why, or removal on `410 Gone`. A cursor the store's history no longer reaches
     /// (`anchorExpired`) pauses the subscription. At shutdown, deliveries under way are cut short and recorded only
     /// when acknowledged.
+    ///
+    /// An admin-wide subscription is delivered person by person: each look first has the store make a cursor of it
+    /// for every person whose feed moved past its start (`WebhookStore.startAdminWebhookCursors(people:)`;
+    /// the people who committed, everyone at a sweep), and each cursor is then delivered as a person's subscription
+    /// is, under its own lease, with its own retries and pause, its body naming the person (`"person"`) and its
+    /// anchors sealed for the person's tokens (`w1.…`). `410 Gone` removes the admin-wide subscription.
     final class WebhookDispatcher: Service, Sendable {
         let store: any RouteStore & PeopleStore
         let webhooks: any WebhookStore
@@ -208,6 +217,8 @@
                 if scan.head != nil { scan.dirty.formUnion(heads.people) }
                 scan.head = heads.head
                 let people: Set<PersonID>? = everyone ? nil : scan.dirty
+                // People new to an admin-wide subscription get their cursor of it, found below with the rest.
+                _ = try await webhooks.startAdminWebhookCursors(people: people)
                 let start = scan.resumeAfter
                 var after = start
                 // From `start` to the end of the order, then from its beginning back to `start`.
@@ -220,7 +231,7 @@
                         if wrapped, let start, subscription.id == start { break paging }
                         switch reserve(subscription.id) {
                         case .taken: work.append(subscription)
-                        case .busy: busy.insert(subscription.person)
+                        case .busy: if let person = subscription.person { busy.insert(person) }
                         case .full:
                             complete = false
                             scan.resumeAfter = previous
@@ -272,7 +283,8 @@
 
         /// Delivers `subscription`'s pending change sets, up to ``WebhookSettings/maxSetsPerTurn``, under its lease.
         func deliver(_ subscription: WebhookSubscription, sender: WebhookSender) async {
-            let view = store.forPerson(subscription.person)
+            guard let person = subscription.person else { return }
+            let view = store.forPerson(person)
             guard let hooks = view as? any WebhookStore else { return }
             let key = "webhook:" + subscription.id.lowercaseText
             // Nothing new after its cursor: no lease is taken (a look at every subscription costs reads only).
@@ -315,7 +327,7 @@
             _ id: UUID, view: any RouteStore & PeopleStore, hooks: any WebhookStore, key: String,
             sender: WebhookSender
         ) async throws(RouteKitError) -> Turn {
-            guard let subscription = try await hooks.webhook(id: id), subscription.pauseReason == nil else {
+            guard let subscription = try await hooks.webhookToDeliver(id: id), subscription.pauseReason == nil else {
                 return .done
             }
             let now = Date()
@@ -353,7 +365,8 @@
             let message = Self.messageID(id, set.anchor)
             let firstRead = subscription.pendingSince ?? now
             let body = WebhookPayload.body(
-                set, anchorText: TokenAnchors.text(set.anchor, keyText: subscription.anchorKey), timestamp: firstRead)
+                set, anchorText: TokenAnchors.text(set.anchor, deliveredBy: subscription),
+                person: subscription.parent == nil ? nil : subscription.person, timestamp: firstRead)
             let secrets = subscription.signingSecrets(at: now).compactMap { try? WebhookSecret(text: $0) }
             let attempt: WebhookAttempt
             do throws(RouteKitError) {
@@ -405,6 +418,10 @@
             case .remove:
                 let removed = await Self.uncancelled { () async -> Result<Bool, RouteKitError> in
                     do throws(RouteKitError) {
+                        // An admin-wide subscription's receiver is everyone's: the whole subscription goes.
+                        if let parent = subscription.parent {
+                            return .success(try await hooks.deleteAdminWebhook(id: parent))
+                        }
                         return .success(try await hooks.deleteWebhook(id: id))
                     } catch {
                         return .failure(error)

@@ -708,7 +708,7 @@ public final class InMemoryStore: RouteStore, TokenStore, JobStore, SummaryStore
 }
 
 extension InMemoryStore: WebhookStore {
-    // MARK: Webhook subscriptions (each person's, in their partition)
+    // MARK: Webhook subscriptions (each person's, in their partition; admin-wide ones the store's)
 
     /// Adds a subscription of the view's person, unless they have `limit`; one without a cursor gets the person's
     /// current anchor.
@@ -718,32 +718,37 @@ extension InMemoryStore: WebhookStore {
         let stored = record
         let owner = person
         return try write { (s: inout State) throws(RouteKitError) -> Bool in
-            guard s.webhooks.count < limit else { return false }
-            guard !s.partitions.values.contains(where: { $0.webhooks[stored.id] != nil }) else {
-                throw RouteKitError(.invalidArgument, "a webhook subscription with id \(stored.id) exists")
-            }
+            guard s.ownWebhooks.count < limit else { return false }
             var added = stored
             added.person = owner
-            s.webhooks[stored.id] = added
+            added.parent = nil
+            try s.insertWebhook(added)
             return true
         }
     }
 
     /// The person's subscription with `id`.
     package func webhook(id: UUID) async throws(RouteKitError) -> WebhookSubscription? {
+        read { s in s.ownWebhooks[id] }
+    }
+
+    /// The person's subscription, or cursor of an admin-wide one, with `id`.
+    package func webhookToDeliver(id: UUID) async throws(RouteKitError) -> WebhookSubscription? {
         read { s in s.webhooks[id] }
     }
 
     /// The person's subscriptions, oldest first.
     package func webhooks() async throws(RouteKitError) -> [WebhookSubscription] {
-        read { s in
-            s.webhooks.values.sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
-        }
+        read { s in Self.oldestFirst(s.ownWebhooks.values) }
     }
 
     /// Deletes the person's subscription.
     package func deleteWebhook(id: UUID) async throws(RouteKitError) -> Bool {
-        write { s in s.webhooks.removeValue(forKey: id) != nil }
+        write { s in
+            guard s.ownWebhooks[id] != nil else { return false }
+            s.webhooks[id] = nil
+            return true
+        }
     }
 
     /// Rotates the subscription's secret.
@@ -751,10 +756,8 @@ extension InMemoryStore: WebhookStore {
         async throws(RouteKitError) -> WebhookSubscription?
     {
         write { s in
-            guard var w = s.webhooks[id] else { return nil }
-            w.previousSecret = w.secret
-            w.previousSecretExpires = previousExpires
-            w.secret = secret
+            guard var w = s.ownWebhooks[id] else { return nil }
+            w.rotate(to: secret, previousExpires: previousExpires)
             s.webhooks[id] = w
             return w
         }
@@ -766,11 +769,8 @@ extension InMemoryStore: WebhookStore {
         -> WebhookSubscription?
     {
         write { s in
-            guard var w = s.webhooks[id] else { return nil }
-            w.state = .active
-            w.attempts = 0
-            w.nextAttempt = due
-            w.pendingSince = nil
+            guard var w = s.ownWebhooks[id] else { return nil }
+            w.resume(due: due)
             if let cursor { w.cursor = cursor }
             s.webhooks[id] = w
             return w
@@ -811,6 +811,150 @@ extension InMemoryStore: WebhookStore {
             due.sort { $0.id.lowercaseText < $1.id.lowercaseText }
             return Array(due.prefix(max(0, limit)))
         }
+    }
+
+    // MARK: Admin-wide subscriptions
+
+    /// Adds an admin-wide subscription, unless there are `limit`; one without a cursor gets the log's head.
+    package func addAdminWebhook(_ subscription: WebhookSubscription, limit: Int) async throws(RouteKitError)
+        -> Bool
+    {
+        let storeID = self.storeID
+        return try write { (s: inout State) throws(RouteKitError) -> Bool in
+            guard s.adminWebhooks.count < limit else { return false }
+            var added = subscription
+            added.person = nil
+            added.parent = nil
+            if added.cursor == nil { added.cursor = s.logHeadAnchor(storeID).text }
+            try s.insertWebhook(added)
+            return true
+        }
+    }
+
+    /// The admin-wide subscription with `id`.
+    package func adminWebhook(id: UUID) async throws(RouteKitError) -> WebhookSubscription? {
+        read { s in s.adminWebhooks[id] }
+    }
+
+    /// The admin-wide subscriptions, oldest first.
+    package func adminWebhooks() async throws(RouteKitError) -> [WebhookSubscription] {
+        read { s in Self.oldestFirst(s.adminWebhooks.values) }
+    }
+
+    /// Deletes an admin-wide subscription and every person's cursor of it.
+    package func deleteAdminWebhook(id: UUID) async throws(RouteKitError) -> Bool {
+        write { s in
+            guard s.adminWebhooks.removeValue(forKey: id) != nil else { return false }
+            s.editCursors(of: id) { _ in nil }
+            return true
+        }
+    }
+
+    /// Rotates an admin-wide subscription's secret, and its people's cursors'.
+    package func rotateAdminWebhookSecret(id: UUID, to secret: String, previousExpires: Date)
+        async throws(RouteKitError) -> WebhookSubscription?
+    {
+        write { s in
+            guard var w = s.adminWebhooks[id] else { return nil }
+            w.rotate(to: secret, previousExpires: previousExpires)
+            s.adminWebhooks[id] = w
+            s.editCursors(of: id) { cursor in
+                var rotated = cursor
+                rotated.rotate(to: secret, previousExpires: previousExpires)
+                return rotated
+            }
+            return w
+        }
+    }
+
+    /// Resumes an admin-wide subscription's people's cursors, or (`fromNow`) drops them and starts it again from
+    /// the log's head.
+    package func resumeAdminWebhook(id: UUID, fromNow: Bool, due: Date) async throws(RouteKitError)
+        -> WebhookSubscription?
+    {
+        let storeID = self.storeID
+        return write { s in
+            guard var w = s.adminWebhooks[id] else { return nil }
+            if fromNow {
+                s.editCursors(of: id) { _ in nil }
+                w.cursor = s.logHeadAnchor(storeID).text
+                s.adminWebhooks[id] = w
+                return w
+            }
+            s.editCursors(of: id) { cursor in
+                guard cursor.pauseReason != nil || cursor.attempts > 0 || cursor.nextAttempt != nil else {
+                    return cursor
+                }
+                var resumed = cursor
+                resumed.resume(due: due)
+                return resumed
+            }
+            return w
+        }
+    }
+
+    /// The paused people's cursors of admin-wide subscription `id`, by person.
+    package func pausedAdminWebhookCursors(id: UUID, limit: Int) async throws(RouteKitError)
+        -> [WebhookSubscription]
+    {
+        read { s in
+            let paused = s.cursors(of: id).filter { $0.pauseReason != nil }
+            return Array(
+                paused.sorted { ($0.person?.description ?? "") < ($1.person?.description ?? "") }
+                    .prefix(max(0, limit)))
+        }
+    }
+
+    /// Makes the cursors of people past an admin-wide subscription's start who have none; with `people` `nil`,
+    /// moves each start to the log's head after.
+    package func startAdminWebhookCursors(people: Set<PersonID>?) async throws(RouteKitError) -> Int {
+        if let people, people.isEmpty { return 0 }
+        let storeID = self.storeID
+        return write { s in
+            let head = people == nil ? s.logHeadAnchor(storeID) : nil
+            var made = 0
+            for var subscription in s.adminWebhooks.values.sorted(by: { $0.id.lowercaseText < $1.id.lowercaseText }) {
+                guard let start = subscription.startPosition else { continue }
+                let having = Set(s.cursors(of: subscription.id).compactMap(\.person))
+                for (person, last) in s.heads
+                where last.end > start && !having.contains(person) && (people?.contains(person) ?? true) {
+                    var cursor = subscription
+                    cursor.id = UUID()
+                    cursor.person = person
+                    cursor.parent = subscription.id
+                    cursor.created = Date()
+                    s.partitions[person, default: Objects()].webhooks[cursor.id] = cursor
+                    made += 1
+                }
+                if let head, head.position > start {
+                    subscription.cursor = head.text
+                    s.adminWebhooks[subscription.id] = subscription
+                }
+            }
+            return made
+        }
+    }
+
+    /// Subscriptions oldest first (by creation, then id).
+    static func oldestFirst(_ list: Dictionary<UUID, WebhookSubscription>.Values) -> [WebhookSubscription] {
+        list.sorted { ($0.created, $0.id.lowercaseText) < ($1.created, $1.id.lowercaseText) }
+    }
+}
+
+extension WebhookSubscription {
+    /// Replaces the secret, the current one signing until `previousExpires`.
+    fileprivate mutating func rotate(to secret: String, previousExpires: Date) {
+        previousSecret = self.secret
+        previousSecretExpires = previousExpires
+        self.secret = secret
+    }
+
+    /// Active, with no failed attempts, due at `due`.
+    fileprivate mutating func resume(due: Date) {
+        state = .active
+        attempts = 0
+        nextAttempt = due
+        pendingSince = nil
     }
 }
 
@@ -1027,6 +1171,8 @@ extension InMemoryStore {
         var txns: [Transaction] = []
         /// Each person's newest transaction (their head).
         var heads: [PersonID: Transaction] = [:]
+        /// Admin-wide webhook subscriptions (their people's cursors are in the people's partitions).
+        var adminWebhooks: [UUID: WebhookSubscription] = [:]
         /// The last position handed out (never reused).
         var lastPosition: Int64 = 0
         var floor: Int64 = 0
@@ -1088,6 +1234,8 @@ extension InMemoryStore {
             get { partitions[person]?.webhooks ?? [:] }
             set { partitions[person, default: Objects()].webhooks = newValue }
         }
+        /// The person's own subscriptions (not their cursors of admin-wide ones).
+        var ownWebhooks: [UUID: WebhookSubscription] { webhooks.filter { $0.value.parent == nil } }
 
         // MARK: The store's
 
@@ -1344,6 +1492,42 @@ extension InMemoryStore {
             var head = heads[person] ?? Transaction(end: 0, token: 0)
             if head.end < floor, let atFloor = token(endingAt: floor) { head = Transaction(end: floor, token: atFloor) }
             return ChangeLogState(storeID: storeID, epoch: 1, floor: floor, head: head.end, headToken: head.token)
+        }
+
+        /// The change log's head, everyone's: the newest transaction's end and token (the store's start when there
+        /// is none).
+        func logHeadAnchor(_ storeID: UUID) -> ChangeAnchor {
+            let newest = txns.last ?? Transaction(end: 0, token: 0)
+            return feedState(storeID).anchor(position: newest.end, token: newest.token)
+        }
+
+        /// Adds a webhook subscription (the person's, or an admin-wide one when it has no person).
+        /// - Throws: ``RouteKitError/Code/invalidArgument`` when a subscription with its id exists.
+        mutating func insertWebhook(_ subscription: WebhookSubscription) throws(RouteKitError) {
+            let id = subscription.id
+            guard adminWebhooks[id] == nil, !partitions.values.contains(where: { $0.webhooks[id] != nil }) else {
+                throw RouteKitError(.invalidArgument, "a webhook subscription with id \(id) exists")
+            }
+            if subscription.person == nil {
+                adminWebhooks[id] = subscription
+            } else {
+                webhooks[id] = subscription
+            }
+        }
+
+        /// Every person's cursor of admin-wide subscription `id`.
+        func cursors(of id: UUID) -> [WebhookSubscription] {
+            partitions.values.flatMap { $0.webhooks.values.filter { $0.parent == id } }
+        }
+
+        /// Replaces every person's cursor of admin-wide subscription `id` with what `edit` makes of it (`nil`
+        /// removes it).
+        mutating func editCursors(of id: UUID, _ edit: (WebhookSubscription) -> WebhookSubscription?) {
+            for (owner, objects) in partitions {
+                var changed = objects
+                for (key, cursor) in objects.webhooks where cursor.parent == id { changed.webhooks[key] = edit(cursor) }
+                partitions[owner] = changed
+            }
         }
 
         /// The token of the transaction that ends at `position`, if one does.

@@ -25,6 +25,9 @@ package enum WebhookConformance {
         try await deliveries(try await makeStore())
         try await due(try await makeStore())
         try await erasure(try await makeStore())
+        try await adminWide(try await makeStore())
+        try await adminCursors(try await makeStore())
+        try await adminLifecycle(try await makeStore())
     }
 
     static func expect(
@@ -36,9 +39,9 @@ package enum WebhookConformance {
     /// Whole seconds, so that every backend gives times back exactly.
     static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
-    /// A subscription of `person` to `url`, made at `created`.
+    /// A subscription of `person` (admin-wide when `nil`) to `url`, made at `created`.
     static func subscription(
-        _ person: PersonID, url: String = "https://hooks.example/a", types: Set<ChangeObjectType> = [.route],
+        _ person: PersonID?, url: String = "https://hooks.example/a", types: Set<ChangeObjectType> = [.route],
         created: Date = WebhookConformance.t0, id: UUID = UUID()
     ) -> WebhookSubscription {
         WebhookSubscription(
@@ -254,5 +257,167 @@ package enum WebhookConformance {
         let due = try await store.dueWebhooks(at: t0, people: nil, after: nil, limit: 10).map(\.id)
         try expect(due == [others.id], "only B's is left for the dispatcher")
         try expect(try await b.webhook(id: others.id) != nil, "B's subscription stays")
+    }
+
+    // MARK: Admin-wide subscriptions
+
+    /// An admin-wide subscription reads back without a person, starting at the change log's head; no person's call
+    /// finds it, and no admin-wide call finds a person's; the limit counts admin-wide ones only.
+    static func adminWide<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        _ = try await StoreConformance.saved(
+            a, PeopleConformance.phone, sync: SyncIdentity(identifier: "w", version: 1))
+        let head = try await a.currentAnchor().text
+        let mine = subscription(a.person)
+        try expect(try await a.addWebhook(mine, limit: 20), "A's own subscription is added")
+        let minesBefore = try await a.webhook(id: mine.id)
+        let everyone = subscription(nil, url: "https://hooks.example/everyone", types: [.route, .workout])
+        try expect(try await store.addAdminWebhook(everyone, limit: 2), "an admin-wide subscription is added")
+        guard let read = try await b.adminWebhook(id: everyone.id) else {
+            throw ConformanceFailure(description: "an admin-wide subscription is read back, from any view")
+        }
+        try expect(read.person == nil && read.parent == nil, "it has no person and no parent")
+        try expect(read.cursor == head, "it starts at the log's head (A's newest change)")
+        try expect(read.url == everyone.url && read.types == [.route, .workout], "its URL and types read back")
+        try expect(read.secret == everyone.secret && read.created == t0, "its secret and creation time read back")
+        try expect(read.state == .active && read.attempts == 0, "it is active, with no failed attempts")
+        try expect(try await a.currentAnchor().text == head, "adding it records no change")
+        try expect(try await store.adminWebhooks().map(\.id) == [everyone.id], "the admin-wide list holds it only")
+        try expect(try await store.adminWebhook(id: mine.id) == nil, "an admin-wide read does not find A's")
+        try expect(!(try await store.deleteAdminWebhook(id: mine.id)), "nor deletes it")
+        try expect(
+            try await store.rotateAdminWebhookSecret(id: mine.id, to: "whsec_x", previousExpires: t0) == nil,
+            "nor rotates it")
+        try expect(
+            try await store.resumeAdminWebhook(id: mine.id, fromNow: true, due: t0) == nil, "nor resumes it")
+        try expect(try await a.webhook(id: mine.id) == minesBefore, "A's is unchanged")
+        for view in [store, a] {
+            try expect(try await view.webhook(id: everyone.id) == nil, "a person's read does not find it")
+            try expect(try await view.webhookToDeliver(id: everyone.id) == nil, "nor a delivery's read")
+            try expect(!(try await view.webhooks().contains { $0.id == everyone.id }), "nor a person's list")
+            try expect(!(try await view.deleteWebhook(id: everyone.id)), "a person cannot delete it")
+            try expect(
+                try await view.rotateWebhookSecret(id: everyone.id, to: "whsec_x", previousExpires: t0) == nil,
+                "nor rotate it")
+            try expect(try await view.resumeWebhook(id: everyone.id, cursor: "x", due: t0) == nil, "nor resume it")
+        }
+        try expect(try await b.adminWebhook(id: everyone.id) == read, "it is unchanged by the people's attempts")
+        _ = try await StoreConformance.expectError(.invalidArgument) {
+            try await store.addAdminWebhook(subscription(nil, id: mine.id), limit: 20)
+        }
+        try expect(
+            try await store.addAdminWebhook(subscription(nil, created: t0.addingTimeInterval(1)), limit: 2),
+            "a second is added under a limit of 2")
+        try expect(!(try await store.addAdminWebhook(subscription(nil), limit: 2)), "a third is refused")
+        try expect(try await a.addWebhook(subscription(a.person), limit: 2), "a person's limit is their own")
+        try expect(try await store.adminWebhooks().count == 2, "two admin-wide subscriptions, oldest first")
+    }
+
+    /// People's cursors: one for each person who commits past an admin-wide subscription's start, made by the
+    /// dispatcher's call for the people asked about (everyone when `nil`), once; delivered as a person's
+    /// subscription is, read only by deliveries; a full look moves the start to the log's head, and a person added
+    /// later starts there.
+    static func adminCursors<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        _ = try await StoreConformance.saved(
+            a, PeopleConformance.phone, sync: SyncIdentity(identifier: "before", version: 1))
+        let everyone = subscription(nil, types: [.workout])
+        _ = try await store.addAdminWebhook(everyone, limit: 20)
+        let start = try await store.adminWebhook(id: everyone.id)?.cursor
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 0, "nobody committed since: no cursor")
+        _ = try await StoreConformance.saved(
+            a, PeopleConformance.phone, sync: SyncIdentity(identifier: "after", version: 1))
+        try expect(try await store.startAdminWebhookCursors(people: [b.person]) == 0, "B has not committed")
+        try expect(try await store.startAdminWebhookCursors(people: [a.person]) == 1, "A has: A's cursor is made")
+        try expect(try await store.startAdminWebhookCursors(people: [a.person]) == 0, "once")
+        let due = try await store.dueWebhooks(at: t0, people: [a.person], after: nil, limit: 10)
+        guard due.count == 1, let cursor = due.first else {
+            throw ConformanceFailure(description: "A's cursor is due, alone: \(due.count)")
+        }
+        try expect(cursor.person == a.person && cursor.parent == everyone.id, "it is A's, of the subscription")
+        try expect(cursor.url == everyone.url && cursor.types == [.workout], "with its URL and types")
+        try expect(cursor.secret == everyone.secret, "and its secret")
+        try expect(cursor.cursor == start && cursor.state == .active, "active, at the subscription's start")
+        let set = try await a.changes(
+            since: try ChangeAnchor(text: cursor.cursor ?? ""), matching: ChangePredicate(types: [.workout]),
+            limit: 10)
+        try expect(set.addedObjects.count == 1, "the start is an anchor of A's: the workout saved after it only")
+        try expect(try await a.webhook(id: cursor.id) == nil, "A's own reads do not find the cursor")
+        try expect(try await a.webhooks().isEmpty, "nor A's list")
+        try expect(!(try await a.deleteWebhook(id: cursor.id)), "A cannot delete it")
+        try expect(try await a.webhookToDeliver(id: cursor.id) == cursor, "a delivery reads it as A")
+        try expect(try await b.webhookToDeliver(id: cursor.id) == nil, "not as B")
+        try expect(
+            try await a.updateWebhookDelivery(
+                id: cursor.id, from: cursor.cursor,
+                WebhookDeliveryUpdate(cursor: "c1", attempt: attempt(1, status: 204))),
+            "a delivery is recorded as A's")
+        try expect(try await a.webhookToDeliver(id: cursor.id)?.cursor == "c1", "and moves the cursor")
+        try expect(
+            try await store.adminWebhook(id: everyone.id)?.cursor == start, "the subscription's start is unmoved")
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 0, "a full look makes no other cursor")
+        let moved = try await store.adminWebhook(id: everyone.id)?.cursor
+        let headNow = try await a.currentAnchor().text
+        try expect(moved == headNow, "and moves the start to the log's head")
+        let c = Person(name: "C", created: t0.addingTimeInterval(2))
+        try await store.addPerson(c)
+        let late = store.forPerson(c.id)
+        _ = try await StoreConformance.saved(
+            late, PeopleConformance.phone, sync: SyncIdentity(identifier: "late", version: 1))
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 1, "a person added later gets one")
+        let theirs = try await store.dueWebhooks(at: t0, people: [c.id], after: nil, limit: 10)
+        try expect(theirs.map(\.cursor) == [moved], "starting at the moved start")
+        let first = try await late.changes(
+            since: try ChangeAnchor(text: moved ?? ""), matching: ChangePredicate(types: [.workout]), limit: 10)
+        try expect(first.addedObjects.count == 1, "which is an anchor of theirs: their workout follows it")
+    }
+
+    /// An admin-wide subscription's rotation, resumption and deletion reach its people's cursors; an erasure
+    /// removes the person's; resuming from now starts again from the log's head.
+    static func adminLifecycle<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        let everyone = subscription(nil, types: [.workout])
+        _ = try await store.addAdminWebhook(everyone, limit: 20)
+        for view in [a, b] {
+            _ = try await StoreConformance.saved(
+                view, PeopleConformance.phone, sync: SyncIdentity(identifier: "w", version: 1))
+        }
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 2, "a cursor for each")
+        let cursors = try await store.dueWebhooks(at: t0, people: nil, after: nil, limit: 10)
+        guard let ofA = cursors.first(where: { $0.person == a.person }),
+            let ofB = cursors.first(where: { $0.person == b.person })
+        else { throw ConformanceFailure(description: "A's and B's cursors are due: \(cursors.count)") }
+        _ = try await a.updateWebhookDelivery(
+            id: ofA.id, from: ofA.cursor,
+            WebhookDeliveryUpdate(attempts: 8, pauseReason: "8 attempts failed", attempt: attempt(1)))
+        let paused = try await store.pausedAdminWebhookCursors(id: everyone.id, limit: 10)
+        try expect(paused.map(\.id) == [ofA.id], "A's cursor is listed paused, B's not")
+        try expect(paused.first?.recentAttempts == [attempt(1)], "with its attempts")
+        let expires = t0.addingTimeInterval(86_400)
+        let rotated = try await store.rotateAdminWebhookSecret(
+            id: everyone.id, to: "whsec_new", previousExpires: expires)
+        try expect(rotated?.secret == "whsec_new" && rotated?.previousSecret == everyone.secret, "a rotation")
+        let signing = try await b.webhookToDeliver(id: ofB.id)?.signingSecrets(at: t0)
+        try expect(signing == ["whsec_new", everyone.secret], "reaches the people's cursors")
+        let resumed = try await store.resumeAdminWebhook(id: everyone.id, fromNow: false, due: t0)
+        try expect(resumed?.id == everyone.id, "a resumption answers the subscription")
+        let again = try await a.webhookToDeliver(id: ofA.id)
+        try expect(again?.state == .active && again?.attempts == 0, "A's cursor is active, its failures forgotten")
+        try expect(again?.nextAttempt == t0 && again?.cursor == ofA.cursor, "due at once, from where it was")
+        try expect(try await b.webhookToDeliver(id: ofB.id)?.nextAttempt == nil, "B's, with nothing pending, is left")
+        try expect(try await store.pausedAdminWebhookCursors(id: everyone.id, limit: 10).isEmpty, "none paused")
+        try expect(try await store.erasePerson(id: b.person), "B is erased")
+        try expect(try await b.webhookToDeliver(id: ofB.id) == nil, "B's cursor went with B")
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 0, "and is not made again")
+        _ = try await store.resumeAdminWebhook(id: everyone.id, fromNow: true, due: t0)
+        try expect(try await a.webhookToDeliver(id: ofA.id) == nil, "resuming from now drops the people's cursors")
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 0, "nobody committed since")
+        _ = try await StoreConformance.saved(
+            a, PeopleConformance.phone, sync: SyncIdentity(identifier: "next", version: 1))
+        try expect(try await store.startAdminWebhookCursors(people: [a.person]) == 1, "A's next commit makes one")
+        try expect(try await store.deleteAdminWebhook(id: everyone.id), "the subscription is deleted")
+        let left = try await store.dueWebhooks(at: t0, people: nil, after: nil, limit: 10)
+        try expect(left.isEmpty, "with every person's cursor")
+        try expect(!(try await store.deleteAdminWebhook(id: everyone.id)), "deleting again finds nothing")
     }
 }

@@ -22,7 +22,7 @@ import Testing
         }
 
         @Test(
-            "webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure",
+            "webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure, admin-wide ones",
             .timeLimit(.minutes(3)))
         func webhooks() async throws {
             var fixtures: [PostgresFixture] = []

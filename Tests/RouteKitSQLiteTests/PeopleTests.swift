@@ -20,10 +20,52 @@ struct SQLitePeopleTests {
         try await PeopleConformance.run(makeStore: { try makeTemporaryStore() })
     }
 
-    /// The conformance suite's checks of webhook subscriptions (the `webhook` table of migration v15-webhooks).
-    @Test("webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure")
+    /// The conformance suite's checks of webhook subscriptions (the `webhook` table of migrations v15-webhooks and
+    /// v16-admin-webhooks).
+    @Test("webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure, admin-wide ones")
     func webhooks() async throws {
         try await WebhookConformance.run(makeStore: { try makeTemporaryStore() })
+    }
+
+    @Test("a store of schema v15 keeps its people's webhook subscriptions, and takes admin-wide ones (v16)")
+    func migrationFromV15() async throws {
+        let folder = try Self.temporaryFolder("v15")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let person = PersonID(UUID())
+        let id = UUID()
+        do {
+            let pool = try DatabasePool(path: path)
+            try Schema.migrator.migrate(pool, upTo: "v15-webhooks")
+            try await pool.write { db in
+                try db.execute(
+                    sql: "INSERT INTO person(id, name, created) VALUES (?, 'Ana', 0)", arguments: [person.description])
+                try db.execute(
+                    sql: """
+                        INSERT INTO webhook(id, person, url, types, secret, paused_reason, cursor, attempts, recent,
+                            created)
+                        VALUES (?, ?, 'https://hooks.example/a', 'route', 'whsec_a', 'why', 'c0', 2, '[]', 1700000000)
+                        """, arguments: [id.uuidString.lowercased(), person.description])
+            }
+        }
+        let store = try SQLiteStore(path: path)
+        let view = store.forPerson(person)
+        let read = try await view.webhook(id: id)
+        #expect(read?.person == person)
+        #expect(read?.parent == nil)
+        #expect(read?.url == "https://hooks.example/a")
+        #expect(read?.cursor == "c0")
+        #expect(read?.attempts == 2)
+        #expect(read?.state == .paused(reason: "why"))
+        #expect(read?.created == Date(timeIntervalSince1970: 1_700_000_000))
+        let everyone = WebhookSubscription(
+            person: nil, url: "https://hooks.example/all", types: [.route], secret: "whsec_b")
+        let added = try await store.addAdminWebhook(everyone, limit: 20)
+        #expect(added)
+        let admins = try await store.adminWebhooks()
+        #expect(admins.map(\.id) == [everyone.id])
+        let own = try await view.webhooks()
+        #expect(own.map(\.id) == [id])
     }
 
     @Test("a store written before people (schema v13) opens with everything the default person's; its anchors hold")

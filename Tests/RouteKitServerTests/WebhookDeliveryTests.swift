@@ -36,6 +36,12 @@
 
             /// The change set's anchor.
             var anchor: String? { data["anchor"] as? String }
+
+            /// Whose change set it is (`person`, in an admin-wide subscription's deliveries).
+            var person: String? {
+                let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+                return object?["person"] as? String
+            }
         }
 
         enum Answer: Sendable {
@@ -108,6 +114,13 @@
         let made = TokenText.make(name: name, person: person.id, source: try Source(name: "phone"), scopes: scopes)
         try await store.saveToken(made.token)
         return (person.id, made.text)
+    }
+
+    /// The text of an admin token (no person, the `admin` scope) of `store`.
+    func adminTokenText(_ store: SQLiteStore) async throws -> String {
+        let made = TokenText.make(name: "admin", person: nil, source: try Source(name: "ops"), scopes: [.admin])
+        try await store.saveToken(made.token)
+        return made.text
     }
 
     /// Makes a subscription through the API and returns the answer's JSON.
@@ -525,11 +538,10 @@
         func refusals() async throws {
             var f = try Fixture()
             f.configuration.webhooks.maxPerPerson = 2
+            f.configuration.webhooks.maxAdminWide = 1
             let ana = try await personWithToken(f.store, "Ana")
             let reader = try await personWithToken(f.store, "Reader", scopes: [.read])
-            let admin = TokenText.make(
-                name: "admin", person: nil, source: try Source(name: "ops"), scopes: [.admin])
-            try await f.store.saveToken(admin.token)
+            let admin = try await adminTokenText(f.store)
             var allowing = Fixture(sharing: f)
             allowing.configuration.webhooksAllowPrivate = true
             try await f.app().test(.router) { client in
@@ -550,8 +562,10 @@
                 let readOnly = try await postWebhook(client, reader.token, #"{"url": "https://example.com/h"}"#)
                 #expect(readOnly.status == .forbidden)
                 #expect(problemType(readOnly) == "insufficient-scope")
-                let asAdmin = try await postWebhook(client, admin.text, #"{"url": "https://example.com/h"}"#)
-                #expect(asAdmin.status == .forbidden)
+                // An admin's subscription (everyone's changes) is checked as a person's is.
+                let asAdmin = try await postWebhook(client, admin, #"{"url": "http://127.0.0.1:9/hook/all"}"#)
+                #expect(asAdmin.status == .unprocessableContent)
+                #expect(problemType(asAdmin) == "webhook-url-refused")
                 let none = try await client.execute(uri: "/v1/webhooks", method: .get)
                 #expect(none.status == .unauthorized)
             }
@@ -564,9 +578,146 @@
                 let third = try await postWebhook(client, ana.token, #"{"url": "http://127.0.0.1:9/hook/3"}"#)
                 #expect(third.status == .conflict)
                 #expect(problemType(third) == "too-many-webhooks")
+                let everyone = try await postWebhook(client, admin, #"{"url": "http://127.0.0.1:9/hook/all"}"#)
+                #expect(everyone.status == .created)
+                let second = try await postWebhook(client, admin, #"{"url": "http://127.0.0.1:9/hook/all2"}"#)
+                #expect(second.status == .conflict)
+                #expect(problemType(second) == "too-many-webhooks")
                 let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(reader.token))
                 let readers = json(list.body)["webhooks"] as? [Any]
                 #expect(readers?.isEmpty == true)
+            }
+        }
+
+        @Test("an admin-wide subscription's paused person: GET names them and why; resume delivers again")
+        func adminWidePaused() async throws {
+            var f = try Fixture()
+            quickWebhooks(&f.configuration, maxAttempts: 2)
+            let ana = try await personWithToken(f.store, "Ana")
+            let admin = try await adminTokenText(f.store)
+            let receiver = HookReceiver()
+            receiver.answer([.status(500), .status(500)])
+            let app = f.app()
+            let store = f.store
+            try await receiver.application().test(.live) { hooks in
+                let port = try #require(hooks.port)
+                try await app.test(.live) { client in
+                    let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
+                    let id = try #require(made["id"] as? String)
+                    _ = try await saveRoute(store.forPerson(ana.person), "a")
+                    let state = try await webhookState(client, admin, id) {
+                        !($0["pausedPeople"] as? [Any] ?? []).isEmpty
+                    }
+                    #expect(state.body["state"] as? String == "active")
+                    let paused = state.body["pausedPeople"] as? [[String: Any]] ?? []
+                    #expect(paused.count == 1)
+                    #expect(paused.first?["person"] as? String == ana.person.description)
+                    #expect((paused.first?["reason"] as? String ?? "").contains("2 attempts failed"))
+                    #expect((paused.first?["cursor"] as? String ?? "").hasPrefix("w1."))
+                    #expect(attemptStatuses(paused.first ?? [:]) == [500, 500])
+                    let resumed = try await client.execute(
+                        uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(admin))
+                    #expect(resumed.status == .ok)
+                    let three = try await receiver.wait(for: 3)
+                    #expect(three.map(\.addedNames) == [["test-a"], ["test-a"], ["test-a"]])
+                    #expect(Set(three.compactMap(\.id)).count == 1)
+                    let after = try await webhookState(client, admin, id) {
+                        ($0["pausedPeople"] as? [Any] ?? []).isEmpty
+                    }
+                    #expect((after.body["pausedPeople"] as? [Any])?.isEmpty == true)
+                }
+            }
+        }
+
+        @Test("an admin-wide subscription: every person's change sets, signed, naming the person, resumable by them")
+        func adminWide() async throws {
+            var f = try Fixture()
+            quickWebhooks(&f.configuration)
+            let ana = try await personWithToken(f.store, "Ana")
+            let ben = try await personWithToken(f.store, "Ben")
+            let admin = try await adminTokenText(f.store)
+            let receiver = HookReceiver()
+            let app = f.app()
+            let store = f.store
+            try await receiver.application().test(.live) { hooks in
+                let port = try #require(hooks.port)
+                try await app.test(.live) { client in
+                    // Before the subscription: never delivered.
+                    _ = try await saveRoute(store.forPerson(ana.person), "before")
+                    let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
+                    let id = try #require(made["id"] as? String)
+                    let secret = try WebhookSecret(text: try #require(made["secret"] as? String))
+                    #expect(made["everyone"] as? Bool == true)
+                    _ = try await saveRoute(store.forPerson(ana.person), "ana-1")
+                    _ = try await saveRoute(store.forPerson(ben.person), "ben-1")
+                    let two = try await receiver.wait(for: 2, to: "/hook/all")
+                    #expect(two.count == 2)
+                    for delivery in two {
+                        try WebhookVerifier(secrets: [secret]).verify(
+                            id: delivery.id, timestamp: delivery.field("webhook-timestamp"),
+                            signature: delivery.field("webhook-signature"), body: delivery.body)
+                    }
+                    let toAna = try #require(two.first { $0.person == ana.person.description })
+                    let toBen = try #require(two.first { $0.person == ben.person.description })
+                    #expect(toAna.addedNames == ["test-ana-1"])
+                    #expect(toBen.addedNames == ["test-ben-1"])
+                    #expect(toAna.id != toBen.id)
+                    // Ana's anchor resumes Ana's feed with her token, and is no anchor of Ben's.
+                    _ = try await saveRoute(store.forPerson(ana.person), "ana-2")
+                    let anchor = try #require(toAna.anchor)
+                    let resumed = try await client.execute(
+                        uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
+                    #expect(resumed.status == .ok)
+                    let fromFeed = (json(resumed.body)["added"] as? [[String: Any]] ?? []).compactMap {
+                        $0["syncIdentifier"] as? String
+                    }
+                    #expect(fromFeed == ["test-ana-2"])
+                    let foreign = try await client.execute(
+                        uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ben.token))
+                    #expect(foreign.status == .badRequest)
+                    #expect(problemType(foreign) == "anchor-malformed")
+                    let three = try await receiver.wait(for: 3, to: "/hook/all")
+                    #expect(three.last?.addedNames == ["test-ana-2"])
+                    #expect(three.last?.person == ana.person.description)
+                    // A person's token never sees it; the admin never sees a person's subscription.
+                    let anas = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                    let anasID = try #require(anas["id"] as? String)
+                    func listed(_ token: String) async throws -> [String] {
+                        let r = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(token))
+                        return (json(r.body)["webhooks"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                    }
+                    let anasList = try await listed(ana.token)
+                    let adminList = try await listed(admin)
+                    #expect(anasList == [anasID])
+                    #expect(adminList == [id])
+                    for (token, target) in [(ana.token, id), (admin, anasID)] {
+                        let r = try await client.execute(
+                            uri: "/v1/webhooks/\(target)", method: .get, headers: auth(token))
+                        #expect(r.status == .notFound)
+                    }
+                    let state = try await client.execute(
+                        uri: "/v1/webhooks/\(id)", method: .get, headers: auth(admin))
+                    #expect(state.status == .ok)
+                    #expect(json(state.body)["everyone"] as? Bool == true)
+                    #expect((json(state.body)["pausedPeople"] as? [Any])?.isEmpty == true)
+                    // A person added later is delivered too.
+                    let cleo = try await personWithToken(store, "Cleo")
+                    _ = try await saveRoute(store.forPerson(cleo.person), "cleo-1")
+                    let four = try await receiver.wait(for: 4, to: "/hook/all")
+                    #expect(four.last?.addedNames == ["test-cleo-1"])
+                    #expect(four.last?.person == cleo.person.description)
+                    // Deleted: nothing more is delivered.
+                    let deleted = try await client.execute(
+                        uri: "/v1/webhooks/\(id)", method: .delete, headers: auth(admin))
+                    #expect(deleted.status == .noContent)
+                    _ = try await saveRoute(store.forPerson(ben.person), "ben-2")
+                    // Ana's own subscription is delivered meanwhile: the dispatcher has looked since.
+                    _ = try await saveRoute(store.forPerson(ana.person), "ana-3")
+                    let own = try await receiver.wait(for: 1, to: "/hook/ana")
+                    #expect(own.map(\.addedNames) == [["test-ana-3"]])
+                    try await Task.sleep(for: .milliseconds(500))
+                    #expect(receiver.requests(to: "/hook/all").count == 4)
+                }
             }
         }
     }

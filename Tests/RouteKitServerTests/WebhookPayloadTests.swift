@@ -68,5 +68,21 @@
             #expect(data["hasMore"] as? Bool == true)
             #expect(object["timestamp"] as? String == "1970-01-01T00:00:00Z")
         }
+
+        @Test("an admin-wide subscription's body names the person, its keys still sorted")
+        func person() throws {
+            let anchor = ChangeAnchor(storeID: UUID(), epoch: 1, position: 7, token: 9)
+            let set = ChangeSet(deleted: [], added: [], anchor: anchor, hasMore: false)
+            let person = PersonID(UUID())
+            let body = WebhookPayload.body(
+                set, anchorText: "w1.sealed", person: person, timestamp: Date(timeIntervalSince1970: 0))
+            let text = String(decoding: body, as: UTF8.self)
+            let tail = #","person":"\#(person)","timestamp":"1970-01-01T00:00:00Z","type":"routekit.changes"}"#
+            #expect(text.hasSuffix(tail))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+            #expect(Set(object.keys) == ["data", "person", "timestamp", "type"])
+            let plain = WebhookPayload.body(set, timestamp: Date(timeIntervalSince1970: 0))
+            #expect(!String(decoding: plain, as: UTF8.self).contains("person"))
+        }
     }
 #endif

@@ -23,7 +23,7 @@ struct InMemoryConformanceTests {
         try await PeopleConformance.run { InMemoryStore() }
     }
 
-    @Test("InMemory webhook subscriptions: per person, rotation, deliveries from a cursor, due work, erasure")
+    @Test("InMemory webhook subscriptions: per person, rotation, deliveries, due work, erasure, admin-wide ones")
     func webhooks() async throws {
         try await WebhookConformance.run { InMemoryStore() }
     }
