@@ -76,7 +76,8 @@
             /// Appended to the path; `{name}` is filled from ``params`` there too.
             var query: String
             var body: String?
-            /// Statuses that differ from ``access``'s for one of A's tokens.
+            /// Statuses that differ from ``access``'s for one of A's tokens, or for an admin token (webhooks: an
+            /// admin's are admin-wide, and a person's are not found for them).
             var overrides: [Caller: Int]
 
             init(
@@ -119,7 +120,7 @@
                 case .personal(let statuses, let allowed):
                     switch caller {
                     case .noToken: return [401]
-                    case .admin: return [403]
+                    case .admin: return [overrides[.admin] ?? 403]
                     case .other: return namesObject ? [404] : statuses
                     default:
                         if let status = overrides[caller] { return [status] }
@@ -216,12 +217,12 @@
             Row(.post, "/v1/jobs", .admin(202), person, query: "?person={person}", body: #"{"routes": []}"#),
             Row(.get, "/v1/jobs/{id}", .admin(200), job, query: "?person={person}"),
             Row(.delete, "/v1/jobs/{id}", .admin(202), job, query: "?person={person}"),
-            Row(.post, "/v1/webhooks", .data(201, writers), body: hook),
-            Row(.get, "/v1/webhooks", .data(200, fullReaders)),
-            Row(.get, "/v1/webhooks/{id}", .data(200, fullReaders), webhook),
-            Row(.delete, "/v1/webhooks/{id}", .data(204, writers), ["id": .fresh(.webhook)]),
-            Row(.post, "/v1/webhooks/{id}/rotate", .data(200, writers), webhook),
-            Row(.post, "/v1/webhooks/{id}/resume", .data(200, writers), webhook),
+            Row(.post, "/v1/webhooks", .data(201, writers), body: hook, overrides: [.admin: 201]),
+            Row(.get, "/v1/webhooks", .data(200, fullReaders), overrides: [.admin: 200]),
+            Row(.get, "/v1/webhooks/{id}", .data(200, fullReaders), webhook, overrides: [.admin: 404]),
+            Row(.delete, "/v1/webhooks/{id}", .data(204, writers), ["id": .fresh(.webhook)], overrides: [.admin: 404]),
+            Row(.post, "/v1/webhooks/{id}/rotate", .data(200, writers), webhook, overrides: [.admin: 404]),
+            Row(.post, "/v1/webhooks/{id}/resume", .data(200, writers), webhook, overrides: [.admin: 404]),
             Row(.post, "/v1/people", .admin(201), body: #"{"name": "Dee"}"#),
             Row(.get, "/v1/people", .admin(200)),
             Row(.get, "/v1/people/{person}", .admin(200), person),
