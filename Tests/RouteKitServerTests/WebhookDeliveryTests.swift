@@ -106,6 +106,17 @@
     }
 
     /// A person of `store` and the text of a read-and-write token of theirs.
+    /// Runs `body` with a client of `app` and the port of `receiver`'s server, both live on loopback.
+    func withReceiver(
+        _ receiver: HookReceiver, _ app: some ApplicationProtocol,
+        _ body: @Sendable (any TestClientProtocol, Int) async throws -> Void
+    ) async throws {
+        try await receiver.application().test(.live) { hooks in
+            let port = try #require(hooks.port)
+            try await app.test(.live) { client in try await body(client, port) }
+        }
+    }
+
     func personWithToken(_ store: SQLiteStore, _ name: String, scopes: Set<APIScope> = [.read, .write])
         async throws -> (person: PersonID, token: String)
     {
@@ -169,62 +180,59 @@
             let receiver = HookReceiver()
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let id = try #require(made["id"] as? String)
-                    let secretText = try #require(made["secret"] as? String)
-                    #expect(secretText.hasPrefix("whsec_"))
-                    #expect(made["state"] as? String == "active")
-                    let upload = try await client.execute(
-                        uri: "/v1/uploads?name=a.gpx", method: .post, headers: auth(ana.token),
-                        body: ByteBuffer(string: gpx(name: "a")))
-                    #expect(upload.status == .created)
-                    let first = try await receiver.wait(for: 1)
-                    #expect(first.count == 1)
-                    let delivery = try #require(first.first)
-                    let secret = try WebhookSecret(text: secretText)
-                    try WebhookVerifier(secrets: [secret]).verify(
-                        id: delivery.id, timestamp: delivery.field("webhook-timestamp"),
-                        signature: delivery.field("webhook-signature"), body: delivery.body)
-                    let messageID = try #require(delivery.id)
-                    #expect(messageID.hasPrefix("msg_"))
-                    let object = try JSONSerialization.jsonObject(with: Data(delivery.body)) as? [String: Any]
-                    #expect(object?["type"] as? String == "routekit.changes")
-                    let added = delivery.data["added"] as? [[String: Any]] ?? []
-                    #expect(added.count == 1)
-                    let anchor = try #require(delivery.anchor)
-                    // The anchor is the person's (sealed for the token that subscribed): nothing after it yet.
-                    let after = try await client.execute(
-                        uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
-                    #expect(after.status == .ok)
-                    let nothing = json(after.body)["added"] as? [Any]
-                    #expect(nothing?.isEmpty == true)
-                    // The next commit is the next delivery, and what the feed has after the first one's anchor.
-                    _ = try await saveRoute(store.forPerson(ana.person), "b")
-                    let two = try await receiver.wait(for: 2)
-                    #expect(two.count == 2)
-                    let second = try #require(two.last)
-                    #expect(second.addedNames == ["test-b"])
-                    #expect(second.id != messageID)
-                    let resumed = try await client.execute(
-                        uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
-                    let fromFeed = (json(resumed.body)["added"] as? [[String: Any]] ?? []).compactMap {
-                        $0["syncIdentifier"] as? String
-                    }
-                    #expect(fromFeed == ["test-b"])
-                    // The subscription's cursor is the last delivered anchor, as this token reads anchors.
-                    let state = try await webhookState(client, ana.token, id) { attemptStatuses($0).count == 2 }
-                    #expect(attemptStatuses(state.body) == [204, 204])
-                    let cursor = try #require(state.body["cursor"] as? String)
-                    let atCursor = try await client.execute(
-                        uri: "/v1/changes?anchor=\(cursor)", method: .get, headers: auth(ana.token))
-                    #expect(atCursor.status == .ok)
-                    let empty = json(atCursor.body)["added"] as? [Any]
-                    #expect(empty?.isEmpty == true)
-                    #expect(state.body["secret"] == nil)
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let id = try #require(made["id"] as? String)
+                let secretText = try #require(made["secret"] as? String)
+                #expect(secretText.hasPrefix("whsec_"))
+                #expect(made["state"] as? String == "active")
+                let upload = try await client.execute(
+                    uri: "/v1/uploads?name=a.gpx", method: .post, headers: auth(ana.token),
+                    body: ByteBuffer(string: gpx(name: "a")))
+                #expect(upload.status == .created)
+                let first = try await receiver.wait(for: 1)
+                #expect(first.count == 1)
+                let delivery = try #require(first.first)
+                let secret = try WebhookSecret(text: secretText)
+                try WebhookVerifier(secrets: [secret]).verify(
+                    id: delivery.id, timestamp: delivery.field("webhook-timestamp"),
+                    signature: delivery.field("webhook-signature"), body: delivery.body)
+                let messageID = try #require(delivery.id)
+                #expect(messageID.hasPrefix("msg_"))
+                let object = try JSONSerialization.jsonObject(with: Data(delivery.body)) as? [String: Any]
+                #expect(object?["type"] as? String == "routekit.changes")
+                let added = delivery.data["added"] as? [[String: Any]] ?? []
+                #expect(added.count == 1)
+                let anchor = try #require(delivery.anchor)
+                // The anchor is the person's (sealed for the token that subscribed): nothing after it yet.
+                let after = try await client.execute(
+                    uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
+                #expect(after.status == .ok)
+                let nothing = json(after.body)["added"] as? [Any]
+                #expect(nothing?.isEmpty == true)
+                // The next commit is the next delivery, and what the feed has after the first one's anchor.
+                _ = try await saveRoute(store.forPerson(ana.person), "b")
+                let two = try await receiver.wait(for: 2)
+                #expect(two.count == 2)
+                let second = try #require(two.last)
+                #expect(second.addedNames == ["test-b"])
+                #expect(second.id != messageID)
+                let resumed = try await client.execute(
+                    uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
+                let fromFeed = (json(resumed.body)["added"] as? [[String: Any]] ?? []).compactMap {
+                    $0["syncIdentifier"] as? String
                 }
+                #expect(fromFeed == ["test-b"])
+                // The subscription's cursor is the last delivered anchor, as this token reads anchors.
+                let state = try await webhookState(client, ana.token, id) { attemptStatuses($0).count == 2 }
+                #expect(attemptStatuses(state.body) == [204, 204])
+                let cursor = try #require(state.body["cursor"] as? String)
+                let atCursor = try await client.execute(
+                    uri: "/v1/changes?anchor=\(cursor)", method: .get, headers: auth(ana.token))
+                #expect(atCursor.status == .ok)
+                let empty = json(atCursor.body)["added"] as? [Any]
+                #expect(empty?.isEmpty == true)
+                #expect(state.body["secret"] == nil)
             }
         }
 
@@ -237,29 +245,26 @@
             receiver.answer([.status(500), .status(503)])
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let id = try #require(made["id"] as? String)
-                    _ = try await saveRoute(store.forPerson(ana.person), "a")
-                    let three = try await receiver.wait(for: 3)
-                    #expect(three.count == 3)
-                    let ids = Set(three.compactMap(\.id))
-                    #expect(ids.count == 1)
-                    let names = three.map(\.addedNames)
-                    #expect(names == [["test-a"], ["test-a"], ["test-a"]])
-                    let state = try await webhookState(client, ana.token, id) { attemptStatuses($0).count == 3 }
-                    #expect(attemptStatuses(state.body) == [500, 503, 204])
-                    #expect(state.body["failedAttempts"] as? Int == 0)
-                    _ = try await saveRoute(store.forPerson(ana.person), "b")
-                    let four = try await receiver.wait(for: 4)
-                    #expect(four.count == 4)
-                    let last = try #require(four.last)
-                    #expect(last.addedNames == ["test-b"])
-                    let lastID = try #require(last.id)
-                    #expect(!ids.contains(lastID))
-                }
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let id = try #require(made["id"] as? String)
+                _ = try await saveRoute(store.forPerson(ana.person), "a")
+                let three = try await receiver.wait(for: 3)
+                #expect(three.count == 3)
+                let ids = Set(three.compactMap(\.id))
+                #expect(ids.count == 1)
+                let names = three.map(\.addedNames)
+                #expect(names == [["test-a"], ["test-a"], ["test-a"]])
+                let state = try await webhookState(client, ana.token, id) { attemptStatuses($0).count == 3 }
+                #expect(attemptStatuses(state.body) == [500, 503, 204])
+                #expect(state.body["failedAttempts"] as? Int == 0)
+                _ = try await saveRoute(store.forPerson(ana.person), "b")
+                let four = try await receiver.wait(for: 4)
+                #expect(four.count == 4)
+                let last = try #require(four.last)
+                #expect(last.addedNames == ["test-b"])
+                let lastID = try #require(last.id)
+                #expect(!ids.contains(lastID))
             }
         }
 
@@ -272,22 +277,19 @@
             receiver.answer([.status(410)])
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let id = try #require(made["id"] as? String)
-                    _ = try await saveRoute(store.forPerson(ana.person), "a")
-                    _ = try await receiver.wait(for: 1)
-                    let state = try await webhookState(client, ana.token, id) { $0["id"] == nil }
-                    #expect(state.status == .notFound)
-                    let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(ana.token))
-                    let all = json(list.body)["webhooks"] as? [Any]
-                    #expect(all?.isEmpty == true)
-                    _ = try await saveRoute(store.forPerson(ana.person), "b")
-                    try await Task.sleep(for: .milliseconds(500))
-                    #expect(receiver.requests().count == 1)
-                }
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let id = try #require(made["id"] as? String)
+                _ = try await saveRoute(store.forPerson(ana.person), "a")
+                _ = try await receiver.wait(for: 1)
+                let state = try await webhookState(client, ana.token, id) { $0["id"] == nil }
+                #expect(state.status == .notFound)
+                let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(ana.token))
+                let all = json(list.body)["webhooks"] as? [Any]
+                #expect(all?.isEmpty == true)
+                _ = try await saveRoute(store.forPerson(ana.person), "b")
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(receiver.requests().count == 1)
             }
         }
 
@@ -300,33 +302,30 @@
             receiver.answer(Array(repeating: .status(500), count: 3))
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let id = try #require(made["id"] as? String)
-                    _ = try await saveRoute(store.forPerson(ana.person), "a")
-                    let state = try await webhookState(client, ana.token, id) { $0["state"] as? String == "paused" }
-                    #expect(state.body["state"] as? String == "paused")
-                    let reason = state.body["reason"] as? String ?? ""
-                    #expect(reason.contains("3 attempts failed"))
-                    #expect(reason.contains("500"))
-                    #expect(attemptStatuses(state.body) == [500, 500, 500])
-                    #expect(state.body["failedAttempts"] as? Int == 3)
-                    // Paused: nothing more is sent.
-                    try await Task.sleep(for: .milliseconds(500))
-                    #expect(receiver.requests().count == 3)
-                    let resumed = try await client.execute(
-                        uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(ana.token))
-                    #expect(resumed.status == .ok)
-                    #expect(json(resumed.body)["state"] as? String == "active")
-                    #expect(json(resumed.body)["failedAttempts"] as? Int == 0)
-                    let four = try await receiver.wait(for: 4)
-                    #expect(four.count == 4)
-                    #expect(Set(four.compactMap(\.id)).count == 1)
-                    let after = try await webhookState(client, ana.token, id) { attemptStatuses($0).count == 4 }
-                    #expect(attemptStatuses(after.body) == [500, 500, 500, 204])
-                }
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let id = try #require(made["id"] as? String)
+                _ = try await saveRoute(store.forPerson(ana.person), "a")
+                let state = try await webhookState(client, ana.token, id) { $0["state"] as? String == "paused" }
+                #expect(state.body["state"] as? String == "paused")
+                let reason = state.body["reason"] as? String ?? ""
+                #expect(reason.contains("3 attempts failed"))
+                #expect(reason.contains("500"))
+                #expect(attemptStatuses(state.body) == [500, 500, 500])
+                #expect(state.body["failedAttempts"] as? Int == 3)
+                // Paused: nothing more is sent.
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(receiver.requests().count == 3)
+                let resumed = try await client.execute(
+                    uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(ana.token))
+                #expect(resumed.status == .ok)
+                #expect(json(resumed.body)["state"] as? String == "active")
+                #expect(json(resumed.body)["failedAttempts"] as? Int == 0)
+                let four = try await receiver.wait(for: 4)
+                #expect(four.count == 4)
+                #expect(Set(four.compactMap(\.id)).count == 1)
+                let after = try await webhookState(client, ana.token, id) { attemptStatuses($0).count == 4 }
+                #expect(attemptStatuses(after.body) == [500, 500, 500, 204])
             }
         }
 
@@ -414,40 +413,37 @@
             let receiver = HookReceiver()
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let anas = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let id = try #require(anas["id"] as? String)
-                    let missing = UUID().uuidString.lowercased()
-                    for target in [id, missing] {
-                        for (method, path) in [
-                            (HTTPRequest.Method.get, ""), (.delete, ""), (.post, "/rotate"), (.post, "/resume"),
-                        ] {
-                            let r = try await client.execute(
-                                uri: "/v1/webhooks/\(target)\(path)", method: method, headers: auth(ben.token))
-                            #expect(r.status == .notFound)
-                            #expect(problemType(r) == "not-found")
-                        }
+            try await withReceiver(receiver, app) { client, port in
+                let anas = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let id = try #require(anas["id"] as? String)
+                let missing = UUID().uuidString.lowercased()
+                for target in [id, missing] {
+                    for (method, path) in [
+                        (HTTPRequest.Method.get, ""), (.delete, ""), (.post, "/rotate"), (.post, "/resume"),
+                    ] {
+                        let r = try await client.execute(
+                            uri: "/v1/webhooks/\(target)\(path)", method: method, headers: auth(ben.token))
+                        #expect(r.status == .notFound)
+                        #expect(problemType(r) == "not-found")
                     }
-                    let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(ben.token))
-                    let bens = json(list.body)["webhooks"] as? [Any]
-                    #expect(bens?.isEmpty == true)
-                    _ = try await subscribe(client, ben.token, url: "http://127.0.0.1:\(port)/hook/ben")
-                    _ = try await saveRoute(store.forPerson(ana.person), "ana-1")
-                    _ = try await saveRoute(store.forPerson(ben.person), "ben-1")
-                    _ = try await receiver.wait(for: 1, to: "/hook/ana")
-                    _ = try await receiver.wait(for: 1, to: "/hook/ben")
-                    try await Task.sleep(for: .milliseconds(500))
-                    let toAna = receiver.requests(to: "/hook/ana").flatMap(\.addedNames)
-                    let toBen = receiver.requests(to: "/hook/ben").flatMap(\.addedNames)
-                    #expect(toAna == ["test-ana-1"])
-                    #expect(toBen == ["test-ben-1"])
-                    // Ana's subscription is as it was.
-                    let still = try await client.execute(
-                        uri: "/v1/webhooks/\(id)", method: .get, headers: auth(ana.token))
-                    #expect(still.status == .ok)
                 }
+                let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(ben.token))
+                let bens = json(list.body)["webhooks"] as? [Any]
+                #expect(bens?.isEmpty == true)
+                _ = try await subscribe(client, ben.token, url: "http://127.0.0.1:\(port)/hook/ben")
+                _ = try await saveRoute(store.forPerson(ana.person), "ana-1")
+                _ = try await saveRoute(store.forPerson(ben.person), "ben-1")
+                _ = try await receiver.wait(for: 1, to: "/hook/ana")
+                _ = try await receiver.wait(for: 1, to: "/hook/ben")
+                try await Task.sleep(for: .milliseconds(500))
+                let toAna = receiver.requests(to: "/hook/ana").flatMap(\.addedNames)
+                let toBen = receiver.requests(to: "/hook/ben").flatMap(\.addedNames)
+                #expect(toAna == ["test-ana-1"])
+                #expect(toBen == ["test-ben-1"])
+                // Ana's subscription is as it was.
+                let still = try await client.execute(
+                    uri: "/v1/webhooks/\(id)", method: .get, headers: auth(ana.token))
+                #expect(still.status == .ok)
             }
         }
 
@@ -459,37 +455,34 @@
             let receiver = HookReceiver()
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let id = try #require(made["id"] as? String)
-                    let oldText = try #require(made["secret"] as? String)
-                    let rotated = try await client.execute(
-                        uri: "/v1/webhooks/\(id)/rotate", method: .post, headers: auth(ana.token))
-                    #expect(rotated.status == .ok)
-                    let body = json(rotated.body)
-                    let newText = try #require(body["secret"] as? String)
-                    #expect(newText != oldText)
-                    #expect(body["previousSecretExpires"] as? String != nil)
-                    _ = try await saveRoute(store.forPerson(ana.person), "a")
-                    let delivery = try #require(try await receiver.wait(for: 1).first)
-                    let signature = delivery.field("webhook-signature") ?? ""
-                    #expect(signature.split(separator: " ").count == 2)
-                    for text in [newText, oldText] {
-                        let secret = try WebhookSecret(text: text)
-                        try WebhookVerifier(secrets: [secret]).verify(
-                            id: delivery.id, timestamp: delivery.field("webhook-timestamp"), signature: signature,
-                            body: delivery.body)
-                    }
-                    let stranger = WebhookVerifier(secrets: [WebhookSecret.generate()])
-                    let refused = refuses {
-                        try stranger.verify(
-                            id: delivery.id, timestamp: delivery.field("webhook-timestamp"), signature: signature,
-                            body: delivery.body)
-                    }
-                    #expect(refused)
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let id = try #require(made["id"] as? String)
+                let oldText = try #require(made["secret"] as? String)
+                let rotated = try await client.execute(
+                    uri: "/v1/webhooks/\(id)/rotate", method: .post, headers: auth(ana.token))
+                #expect(rotated.status == .ok)
+                let body = json(rotated.body)
+                let newText = try #require(body["secret"] as? String)
+                #expect(newText != oldText)
+                #expect(body["previousSecretExpires"] as? String != nil)
+                _ = try await saveRoute(store.forPerson(ana.person), "a")
+                let delivery = try #require(try await receiver.wait(for: 1).first)
+                let signature = delivery.field("webhook-signature") ?? ""
+                #expect(signature.split(separator: " ").count == 2)
+                for text in [newText, oldText] {
+                    let secret = try WebhookSecret(text: text)
+                    try WebhookVerifier(secrets: [secret]).verify(
+                        id: delivery.id, timestamp: delivery.field("webhook-timestamp"), signature: signature,
+                        body: delivery.body)
                 }
+                let stranger = WebhookVerifier(secrets: [WebhookSecret.generate()])
+                let refused = refuses {
+                    try stranger.verify(
+                        id: delivery.id, timestamp: delivery.field("webhook-timestamp"), signature: signature,
+                        body: delivery.body)
+                }
+                #expect(refused)
             }
         }
 
@@ -599,33 +592,30 @@
             receiver.answer([.status(500), .status(500)])
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
-                    let id = try #require(made["id"] as? String)
-                    _ = try await saveRoute(store.forPerson(ana.person), "a")
-                    let state = try await webhookState(client, admin, id) {
-                        !($0["pausedPeople"] as? [Any] ?? []).isEmpty
-                    }
-                    #expect(state.body["state"] as? String == "active")
-                    let paused = state.body["pausedPeople"] as? [[String: Any]] ?? []
-                    #expect(paused.count == 1)
-                    #expect(paused.first?["person"] as? String == ana.person.description)
-                    #expect((paused.first?["reason"] as? String ?? "").contains("2 attempts failed"))
-                    #expect((paused.first?["cursor"] as? String ?? "").hasPrefix("w1."))
-                    #expect(attemptStatuses(paused.first ?? [:]) == [500, 500])
-                    let resumed = try await client.execute(
-                        uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(admin))
-                    #expect(resumed.status == .ok)
-                    let three = try await receiver.wait(for: 3)
-                    #expect(three.map(\.addedNames) == [["test-a"], ["test-a"], ["test-a"]])
-                    #expect(Set(three.compactMap(\.id)).count == 1)
-                    let after = try await webhookState(client, admin, id) {
-                        ($0["pausedPeople"] as? [Any] ?? []).isEmpty
-                    }
-                    #expect((after.body["pausedPeople"] as? [Any])?.isEmpty == true)
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
+                let id = try #require(made["id"] as? String)
+                _ = try await saveRoute(store.forPerson(ana.person), "a")
+                let state = try await webhookState(client, admin, id) {
+                    !($0["pausedPeople"] as? [Any] ?? []).isEmpty
                 }
+                #expect(state.body["state"] as? String == "active")
+                let paused = state.body["pausedPeople"] as? [[String: Any]] ?? []
+                #expect(paused.count == 1)
+                #expect(paused.first?["person"] as? String == ana.person.description)
+                #expect((paused.first?["reason"] as? String ?? "").contains("2 attempts failed"))
+                #expect((paused.first?["cursor"] as? String ?? "").hasPrefix("w1."))
+                #expect(attemptStatuses(paused.first ?? [:]) == [500, 500])
+                let resumed = try await client.execute(
+                    uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(admin))
+                #expect(resumed.status == .ok)
+                let three = try await receiver.wait(for: 3)
+                #expect(three.map(\.addedNames) == [["test-a"], ["test-a"], ["test-a"]])
+                #expect(Set(three.compactMap(\.id)).count == 1)
+                let after = try await webhookState(client, admin, id) {
+                    ($0["pausedPeople"] as? [Any] ?? []).isEmpty
+                }
+                #expect((after.body["pausedPeople"] as? [Any])?.isEmpty == true)
             }
         }
 
@@ -639,85 +629,82 @@
             let receiver = HookReceiver()
             let app = f.app()
             let store = f.store
-            try await receiver.application().test(.live) { hooks in
-                let port = try #require(hooks.port)
-                try await app.test(.live) { client in
-                    // Before the subscription: never delivered.
-                    _ = try await saveRoute(store.forPerson(ana.person), "before")
-                    let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
-                    let id = try #require(made["id"] as? String)
-                    let secret = try WebhookSecret(text: try #require(made["secret"] as? String))
-                    #expect(made["everyone"] as? Bool == true)
-                    _ = try await saveRoute(store.forPerson(ana.person), "ana-1")
-                    _ = try await saveRoute(store.forPerson(ben.person), "ben-1")
-                    let two = try await receiver.wait(for: 2, to: "/hook/all")
-                    #expect(two.count == 2)
-                    for delivery in two {
-                        try WebhookVerifier(secrets: [secret]).verify(
-                            id: delivery.id, timestamp: delivery.field("webhook-timestamp"),
-                            signature: delivery.field("webhook-signature"), body: delivery.body)
-                    }
-                    let toAna = try #require(two.first { $0.person == ana.person.description })
-                    let toBen = try #require(two.first { $0.person == ben.person.description })
-                    #expect(toAna.addedNames == ["test-ana-1"])
-                    #expect(toBen.addedNames == ["test-ben-1"])
-                    #expect(toAna.id != toBen.id)
-                    // Ana's anchor resumes Ana's feed with her token, and is no anchor of Ben's.
-                    _ = try await saveRoute(store.forPerson(ana.person), "ana-2")
-                    let anchor = try #require(toAna.anchor)
-                    let resumed = try await client.execute(
-                        uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
-                    #expect(resumed.status == .ok)
-                    let fromFeed = (json(resumed.body)["added"] as? [[String: Any]] ?? []).compactMap {
-                        $0["syncIdentifier"] as? String
-                    }
-                    #expect(fromFeed == ["test-ana-2"])
-                    let foreign = try await client.execute(
-                        uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ben.token))
-                    #expect(foreign.status == .badRequest)
-                    #expect(problemType(foreign) == "anchor-malformed")
-                    let three = try await receiver.wait(for: 3, to: "/hook/all")
-                    #expect(three.last?.addedNames == ["test-ana-2"])
-                    #expect(three.last?.person == ana.person.description)
-                    // A person's token never sees it; the admin never sees a person's subscription.
-                    let anas = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
-                    let anasID = try #require(anas["id"] as? String)
-                    func listed(_ token: String) async throws -> [String] {
-                        let r = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(token))
-                        return (json(r.body)["webhooks"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-                    }
-                    let anasList = try await listed(ana.token)
-                    let adminList = try await listed(admin)
-                    #expect(anasList == [anasID])
-                    #expect(adminList == [id])
-                    for (token, target) in [(ana.token, id), (admin, anasID)] {
-                        let r = try await client.execute(
-                            uri: "/v1/webhooks/\(target)", method: .get, headers: auth(token))
-                        #expect(r.status == .notFound)
-                    }
-                    let state = try await client.execute(
-                        uri: "/v1/webhooks/\(id)", method: .get, headers: auth(admin))
-                    #expect(state.status == .ok)
-                    #expect(json(state.body)["everyone"] as? Bool == true)
-                    #expect((json(state.body)["pausedPeople"] as? [Any])?.isEmpty == true)
-                    // A person added later is delivered too.
-                    let cleo = try await personWithToken(store, "Cleo")
-                    _ = try await saveRoute(store.forPerson(cleo.person), "cleo-1")
-                    let four = try await receiver.wait(for: 4, to: "/hook/all")
-                    #expect(four.last?.addedNames == ["test-cleo-1"])
-                    #expect(four.last?.person == cleo.person.description)
-                    // Deleted: nothing more is delivered.
-                    let deleted = try await client.execute(
-                        uri: "/v1/webhooks/\(id)", method: .delete, headers: auth(admin))
-                    #expect(deleted.status == .noContent)
-                    _ = try await saveRoute(store.forPerson(ben.person), "ben-2")
-                    // Ana's own subscription is delivered meanwhile: the dispatcher has looked since.
-                    _ = try await saveRoute(store.forPerson(ana.person), "ana-3")
-                    let own = try await receiver.wait(for: 1, to: "/hook/ana")
-                    #expect(own.map(\.addedNames) == [["test-ana-3"]])
-                    try await Task.sleep(for: .milliseconds(500))
-                    #expect(receiver.requests(to: "/hook/all").count == 4)
+            try await withReceiver(receiver, app) { client, port in
+                // Before the subscription: never delivered.
+                _ = try await saveRoute(store.forPerson(ana.person), "before")
+                let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
+                let id = try #require(made["id"] as? String)
+                let secret = try WebhookSecret(text: try #require(made["secret"] as? String))
+                #expect(made["everyone"] as? Bool == true)
+                _ = try await saveRoute(store.forPerson(ana.person), "ana-1")
+                _ = try await saveRoute(store.forPerson(ben.person), "ben-1")
+                let two = try await receiver.wait(for: 2, to: "/hook/all")
+                #expect(two.count == 2)
+                for delivery in two {
+                    try WebhookVerifier(secrets: [secret]).verify(
+                        id: delivery.id, timestamp: delivery.field("webhook-timestamp"),
+                        signature: delivery.field("webhook-signature"), body: delivery.body)
                 }
+                let toAna = try #require(two.first { $0.person == ana.person.description })
+                let toBen = try #require(two.first { $0.person == ben.person.description })
+                #expect(toAna.addedNames == ["test-ana-1"])
+                #expect(toBen.addedNames == ["test-ben-1"])
+                #expect(toAna.id != toBen.id)
+                // Ana's anchor resumes Ana's feed with her token, and is no anchor of Ben's.
+                _ = try await saveRoute(store.forPerson(ana.person), "ana-2")
+                let anchor = try #require(toAna.anchor)
+                let resumed = try await client.execute(
+                    uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ana.token))
+                #expect(resumed.status == .ok)
+                let fromFeed = (json(resumed.body)["added"] as? [[String: Any]] ?? []).compactMap {
+                    $0["syncIdentifier"] as? String
+                }
+                #expect(fromFeed == ["test-ana-2"])
+                let foreign = try await client.execute(
+                    uri: "/v1/changes?anchor=\(anchor)", method: .get, headers: auth(ben.token))
+                #expect(foreign.status == .badRequest)
+                #expect(problemType(foreign) == "anchor-malformed")
+                let three = try await receiver.wait(for: 3, to: "/hook/all")
+                #expect(three.last?.addedNames == ["test-ana-2"])
+                #expect(three.last?.person == ana.person.description)
+                // A person's token never sees it; the admin never sees a person's subscription.
+                let anas = try await subscribe(client, ana.token, url: "http://127.0.0.1:\(port)/hook/ana")
+                let anasID = try #require(anas["id"] as? String)
+                func listed(_ token: String) async throws -> [String] {
+                    let r = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(token))
+                    return (json(r.body)["webhooks"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                }
+                let anasList = try await listed(ana.token)
+                let adminList = try await listed(admin)
+                #expect(anasList == [anasID])
+                #expect(adminList == [id])
+                for (token, target) in [(ana.token, id), (admin, anasID)] {
+                    let r = try await client.execute(
+                        uri: "/v1/webhooks/\(target)", method: .get, headers: auth(token))
+                    #expect(r.status == .notFound)
+                }
+                let state = try await client.execute(
+                    uri: "/v1/webhooks/\(id)", method: .get, headers: auth(admin))
+                #expect(state.status == .ok)
+                #expect(json(state.body)["everyone"] as? Bool == true)
+                #expect((json(state.body)["pausedPeople"] as? [Any])?.isEmpty == true)
+                // A person added later is delivered too.
+                let cleo = try await personWithToken(store, "Cleo")
+                _ = try await saveRoute(store.forPerson(cleo.person), "cleo-1")
+                let four = try await receiver.wait(for: 4, to: "/hook/all")
+                #expect(four.last?.addedNames == ["test-cleo-1"])
+                #expect(four.last?.person == cleo.person.description)
+                // Deleted: nothing more is delivered.
+                let deleted = try await client.execute(
+                    uri: "/v1/webhooks/\(id)", method: .delete, headers: auth(admin))
+                #expect(deleted.status == .noContent)
+                _ = try await saveRoute(store.forPerson(ben.person), "ben-2")
+                // Ana's own subscription is delivered meanwhile: the dispatcher has looked since.
+                _ = try await saveRoute(store.forPerson(ana.person), "ana-3")
+                let own = try await receiver.wait(for: 1, to: "/hook/ana")
+                #expect(own.map(\.addedNames) == [["test-ana-3"]])
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(receiver.requests(to: "/hook/all").count == 4)
             }
         }
     }
