@@ -7,6 +7,7 @@
 #   scripts/pg-test-cluster.sh stop DIR      # pg_ctl stop -m fast, then remove DIR
 #
 #   export ROUTEKIT_TEST_POSTGRES=$(scripts/pg-test-cluster.sh start /tmp/routekit-pg)
+#   ROUTEKIT_PG_FSYNC=off scripts/pg-test-cluster.sh start DIR   # fsync off (the test suites: see .ci/run)
 #
 # A test that needs to bounce the server should run exactly:
 #   scripts/pg-test-cluster.sh restart DIR
@@ -66,9 +67,13 @@ cd /   # so the server user never starts in a directory it cannot read (e.g. /ro
 server_opts() {
     local tls=""
     if [ -f "$DIR/data/server.crt" ]; then tls=" -c ssl=on"; fi
-    # One line: pg_ctl hands the options to a shell, where a newline would end the command.
+    # One line: pg_ctl hands the options to a shell, where a newline would end the command. fsync as
+    # $ROUTEKIT_PG_FSYNC said at start, kept in DIR/fsync for restarts (on by default, as a real server runs: the
+    # benchmarks' clusters; the tests' may turn it off, since no test outlives the machine's page cache).
+    local fsync
+    fsync=$(cat "$DIR/fsync" 2>/dev/null || echo on)
     echo "-c listen_addresses=127.0.0.1 -c port=$1 -c unix_socket_directories=$DIR" \
-         "-c fsync=on -c max_connections=200$tls"
+         "-c fsync=$fsync -c max_connections=200$tls"
 }
 
 case $CMD in
@@ -93,6 +98,7 @@ start)
             as_pg chmod 600 "$DIR/data/server.key" || log "no TLS: openssl could not make a certificate"
     fi
 
+    echo "${ROUTEKIT_PG_FSYNC:-on}" > "$DIR/fsync"
     # Take the first port from FIRST_PORT up that nobody answers on; if the server still loses
     # a race for it ("Address already in use"), move on to the next one.
     port=$FIRST_PORT

@@ -9,7 +9,7 @@ SCRATCH=.build-full
 TRAITS=Postgres,Server,Client
 if [ -z "${ROUTEKIT_TEST_POSTGRES:-}" ]; then
     dir=$(mktemp -d /tmp/routekit-pg.XXXXXX)
-    ROUTEKIT_TEST_POSTGRES=$(scripts/pg-test-cluster.sh start "$dir")
+    ROUTEKIT_TEST_POSTGRES=$(ROUTEKIT_PG_FSYNC=off scripts/pg-test-cluster.sh start "$dir")
     export ROUTEKIT_TEST_POSTGRES ROUTEKIT_TEST_POSTGRES_DIR=$dir
     trap 'scripts/pg-test-cluster.sh stop "$dir"' EXIT
 fi

@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import select
+import signal
 import socket
 import sys
 import threading
@@ -190,6 +191,10 @@ def main():
     if options.check:
         print(f"webhook-receiver: standardwebhooks {getattr(standardwebhooks, '__version__', '?')}")
         return
+    # A parent may start it with SIGTERM blocked or ignored (Foundation's Process passes its thread's mask on): the
+    # default action, so that a test's terminate() ends it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     Handler.receiver = Receiver(options)
     server = ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
     server.daemon_threads = True

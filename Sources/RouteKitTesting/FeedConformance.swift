@@ -490,7 +490,7 @@ public enum FeedConformance {
         let catchUp = try await iterator.next()
         try expect(catchUp?.added.count == 1, "the catch-up holds the one route")
         let readsBefore = counted.changeReadCount
-        let commits = 1000
+        let commits = 300
         var expected: Set<UUID> = []
         for i in 1...commits { expected.insert(try await route(store, w, "slow-\(i)", 1).route.id) }
         try await Task.sleep(for: .milliseconds(200))
