@@ -39,6 +39,17 @@ package struct SmoothingJob: Sendable {
             case .failure: failed += 1
             }
         }
+
+        /// Adds another job's counts (`routekit smooth --all-people`: one job per person, and a total).
+        package mutating func add(_ other: Tally) {
+            total += other.total
+            done += other.done
+            saved += other.saved
+            skipped += other.skipped
+            failed += other.failed
+            pointsIn += other.pointsIn
+            pointsOut += other.pointsOut
+        }
     }
 
     /// The store whose routes are processed.

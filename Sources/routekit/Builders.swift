@@ -24,6 +24,7 @@ struct Builders: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Flag(help: "One JSON object per builder, one per line.") var json = false
 
     /// ISO 8601 text of a stored date ("?" for a value no date can have, from a damaged store).
@@ -44,7 +45,7 @@ struct Builders: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let pending = try await store.pendingBuilders()
             for b in pending {
                 let created = Self.iso(b.created)
@@ -77,13 +78,14 @@ struct Recover: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @OptionGroup var sourceOption: SourceOption
     @OptionGroup var readingOptions: GPXReadingOptions
     @Argument(help: "Builder uuids (default: every pending builder of the source).") var ids: [String] = []
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let source = try sourceOption.resolved()
             let wanted = Set(try ids.map(parseUUID))
             var pending = try await store.pendingBuilders().filter { $0.source == source }
@@ -164,10 +166,12 @@ struct Discard: AsyncParsableCommand {
         discussion: """
             Give builder uuids, or --all for every pending builder of --source, or --untouched-hours H for every \
             pending builder of any source that has had no batch for H hours (what `routekit serve` does on its own \
-            after --builder-expiry-hours).
+            after --builder-expiry-hours). They are --person's (the default person's without it); with \
+            --untouched-hours, --all-people sweeps every person's in turn, as serve does.
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var people: PeopleSelection
     @OptionGroup var sourceOption: SourceOption
     @Argument(help: "Builder uuids.") var ids: [String] = []
     @Flag(help: "Every pending builder of the source.") var all = false
@@ -183,20 +187,20 @@ struct Discard: AsyncParsableCommand {
         if let h = untouchedHours, !(h >= 0 && h.isFinite) {
             throw ValidationError("--untouched-hours must be 0 or more.")
         }
+        if people.allPeople && untouchedHours == nil {
+            throw ValidationError(
+                "--all-people goes with --untouched-hours (builder uuids and --all are one person's).")
+        }
     }
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let turns = try await people.turns(of: storeOptions.open())
             if let hours = untouchedHours {
-                let gone = try await store.discardPendingBuilders(
-                    updatedBefore: Date(timeIntervalSinceNow: -hours * 3600))
-                for builder in gone {
-                    print("discarded \(builder.id.uuidString.lowercased()) (source \(builder.source))")
-                }
-                if gone.isEmpty { print("no pending builder untouched for \(hours) hours") }
+                try await discardUntouched(for: hours, in: turns)
                 return
             }
+            guard let store = turns.first?.store else { return }
             let source = try sourceOption.resolved()
             let targets =
                 all
@@ -207,5 +211,21 @@ struct Discard: AsyncParsableCommand {
             }
             if targets.isEmpty { print("no pending builder of source '\(source)'") }
         }
+    }
+
+    /// `--untouched-hours`: every pending builder without a batch for `hours`, of each turn's person (with
+    /// `--all-people`, each person's count after their builders).
+    func discardUntouched(for hours: Double, in turns: [PersonTurn]) async throws {
+        let cutoff = Date(timeIntervalSinceNow: -hours * 3600)
+        var discarded = 0
+        for turn in turns {
+            let gone = try await turn.store.discardPendingBuilders(updatedBefore: cutoff)
+            for builder in gone {
+                print("discarded \(builder.id.uuidString.lowercased()) (source \(builder.source))")
+            }
+            if let label = turn.label { print("\(label): \(gone.count) builder(s) discarded") }
+            discarded += gone.count
+        }
+        if discarded == 0 { print("no pending builder untouched for \(hours) hours") }
     }
 }

@@ -50,6 +50,7 @@ struct Changes: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Option(help: "Start after this anchor (from a previous change set).") var anchor: String?
     @Option(help: "Changes per change set (soft: a transaction is never split).") var limit: Int = 1000
     @Flag(help: "Keep printing change sets as they are committed, until interrupted.") var follow = false
@@ -109,7 +110,7 @@ struct Changes: AsyncParsableCommand {
     func run() async throws {
         // An unusable anchor exits 3 (start again without one); any other error 1.
         try await runReportingErrors(exitCode: { $0.code.isAnchorError ? exitAnchorUnusable : exitInputFailed }) {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let interval = try parseTimeRange(from: from, to: to)
             var workoutID: UUID?
             if let workout { workoutID = try await resolveID(workout, argument: "--workout", .workouts, in: store) }
@@ -153,7 +154,8 @@ struct Compact: AsyncParsableCommand {
         discussion: """
             The change feed keeps every deletion so that a consumer holding an old anchor learns what was \
             deleted. Compacting drops deletions older than --keep-days; an anchor from before the oldest kept \
-            deletion is then refused as expired (exit code 3 in `routekit changes`), never answered wrongly.
+            deletion is then refused as expired (exit code 3 in `routekit changes`), never answered wrongly. The \
+            history is the whole store's: every person's deletions are compacted at once.
             """)
 
     @OptionGroup var storeOptions: StoreOptions

@@ -114,6 +114,7 @@ struct Import: AsyncParsableCommand {
     var paths: [String]
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @OptionGroup var sourceOption: SourceOption
     @OptionGroup var readingOptions: GPXReadingOptions
     @OptionGroup var archiveOptions: ArchiveOptions
@@ -266,8 +267,9 @@ struct Import: AsyncParsableCommand {
             }
         } else {
             let store = try await runReportingErrors {
-                try await storeOptions.open(
-                    creating: true, durability: durability, onCallingThread: true, connections: max(4, jobs + 1))
+                try await person.view(
+                    of: storeOptions.open(
+                        creating: true, durability: durability, onCallingThread: true, connections: max(4, jobs + 1)))
             }
             let importer = RouteImporter(store: store, source: source, readOptions: readingOptions.readOptions)
             importer.archiveLimits = archiveOptions.limits

@@ -16,6 +16,7 @@ struct People: AsyncParsableCommand {
 
             Examples:
               routekit people add "Ana"
+              routekit import --person 3f2a9c1e ride.gpx
               routekit tokens create --person 3f2a9c1e --source phone --scope read,write
               routekit export --person 3f2a9c1e --archive ana.zip
               routekit people erase 3f2a9c1e --yes

@@ -21,6 +21,7 @@ struct PrivacyZones: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @OptionGroup var sourceOption: SourceOption
     @Option(
         help: ArgumentHelp("Add a zone of RADIUS metres around LAT,LON (repeatable).", valueName: "LAT,LON,RADIUS"))
@@ -36,7 +37,7 @@ struct PrivacyZones: AsyncParsableCommand {
         let added = try add.map { try parsePrivacyZone($0, option: "--add") }
         try await runReportingErrors {
             // Listing reads (no store: refused); adding or clearing writes, making the store if need be.
-            let store = try await storeOptions.open(creating: clear || !added.isEmpty)
+            let store = try await person.view(of: storeOptions.open(creating: clear || !added.isEmpty))
             let source = try sourceOption.resolved()
             if clear || !added.isEmpty {
                 let kept = clear ? [] : try await store.privacyZones(of: source)

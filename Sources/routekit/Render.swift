@@ -68,6 +68,7 @@ struct Render: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Argument(
         help: ArgumentHelp(
             "A route's or a workout's uuid (or its first 8+ hex digits), a route file (GPX, FIT, TCX or GeoJSON, "
@@ -142,6 +143,9 @@ struct Render: AsyncParsableCommand {
             }
             if source != nil || activity != nil || from != nil || to != nil {
                 throw ValidationError("--source, --activity, --from and --to select routes for --heatmap only")
+            }
+            if person.person != nil, let input, !Self.namesStoredObject(input) {
+                throw ValidationError("--person picks whose route, workout or heatmap of the store: not with a file")
             }
         }
         if output == "-" && resolvedFormat == .png {
@@ -262,8 +266,13 @@ struct Render: AsyncParsableCommand {
         return StoredID.prefix(input) != nil && !FileManager.default.fileExists(atPath: input)
     }
 
+    /// The store, seen as `--person` (``PersonOption/view(of:)``): where a stored route and the heatmap are read.
+    func openStore() async throws -> any RouteStore {
+        try await person.view(of: storeOptions.open())
+    }
+
     func storeInput(_ text: String) async throws -> RoutePictureInput {
-        let store = try await storeOptions.open()
+        let store = try await openStore()
         let id = try await resolveID(text, argument: "INPUT", in: store)
         return try await storedInput(id, in: store)
     }
@@ -382,7 +391,7 @@ struct Render: AsyncParsableCommand {
 
     func renderHeatmap(size: PictureSize) async throws -> [UInt8] {
         let basemapSource = try tileSource()
-        let store = try await storeOptions.open()
+        let store = try await openStore()
         let range = try parseTimeRange(from: from, to: to)
         let wantedActivity = activity.map { ActivityType(rawValue: $0.lowercased()) }
         let wantedSource = try source.map { name throws(RouteKitError) in try Source(name: name) }

@@ -20,6 +20,9 @@ struct RouteKitCommand: AsyncParsableCommand {
             exit 1) rather than answer from a new, empty one. Or a postgres://user:password@host/db URL, for \
             importers, workers and consumers on several machines (a routekit built with --traits Postgres).
 
+            A store keeps many people apart (`routekit people`): the commands that read or write data act as the \
+            default person unless given --person ID; `smooth --all-people` smooths everyone's routes in turn.
+
             `routekit serve` serves a store over HTTP to holders of API tokens (`routekit tokens`), in a routekit \
             built with --traits Server.
 

@@ -415,8 +415,7 @@ struct Tokens: AsyncParsableCommand {
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
-        @Option(help: "The person it acts as: an id (or its first 8+ hex digits), or `default` (the default).")
-        var person: String?
+        @OptionGroup var person: PersonOption
         @Option(help: "The source the token writes as (default: admin for an admin token).") var source: String?
         @Option(
             help:
@@ -440,13 +439,12 @@ struct Tokens: AsyncParsableCommand {
                     // Only `admin`: an admin token, no one's. With read or write too: a person's token that may
                     // also administer (as tokens made before people existed).
                     let isAdminToken = scopes == [.admin]
-                    if isAdminToken, person != nil {
+                    if isAdminToken, person.person != nil {
                         throw RouteKitError(
                             .invalidArgument, "an admin token is no one's: give --person with read or write scopes")
                     }
-                    let owner: PersonID? =
-                        isAdminToken
-                        ? nil : try await StoredID.resolvePerson(person ?? "default", argument: "--person", in: store)
+                    // The person it acts as: --person's (the default person without it).
+                    let owner: PersonID? = isAdminToken ? nil : try await person.view(of: store).person
                     guard let sourceName = source ?? (isAdminToken ? "admin" : nil) else {
                         throw RouteKitError(.invalidArgument, "give --source: the source the token writes as")
                     }

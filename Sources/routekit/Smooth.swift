@@ -32,13 +32,20 @@ struct Smooth: AsyncParsableCommand {
             --jobs runs that many workers; each route is claimed for the time it is processed, so several \
             processes can share the work.
 
+            The routes are --person's (the default person's without it). --all-people smooths every current \
+            route of every person in turn, the default person first, then the others as `routekit people list` \
+            lists them: each person's part begins with a line naming them (person ID (NAME): N route(s)) and ends \
+            with their summary, and a total for everyone comes last.
+
             JSON (--json), one object per track:
               {"route": "FILE#N", "newRoute": "OUT", "syncVersion": null, "pointsIn": N, "pointsOut": N,
                "maxDeviationMetres": x, "smoothingRmsMetres": x, "lengthInMetres": x, "lengthOutMetres": x}
-            or {"route": "FILE#N", "skipped": "reason"}.
+            or {"route": "FILE#N", "skipped": "reason"}; with --all-people each object also has "person": "ID".
 
             Examples:
               routekit smooth --all --jobs 2
+              routekit smooth --all-people --jobs 2
+              routekit smooth --all --person 3f2a9c1e
               routekit smooth 0C1D… --tolerance 10 --json
               routekit smooth ride.gpx -o ride-clean.gpx
               routekit smooth ride.gpx -o simplified.gpx --stages simplification --tolerance 10
@@ -51,7 +58,7 @@ struct Smooth: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Process a GPX file into this one instead of the store's routes.")
     var output: String?
 
-    @Flag(help: "Every current route in the store.") var all = false
+    @Flag(help: "Every current route of the person (--person; the default person without it).") var all = false
 
     @Option(help: "Workers processing routes in parallel (each with its own GEOS context).") var jobs: Int = 1
 
@@ -59,6 +66,8 @@ struct Smooth: AsyncParsableCommand {
     var leaseSeconds: Double = 300
 
     @OptionGroup var storeOptions: StoreOptions
+
+    @OptionGroup var people: PeopleSelection
 
     @Option(help: "Simplification tolerance, metres.") var tolerance: Double = 5
 
@@ -84,8 +93,15 @@ struct Smooth: AsyncParsableCommand {
         _ = try parsedZones()
         if output != nil {
             if targets.count != 1 || all { throw ValidationError("With -o, give exactly one GPX file (and no --all).") }
+            if people.allPeople || people.person.person != nil {
+                throw ValidationError("--person and --all-people choose routes of the store: not with -o.")
+            }
+        } else if people.allPeople {
+            if !targets.isEmpty {
+                throw ValidationError("--all-people smooths every person's current routes: give no route uuids.")
+            }
         } else if all == !targets.isEmpty {
-            throw ValidationError("Give route uuids or --all (or a GPX file with -o).")
+            throw ValidationError("Give route uuids, --all or --all-people (or a GPX file with -o).")
         }
         if jobs < 1 || jobs > 64 { throw ValidationError("--jobs must be 1 to 64.") }
         if !(leaseSeconds > 0 && leaseSeconds.isFinite) { throw ValidationError("--lease-seconds must be positive.") }
@@ -126,10 +142,13 @@ struct Smooth: AsyncParsableCommand {
         var lengthInMetres: Double?
         var lengthOutMetres: Double?
         var skipped: String?
+        /// The route's person, with `--all-people`.
+        var person: String?
 
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(route, forKey: .route)
+            try c.encodeIfPresent(person, forKey: .person)
             if let skipped {
                 try c.encode(skipped, forKey: .skipped)
                 return
@@ -145,7 +164,7 @@ struct Smooth: AsyncParsableCommand {
         }
         enum CodingKeys: String, CodingKey {
             case route, newRoute, syncVersion, pointsIn, pointsOut, maxDeviationMetres, smoothingRmsMetres
-            case lengthInMetres, lengthOutMetres, skipped
+            case lengthInMetres, lengthOutMetres, skipped, person
         }
     }
 
@@ -241,14 +260,16 @@ struct Smooth: AsyncParsableCommand {
         }
     }
 
-    func report(_ label: String, _ newRoute: String?, _ m: PipelineMetrics, version: Int64? = nil) {
+    func report(
+        _ label: String, _ newRoute: String?, _ m: PipelineMetrics, version: Int64? = nil, person: String? = nil
+    ) {
         if json {
             printJSONLine(
                 TrackJSON(
                     route: label, newRoute: newRoute, syncVersion: version.map { Int($0) }, pointsIn: m.pointsIn,
                     pointsOut: m.pointsOut,
                     maxDeviationMetres: m.maxDeviationMetres, smoothingRmsMetres: m.smoothingRmsMetres,
-                    lengthInMetres: m.lengthInMetres, lengthOutMetres: m.lengthOutMetres))
+                    lengthInMetres: m.lengthInMetres, lengthOutMetres: m.lengthOutMetres, person: person))
             return
         }
         var line = "\(label)\(newRoute.map { " → \($0)" } ?? ""): \(m.pointsIn) → \(m.pointsOut) points"
@@ -262,25 +283,54 @@ struct Smooth: AsyncParsableCommand {
 
     func runStore() async throws {
         let workers = jobs
-        let (store, pipeline, ids) = try await runReportingErrors {
-            () async throws -> (any RouteStore, RoutePipeline, [UUID]) in
+        let (turns, pipeline) = try await runReportingErrors {
+            () async throws -> ([PersonTurn], RoutePipeline) in
             // A batch job: reads and writes on the workers' own threads (see SQLiteStore.Options).
             let store = try await storeOptions.open(onCallingThread: true, connections: workers + 1)
-            var ids: [UUID] = []
-            if all {
-                ids = try await store.routes(matching: RouteFilter()).map(\.id)
-            } else {
-                for target in targets { ids.append(try await resolveID(target, argument: "ROUTE", .routes, in: store)) }
-            }
-            return (store, RoutePipeline(configuration: try configuration), ids)
+            return (try await people.turns(of: store), RoutePipeline(configuration: try configuration))
         }
+        let started = Date()
+        BatchAllocator.tuneForBatchProcessing()
+        var total = SmoothingJob.Tally(total: 0)
+        // Each person in turn (one turn without --all-people), the routes of each listed when their turn comes.
+        for turn in turns {
+            let personStarted = Date()
+            let ids = try await runReportingErrors { try await routeIDs(in: turn.store) }
+            if let label = turn.label { printError("\(label): \(ids.count) route(s)") }
+            let tally = try await smooth(ids, of: turn, pipeline: pipeline)
+            if let label = turn.label {
+                printError("\(label): \(Self.counts(tally, since: personStarted))")
+            }
+            total.add(tally)
+        }
+        let everyone = people.allPeople ? "every person (\(turns.count)): " : ""
+        printError(
+            "\(everyone)\(Self.counts(total, since: started)) with \(jobs) worker(s) → \(storeOptions.label)")
+        if total.failed > 0 { throw exitInputFailed }
+    }
+
+    /// The routes to smooth in `store` (a person's view): the ones given, or every current route (--all,
+    /// --all-people).
+    func routeIDs(in store: any RouteStore) async throws -> [UUID] {
+        guard targets.isEmpty else {
+            var ids: [UUID] = []
+            for target in targets { ids.append(try await resolveID(target, argument: "ROUTE", .routes, in: store)) }
+            return ids
+        }
+        return try await store.routes(matching: RouteFilter()).map(\.id)
+    }
+
+    /// Smooths `ids` in `turn`'s store: a line per route (with the person's id in JSON with --all-people), a progress
+    /// bar on a terminal (naming the person with --all-people); returns the counts.
+    func smooth(_ ids: [UUID], of turn: PersonTurn, pipeline: RoutePipeline) async throws -> SmoothingJob.Tally {
         let progress = ProgressBar(enabled: stderrIsTerminal && !json, total: max(1, ids.count), unit: .items("routes"))
         let started = Date()
         let json = json
         let total = ids.count
-        BatchAllocator.tuneForBatchProcessing()
+        let whose = turn.person.map { "\($0.name): " } ?? ""
+        let person = turn.person?.id.description
         let job = SmoothingJob(
-            store: store, pipeline: pipeline, routes: ids, workers: workers, leaseSeconds: leaseSeconds)
+            store: turn.store, pipeline: pipeline, routes: ids, workers: jobs, leaseSeconds: leaseSeconds)
         let tally = try await runReportingErrors {
             try await job.run { id, result, tally in
                 let label = id.uuidString.lowercased()
@@ -288,12 +338,14 @@ struct Smooth: AsyncParsableCommand {
                 case .success(let outcome):
                     if let reason = outcome.skipped {
                         if json {
-                            printJSONLine(TrackJSON(route: label, skipped: reason))
+                            printJSONLine(TrackJSON(route: label, skipped: reason, person: person))
                         } else {
                             printError("\(label): skipped: \(reason)")
                         }
                     } else if let m = outcome.metrics {
-                        report(label, outcome.newRoute?.uuidString.lowercased(), m, version: outcome.syncVersion)
+                        report(
+                            label, outcome.newRoute?.uuidString.lowercased(), m, version: outcome.syncVersion,
+                            person: person)
                     }
                 case .failure(let error):
                     printError("\(label): error: \(error)")
@@ -301,16 +353,18 @@ struct Smooth: AsyncParsableCommand {
                 let elapsed = Date().timeIntervalSince(started)
                 let done = tally.done
                 let eta = done > 0 ? elapsed / Double(done) * Double(total - done) : 0
-                progress.update(done, label: "\(done)/\(total) routes, ETA \(Int(eta.rounded())) s")
+                progress.update(done, label: "\(whose)\(done)/\(total) routes, ETA \(Int(eta.rounded())) s")
             }
         }
         progress.clear()
-        printError(
-            "\(ids.count) route(s): \(tally.saved) new version(s), \(tally.skipped) skipped, \(tally.failed) failed; "
-                + "\(tally.pointsIn) → \(tally.pointsOut) points in "
-                + "\(String(format: "%.2f", Date().timeIntervalSince(started))) s with \(jobs) worker(s) → "
-                + "\(storeOptions.label)")
-        if tally.failed > 0 { throw exitInputFailed }
+        return tally
+    }
+
+    /// A summary's counts: `N route(s): S new version(s), K skipped, F failed; P → Q points in T s`.
+    static func counts(_ tally: SmoothingJob.Tally, since started: Date) -> String {
+        "\(tally.total) route(s): \(tally.saved) new version(s), \(tally.skipped) skipped, \(tally.failed) failed; "
+            + "\(tally.pointsIn) → \(tally.pointsOut) points in "
+            + "\(String(format: "%.2f", Date().timeIntervalSince(started))) s"
     }
 }
 

@@ -39,6 +39,7 @@ struct Stats: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits).") var id: String
     @Option(help: "Maximum heart rate, for the default zones.") var maxHr: Double?
     @Option(help: "Age, for the default zones (maximum heart rate 208 − 0.7 × age).") var age: Double?
@@ -72,7 +73,7 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             var request = WorkoutStatisticsRequest()
             request.maximumHeartRate = maxHr
             request.age = age
@@ -163,6 +164,7 @@ struct Splits: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Argument(help: "A route's or a workout's uuid (or its first 8+ hex digits).") var id: String
     @Option(
         help: ArgumentHelp(
@@ -177,7 +179,7 @@ struct Splits: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let rule = try SplitRule(parsing: by, name: "--by")
             let target = try await resolveID(id, argument: "ID", in: store)
             let report = try await WorkoutStatistics.splits(store: store, id: target, rule: rule)
@@ -221,6 +223,7 @@ struct Series: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Argument(help: "The workout's uuid (or its first 8+ hex digits).") var workout: String
     @Option(help: "heartRate, cadence, temperature, waterTemperature, depth or power.") var type: String = "heartRate"
     @Option(help: "Samples per batch.") var batchSize: Int = 4096
@@ -244,7 +247,7 @@ struct Series: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let id = try await resolveID(workout, argument: "WORKOUT", .workouts, in: store)
             guard try await store.workout(id: id) != nil else { throw RouteKitError(.notFound, "no workout \(id)") }
             guard let quantity = QuantityType(identifier: type) else { return }
@@ -280,6 +283,7 @@ struct Effort: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @OptionGroup var sourceOption: SourceOption
     @Argument(help: "The workout's uuid (or its first 8+ hex digits).") var workout: String
     @Option(help: "Relate this score (1–10).") var set: Double?
@@ -289,7 +293,7 @@ struct Effort: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let source = try sourceOption.resolved()
             let id = try await resolveID(workout, argument: "WORKOUT", .workouts, in: store)
             if let set {

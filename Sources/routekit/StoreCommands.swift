@@ -19,6 +19,7 @@ struct Routes: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Option(help: "Only routes of this workout (uuid, or its first 8+ hex digits).") var workout: String?
     @Option(help: "Only routes written by this source.") var source: String?
     @Option(help: "At most this many.") var limit: Int?
@@ -26,7 +27,7 @@ struct Routes: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             var workoutID: UUID?
             if let workout { workoutID = try await resolveID(workout, argument: "--workout", .workouts, in: store) }
             let filter = RouteFilter(
@@ -64,13 +65,14 @@ struct Workouts: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Option(help: "Only workouts written by this source.") var source: String?
     @Option(help: "At most this many.") var limit: Int?
     @Flag(help: "One JSON object per workout, one per line.") var json = false
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let workouts = try await store.workouts(
                 matching: WorkoutFilter(source: try source.map { try Source(name: $0) }, limit: limit))
             if !json {
@@ -111,6 +113,7 @@ struct Locations: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @Argument(help: "The route's uuid (or its first 8+ hex digits).") var route: String
     @Option(help: "Locations per batch.") var batchSize: Int = RouteQuery.defaultBatchSize
     @Option(help: "Only locations at or after this ISO 8601 time.") var from: String?
@@ -123,7 +126,7 @@ struct Locations: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let id = try await resolveID(route, argument: "ROUTE", .routes, in: store)
             let interval = try parseTimeRange(from: from, to: to)
             let out = OutputSink.standardOutput()
@@ -178,11 +181,7 @@ struct Export: AsyncParsableCommand {
     @Option(help: "gpx, geojson or csv (default: from the output's extension, else gpx).")
     var format: ExportFormat?
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String = "-"
-    @Option(
-        help: ArgumentHelp(
-            "The person whose objects are read: an id (or its first 8+ hex digits), or `default` (the default).",
-            valueName: "ID"))
-    var person: String?
+    @OptionGroup var person: PersonOption
     @Option(
         help: ArgumentHelp(
             "Write everything the person has to this zip file (no ID, --format or -o with it).", valueName: "FILE.zip")
@@ -209,7 +208,7 @@ struct Export: AsyncParsableCommand {
         guard let id else { throw ValidationError("Give a route's or a workout's uuid, or --archive FILE.zip.") }
         var temporary: String?
         do {
-            let (store, _) = try await openPersonStore()
+            let store = try await openPersonStore()
             let uuid = try await resolveID(id, argument: "ID", in: store)
             var routes: [RouteSample] = []
             var workout: UUID?
@@ -247,22 +246,9 @@ struct Export: AsyncParsableCommand {
         }
     }
 
-    /// The store seen as `--person` (the default person without it), and that person. A person no store keeps is
-    /// not found (`no person …`, exit 1); text that is no id, or a prefix of several, a usage error (64).
-    func openPersonStore() async throws -> (store: any RouteStore, person: PersonID) {
-        let base = try await storeOptions.open()
-        guard let person else { return (base, base.person) }
-        guard let people = base as? any PeopleStore else {
-            throw RouteKitError(.invalidArgument, "this store keeps no people: --person cannot be used with it")
-        }
-        do throws(RouteKitError) {
-            let id = try await StoredID.resolvePerson(person, argument: "--person", in: people)
-            return (base.forPerson(id), id)
-        } catch {
-            guard error.code == .invalidArgument else { throw error }
-            printError("error: \(error.message)")
-            throw ExitCode.validationFailure
-        }
+    /// The store seen as `--person` (``PersonOption/view(of:)``).
+    func openPersonStore() async throws -> any RouteStore {
+        try await person.view(of: storeOptions.open())
     }
 
     /// `--archive`: the person's archive (``PersonArchive``) written beside `path`, then moved into place, with a
@@ -270,7 +256,7 @@ struct Export: AsyncParsableCommand {
     func writeArchive(to path: String) async throws {
         var temporary: String?
         do {
-            let (store, person) = try await openPersonStore()
+            let store = try await openPersonStore()
             let tmp = temporarySibling(of: path)
             // What a killed run left under this name: the archive is made new.
             unlink(tmp)
@@ -293,7 +279,7 @@ struct Export: AsyncParsableCommand {
             }
             temporary = nil
             print(
-                "person \(person): \(counts.workouts) workout(s), \(counts.routes) route(s), \(counts.series) series, "
+                "person \(store.person): \(counts.workouts) workout(s), \(counts.routes) route(s), \(counts.series) series, "
                     + "\(counts.efforts) effort score(s), \(counts.entries) entries → \(path)")
         } catch {
             if let tmp = temporary {
@@ -318,6 +304,7 @@ struct Delete: AsyncParsableCommand {
             """)
 
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var person: PersonOption
     @OptionGroup var sourceOption: SourceOption
     @Argument(help: "Route or workout uuids (or their first 8+ hex digits).") var ids: [String]
 
@@ -327,7 +314,7 @@ struct Delete: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await storeOptions.open()
+            let store = try await person.view(of: storeOptions.open())
             let source = try sourceOption.resolved()
             // Every id resolved before anything is deleted: a malformed or ambiguous one deletes nothing.
             var resolved: [(String, UUID)] = []

@@ -89,6 +89,79 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
+/// `--person`, shared by every command that reads or writes a person's data (not `serve`, whose tokens say whose
+/// data a request touches, nor `people`).
+struct PersonOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Whose data: a person's id (routekit people list); default: the default person.", valueName: "ID"))
+    var person: String?
+
+    /// `store` seen as the person `--person` names (`default`, an id, or its first 8+ hex digits); `store` itself,
+    /// the default person's, without it: the one call a command makes right after opening its store. A person the
+    /// store does not keep is not found (exit 1, the message naming the id and `routekit people list`); text that
+    /// is no id, or a prefix of several people's, is a usage error (said here, exit 64).
+    func view(of store: any RouteStore) async throws -> any RouteStore {
+        guard let person else { return store }
+        let people = try Self.people(of: store, option: "--person")
+        do throws(RouteKitError) {
+            return store.forPerson(try await StoredID.resolvePerson(person, argument: "--person", in: people))
+        } catch {
+            if error.code == .invalidArgument {
+                printError("error: \(error.message)")
+                throw ExitCode.validationFailure
+            }
+            guard error.code == .notFound else { throw error }
+            var unknown = error
+            unknown.message += "; `routekit people list` lists the store's people"
+            throw unknown
+        }
+    }
+
+    /// `store` as the keeper of its people; `option` names what needs them when it keeps none.
+    static func people(of store: any RouteStore, option: String) throws(RouteKitError) -> any PeopleStore {
+        guard let people = store as? any PeopleStore else {
+            throw RouteKitError(.invalidArgument, "this store keeps no people: \(option) cannot be used with it")
+        }
+        return people
+    }
+}
+
+/// `--person` or `--all-people`, for the batch commands that work through the whole of a person's data
+/// (`smooth --all`, `discard --untouched-hours`).
+struct PeopleSelection: ParsableArguments {
+    @OptionGroup var person: PersonOption
+    @Flag(
+        help: "Every person's, in turn: the default person first, then the others as `routekit people list` lists them."
+    )
+    var allPeople = false
+
+    func validate() throws {
+        if allPeople && person.person != nil { throw ValidationError("Give --person or --all-people, not both.") }
+    }
+
+    /// The turns of a batch command over `store`: with `--all-people`, one per person the store keeps (the default
+    /// person first, as ``PeopleStore/people()`` lists them), each naming its person; else one, unnamed, for the
+    /// person `--person` names (``PersonOption/view(of:)``).
+    func turns(of store: any RouteStore) async throws -> [PersonTurn] {
+        guard allPeople else { return [PersonTurn(store: try await person.view(of: store))] }
+        let people = try PersonOption.people(of: store, option: "--all-people")
+        return try await people.people().map { PersonTurn(store: store.forPerson($0.id), person: $0) }
+    }
+}
+
+/// One person's part of a batch command (``PeopleSelection/turns(of:)``).
+struct PersonTurn: Sendable {
+    /// The store seen as the person.
+    var store: any RouteStore
+    /// The person, when the command works for every person in turn (`--all-people`): its output then says whose
+    /// each part is.
+    var person: Person? = nil
+
+    /// `person ID (NAME)`, what the output says each part is about (`nil` for a single person's run).
+    var label: String? { person.map { "person \($0.id) (\($0.name))" } }
+}
+
 /// `--source`, for commands that write or delete.
 struct SourceOption: ParsableArguments {
     @Option(

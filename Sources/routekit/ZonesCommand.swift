@@ -35,13 +35,14 @@ struct ZonesCommand: AsyncParsableCommand {
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
+        @OptionGroup var person: PersonOption
         @OptionGroup var sourceOption: SourceOption
         @Option(help: "The zones one workout's statistics use (uuid, or its first 8+ hex digits).") var workout: String?
         @Flag(help: "One JSON object.") var json = false
 
         func run() async throws {
             try await runReportingErrors {
-                let store = try await storeOptions.open()
+                let store = try await person.view(of: storeOptions.open())
                 let source = try sourceOption.resolved()
                 var settings = try await store.zoneSettings(of: source)
                 if let workout {
@@ -69,6 +70,7 @@ struct ZonesCommand: AsyncParsableCommand {
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
+        @OptionGroup var person: PersonOption
         @OptionGroup var sourceOption: SourceOption
         @OptionGroup var quantity: ZoneQuantity
         @Argument(
@@ -86,7 +88,7 @@ struct ZonesCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 // Zones may be set before anything is imported: this one makes the store if need be.
-                let store = try await storeOptions.open(creating: true)
+                let store = try await person.view(of: storeOptions.open(creating: true))
                 let source = try sourceOption.resolved()
                 let q = try quantity.resolved()
                 let values = try boundaries.map { text throws(RouteKitError) -> [Double] in
@@ -117,6 +119,7 @@ struct ZonesCommand: AsyncParsableCommand {
             abstract: "Remove a source's own zones of a quantity (the system's apply again; figures stay).")
 
         @OptionGroup var storeOptions: StoreOptions
+        @OptionGroup var person: PersonOption
         @OptionGroup var sourceOption: SourceOption
         @OptionGroup var quantity: ZoneQuantity
         @Option(help: "Clear what is saved with this workout (its zones and that quantity's figures).")
@@ -124,7 +127,7 @@ struct ZonesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let store = try await storeOptions.open()
+                let store = try await person.view(of: storeOptions.open())
                 let source = try sourceOption.resolved()
                 let q = try quantity.resolved()
                 if let workout {
