@@ -9,6 +9,7 @@
     import RouteKitServer
     import RouteKitTesting
     import Testing
+    import ZIPFoundation
 
     @Suite("one application behind every door")
     struct DoorsAgreeTests {
@@ -132,6 +133,33 @@
             return a.isEqual(b)
         }
 
+        /// Both doors' lists of objects, compared object by object.
+        static func same(list a: [Any], _ b: [Any]) -> Bool {
+            a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
+        }
+
+        /// What `routekit ARGUMENTS` prints, one JSON value a line, parsed; an issue when it fails.
+        static func cli(_ binary: URL, _ arguments: [String]) throws -> [Any] {
+            let run = try runChildProcess(binary, arguments)
+            #expect(run.status == 0, "routekit \(arguments.joined(separator: " ")): \(run.errorOutput)")
+            return try run.output.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) }
+        }
+
+        /// The first JSON object `routekit ARGUMENTS` prints (empty when there is none).
+        static func cliObject(_ binary: URL, _ arguments: [String]) throws -> [String: Any] {
+            try cli(binary, arguments).first as? [String: Any] ?? [:]
+        }
+
+        /// A treadmill run of `source` (a workout without a route) saved in `store`; its uuid.
+        static func treadmill(_ store: SQLiteStore, source: Source) async throws -> String {
+            let workout = Workout(
+                activityType: .running, start: try #require(Timestamp(iso8601: "2024-05-02T07:00:00Z")),
+                end: try #require(Timestamp(iso8601: "2024-05-02T07:30:00Z")), source: source,
+                metadata: ["name": .string("treadmill")])
+            _ = try await store.saveWorkout(workout)
+            return workout.id.uuidString.lowercased()
+        }
+
         @Test("locations, workouts, routes and statistics: the same JSON from the CLI and over HTTP; one CSV header")
         func sameShapes() async throws {
             guard let binary = routekitBinary else {
@@ -231,6 +259,36 @@
             let lap = (httpSplits["splits"] as? [[String: Any]])?.first
             #expect((lap?["recorded"] as? [String: Any])?["lapTrigger"] as? String == "manual")
             #expect((lap?["distanceMetres"] as? Double ?? 0) > 0)
+        }
+
+        @Test("people: `routekit people list --json` and GET /v1/people list the same people, ids, names and JSON")
+        func samePeople() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let admin = try await f.adminToken()
+            let store = f.folder + "/store.sqlite"
+            // One person added at each door.
+            let ana = try Self.cliObject(binary, ["people", "add", "Ana", "--store", store, "--json"])["id"] as? String
+            let (ben, served) = try await f.app().test(.router) { client in
+                let added = try await client.execute(
+                    uri: "/v1/people", method: .post, headers: auth(admin), body: ByteBuffer(string: #"{"name": "Ben"}"#)
+                ) { r in
+                    #expect(r.status == .created)
+                    return json(r.body)["id"] as? String
+                }
+                let list = try await client.execute(uri: "/v1/people", method: .get, headers: auth(admin)) {
+                    json($0.body)["people"] as? [Any] ?? []
+                }
+                return (added, list)
+            }
+            let listed = try Self.cli(binary, ["people", "list", "--store", store, "--json"])
+            let people = listed.map { $0 as? [String: Any] ?? [:] }
+            #expect(people.map { $0["id"] as? String } == [PersonID.default.description, ana, ben])
+            #expect(people.dropFirst().map { $0["name"] as? String } == ["Ana", "Ben"])
+            #expect(Self.same(list: listed, served), "\(listed) vs \(served)")
         }
     }
 #endif
