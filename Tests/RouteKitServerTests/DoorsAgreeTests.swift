@@ -290,5 +290,69 @@
             #expect(people.dropFirst().map { $0["name"] as? String } == ["Ana", "Ben"])
             #expect(Self.same(list: listed, served), "\(listed) vs \(served)")
         }
+
+        @Test(
+            "a person's archive: `routekit export --person ID --archive` and GET /v1/export hold the same entries, each JSON entry the same (the manifest's creation time aside), each GPX and NDJSON entry byte for byte"
+        )
+        func sameArchive() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let ana = Person(name: "Ana")
+            try await f.store.addPerson(ana)
+            let phone = try Source(name: "phone")
+            let hers = try await f.token(person: ana.id)
+            let defaults = try await f.token()
+            // Hers: a run with a route and heart rate, a treadmill run (no route), and an upload (below).
+            let herStore = f.store.forPerson(ana.id)
+            let run = try await ServerZonesTests().workoutWithHeartRate(herStore, source: phone)
+            _ = try await Self.treadmill(herStore, source: phone)
+            let served = try await f.app().test(.router) { client in
+                _ = try await ServerWritesTests().upload(client, hers, "evening", hour: 8)
+                // The default person's upload, in neither door's archive of hers.
+                _ = try await ServerWritesTests().upload(client, defaults, "morning", hour: 6)
+                // Zones saved with her run: its workout.json carries them.
+                let (status, _) = try await ServerZonesTests().put(
+                    client, hers, "/v1/workouts/\(run)/zones/heartRate", #"{"boundaries": [120, 140, 160, 180]}"#)
+                #expect(status == .ok)
+                return try await client.execute(uri: "/v1/export", method: .get, headers: auth(hers)) { r in
+                    #expect(r.status == .ok)
+                    return Data(r.body.readableBytesView)
+                }
+            }
+            let path = f.folder + "/ana.zip"
+            let exported = try runChildProcess(
+                binary,
+                ["export", "--store", f.folder + "/store.sqlite", "--person", ana.id.description, "--archive", path])
+            #expect(exported.status == 0, "\(exported.errorOutput)")
+            let written = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
+            let answered = try Archive(data: served, accessMode: .read)
+            let names = written.map(\.path)
+            #expect(names == answered.map(\.path))
+            // Her run (workout.json, its route, its heart rate), the upload (workout.json, its route), the treadmill
+            // run's workout.json, the manifest.
+            #expect(names.count == 7, "\(names)")
+            #expect(names.contains("workouts/\(run)/series/heartRate.ndjson"), "\(names)")
+            for name in names {
+                let fromCLI = try PersonExportTests.contents(written, name)
+                let fromHTTP = try PersonExportTests.contents(answered, name)
+                guard name.hasSuffix(".json") else {
+                    #expect(fromCLI == fromHTTP, "\(name) differs between the doors")
+                    continue
+                }
+                var a = try JSONSerialization.jsonObject(with: fromCLI) as? [String: Any] ?? [:]
+                var b = try JSONSerialization.jsonObject(with: fromHTTP) as? [String: Any] ?? [:]
+                if name == "manifest.json" {
+                    // When each door wrote its archive: the one field that differs by design.
+                    #expect(a["created"] is String && b["created"] is String)
+                    a["created"] = nil
+                    b["created"] = nil
+                    #expect(a["person"] as? String == ana.id.description)
+                }
+                #expect(!a.isEmpty && Self.same(a, b), "\(name)")
+            }
+        }
     }
 #endif
