@@ -354,5 +354,67 @@
                 #expect(!a.isEmpty && Self.same(a, b), "\(name)")
             }
         }
+
+        /// A change set's contents: all but its anchor (each door's own; a token narrowed to some sources or types
+        /// gets it sealed).
+        static func contents(_ set: [String: Any]) -> [String: Any] {
+            var out = set
+            out["anchor"] = nil
+            return out
+        }
+
+        /// The uuids of a change set's list.
+        static func uuids(_ list: Any?) -> Set<String> {
+            Set((list as? [[String: Any]] ?? []).compactMap { $0["uuid"] as? String })
+        }
+
+        @Test(
+            "the change feed's types: `routekit changes --types workout,route --json` and GET /v1/changes?types=workout,route list the same objects added, then deleted, from the same start"
+        )
+        func sameChanges() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let token = try await f.token()
+            let store = f.folder + "/store.sqlite"
+            let arguments = ["changes", "--store", store, "--types", "workout,route", "--json"]
+            let treadmill = try await Self.treadmill(f.store, source: try Source(name: "phone"))
+            let (morning, evening, first) = try await f.app().test(.router) { client in
+                let one = try await ServerWritesTests().upload(client, token, "morning", hour: 6)
+                let two = try await ServerWritesTests().upload(client, token, "evening", hour: 8)
+                let set = try await client.execute(
+                    uri: "/v1/changes?types=workout,route", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                return (one, two, set)
+            }
+            let cliFirst = try Self.cliObject(binary, arguments)
+            #expect(Self.same(Self.contents(cliFirst), Self.contents(first)), "\(cliFirst) vs \(first)")
+            #expect(Self.uuids(first["added"]) == [morning.route, evening.route])
+            #expect(Self.uuids(first["addedObjects"]) == [treadmill, morning.workout, evening.workout])
+            #expect(Self.uuids(first["deleted"]).isEmpty && Self.uuids(first["deletedObjects"]).isEmpty)
+
+            // The morning run deleted, another uploaded: each door reads on from the anchor it gave.
+            let httpAnchor = try #require(first["anchor"] as? String)
+            let cliAnchor = try #require(cliFirst["anchor"] as? String)
+            let (night, second) = try await f.app().test(.router) { client in
+                let deleted = try await client.execute(
+                    uri: "/v1/workouts/\(morning.workout)", method: .delete, headers: auth(token)
+                ) { $0.status }
+                #expect(deleted == .noContent)
+                let added = try await ServerWritesTests().upload(client, token, "night", hour: 9)
+                let set = try await client.execute(
+                    uri: "/v1/changes?types=workout,route&anchor=\(httpAnchor)", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                return (added, set)
+            }
+            let cliSecond = try Self.cliObject(binary, arguments + ["--anchor", cliAnchor])
+            #expect(Self.same(Self.contents(cliSecond), Self.contents(second)), "\(cliSecond) vs \(second)")
+            #expect(Self.uuids(second["deleted"]) == [morning.route])
+            #expect(Self.uuids(second["deletedObjects"]) == [morning.workout])
+            #expect(Self.uuids(second["added"]) == [night.route])
+            #expect(Self.uuids(second["addedObjects"]) == [night.workout])
+        }
     }
 #endif
