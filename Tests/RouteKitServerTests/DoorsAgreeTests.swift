@@ -416,5 +416,73 @@
             #expect(Self.uuids(second["added"]) == [night.route])
             #expect(Self.uuids(second["addedObjects"]) == [night.workout])
         }
+
+        /// One workout's heart-rate zones at both doors, expected to agree: `routekit zones --workout ID --json` and
+        /// `routekit stats --json ID`; `GET /v1/workouts/ID/zones`, `…/zones/heartRate` and `…/stats`. Returns the
+        /// configuration the HTTP service names, and its statistics' zones' lower bounds and seconds.
+        static func expectSameZones(_ binary: URL, _ f: Fixture, _ token: String, _ workout: String) async throws -> (
+            configuration: [String: Any], lowerBounds: [Double], seconds: [Double]
+        ) {
+            let store = f.folder + "/store.sqlite"
+            let shown = try cliObject(binary, ["zones", "--store", store, "--workout", workout, "--json"])
+            let cliStats = try cliObject(binary, ["stats", "--store", store, "--json", workout])
+            let (settings, configuration, stats) = try await f.app().test(.router) { client in
+                let zones = ServerZonesTests()
+                let path = "/v1/workouts/\(workout)"
+                let settings = try await zones.get(client, token, path + "/zones").1
+                let configuration = try await zones.get(client, token, path + "/zones/heartRate").1
+                let stats = try await zones.get(client, token, path + "/stats").1
+                return (settings, configuration, stats)
+            }
+            #expect(same(shown, settings), "\(shown) vs \(settings)")
+            #expect(same(shown["heartRate"], configuration), "\(configuration)")
+            #expect(same(cliStats["zoneConfiguration"], configuration), "the statistics use the workout's zones")
+            #expect(same(cliStats, stats), "\(cliStats) vs \(stats)")
+            let zones = stats["zones"] as? [[String: Any]] ?? []
+            #expect(same(list: cliStats["zones"] as? [Any] ?? [], zones))
+            return (
+                configuration, zones.compactMap { $0["lower"] as? Double }, zones.compactMap { $0["seconds"] as? Double }
+            )
+        }
+
+        @Test(
+            "a workout's zones: `routekit zones --workout ID --json` and GET /v1/workouts/ID/zones/heartRate name the same boundaries, and both doors' statistics the same time in each zone, from the person's figures, then from zones saved with the workout"
+        )
+        func sameZones() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let alice = try await f.token(source: "alice")
+            // Two minutes of heart rate climbing from 100 to 219 bpm.
+            let workout = try await ServerZonesTests().workoutWithHeartRate(f.store, source: try Source(name: "alice"))
+            // The person's figures (over HTTP): Karvonen's zones.
+            let status = try await f.app().test(.router) { client in
+                try await ServerZonesTests().put(
+                    client, alice, "/v1/zones/heartRate", #"{"maximumHeartRate": 190, "restingHeartRate": 50}"#
+                ).0
+            }
+            #expect(status == .ok)
+            let karvonen = try await Self.expectSameZones(binary, f, alice, workout)
+            #expect(karvonen.configuration["origin"] as? String == "system")
+            #expect(karvonen.lowerBounds == [0, 134, 148, 162, 176])
+            #expect(karvonen.seconds.count == 5 && karvonen.seconds.allSatisfy { $0 > 0 }, "\(karvonen.seconds)")
+
+            // Zones saved with the workout (by the CLI, as its source) win over the person's, at both doors.
+            let set = try runChildProcess(
+                binary,
+                [
+                    "zones", "set", "heart-rate", "120,140,160,180", "--workout", workout, "--source", "alice",
+                    "--store", f.folder + "/store.sqlite",
+                ])
+            #expect(set.status == 0, "\(set.errorOutput)")
+            let own = try await Self.expectSameZones(binary, f, alice, workout)
+            #expect(own.configuration["origin"] as? String == "app")
+            #expect(own.configuration["boundaries"] as? [Double] == [120, 140, 160, 180])
+            #expect(own.lowerBounds == [0, 120, 140, 160, 180])
+            #expect(own.seconds.count == 5 && own.seconds.allSatisfy { $0 > 0 }, "\(own.seconds)")
+            #expect(own.seconds != karvonen.seconds, "the time in each zone follows the zones")
+        }
     }
 #endif
