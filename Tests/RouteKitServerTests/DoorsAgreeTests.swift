@@ -9,6 +9,7 @@
     import RouteKitServer
     import RouteKitTesting
     import Testing
+    import ZIPFoundation
 
     @Suite("one application behind every door")
     struct DoorsAgreeTests {
@@ -132,6 +133,33 @@
             return a.isEqual(b)
         }
 
+        /// Both doors' lists of objects, compared object by object.
+        static func same(list a: [Any], _ b: [Any]) -> Bool {
+            a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
+        }
+
+        /// What `routekit ARGUMENTS` prints, one JSON value a line, parsed; an issue when it fails.
+        static func cli(_ binary: URL, _ arguments: [String]) throws -> [Any] {
+            let run = try runChildProcess(binary, arguments)
+            #expect(run.status == 0, "routekit \(arguments.joined(separator: " ")): \(run.errorOutput)")
+            return try run.output.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) }
+        }
+
+        /// The first JSON object `routekit ARGUMENTS` prints (empty when there is none).
+        static func cliObject(_ binary: URL, _ arguments: [String]) throws -> [String: Any] {
+            try cli(binary, arguments).first as? [String: Any] ?? [:]
+        }
+
+        /// A treadmill run of `source` (a workout without a route) saved in `store`; its uuid.
+        static func treadmill(_ store: SQLiteStore, source: Source) async throws -> String {
+            let workout = Workout(
+                activityType: .running, start: try #require(Timestamp(iso8601: "2024-05-02T07:00:00Z")),
+                end: try #require(Timestamp(iso8601: "2024-05-02T07:30:00Z")), source: source,
+                metadata: ["name": .string("treadmill")])
+            _ = try await store.saveWorkout(workout)
+            return workout.id.uuidString.lowercased()
+        }
+
         @Test("locations, workouts, routes and statistics: the same JSON from the CLI and over HTTP; one CSV header")
         func sameShapes() async throws {
             guard let binary = routekitBinary else {
@@ -231,6 +259,230 @@
             let lap = (httpSplits["splits"] as? [[String: Any]])?.first
             #expect((lap?["recorded"] as? [String: Any])?["lapTrigger"] as? String == "manual")
             #expect((lap?["distanceMetres"] as? Double ?? 0) > 0)
+        }
+
+        @Test("people: `routekit people list --json` and GET /v1/people list the same people, ids, names and JSON")
+        func samePeople() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let admin = try await f.adminToken()
+            let store = f.folder + "/store.sqlite"
+            // One person added at each door.
+            let ana = try Self.cliObject(binary, ["people", "add", "Ana", "--store", store, "--json"])["id"] as? String
+            let (ben, served) = try await f.app().test(.router) { client in
+                let added = try await client.execute(
+                    uri: "/v1/people", method: .post, headers: auth(admin), body: ByteBuffer(string: #"{"name": "Ben"}"#)
+                ) { r in
+                    #expect(r.status == .created)
+                    return json(r.body)["id"] as? String
+                }
+                let list = try await client.execute(uri: "/v1/people", method: .get, headers: auth(admin)) {
+                    json($0.body)["people"] as? [Any] ?? []
+                }
+                return (added, list)
+            }
+            let listed = try Self.cli(binary, ["people", "list", "--store", store, "--json"])
+            let people = listed.map { $0 as? [String: Any] ?? [:] }
+            #expect(people.map { $0["id"] as? String } == [PersonID.default.description, ana, ben])
+            #expect(people.dropFirst().map { $0["name"] as? String } == ["Ana", "Ben"])
+            #expect(Self.same(list: listed, served), "\(listed) vs \(served)")
+        }
+
+        @Test(
+            "a person's archive: `routekit export --person ID --archive` and GET /v1/export hold the same entries, each JSON entry the same (the manifest's creation time aside), each GPX and NDJSON entry byte for byte"
+        )
+        func sameArchive() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let ana = Person(name: "Ana")
+            try await f.store.addPerson(ana)
+            let phone = try Source(name: "phone")
+            let hers = try await f.token(person: ana.id)
+            let defaults = try await f.token()
+            // Hers: a run with a route and heart rate, a treadmill run (no route), and an upload (below).
+            let herStore = f.store.forPerson(ana.id)
+            let run = try await ServerZonesTests().workoutWithHeartRate(herStore, source: phone)
+            _ = try await Self.treadmill(herStore, source: phone)
+            let served = try await f.app().test(.router) { client in
+                _ = try await ServerWritesTests().upload(client, hers, "evening", hour: 8)
+                // The default person's upload, in neither door's archive of hers.
+                _ = try await ServerWritesTests().upload(client, defaults, "morning", hour: 6)
+                // Zones saved with her run: its workout.json carries them.
+                let (status, _) = try await ServerZonesTests().put(
+                    client, hers, "/v1/workouts/\(run)/zones/heartRate", #"{"boundaries": [120, 140, 160, 180]}"#)
+                #expect(status == .ok)
+                return try await client.execute(uri: "/v1/export", method: .get, headers: auth(hers)) { r in
+                    #expect(r.status == .ok)
+                    return Data(r.body.readableBytesView)
+                }
+            }
+            let path = f.folder + "/ana.zip"
+            let exported = try runChildProcess(
+                binary,
+                ["export", "--store", f.folder + "/store.sqlite", "--person", ana.id.description, "--archive", path])
+            #expect(exported.status == 0, "\(exported.errorOutput)")
+            let written = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
+            let answered = try Archive(data: served, accessMode: .read)
+            let names = written.map(\.path)
+            #expect(names == answered.map(\.path))
+            // Her run (workout.json, its route, its heart rate), the upload (workout.json, its route), the treadmill
+            // run's workout.json, the manifest.
+            #expect(names.count == 7, "\(names)")
+            #expect(names.contains("workouts/\(run)/series/heartRate.ndjson"), "\(names)")
+            for name in names {
+                let fromCLI = try PersonExportTests.contents(written, name)
+                let fromHTTP = try PersonExportTests.contents(answered, name)
+                guard name.hasSuffix(".json") else {
+                    #expect(fromCLI == fromHTTP, "\(name) differs between the doors")
+                    continue
+                }
+                var a = try JSONSerialization.jsonObject(with: fromCLI) as? [String: Any] ?? [:]
+                var b = try JSONSerialization.jsonObject(with: fromHTTP) as? [String: Any] ?? [:]
+                if name == "manifest.json" {
+                    // When each door wrote its archive: the one field that differs by design.
+                    #expect(a["created"] is String && b["created"] is String)
+                    a["created"] = nil
+                    b["created"] = nil
+                    #expect(a["person"] as? String == ana.id.description)
+                }
+                #expect(!a.isEmpty && Self.same(a, b), "\(name)")
+            }
+        }
+
+        /// A change set's contents: all but its anchor (each door's own; a token narrowed to some sources or types
+        /// gets it sealed).
+        static func contents(_ set: [String: Any]) -> [String: Any] {
+            var out = set
+            out["anchor"] = nil
+            return out
+        }
+
+        /// The uuids of a change set's list.
+        static func uuids(_ list: Any?) -> Set<String> {
+            Set((list as? [[String: Any]] ?? []).compactMap { $0["uuid"] as? String })
+        }
+
+        @Test(
+            "the change feed's types: `routekit changes --types workout,route --json` and GET /v1/changes?types=workout,route list the same objects added, then deleted, from the same start"
+        )
+        func sameChanges() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let token = try await f.token()
+            let store = f.folder + "/store.sqlite"
+            let arguments = ["changes", "--store", store, "--types", "workout,route", "--json"]
+            let treadmill = try await Self.treadmill(f.store, source: try Source(name: "phone"))
+            let (morning, evening, first) = try await f.app().test(.router) { client in
+                let one = try await ServerWritesTests().upload(client, token, "morning", hour: 6)
+                let two = try await ServerWritesTests().upload(client, token, "evening", hour: 8)
+                let set = try await client.execute(
+                    uri: "/v1/changes?types=workout,route", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                return (one, two, set)
+            }
+            let cliFirst = try Self.cliObject(binary, arguments)
+            #expect(Self.same(Self.contents(cliFirst), Self.contents(first)), "\(cliFirst) vs \(first)")
+            #expect(Self.uuids(first["added"]) == [morning.route, evening.route])
+            #expect(Self.uuids(first["addedObjects"]) == [treadmill, morning.workout, evening.workout])
+            #expect(Self.uuids(first["deleted"]).isEmpty && Self.uuids(first["deletedObjects"]).isEmpty)
+
+            // The morning run deleted, another uploaded: each door reads on from the anchor it gave.
+            let httpAnchor = try #require(first["anchor"] as? String)
+            let cliAnchor = try #require(cliFirst["anchor"] as? String)
+            let (night, second) = try await f.app().test(.router) { client in
+                let deleted = try await client.execute(
+                    uri: "/v1/workouts/\(morning.workout)", method: .delete, headers: auth(token)
+                ) { $0.status }
+                #expect(deleted == .noContent)
+                let added = try await ServerWritesTests().upload(client, token, "night", hour: 9)
+                let set = try await client.execute(
+                    uri: "/v1/changes?types=workout,route&anchor=\(httpAnchor)", method: .get, headers: auth(token)
+                ) { json($0.body) }
+                return (added, set)
+            }
+            let cliSecond = try Self.cliObject(binary, arguments + ["--anchor", cliAnchor])
+            #expect(Self.same(Self.contents(cliSecond), Self.contents(second)), "\(cliSecond) vs \(second)")
+            #expect(Self.uuids(second["deleted"]) == [morning.route])
+            #expect(Self.uuids(second["deletedObjects"]) == [morning.workout])
+            #expect(Self.uuids(second["added"]) == [night.route])
+            #expect(Self.uuids(second["addedObjects"]) == [night.workout])
+        }
+
+        /// One workout's heart-rate zones at both doors, expected to agree: `routekit zones --workout ID --json` and
+        /// `routekit stats --json ID`; `GET /v1/workouts/ID/zones`, `…/zones/heartRate` and `…/stats`. Returns the
+        /// configuration the HTTP service names, and its statistics' zones' lower bounds and seconds.
+        static func expectSameZones(_ binary: URL, _ f: Fixture, _ token: String, _ workout: String) async throws -> (
+            configuration: [String: Any], lowerBounds: [Double], seconds: [Double]
+        ) {
+            let store = f.folder + "/store.sqlite"
+            let shown = try cliObject(binary, ["zones", "--store", store, "--workout", workout, "--json"])
+            let cliStats = try cliObject(binary, ["stats", "--store", store, "--json", workout])
+            let (settings, configuration, stats) = try await f.app().test(.router) { client in
+                let zones = ServerZonesTests()
+                let path = "/v1/workouts/\(workout)"
+                let settings = try await zones.get(client, token, path + "/zones").1
+                let configuration = try await zones.get(client, token, path + "/zones/heartRate").1
+                let stats = try await zones.get(client, token, path + "/stats").1
+                return (settings, configuration, stats)
+            }
+            #expect(same(shown, settings), "\(shown) vs \(settings)")
+            #expect(same(shown["heartRate"], configuration), "\(configuration)")
+            #expect(same(cliStats["zoneConfiguration"], configuration), "the statistics use the workout's zones")
+            #expect(same(cliStats, stats), "\(cliStats) vs \(stats)")
+            let zones = stats["zones"] as? [[String: Any]] ?? []
+            #expect(same(list: cliStats["zones"] as? [Any] ?? [], zones))
+            return (
+                configuration, zones.compactMap { $0["lower"] as? Double }, zones.compactMap { $0["seconds"] as? Double }
+            )
+        }
+
+        @Test(
+            "a workout's zones: `routekit zones --workout ID --json` and GET /v1/workouts/ID/zones/heartRate name the same boundaries, and both doors' statistics the same time in each zone, from the person's figures, then from zones saved with the workout"
+        )
+        func sameZones() async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            let f = try Fixture()
+            let alice = try await f.token(source: "alice")
+            // Two minutes of heart rate climbing from 100 to 219 bpm.
+            let workout = try await ServerZonesTests().workoutWithHeartRate(f.store, source: try Source(name: "alice"))
+            // The person's figures (over HTTP): Karvonen's zones.
+            let status = try await f.app().test(.router) { client in
+                try await ServerZonesTests().put(
+                    client, alice, "/v1/zones/heartRate", #"{"maximumHeartRate": 190, "restingHeartRate": 50}"#
+                ).0
+            }
+            #expect(status == .ok)
+            let karvonen = try await Self.expectSameZones(binary, f, alice, workout)
+            #expect(karvonen.configuration["origin"] as? String == "system")
+            #expect(karvonen.lowerBounds == [0, 134, 148, 162, 176])
+            #expect(karvonen.seconds.count == 5 && karvonen.seconds.allSatisfy { $0 > 0 }, "\(karvonen.seconds)")
+
+            // Zones saved with the workout (by the CLI, as its source) win over the person's, at both doors.
+            let set = try runChildProcess(
+                binary,
+                [
+                    "zones", "set", "heart-rate", "120,140,160,180", "--workout", workout, "--source", "alice",
+                    "--store", f.folder + "/store.sqlite",
+                ])
+            #expect(set.status == 0, "\(set.errorOutput)")
+            let own = try await Self.expectSameZones(binary, f, alice, workout)
+            #expect(own.configuration["origin"] as? String == "app")
+            #expect(own.configuration["boundaries"] as? [Double] == [120, 140, 160, 180])
+            #expect(own.lowerBounds == [0, 120, 140, 160, 180])
+            #expect(own.seconds.count == 5 && own.seconds.allSatisfy { $0 > 0 }, "\(own.seconds)")
+            #expect(own.seconds != karvonen.seconds, "the time in each zone follows the zones")
         }
     }
 #endif
