@@ -13,6 +13,7 @@
 #   ROUTEKIT_PG_URL  a PostgreSQL database (a new one: 2 × PEOPLE people and their tokens are made in it, and they
 #                    stay), e.g. from scripts/pg-test-cluster.sh; the second run's followers and uploads alternate
 #                    between two servers on it (serve-load.py people --second-server)
+#   ROUTEKIT_PG_ONLY set: the PostgreSQL run alone
 #   SERVE_ARGS       more options for both servers (per-person limits, when they exist, must let 5 streams and a few
 #                    uploads a minute per person through)
 #
@@ -67,14 +68,16 @@ stop() {
 }
 
 status=0
-echo "== SQLite: $PEOPLE people, $FOLLOWERS followers, $RATE uploads/s for $SECONDS_ s ($(date -u +%FT%TZ))"
-S=$DIR/store.sqlite
-ADMIN=$("$RK" tokens create --store "$S" --scope admin --name load 2>"$DIR/tokens.log") ||
-    { cat "$DIR/tokens.log" >&2; exit 2; }
-start 1 "$S"
-python3 "$HERE/serve-load.py" people "http://127.0.0.1:$PORT_1" "$ADMIN" --people "$PEOPLE" \
-    --followers "$FOLLOWERS" --rate "$RATE" --seconds "$SECONDS_" --pid "${PIDS[0]}" || status=1
-stop
+if [[ -z ${ROUTEKIT_PG_ONLY:-} ]]; then
+    echo "== SQLite: $PEOPLE people, $FOLLOWERS followers, $RATE uploads/s for $SECONDS_ s ($(date -u +%FT%TZ))"
+    S=$DIR/store.sqlite
+    ADMIN=$("$RK" tokens create --store "$S" --scope admin --name load 2>"$DIR/tokens.log") ||
+        { cat "$DIR/tokens.log" >&2; exit 2; }
+    start 1 "$S"
+    python3 "$HERE/serve-load.py" people "http://127.0.0.1:$PORT_1" "$ADMIN" --people "$PEOPLE" \
+        --followers "$FOLLOWERS" --rate "$RATE" --seconds "$SECONDS_" --pid "${PIDS[0]}" || status=1
+    stop
+fi
 
 if [[ -n ${ROUTEKIT_PG_URL:-} ]]; then
     echo "== PostgreSQL, two servers: $PEOPLE people, $FOLLOWERS followers, $RATE uploads/s for $SECONDS_ s"

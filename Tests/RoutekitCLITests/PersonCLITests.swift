@@ -59,10 +59,12 @@ struct PersonCLITests {
         let missing = try f.run(["export", random])
         #expect(hidden.status == 1)
         #expect(missing.status == 1)
-        #expect(hidden.stderr.contains("no route or workout \(route)"), "\(hidden.stderr)")
+        // The id as the error prints it (upper case): compared without case.
+        let hiddenText = hidden.stderr.lowercased()
+        #expect(hiddenText.contains("no route or workout \(route)"), "\(hidden.stderr)")
         #expect(
-            hidden.stderr.replacingOccurrences(of: route, with: "ID")
-                == missing.stderr.replacingOccurrences(of: random, with: "ID"))
+            hiddenText.replacingOccurrences(of: route, with: "ID")
+                == missing.stderr.lowercased().replacingOccurrences(of: random, with: "ID"))
     }
 
     @Test("an unknown person is not found (exit 1, named, with routekit people list); text that is no id is a usage error (64)")
