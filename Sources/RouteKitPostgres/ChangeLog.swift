@@ -207,28 +207,54 @@
         // MARK: Reading
 
         func feedState(_ tx: Transaction) async throws -> ChangeLogState {
-            let epoch = try await tx.value("SELECT value FROM store_info WHERE key = 'epoch'", as: String.self).flatMap
-            {
-                UInt32($0)
+            var sql = SQL("SELECT ")
+            sql.append(Self.stateColumns(&sql, person: tx.person, checkpoint: nil))
+            guard let row = try await tx.first(sql.query) else {
+                throw RouteKitError(.incompatibleStore, "the store's change log has no state")
             }
-            let floor = try await tx.value("SELECT value FROM store_info WHERE key = 'history_floor'", as: String.self)
-                .flatMap { Int64($0) }
-            let floorPosition = floor ?? 0
-            // The person's head, not the log's: another person's commits never move it (0 when they have none).
-            let row = try await tx.first("SELECT head, token FROM person_feed WHERE person = \(tx.person)")
-            var head: Int64 = try row?.get("head") ?? 0
-            var headToken: Int64 = try row?.get("token") ?? 0
-            if head < floorPosition {
-                // A person quiet since before the newest compacted deletion (or who never committed) reads the floor as
-                // their head: an anchor below it would be expired as soon as it was handed out. The floor is the end of
-                // a transaction that committed before the compaction that set it, so this snapshot sees every position
-                // up to it, and the person has no rows between their head and it; its token is kept (`change_txn`
-                // loses only the transactions below the floor).
-                head = floorPosition
-                headToken = try await Self.token(tx, endingAt: floorPosition) ?? 0
+            return try Self.state(row, storeID: storeID).state
+        }
+
+        /// The columns (`st_…`) of a `SELECT` list that give the change log's state as `person` reads it, and the
+        /// token of the transaction ending at `checkpoint` (an anchor's, to validate it): the epoch, the floor and
+        /// its token, the person's head and its token. Uncorrelated subqueries, each run once, in the statement's
+        /// snapshot: a feed read learns the state and its rows in one round trip (``state(_:storeID:)`` reads them).
+        static func stateColumns(_ sql: inout SQL, person: String, checkpoint: Int64?) -> String {
+            let p = sql.bind(person)
+            let c = sql.bind(checkpoint ?? -1)
+            return """
+                (SELECT value FROM store_info WHERE key = 'epoch') AS st_epoch,
+                (SELECT value FROM store_info WHERE key = 'history_floor') AS st_floor,
+                (SELECT token FROM change_txn WHERE txn_end = (
+                    SELECT CASE WHEN value ~ '^[0-9]{1,18}$' THEN CAST(value AS BIGINT) END
+                    FROM store_info WHERE key = 'history_floor')) AS st_floor_token,
+                (SELECT head FROM person_feed WHERE person = \(p)::text) AS st_head,
+                (SELECT token FROM person_feed WHERE person = \(p)::text) AS st_head_token,
+                (SELECT token FROM change_txn WHERE txn_end = \(c)::bigint) AS st_checkpoint_token
+                """
+        }
+
+        /// The state in a row with ``stateColumns(_:person:checkpoint:)``, and the token at the checkpoint asked
+        /// for (`nil` when no transaction ends there).
+        ///
+        /// The head is the person's, not the log's: another person's commits never move it (0 when they have none).
+        /// A person quiet since before the newest compacted deletion (or who never committed) reads the floor as
+        /// their head: an anchor below it would be expired as soon as it was handed out. The floor is the end of a
+        /// transaction that committed before the compaction that set it, so the snapshot sees every position up to
+        /// it, and the person has no rows between their head and it; its token is kept (`change_txn` loses only the
+        /// transactions below the floor).
+        static func state(_ row: Row, storeID: UUID) throws -> (state: ChangeLogState, checkpointToken: Int64?) {
+            let epoch = (try row.get("st_epoch") as String?).flatMap { UInt32($0) }
+            let floor = (try row.get("st_floor") as String?).flatMap { Int64($0) } ?? 0
+            var head = try row.get("st_head") as Int64? ?? 0
+            var headToken = try row.get("st_head_token") as Int64? ?? 0
+            if head < floor {
+                head = floor
+                headToken = try row.get("st_floor_token") as Int64? ?? 0
             }
-            return ChangeLogState(
-                storeID: storeID, epoch: epoch ?? 1, floor: floorPosition, head: head, headToken: headToken)
+            let state = ChangeLogState(
+                storeID: storeID, epoch: epoch ?? 1, floor: floor, head: head, headToken: headToken)
+            return (state, try row.get("st_checkpoint_token") as Int64?)
         }
 
         /// The token of the transaction that ends at `position`, if one does.
@@ -258,31 +284,63 @@
             async throws(RouteKitError) -> ChangeSet
         {
             try StoreRules.checkLimit(limit)
+            // Rows are read one past the limit: when no more are owed (a live follower's read), the set is complete
+            // without asking again.
+            let fetch = limit < Int.max ? limit + 1 : limit
             return try await read("reading the change feed", snapshot: true) { tx in
-                let state = try await self.feedState(tx)
+                // The state and (from an anchor, whose start and horizon are its own) the owed rows in one statement.
+                var first = SQL("SELECT ")
+                first.append(Self.stateColumns(&first, person: tx.person, checkpoint: anchor?.checkpoint))
+                var rows: [Row] = []
+                let state: ChangeLogState
                 if let anchor {
-                    try state.validate(anchor, tokenAtCheckpoint: try await Self.token(tx, endingAt: anchor.checkpoint))
+                    first.append(", c.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT * FROM change WHERE ")
+                    Self.owed(&first, person: tx.person, after: anchor.position, horizon: anchor.horizon, predicate)
+                    first.append(" ORDER BY position LIMIT \(fetch)) AS c ON TRUE ORDER BY c.position")
+                    let all = try await tx.rows(first.query)
+                    guard let top = all.first else {
+                        throw RouteKitError(.incompatibleStore, "the store's change log has no state")
+                    }
+                    let read = try Self.state(top, storeID: self.storeID)
+                    state = read.state
+                    try state.validate(anchor, tokenAtCheckpoint: read.checkpointToken)
+                    // Without owed rows, the one row the join keeps has no change.
+                    if try top.get("position") as Int64? != nil { rows = all }
+                } else {
+                    guard let top = try await tx.first(first.query) else {
+                        throw RouteKitError(.incompatibleStore, "the store's change log has no state")
+                    }
+                    state = try Self.state(top, storeID: self.storeID).state
+                    let (after, horizon) = StoreRules.readStart(anchor: nil, state: state)
+                    var owed = SQL("SELECT * FROM change WHERE ")
+                    Self.owed(&owed, person: tx.person, after: after, horizon: horizon, predicate)
+                    owed.append(" ORDER BY position LIMIT \(fetch)")
+                    rows = try await tx.rows(owed.query)
                 }
-                let (after, horizon) = StoreRules.readStart(anchor: anchor, state: state)
-                var first = SQL("SELECT * FROM change WHERE ")
-                Self.owed(&first, person: tx.person, after: after, horizon: horizon, predicate)
-                first.append(" ORDER BY position LIMIT \(limit)")
-                var rows = try await tx.rows(first.query)
+                let (_, horizon) = StoreRules.readStart(anchor: anchor, state: state)
                 var hasMore = false
                 var end = state.head
-                if let last = rows.last {
-                    // Never split a transaction: take the rest of the last one, and end the anchor with it.
+                if rows.count > limit {
+                    // More is owed than the limit: never split a transaction. The row past the limit tells whether
+                    // the last transaction goes on; when it does, take the rest of it, and ask whether more follows.
+                    let next = rows.removeLast()
+                    let last = rows[rows.count - 1]
                     let txn: Int64 = try last.get("txn")
                     let txnEnd: Int64 = try last.get("txn_end")
-                    var rest = SQL("SELECT * FROM change WHERE ")
-                    rest.append("txn = \(rest.bind(txn)) AND ")
-                    Self.owed(&rest, person: tx.person, after: try last.get("position"), horizon: horizon, predicate)
-                    rest.append(" ORDER BY position")
-                    rows += try await tx.rows(rest.query)
-                    var more = SQL("SELECT 1 FROM change WHERE ")
-                    Self.owed(&more, person: tx.person, after: txnEnd, horizon: horizon, predicate)
-                    more.append(" LIMIT 1")
-                    hasMore = try await tx.first(more.query) != nil
+                    if try next.get("txn") as Int64 != txn {
+                        hasMore = true
+                    } else {
+                        var rest = SQL("SELECT * FROM change WHERE ")
+                        rest.append("txn = \(rest.bind(txn)) AND ")
+                        Self.owed(
+                            &rest, person: tx.person, after: try last.get("position"), horizon: horizon, predicate)
+                        rest.append(" ORDER BY position")
+                        rows += try await tx.rows(rest.query)
+                        var more = SQL("SELECT 1 FROM change WHERE ")
+                        Self.owed(&more, person: tx.person, after: txnEnd, horizon: horizon, predicate)
+                        more.append(" LIMIT 1")
+                        hasMore = try await tx.first(more.query) != nil
+                    }
                     if hasMore { end = txnEnd }
                 }
                 let split = try StoreRules.split(
@@ -298,7 +356,9 @@
                 let objects = try await Self.addedObjects(tx, split.addedObjects)
                 let choice = StoreRules.nextAnchor(hasMore: hasMore, end: end, horizon: horizon)
                 var token: Int64?
-                if let position = choice.tokenPosition { token = try await Self.token(tx, endingAt: position) }
+                if let position = choice.tokenPosition {
+                    token = position == state.head ? state.headToken : try await Self.token(tx, endingAt: position)
+                }
                 return ChangeSet(
                     deleted: split.deletedRoutes, added: try StoreRules.addedRoutes(split.addedRouteIDs, found: found),
                     deletedObjects: split.deletedObjects, addedObjects: objects,
@@ -368,7 +428,8 @@
         }
 
         public func currentAnchor() async throws(RouteKitError) -> ChangeAnchor {
-            try await read("reading the change feed", snapshot: true) { tx in
+            // One statement: one snapshot, no transaction needed.
+            try await read("reading the change feed") { tx in
                 try await self.feedState(tx).headAnchor
             }
         }

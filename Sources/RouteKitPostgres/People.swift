@@ -118,16 +118,16 @@
         }
 
         public func feedHeads(after position: Int64) async throws(RouteKitError) -> FeedHeads {
+            // One statement (one snapshot): the log's head, and the people whose heads are past `position`.
             let (head, keys) = try await read("reading where the change log stands") { tx in
-                let head =
-                    try await tx.rows("SELECT COALESCE(MAX(txn_end), 0) AS head FROM change_txn").first.map {
-                        try $0.get("head") as Int64
-                    } ?? 0
-                guard head > position else { return (head, [String]()) }
-                let keys = try await tx.rows("SELECT person FROM person_feed WHERE head > \(position)").map {
-                    try $0.get("person") as String
-                }
-                return (head, keys)
+                let rows = try await tx.rows(
+                    """
+                    SELECT h.head, p.person
+                    FROM (SELECT COALESCE(MAX(txn_end), 0) AS head FROM change_txn) AS h
+                    LEFT JOIN person_feed AS p ON h.head > \(position) AND p.head > \(position)
+                    """)
+                let head: Int64 = try rows.first?.get("head") ?? 0
+                return (head, try rows.compactMap { try $0.get("person") as String? })
             }
             return FeedHeads(head: head, people: Set(keys.compactMap { UUID(uuidString: $0).map(PersonID.init) }))
         }

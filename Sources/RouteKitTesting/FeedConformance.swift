@@ -113,6 +113,15 @@ public enum FeedConformance {
         try expect(set.added.isEmpty && !set.hasMore, "and nothing else")
         let current = try await drain(store, from: nil)
         try expect(current.sets.flatMap(\.added).map(\.id) == [kept.route.id], "the other workout's route remains")
+        // With a later commit owed too: the whole transaction, then more.
+        let later = try await route(store, other, "l", 1)
+        let first = try await store.changes(since: anchor, matching: .all, limit: 1)
+        try expect(Set(first.deleted.map(\.id)) == Set(routes), "the deletion whole again: \(first.deleted)")
+        try expect(first.added.isEmpty && first.hasMore, "and more owed after it")
+        let next = try await store.changes(since: first.anchor, matching: .all, limit: 1)
+        try expect(next.added.map(\.id) == [later.route.id] && next.deleted.isEmpty, "then the later route")
+        let head = try await store.currentAnchor()
+        try expect(!next.hasMore && next.anchor == head, "and the head")
     }
 
     static func predicates(_ store: any RouteStore) async throws {
