@@ -276,6 +276,51 @@
             }
         }
 
+        /// The `warnings` of an upload's first result.
+        static func warnings(_ answer: Answer) -> [String] {
+            let results = answer.object["results"] as? [[String: Any]]
+            return results?.first?["warnings"] as? [String] ?? []
+        }
+
+        @Test(
+            "an upload without write:heartRate stores the workout and every point of its route but no heart rate, and says so; write keeps it"
+        )
+        func uploadWithoutWritingHeartRate() async throws {
+            let f = try Fixture()
+            let narrowed = try await f.token(source: "watch", scopes: [.read, .writing(.workouts), .writing(.routes)])
+            let full = try await f.token(source: "phone", scopes: [.read, .write])
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
+                let upload = try await Self.send(port, narrowed, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+                #expect(upload.status == 201, "\(upload.text)")
+                let (workout, route) = try Self.uploaded(upload)
+                let warnings = Self.warnings(upload)
+                let leftOut = "heartRate samples and totals were left out: this token may not write heartRate"
+                #expect(warnings.filter { $0 == leftOut }.count == 1, "\(warnings)")
+
+                // The route whole, its points without heart rate; the workout without a heart-rate series.
+                let locations = try await Self.send(port, narrowed, "/v1/routes/\(route)/locations")
+                #expect(locations.status == 200)
+                #expect(locations.text.split(separator: "\n").count == 30)
+                let types = try await Self.send(port, narrowed, "/v1/workouts/\(workout)/series")
+                #expect(types.status == 200)
+                let listed = types.object["types"] as? [Any]
+                #expect(listed?.isEmpty == true, "\(types.text)")
+                let exported = try await Self.send(port, narrowed, "/v1/routes/\(route)/export?format=gpx")
+                #expect(exported.text.contains("<trkpt"))
+                #expect(!exported.text.contains("<gpxtpx:hr>"))
+
+                // The same file with plain write (another source: not the same track) keeps its heart rate.
+                let kept = try await Self.send(port, full, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+                #expect(kept.status == 201, "\(kept.text)")
+                #expect(!Self.warnings(kept).contains { $0.contains("left out") }, "\(Self.warnings(kept))")
+                let (keptWorkout, _) = try Self.uploaded(kept)
+                let keptTypes = try await Self.send(port, full, "/v1/workouts/\(keptWorkout)/series")
+                #expect(keptTypes.text.contains("heartRate"), "\(keptTypes.text)")
+            }
+        }
+
         @Test("the admin API makes a person's token with narrowed scopes, and refuses a word that is no scope, naming it")
         func adminTokens() async throws {
             let f = try Fixture()
