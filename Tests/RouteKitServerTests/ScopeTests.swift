@@ -321,6 +321,62 @@
             }
         }
 
+        @Test(
+            "read:workouts without read:routes: a workout's route and location counts are null, no route id in it, its stats or splits; read sees them"
+        )
+        func withoutReadingRoutes() async throws {
+            let f = try Fixture()
+            let writer = try await f.token(scopes: [.write])
+            let reader = try await f.token(scopes: [.read])
+            let workoutsOnly = try await f.token(scopes: [.reading(.workouts)])
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
+                let upload = try await Self.send(port, writer, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+                #expect(upload.status == 201, "\(upload.text)")
+                let (workout, route) = try Self.uploaded(upload)
+
+                // The list.
+                let fullList = try await Self.send(port, reader, "/v1/workouts")
+                let fullShown = (fullList.object["workouts"] as? [[String: Any]])?.first
+                #expect(fullShown?["routes"] as? Int == 1)
+                #expect(fullShown?["locations"] as? Int == 30)
+                let list = try await Self.send(port, workoutsOnly, "/v1/workouts")
+                #expect(list.status == 200)
+                let shown = (list.object["workouts"] as? [[String: Any]])?.first
+                #expect(shown?["uuid"] as? String == workout)
+                #expect(shown?["routes"] is NSNull, "\(list.text)")
+                #expect(shown?["locations"] is NSNull, "\(list.text)")
+
+                // The workout.
+                let fullDetail = try await Self.send(port, reader, "/v1/workouts/\(workout)")
+                #expect(fullDetail.text.contains(route))
+                let detail = try await Self.send(port, workoutsOnly, "/v1/workouts/\(workout)")
+                #expect(detail.status == 200)
+                let detailRoutes = detail.object["routes"] as? [Any]
+                #expect(detailRoutes?.isEmpty == true)
+                let inner = detail.object["workout"] as? [String: Any]
+                #expect(inner?["routes"] is NSNull)
+                #expect(inner?["locations"] is NSNull)
+                #expect(!detail.text.contains(route))
+
+                // Statistics and splits: the workout's numbers, not the route they come from.
+                let fullStats = try await Self.send(port, reader, "/v1/workouts/\(workout)/stats")
+                #expect(fullStats.object["route"] as? String == route)
+                let stats = try await Self.send(port, workoutsOnly, "/v1/workouts/\(workout)/stats")
+                #expect(stats.status == 200)
+                #expect((stats.object["distanceMetres"] as? Double ?? 0) > 100)
+                #expect(stats.object["route"] is NSNull)
+                #expect(!stats.text.contains(route))
+                let fullSplits = try await Self.send(port, reader, "/v1/workouts/\(workout)/splits?by=km")
+                #expect(fullSplits.object["route"] as? String == route)
+                let splits = try await Self.send(port, workoutsOnly, "/v1/workouts/\(workout)/splits?by=km")
+                #expect(splits.status == 200)
+                #expect(splits.object["route"] is NSNull)
+                #expect(!splits.text.contains(route))
+            }
+        }
+
         @Test("the admin API makes a person's token with narrowed scopes, and refuses a word that is no scope, naming it")
         func adminTokens() async throws {
             let f = try Fixture()
