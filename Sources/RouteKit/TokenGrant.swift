@@ -51,7 +51,8 @@ public enum ScopeTarget: Hashable, Sendable, CustomStringConvertible {
 /// without `read:heartRate` (nor `read`) never sees heart-rate series, nor what is computed from them: heart-rate
 /// figures and zones in statistics, profiles and pictures, heart rate in exports and archives, the change feed's
 /// heart-rate series, a workout's recorded heart-rate totals, the heart-rate part of zone settings. The other quantity
-/// types likewise.
+/// types likewise. Writing is narrowed the same way: a file uploaded with a token without `write:heartRate` (nor
+/// `write`) is stored without its heart rate, samples and recorded totals alike (``writable(_:)``).
 ///
 /// ```swift
 /// let grant = try TokenGrant(parsing: "read:workouts,read:routes")
@@ -154,22 +155,57 @@ public struct TokenGrant: Hashable, Sendable {
     /// `metadata` without the recorded totals of the quantity types it may not read (``MetadataKey/averageHeartRate``
     /// and ``MetadataKey/maximumHeartRate`` without `read:heartRate`, and so on for cadence and power).
     public func redacted(_ metadata: [String: MetadataValue]) -> [String: MetadataValue] {
-        var out = metadata
-        for (type, keys) in Self.figureKeys where !mayRead(quantity: type) {
-            for key in keys { out[key] = nil }
-        }
-        return out
+        Self.removingTotals(of: QuantityType.all.filter { !mayRead(quantity: $0) }, from: metadata)
     }
 
     /// `workout` without the recorded totals of the quantity types it may not read: in its metadata, its events' (a
     /// lap's totals) and its activities'.
     public func redacted(_ workout: Workout) -> Workout {
         guard !readsEveryQuantity else { return workout }
-        var out = workout
-        out.metadata = redacted(out.metadata)
-        for i in out.events.indices { out.events[i].metadata = redacted(out.events[i].metadata) }
-        for i in out.activities.indices { out.activities[i].metadata = redacted(out.activities[i].metadata) }
+        return Self.removingTotals(of: QuantityType.all.filter { !mayRead(quantity: $0) }, from: workout)
+    }
+
+    /// `metadata` without the recorded totals of `types`.
+    static func removingTotals(of types: [QuantityType], from metadata: [String: MetadataValue])
+        -> [String: MetadataValue]
+    {
+        var out = metadata
+        for type in types {
+            for key in figureKeys[type] ?? [] { out[key] = nil }
+        }
         return out
+    }
+
+    /// `workout` without the recorded totals of `types`: in its metadata, its events' and its activities'.
+    static func removingTotals(of types: [QuantityType], from workout: Workout) -> Workout {
+        guard !types.isEmpty else { return workout }
+        var out = workout
+        out.metadata = removingTotals(of: types, from: out.metadata)
+        for i in out.events.indices { out.events[i].metadata = removingTotals(of: types, from: out.events[i].metadata) }
+        for i in out.activities.indices {
+            out.activities[i].metadata = removingTotals(of: types, from: out.activities[i].metadata)
+        }
+        return out
+    }
+
+    /// Whether `workout` records a total of `type` (in its metadata, an event's or an activity's).
+    static func recordsTotals(of type: QuantityType, in workout: Workout) -> Bool {
+        let keys = figureKeys[type] ?? []
+        let all: [[String: MetadataValue]] =
+            [workout.metadata] + workout.events.map(\.metadata) + workout.activities.map(\.metadata)
+        return all.contains { metadata in keys.contains { metadata[$0] != nil } }
+    }
+
+    // MARK: What it may not write, left out
+
+    /// `workout` without the recorded totals of the quantity types it may not write (``MetadataKey/averageHeartRate``
+    /// and ``MetadataKey/maximumHeartRate`` without `write:heartRate`, and so on for cadence and power; in its
+    /// metadata, its events' and its activities'), and the types whose totals were left out, in
+    /// ``QuantityType/all``'s order: what a file uploaded with this grant stores of the workout it describes.
+    public func writable(_ workout: Workout) -> (workout: Workout, leftOut: [QuantityType]) {
+        let refused = QuantityType.all.filter { !mayWrite(quantity: $0) }
+        let leftOut = refused.filter { Self.recordsTotals(of: $0, in: workout) }
+        return (Self.removingTotals(of: leftOut, from: workout), leftOut)
     }
 
     /// `settings` without what belongs to the quantity types it may not read: the heart-rate zones, maximum and

@@ -70,8 +70,9 @@ package enum PersonArchive {
     ///   - readableSources: Only objects of these sources (an API token that may read only some), `nil` for all: a
     ///     workout of another source is left out with everything of it, and so is a route or an effort score of
     ///     another source. What a token's scopes allow is the store's: a view narrowed to an API token's grant
-    ///     (`readGrant`) gives no routes without `read:routes`, no effort scores without `read:effort`, and only the
-    ///     series, point values and zone settings of the quantity types it may read.
+    ///     (`readGrant`) gives no routes without `read:routes` (and `null` route and location counts in its
+    ///     workouts), no effort scores without `read:effort`, and only the series, point values and zone settings of
+    ///     the quantity types it may read.
     ///   - routekitVersion: The release named in the manifest.
     ///   - created: The manifest's `created`, and every entry's modification time.
     ///   - scratch: The scratch file's path (see ``PersonArchive``); `path` + `.entry` by default.
@@ -319,7 +320,8 @@ private final class ArchiveRun {
             throw RouteKitError(.storage, "cannot read the figures of workout \(workout.id.lowercaseText)")
         }
         let document = ArchivedWorkoutJSON(
-            workout: WorkoutJSON(workout, routes: archived, figures: figures),
+            workout: WorkoutJSON(
+                workout, routes: archived, figures: figures, countingRoutes: store.readGrant.mayRead(.routes)),
             routes: routes.map { ArchivedWorkoutJSON.Route(route: RouteJSON($0.route), file: $0.file) },
             series: series, effort: WorkoutEffortJSON(efforts),
             zoneSettings: zoneSettings.isEmpty ? nil : ZoneSettingsJSON(zoneSettings), attachments: attachmentsFile)

@@ -335,10 +335,10 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
     @ExplicitNull package var start: String?
     /// When it ended, or `null`.
     @ExplicitNull package var end: String?
-    /// Its current routes.
-    package var routes: Int
-    /// The locations of its current routes.
-    package var locations: Int
+    /// Its current routes, or `null` for a reader that may not read routes (an API token without `read:routes`).
+    @ExplicitNull package var routes: Int?
+    /// The locations of its current routes, or `null` for a reader that may not read routes.
+    @ExplicitNull package var locations: Int?
     /// Its metadata.
     package var metadata: [String: MetadataValue]
     /// The distance along its recording (metres, as its statistics give it), or `null` without a route.
@@ -352,8 +352,9 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
     /// Its activities: those recorded, else the workout itself as its one activity.
     package var activities: [WorkoutActivityJSON]
 
-    /// The shape of `workout` with its current `routes` and its `figures` (``WorkoutFigures/of(_:in:)``).
-    package init(_ workout: Workout, routes: [RouteSample], figures: WorkoutFigures?) {
+    /// The shape of `workout` with its current `routes` and its `figures` (``WorkoutFigures/of(_:in:)``); without
+    /// `countingRoutes` (a reader that may not read routes), with neither a route count nor a location count.
+    package init(_ workout: Workout, routes: [RouteSample], figures: WorkoutFigures?, countingRoutes: Bool = true) {
         uuid = workout.id.lowercaseText
         activity = workout.activityType.rawValue
         source = workout.source.name
@@ -361,8 +362,9 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
         syncVersion = workout.sync?.version
         start = workout.start?.iso8601
         end = workout.end?.iso8601
-        self.routes = routes.count
-        locations = routes.reduce(0) { $0 + $1.locationCount }
+        let locationCount = routes.reduce(0) { $0 + $1.locationCount }
+        self.routes = countingRoutes ? routes.count : nil
+        locations = countingRoutes ? locationCount : nil
         metadata = workout.metadata
         distanceMetres = figures?.distanceMetres
         elapsedSeconds = figures?.elapsedSeconds
@@ -371,19 +373,24 @@ package struct WorkoutJSON: Codable, Hashable, Sendable {
         activities = workout.allActivities.map(WorkoutActivityJSON.init)
     }
 
-    /// The shape of `workout` with its current `routes` and its figures, read (or measured once) as a list has them.
+    /// The shape of `workout` with its current `routes` and its figures, read (or measured once) as a list has them;
+    /// its counts of routes and locations only when the store's reader may read routes (`readGrant`).
     package init(_ workout: Workout, routes: [RouteSample], in store: any RouteStore) async throws {
         let figures = try await WorkoutFigures.of([(workout, routes)], in: store)
-        self.init(workout, routes: routes, figures: figures[workout.id])
+        self.init(
+            workout, routes: routes, figures: figures[workout.id], countingRoutes: store.readGrant.mayRead(.routes))
     }
 
     /// The shapes of `workouts` with their current routes, their figures read (or measured once) as a list has
-    /// them.
+    /// them; their counts of routes and locations only when the store's reader may read routes (`readGrant`).
     package static func list(_ workouts: [(workout: Workout, routes: [RouteSample])], in store: any RouteStore)
         async throws -> [WorkoutJSON]
     {
         let figures = try await WorkoutFigures.of(workouts, in: store)
-        return workouts.map { WorkoutJSON($0.workout, routes: $0.routes, figures: figures[$0.workout.id]) }
+        let counting = store.readGrant.mayRead(.routes)
+        return workouts.map {
+            WorkoutJSON($0.workout, routes: $0.routes, figures: figures[$0.workout.id], countingRoutes: counting)
+        }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -261,10 +261,11 @@
         public var start: String?
         /// When it ended, or `nil`.
         public var end: String?
-        /// Its current routes.
-        public var routes: Int
-        /// The locations of its current routes.
-        public var locations: Int
+        /// How many current routes it has; `nil` for a token without `read:routes` (or `read`), which learns nothing
+        /// of a workout's routes.
+        public var routes: Int?
+        /// The locations of its current routes; `nil` for a token without `read:routes` (or `read`).
+        public var locations: Int?
         /// Its metadata.
         public var metadata: ClientMetadata
         /// The distance along its recording (metres), or `nil` without a route.

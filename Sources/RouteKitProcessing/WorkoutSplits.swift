@@ -63,7 +63,8 @@ package struct WorkoutSplit: Sendable {
 package struct WorkoutSplitsReport: Sendable {
     /// The workout.
     package var workout: Workout
-    /// The route version the numbers come from (the workout's recording), if any.
+    /// The route version the numbers come from (the workout's recording), if any; `nil` for a reader that may not
+    /// read routes (an API token without `read:routes`).
     package var route: RouteSample?
     /// How the workout was cut.
     package var rule: SplitRule
@@ -99,8 +100,10 @@ extension WorkoutStatistics {
                 for try await batch in store.locations(of: route.id, batchSize: 16_384) { cutter.add(batch.locations) }
             }
             let splits = cutter.finish()
+            // The splits are the workout's; which route they come from is for a reader of routes.
             return WorkoutSplitsReport(
-                workout: workout, route: route, rule: rule, splits: splits, warnings: cutter.warnings)
+                workout: workout, route: store.readGrant.mayRead(.routes) ? route : nil, rule: rule, splits: splits,
+                warnings: cutter.warnings)
         }
     }
 }

@@ -45,7 +45,8 @@ extension Zones {
 package struct WorkoutStatisticsReport: Sendable {
     /// The workout.
     package var workout: Workout
-    /// The route version the numbers come from (the workout's raw recording, or the route asked for), if any.
+    /// The route version the numbers come from (the workout's raw recording, or the route asked for), if any; `nil`
+    /// for a reader that may not read routes (an API token without `read:routes`).
     package var route: RouteSample?
     /// The numbers.
     package var statistics: RouteStatistics
@@ -175,8 +176,9 @@ package enum WorkoutStatistics {
         }
         let statistics = accumulator.finish(
             heartRate: heartRate, cadence: cadence, zones: zones, power: power, powerZones: powerZones)
+        // The numbers are the workout's; which route they come from is for a reader of routes.
         return WorkoutStatisticsReport(
-            workout: workout, route: route, statistics: statistics, ftp: usedFTP,
+            workout: workout, route: grant.mayRead(.routes) ? route : nil, statistics: statistics, ftp: usedFTP,
             zoneConfiguration: zoneConfiguration, powerZoneConfiguration: powerConfiguration)
     }
 

@@ -25,6 +25,16 @@
             return GrantedStore(view, grant: grant)
         }
 
+        /// The store `token` imports files through: ``store(for:)``'s view, whose writes are narrowed to what the
+        /// token may write too (RouteKit's `GrantedStore` with `narrowingWrites`): the samples and recorded totals of
+        /// the quantity types it may not write (heart rate without `write:heartRate`) are left out of what is stored,
+        /// and the store tells which it left out of each workout.
+        /// - Throws: `403 admin-token` for an admin token.
+        func importStore(for token: APIToken) throws(Problem) -> GrantedStore {
+            guard let person = token.person else { throw Problem.adminTokenHasNoData }
+            return GrantedStore(base.forPerson(person), grant: token.grant, narrowingWrites: true)
+        }
+
         /// The store seen as `person` (for work a request queued: figures, jobs).
         func store(of person: PersonID) -> any RouteStore { base.forPerson(person) }
     }

@@ -75,17 +75,21 @@
             let path = (folder as NSString).appendingPathComponent(stem)
             // Spooling, decoding and storing write files and decode on the blocking executor's threads: never on the
             // two cooperative threads every request shares.
+            // What the token may not write (heart rate without `write:heartRate`) is left out below this door: the
+            // door only says so, in each file's warnings.
+            let writer = try stores.importStore(for: token)
             let results = try await BlockingExecutor.shared.withPreference { () async throws -> [ImportResult] in
                 if let failure = try await spool(request.body, to: path, name: name) {
                     return [ImportResult(file: name, status: .failed, error: failure)]
                 }
                 var results: [ImportResult] = []
-                let importer = RouteImporter(store: store, source: token.source)
+                let importer = RouteImporter(store: writer, source: token.source)
                 importer.archiveLimits = configuration.archiveLimits
                 await importer.importPath(path) { result in
                     var r = result
                     r.file = r.file.replacingOccurrences(of: path, with: name)
                     if let file = r.error?.file { r.error?.file = file.replacingOccurrences(of: path, with: name) }
+                    r.warnings += Self.leftOutWarnings(writer.leftOut(ofWorkouts: r.tracks.map(\.workout)))
                     results.append(r)
                 }
                 return results
@@ -115,6 +119,12 @@
             }
             let created = results.contains { $0.status == .imported || $0.status == .partial }
             return JSONBody.response(body, status: created ? .created : .ok)
+        }
+
+        /// A file's warnings for the quantity types its import left out because the token may not write them: one a
+        /// type, naming it (never a value).
+        static func leftOutWarnings(_ types: [QuantityType]) -> [String] {
+            types.map { "\($0.identifier) samples and totals were left out: this token may not write \($0.identifier)" }
         }
 
         /// The outcomes of a failed upload, for its problem's `results`.

@@ -276,6 +276,107 @@
             }
         }
 
+        /// The `warnings` of an upload's first result.
+        static func warnings(_ answer: Answer) -> [String] {
+            let results = answer.object["results"] as? [[String: Any]]
+            return results?.first?["warnings"] as? [String] ?? []
+        }
+
+        @Test(
+            "an upload without write:heartRate stores the workout and every point of its route but no heart rate, and says so; write keeps it"
+        )
+        func uploadWithoutWritingHeartRate() async throws {
+            let f = try Fixture()
+            let narrowed = try await f.token(source: "watch", scopes: [.read, .writing(.workouts), .writing(.routes)])
+            let full = try await f.token(source: "phone", scopes: [.read, .write])
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
+                let upload = try await Self.send(port, narrowed, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+                #expect(upload.status == 201, "\(upload.text)")
+                let (workout, route) = try Self.uploaded(upload)
+                let warnings = Self.warnings(upload)
+                let leftOut = "heartRate samples and totals were left out: this token may not write heartRate"
+                #expect(warnings.filter { $0 == leftOut }.count == 1, "\(warnings)")
+
+                // The route whole, its points without heart rate; the workout without a heart-rate series.
+                let locations = try await Self.send(port, narrowed, "/v1/routes/\(route)/locations")
+                #expect(locations.status == 200)
+                #expect(locations.text.split(separator: "\n").count == 30)
+                let types = try await Self.send(port, narrowed, "/v1/workouts/\(workout)/series")
+                #expect(types.status == 200)
+                let listed = types.object["types"] as? [Any]
+                #expect(listed?.isEmpty == true, "\(types.text)")
+                let exported = try await Self.send(port, narrowed, "/v1/routes/\(route)/export?format=gpx")
+                #expect(exported.text.contains("<trkpt"))
+                #expect(!exported.text.contains("<gpxtpx:hr>"))
+
+                // The same file with plain write (another source: not the same track) keeps its heart rate.
+                let kept = try await Self.send(port, full, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+                #expect(kept.status == 201, "\(kept.text)")
+                #expect(!Self.warnings(kept).contains { $0.contains("left out") }, "\(Self.warnings(kept))")
+                let (keptWorkout, _) = try Self.uploaded(kept)
+                let keptTypes = try await Self.send(port, full, "/v1/workouts/\(keptWorkout)/series")
+                #expect(keptTypes.text.contains("heartRate"), "\(keptTypes.text)")
+            }
+        }
+
+        @Test(
+            "read:workouts without read:routes: a workout's route and location counts are null, no route id in it, its stats or splits; read sees them"
+        )
+        func withoutReadingRoutes() async throws {
+            let f = try Fixture()
+            let writer = try await f.token(scopes: [.write])
+            let reader = try await f.token(scopes: [.read])
+            let workoutsOnly = try await f.token(scopes: [.reading(.workouts)])
+            try await f.app().test(.live) { client in
+                let port = try #require(client.port)
+                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
+                let upload = try await Self.send(port, writer, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+                #expect(upload.status == 201, "\(upload.text)")
+                let (workout, route) = try Self.uploaded(upload)
+
+                // The list.
+                let fullList = try await Self.send(port, reader, "/v1/workouts")
+                let fullShown = (fullList.object["workouts"] as? [[String: Any]])?.first
+                #expect(fullShown?["routes"] as? Int == 1)
+                #expect(fullShown?["locations"] as? Int == 30)
+                let list = try await Self.send(port, workoutsOnly, "/v1/workouts")
+                #expect(list.status == 200)
+                let shown = (list.object["workouts"] as? [[String: Any]])?.first
+                #expect(shown?["uuid"] as? String == workout)
+                #expect(shown?["routes"] is NSNull, "\(list.text)")
+                #expect(shown?["locations"] is NSNull, "\(list.text)")
+
+                // The workout.
+                let fullDetail = try await Self.send(port, reader, "/v1/workouts/\(workout)")
+                #expect(fullDetail.text.contains(route))
+                let detail = try await Self.send(port, workoutsOnly, "/v1/workouts/\(workout)")
+                #expect(detail.status == 200)
+                let detailRoutes = detail.object["routes"] as? [Any]
+                #expect(detailRoutes?.isEmpty == true)
+                let inner = detail.object["workout"] as? [String: Any]
+                #expect(inner?["routes"] is NSNull)
+                #expect(inner?["locations"] is NSNull)
+                #expect(!detail.text.contains(route))
+
+                // Statistics and splits: the workout's numbers, not the route they come from.
+                let fullStats = try await Self.send(port, reader, "/v1/workouts/\(workout)/stats")
+                #expect(fullStats.object["route"] as? String == route)
+                let stats = try await Self.send(port, workoutsOnly, "/v1/workouts/\(workout)/stats")
+                #expect(stats.status == 200)
+                #expect((stats.object["distanceMetres"] as? Double ?? 0) > 100)
+                #expect(stats.object["route"] is NSNull)
+                #expect(!stats.text.contains(route))
+                let fullSplits = try await Self.send(port, reader, "/v1/workouts/\(workout)/splits?by=km")
+                #expect(fullSplits.object["route"] as? String == route)
+                let splits = try await Self.send(port, workoutsOnly, "/v1/workouts/\(workout)/splits?by=km")
+                #expect(splits.status == 200)
+                #expect(splits.object["route"] is NSNull)
+                #expect(!splits.text.contains(route))
+            }
+        }
+
         @Test("the admin API makes a person's token with narrowed scopes, and refuses a word that is no scope, naming it")
         func adminTokens() async throws {
             let f = try Fixture()

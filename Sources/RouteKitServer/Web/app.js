@@ -153,7 +153,8 @@
 
   function fillRow(li, w) {
     li.dataset.workout = w.uuid;
-    li.dataset.locations = String(w.locations);
+    // null for a token that may not read routes.
+    li.dataset.locations = w.locations == null ? '' : String(w.locations);
     const button = li.querySelector('button');
     const name = button.querySelector('.name');
     const facts = button.querySelector('.facts');
