@@ -553,11 +553,11 @@
                 return values
             }
 
-            /// The `HEAD` of a `GET` row as `caller`, which got `get`: the same status, and no body.
-            func checkHead(_ row: Row, _ get: TestResponse, as caller: Caller, values: [String: String]) async throws {
+            /// The `HEAD` of a `GET` row as `caller`, whose `GET` got `answer`: the same status, and no body.
+            func checkHead(_ row: Row, _ answer: TestResponse, as caller: Caller, values: [String: String]) async throws {
                 let r = try await send(.head, row.uri(values), as: caller)
-                if r.status != get.status {
-                    Issue.record("HEAD \(row.path) as \(caller.rawValue): got \(r.status.code), its GET \(get.status.code)")
+                if r.status != answer.status {
+                    Issue.record("HEAD \(row.path) as \(caller.rawValue): got \(r.status.code), its GET \(answer.status.code)")
                 }
                 if r.body.readableBytes > 0 {
                     Issue.record("HEAD \(row.path) as \(caller.rawValue): a body of \(r.body.readableBytes) bytes")
