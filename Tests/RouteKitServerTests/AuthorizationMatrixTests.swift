@@ -12,22 +12,41 @@
     import ZIPFoundation
 
     /// Issue 28's authorization matrix: every operation of the OpenAPI document (read from the document the server
-    /// serves, so an operation added without a row fails), asked by every kind of caller about person A's objects, and
-    /// by person B about A's objects and about missing ones.
+    /// serves, so an operation added without a row fails), and the `HEAD` of every `GET`, asked by every kind of caller
+    /// about person A's objects, and by person B about A's objects and about missing ones. The callers hold RouteKit's
+    /// tokens, an identity provider's JWTs (the server trusts a key set file, as `serve --jwks` does) and stream tickets.
     @Suite("routekit serve: the authorization matrix (caller × operation × own, another person's or a missing object)")
     struct AuthorizationMatrixTests {
-        /// Who asks, in the order every row asks them: A's read-and-write token last, so that the object a row
-        /// deletes, finishes or revokes is still there for every other caller.
+        /// Who asks, in the order every row asks them. A caller that deletes, finishes or revokes a row's new object
+        /// uses it up: the callers after it get another.
         enum Caller: String, CaseIterable, Sendable {
             case noToken = "no token"
             case malformed = "a malformed token"
             case unknown = "an unknown rk_ token"
             case erased = "an erased person's token"
+            case expiredJWT = "A's expired JWT"
+            case foreignJWT = "A's JWT signed by a key not in the key set"
             case admin = "an admin token"
             case reader = "A's read token"
             case narrowed = "A's read:workouts token"
+            case narrowedJWT = "A's JWT with scope read:workouts"
+            /// No `Authorization` header: a new ticket of A's read-and-write token in the query.
+            case ticket = "a stream ticket of A's read+write token"
             case other = "B's read+write token"
+            case otherJWT = "B's JWT with scope read write"
+            case writerJWT = "A's JWT with scope read write"
             case writer = "A's read+write token"
+
+            /// The API token whose answers an identity provider's JWT gets (the same person, the same scopes); the
+            /// caller itself for the others.
+            var acting: Caller {
+                switch self {
+                case .narrowedJWT: return .narrowed
+                case .otherJWT: return .other
+                case .writerJWT: return .writer
+                default: return self
+                }
+            }
         }
 
         /// What fills a path (or query) parameter of a row.
@@ -47,6 +66,12 @@
             var isObject: Bool {
                 if case .fixed = self { return false }
                 return true
+            }
+
+            /// Whether it is a new object, which a request that succeeds uses up.
+            var isFresh: Bool {
+                if case .fresh = self { return true }
+                return false
             }
         }
 
@@ -76,8 +101,9 @@
             /// Appended to the path; `{name}` is filled from ``params`` there too.
             var query: String
             var body: String?
-            /// Statuses that differ from ``access``'s for one of A's tokens, or for an admin token (webhooks: an
-            /// admin's are admin-wide, and a person's are not found for them).
+            /// Statuses that differ from ``access``'s for one of A's tokens, for an admin token (webhooks: an admin's
+            /// are admin-wide, and a person's are not found for them), or for an identity provider's JWT (no stream
+            /// ticket for one).
             var overrides: [Caller: Int]
 
             init(
@@ -99,6 +125,9 @@
             /// Whether the path names one of A's objects.
             var namesObject: Bool { params.values.contains { $0.isObject } }
 
+            /// Whether a request that succeeds uses up the row's object (deletes, finishes or revokes it).
+            var usesUp: Bool { params.values.contains { $0.isFresh } }
+
             /// The request's URI with `values` in place of the parameters.
             func uri(_ values: [String: String]) -> String {
                 var text = path + query
@@ -108,8 +137,13 @@
 
             /// The statuses `caller` may get (about A's objects, for A's tokens and B's).
             func expected(_ caller: Caller) -> Set<Int> {
+                if let status = overrides[caller] { return [status] }
                 switch caller {
-                case .malformed, .unknown, .erased: return [401]
+                case .malformed, .unknown, .erased, .expiredJWT, .foreignJWT: return [401]
+                case .narrowedJWT, .otherJWT, .writerJWT: return expected(caller.acting)
+                // The change feed takes a ticket, as its token would be taken; any other path refuses a request
+                // that carries one (400: a ticket is good for GET /v1/changes only).
+                case .ticket: return path == "/v1/changes" ? expected(.writer) : [400]
                 default: break
                 }
                 switch access {
@@ -120,11 +154,9 @@
                 case .personal(let statuses, let allowed):
                     switch caller {
                     case .noToken: return [401]
-                    case .admin: return [overrides[.admin] ?? 403]
+                    case .admin: return [403]
                     case .other: return namesObject ? [404] : statuses
-                    default:
-                        if let status = overrides[caller] { return [status] }
-                        return allowed.contains(caller) ? statuses : [403]
+                    default: return allowed.contains(caller) ? statuses : [403]
                     }
                 }
             }
@@ -148,6 +180,8 @@
         static let workoutHeartRate: [String: Param] = ["id": .own(.workout), "quantity": .fixed("heartRate")]
         static let person: [String: Param] = ["person": .own(.person)]
         static let job: [String: Param] = ["id": .own(.job), "person": .own(.person)]
+        /// An identity provider's JWT gets no stream ticket: `403 ticket-unavailable`.
+        static let noTicket: [Caller: Int] = [.narrowedJWT: 403, .otherJWT: 403, .writerJWT: 403]
 
         /// A row for every operation of the document, in its order.
         static let rows: [Row] = [
@@ -161,7 +195,7 @@
             Row(.get, "/readyz", .anyone(200)),
             Row(.get, "/metrics", .admin(200)),
             Row(.get, "/v1/openapi.yaml", .anyone(200)),
-            Row(.post, "/v1/stream-tickets", .data(201, readers)),
+            Row(.post, "/v1/stream-tickets", .data(201, readers), overrides: noTicket),
             Row(.get, "/v1/changes", .data(200, readers)),
             // A's own file again: unchanged for A; new for B (whose store has nothing of A's).
             Row(.post, "/v1/uploads", .personal([200, 201], allowed: writers), query: "?name=a.gpx", body: fileA),
@@ -237,14 +271,22 @@
         ]
 
         @Test(
-            "every operation of the OpenAPI document: 401 without a good token, 403 for an admin token on data, for a person's on the admin API and without the scope, A's objects to A, to B the 404 of a missing id, never 500, never A's ids in B's answers"
+            "every operation of the OpenAPI document and the HEAD of every GET: 401 without a good token or JWT, 403 for an admin token on data, for a person's on the admin API and without the scope, A's objects to A and A's JWTs, to B the 404 of a missing id, a stream ticket on the change feed only and once, never 500, never A's ids in B's answers"
         )
         func matrix() async throws {
             let folder = try PersonExportTests.folder("matrix")
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            let f = try Self.fixture(in: folder)
-            let a = try await personWithToken(f.store, "Ana")
-            let b = try await personWithToken(f.store, "Ben")
+            var f = try Self.fixture(in: folder)
+            // An identity provider whose subjects ana and ben are A and B; it makes no one for another subject. Its
+            // clock stands still: the JWTs stay good however long the rows take.
+            let keys = try await TestKeys()
+            let clock = MovingClock(Date())
+            f.configuration.identityProvider = try await IdentityProviderTests.keySetProvider(
+                keys.publicKeys(), in: folder, people: .refuse, clock: clock
+            ).provider
+            let issuer = IdentityProviderTests.issuer
+            let a = try await personWithToken(f.store, "Ana", subject: ExternalSubject(issuer: issuer, subject: "ana"))
+            let b = try await personWithToken(f.store, "Ben", subject: ExternalSubject(issuer: issuer, subject: "ben"))
             let erased = try await personWithToken(f.store, "Cy")
             #expect(try await f.store.erasePerson(id: erased.person))
             let never = TokenText.make(
@@ -252,21 +294,49 @@
             let admin = try await f.adminToken()
             let reader = try await f.token(scopes: [.read], person: a.person)
             let narrowed = try await f.token(scopes: [.reading(.workouts)], person: a.person)
-            let headers: [Caller: HTTPFields] = [
+            // A ticket of A's read:workouts token that expired a minute ago.
+            let narrowedID = try #require(TokenText.parse(narrowed)).id
+            let narrowedToken = try #require(try await f.store.token(id: narrowedID))
+            let expired = StreamTicket.make(for: narrowedToken, now: Date().addingTimeInterval(-2 * StreamTicket.lifetime))
+            var headers: [Caller: HTTPFields] = [
                 .malformed: [.authorization: "Bearer rk_not-a-token"], .unknown: auth(never.text),
                 .erased: auth(erased.token), .admin: auth(admin), .reader: auth(reader), .narrowed: auth(narrowed),
                 .other: auth(b.token), .writer: auth(a.token),
             ]
+            let jwts = try await Self.identityTokens(keys, now: clock.now)
+            for (caller, jwt) in jwts { headers[caller] = auth(jwt) }
+            let callers = headers
             try await f.app().test(.router) { client in
                 let document = try await client.execute(uri: "/v1/openapi.yaml", method: .get) {
                     String(buffer: $0.body)
                 }
                 Self.checkCoverage(Self.operations(document))
-                let run = MatrixRun(client: client, headers: headers)
+                let run = MatrixRun(client: client, headers: callers)
                 let own = try await run.objects(of: a.person.description, file: Self.fileA, writer: .writer)
-                _ = try await run.objects(of: b.person.description, file: Self.fileB, writer: .other)
+                let theirs = try await run.objects(of: b.person.description, file: Self.fileB, writer: .other)
                 try await run.ask(Self.rows, own: own)
+                try await run.tickets(own: own, theirs: theirs, expired: expired.text)
             }
+        }
+
+        /// The identity provider's JWTs of the matrix's callers, signed with `keys` at `now`: `sub` ana is A and ben
+        /// is B, and the client (`azp`) is `phone`, the source of A's and B's tokens, so that their builders and
+        /// workouts are the JWTs' too.
+        static func identityTokens(_ keys: TestKeys, now: Date) async throws -> [Caller: String] {
+            func claims(_ subject: String, _ scope: String, _ more: [String: TestClaim?] = [:]) -> TestClaims {
+                var changes: [String: TestClaim?] = ["sub": .text(subject), "scope": .text(scope), "azp": .text("phone")]
+                changes.merge(more) { _, new in new }
+                return IdentityProviderTests.claims(now, changes)
+            }
+            // Past the minute of leeway.
+            let late = now.timeIntervalSince1970 - 120
+            var jwts: [Caller: String] = [:]
+            jwts[.writerJWT] = try await keys.token(claims("ana", "read write"), kid: "ec-1")
+            jwts[.narrowedJWT] = try await keys.token(claims("ana", "read:workouts"), kid: "ec-1")
+            jwts[.otherJWT] = try await keys.token(claims("ben", "read write"), kid: "ec-1")
+            jwts[.expiredJWT] = try await keys.token(claims("ana", "read write", ["exp": .number(late)]), kid: "ec-1")
+            jwts[.foreignJWT] = try await TestKeys.forged(claims("ana", "read write"), kid: "ec-1")
+            return jwts
         }
 
         /// A server with a basemap (a one-tile MBTiles archive), Leaflet's files, and webhooks allowed to 127.0.0.1
@@ -352,13 +422,19 @@
         /// The matrix's requests through one server's router.
         struct MatrixRun: Sendable {
             let client: any TestClientProtocol
-            /// Each caller's `Authorization` header (none for ``Caller/noToken``).
+            /// Each caller's `Authorization` header (none for ``Caller/noToken`` and ``Caller/ticket``).
             let headers: [Caller: HTTPFields]
 
-            /// Sends a request as `caller`; a body is a GPX file when it starts with `<`, else JSON.
+            /// Sends a request as `caller`; a body is a GPX file when it starts with `<`, else JSON. As
+            /// ``Caller/ticket``, a new ticket goes in the query.
             func send(_ method: HTTPRequest.Method, _ uri: String, as caller: Caller, body: String? = nil)
                 async throws -> TestResponse
             {
+                var uri = uri
+                if caller == .ticket {
+                    let ticket = try await make(.post, "/v1/stream-tickets", as: .writer, key: "ticket", status: .created)
+                    uri += (uri.contains("?") ? "&" : "?") + "ticket=" + ticket
+                }
                 var fields = headers[caller] ?? [:]
                 if let body { fields[.contentType] = body.hasPrefix("<") ? "application/gpx+xml" : "application/json" }
                 return try await client.execute(
@@ -392,7 +468,8 @@
                         .post, "/v1/jobs?person=\(person)", as: .admin, body: #"{"routes": []}"#, key: "id",
                         status: .accepted)
                 case .workout, .route:
-                    let file = gpx(name: "fresh \(kind)", hour: kind == .workout ? 2 : 3)
+                    // A name of its own: a track imports once, and a new one is made each time a row uses one up.
+                    let file = gpx(name: "fresh \(kind) \(UUID().uuidString)", hour: kind == .workout ? 2 : 3)
                     let r = try await send(.post, "/v1/uploads?name=fresh.gpx", as: writer, body: file)
                     let made = AuthorizationMatrixTests.uploaded(r)
                     let id = kind == .workout ? made.workout : made.route
@@ -430,24 +507,17 @@
                 return out
             }
 
-            /// Asks every row as every caller, about A's objects (`own`, and new ones where a row needs them).
+            /// Asks every row as every caller, about A's objects (`own`, and new ones where a row needs them), and
+            /// the `HEAD` of every `GET` row.
             func ask(_ rows: [Row], own: [Param.Kind: String]) async throws {
                 // A's ids, which B's answers never hold (but for those B sent).
                 var secrets = Set(own.values)
                 for row in rows {
-                    var values: [String: String] = [:]
-                    for (name, param) in row.params {
-                        switch param {
-                        case .own(let kind): values[name] = own[kind] ?? ""
-                        case .fixed(let text): values[name] = text
-                        case .fresh(let kind):
-                            let id = try await object(
-                                kind, of: own[.person] ?? "", writer: .writer, workout: own[.workout] ?? "")
-                            secrets.insert(id)
-                            values[name] = id
-                        }
-                    }
+                    var values = try await fill(row, own: own, secrets: &secrets)
+                    var spent = false
                     for caller in Caller.allCases {
+                        // A caller before deleted, finished or revoked the row's new object: another one.
+                        if spent { values = try await fill(row, own: own, secrets: &secrets) }
                         let r = try await send(row.method, row.uri(values), as: caller, body: row.body)
                         let expected = row.expected(caller)
                         if !expected.contains(Int(r.status.code)) {
@@ -456,34 +526,129 @@
                                 "\(row.key) as \(caller.rawValue): got \(r.status.code) \(type), expected \(expected.sorted())"
                             )
                         }
-                        if caller == .other { try await checkOther(row, r, values: values, secrets: secrets) }
+                        if caller.acting == .other {
+                            try await checkOther(row, r, as: caller, values: values, secrets: secrets)
+                        }
+                        if row.method == .get { try await checkHead(row, r, as: caller, values: values) }
+                        spent = row.usesUp && (200..<300).contains(Int(r.status.code))
                     }
                 }
             }
 
-            /// B's answer `r` about A's objects (`values`): none of A's ids it did not send; where the path names an
-            /// object, the 404 of a missing one, byte for byte once the ids are taken out.
-            func checkOther(_ row: Row, _ r: TestResponse, values: [String: String], secrets: Set<String>)
-                async throws
-            {
+            /// The values of `row`'s parameters: A's objects (`own`), fixed texts, and new objects of A's, whose ids
+            /// join `secrets`.
+            func fill(_ row: Row, own: [Param.Kind: String], secrets: inout Set<String>) async throws -> [String: String] {
+                var values: [String: String] = [:]
+                for (name, param) in row.params {
+                    switch param {
+                    case .own(let kind): values[name] = own[kind] ?? ""
+                    case .fixed(let text): values[name] = text
+                    case .fresh(let kind):
+                        let id = try await object(
+                            kind, of: own[.person] ?? "", writer: .writer, workout: own[.workout] ?? "")
+                        secrets.insert(id)
+                        values[name] = id
+                    }
+                }
+                return values
+            }
+
+            /// The `HEAD` of a `GET` row as `caller`, whose `GET` got `answer`: the same status, and no body.
+            func checkHead(_ row: Row, _ answer: TestResponse, as caller: Caller, values: [String: String]) async throws {
+                let r = try await send(.head, row.uri(values), as: caller)
+                if r.status != answer.status {
+                    Issue.record("HEAD \(row.path) as \(caller.rawValue): got \(r.status.code), its GET \(answer.status.code)")
+                }
+                if r.body.readableBytes > 0 {
+                    Issue.record("HEAD \(row.path) as \(caller.rawValue): a body of \(r.body.readableBytes) bytes")
+                }
+            }
+
+            /// B's answer `r` (as `caller`, a token or JWT of B's) about A's objects (`values`): none of A's ids it did
+            /// not send; where the path names an object, the 404 of a missing one, byte for byte once the ids are
+            /// taken out.
+            func checkOther(
+                _ row: Row, _ r: TestResponse, as caller: Caller, values: [String: String], secrets: Set<String>
+            ) async throws {
                 let sent = (row.uri(values) + (row.body ?? "")).lowercased()
                 let text = try AuthorizationMatrixTests.text(r)
                 for id in secrets.sorted() where !sent.contains(id) && text.contains(id) {
-                    Issue.record("\(row.key) as B: the answer holds A's \(id)")
+                    Issue.record("\(row.key) as \(caller.rawValue): the answer holds A's \(id)")
                 }
                 guard case .personal = row.access, row.namesObject else { return }
                 let named = row.params.filter { $0.value.isObject }.map { $0.key }
                 var missing = values
                 for name in named { missing[name] = UUID().uuidString.lowercased() }
-                let m = try await send(row.method, row.uri(missing), as: .other, body: row.body)
+                let m = try await send(row.method, row.uri(missing), as: caller, body: row.body)
                 if m.status != .notFound {
-                    Issue.record("\(row.key) as B on a missing id: got \(m.status.code), expected 404")
+                    Issue.record("\(row.key) as \(caller.rawValue) on a missing id: got \(m.status.code), expected 404")
                 }
                 let answered = AuthorizationMatrixTests.normalized(r, named.compactMap { values[$0] })
                 let absent = AuthorizationMatrixTests.normalized(m, named.compactMap { missing[$0] })
                 if answered != absent {
-                    Issue.record("\(row.key): B's answer about A's object \(answered) is not a missing one's \(absent)")
+                    Issue.record(
+                        "\(row.key) as \(caller.rawValue): the answer about A's object \(answered) is not a missing one's \(absent)"
+                    )
                 }
+            }
+
+            /// Stream tickets beyond the rows (where ``Caller/ticket`` asks with a new one each time): a ticket is
+            /// good once, not past its expiry (`expired`, of A's read:workouts token) nor after its token's revocation,
+            /// and none is made for a JWT. Whoever holds a ticket reads what its token may (A's read:workouts: A's
+            /// workouts, not A's routes or scores, nothing of B's), and one sent beside B's token adds nothing of A's.
+            func tickets(own: [Param.Kind: String], theirs: [Param.Kind: String], expired: String) async throws {
+                let feed = "/v1/changes?types=all&ticket="
+                let ticket = try await make(.post, "/v1/stream-tickets", as: .narrowed, key: "ticket", status: .created)
+                let first = try await send(.get, feed + ticket, as: .noToken)
+                let read = try AuthorizationMatrixTests.text(first)
+                let workout = own[.workout]?.lowercased() ?? "?"
+                #expect(first.status == .ok && read.contains(workout), "a read:workouts ticket: got \(first.status.code)")
+                for id in [own[.route], own[.score], theirs[.workout], theirs[.route]].compactMap({ $0?.lowercased() })
+                where read.contains(id) {
+                    Issue.record("a read:workouts ticket of A's: the changes hold \(id)")
+                }
+                let again = try await send(.get, feed + ticket, as: .noToken)
+                refused(again, "a ticket used again")
+                let late = try await send(.get, feed + expired, as: .noToken)
+                refused(late, "a ticket past its expiry")
+
+                // A ticket beside B's token: B's changes, none of A's.
+                let beside = try await make(.post, "/v1/stream-tickets", as: .writer, key: "ticket", status: .created)
+                let mixed = try await send(.get, feed + beside, as: .other)
+                let seen = try AuthorizationMatrixTests.text(mixed)
+                let route = theirs[.route]?.lowercased() ?? "?"
+                #expect(mixed.status == .ok && seen.contains(route), "B's token beside A's ticket: got \(mixed.status.code)")
+                for id in own.values.sorted() where seen.contains(id.lowercased()) {
+                    Issue.record("B's token beside A's ticket: the changes hold A's \(id)")
+                }
+
+                for caller in [Caller.narrowedJWT, .otherJWT, .writerJWT] {
+                    let r = try await send(.post, "/v1/stream-tickets", as: caller)
+                    let type = problemType(r) ?? ""
+                    #expect(
+                        r.status == .forbidden && type == "ticket-unavailable",
+                        "a ticket asked with \(caller.rawValue): got \(r.status.code) \(type)")
+                }
+
+                // A ticket of a token revoked since.
+                let person = own[.person] ?? ""
+                let token = try await make(
+                    .post, "/v1/people/\(person)/tokens", as: .admin, body: #"{"source": "phone", "scopes": ["read"]}"#,
+                    key: "token", status: .created)
+                let asked = try await client.execute(uri: "/v1/stream-tickets", method: .post, headers: auth(token))
+                let voided = json(asked.body)["ticket"] as? String ?? ""
+                try #require(asked.status == .created && !voided.isEmpty, "setting up: a ticket answered \(asked.status.code)")
+                let id = TokenText.parse(token)?.id.uuidString.lowercased() ?? ""
+                let revoked = try await send(.delete, "/v1/people/\(person)/tokens/\(id)", as: .admin)
+                try #require(revoked.status == .noContent, "setting up: the revocation answered \(revoked.status.code)")
+                let after = try await send(.get, feed + voided, as: .noToken)
+                refused(after, "a ticket of a revoked token")
+            }
+
+            /// `r` refused a stream ticket (`what`): `401 ticket-invalid`.
+            func refused(_ r: TestResponse, _ what: String) {
+                let type = problemType(r) ?? ""
+                #expect(r.status == .unauthorized && type == "ticket-invalid", "\(what): got \(r.status.code) \(type)")
             }
         }
     }

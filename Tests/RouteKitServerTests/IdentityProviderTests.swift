@@ -125,6 +125,14 @@
         func token(_ claims: TestClaims, kid: String) async throws -> String {
             try await signers.sign(claims, kid: JWKIdentifier(string: kid))
         }
+
+        /// A forgery: a token that names the key `kid` but is signed by a new P-256 key, which no key set holds.
+        static func forged(_ claims: TestClaims, kid: String) async throws -> String {
+            let key = try ES256PrivateKey(backing: P256.Signing.PrivateKey())
+            let forger = JWTKeyCollection()
+            await forger.add(ecdsa: key, kid: JWKIdentifier(string: kid))
+            return try await forger.sign(claims, kid: JWKIdentifier(string: kid))
+        }
     }
 
     @Suite("routekit serve: an identity provider's JWTs (keys made by the test, a key set file, no network)", .serialized)
@@ -163,15 +171,25 @@
             _ keys: [[String: String]], people: IdentityProviderSettings.UnknownSubjects, clock: MovingClock
         ) async throws -> (fixture: Fixture, provider: IdentityProvider, keySet: String) {
             var f = try Fixture()
-            let path = f.folder + "/jwks.json"
+            let trusted = try await keySetProvider(keys, in: f.folder, people: people, clock: clock)
+            f.configuration.identityProvider = trusted.provider
+            return (f, trusted.provider, trusted.keySet)
+        }
+
+        /// An identity provider of ``issuer`` and ``audience`` whose keys, `keys`, it has read from a key set file
+        /// written in `folder`, on `clock`'s time.
+        static func keySetProvider(
+            _ keys: [[String: String]], in folder: String, people: IdentityProviderSettings.UnknownSubjects,
+            clock: MovingClock
+        ) async throws -> (provider: IdentityProvider, keySet: String) {
+            let path = folder + "/jwks.json"
             try write(keys, to: path)
             let provider = IdentityProvider(
                 settings: IdentityProviderSettings(
                     keys: .file(path), issuer: issuer, audience: audience, unknownSubjects: people),
                 now: { clock.now })
             try await provider.load()
-            f.configuration.identityProvider = provider
-            return (f, provider, path)
+            return (provider, path)
         }
 
         @Test(

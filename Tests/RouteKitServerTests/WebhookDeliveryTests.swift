@@ -105,7 +105,6 @@
         configuration.webhooks = settings
     }
 
-    /// A person of `store` and the text of a read-and-write token of theirs.
     /// Runs `body` with a client of `app` and the port of `receiver`'s server, both live on loopback.
     func withReceiver(
         _ receiver: HookReceiver, _ app: some ApplicationProtocol,
@@ -117,10 +116,12 @@
         }
     }
 
-    func personWithToken(_ store: SQLiteStore, _ name: String, scopes: Set<APIScope> = [.read, .write])
-        async throws -> (person: PersonID, token: String)
-    {
-        let person = Person(name: name)
+    /// A person of `store` (of the identity provider's `subject`, if any) and the text of a token of theirs with
+    /// `scopes` (read and write unless told).
+    func personWithToken(
+        _ store: SQLiteStore, _ name: String, scopes: Set<APIScope> = [.read, .write], subject: ExternalSubject? = nil
+    ) async throws -> (person: PersonID, token: String) {
+        let person = Person(name: name, subject: subject)
         try await store.addPerson(person)
         let made = TokenText.make(name: name, person: person.id, source: try Source(name: "phone"), scopes: scopes)
         try await store.saveToken(made.token)
