@@ -207,6 +207,70 @@ package struct WebhookAttemptRecord: Hashable, Sendable, Codable {
     }
 }
 
+/// What the people's cursors of an admin-wide subscription show of its deliveries
+/// (``WebhookStore/adminWebhookActivity(id:limit:)``): how many of them are failing, and the newest attempts over
+/// all of them, each naming its person.
+package struct AdminWebhookActivity: Hashable, Sendable {
+    /// An attempt of one person's cursor.
+    package struct Attempt: Hashable, Sendable {
+        /// Whose cursor made it.
+        package var person: PersonID
+        /// The attempt.
+        package var record: WebhookAttemptRecord
+
+        /// An attempt of `person`'s cursor.
+        package init(person: PersonID, record: WebhookAttemptRecord) {
+            self.person = person
+            self.record = record
+        }
+    }
+
+    /// How many of the people's cursors have failed attempts of the change set they are delivering (those paused
+    /// after too many included).
+    package var failingCursors: Int
+    /// The newest attempts over all the people's cursors, oldest first.
+    package var recentAttempts: [Attempt]
+
+    /// An activity.
+    package init(failingCursors: Int = 0, recentAttempts: [Attempt] = []) {
+        self.failingCursors = failingCursors
+        self.recentAttempts = recentAttempts
+    }
+
+    /// The activity of `cursors` (each person's newest attempts, oldest first, as a subscription keeps them): the
+    /// newest `limit` of all their attempts, oldest first (at the same time, by person, each person's in their
+    /// order).
+    package init(
+        failingCursors: Int, cursors: [(person: PersonID, attempts: [WebhookAttemptRecord])], limit: Int
+    ) {
+        // Each attempt with its place in its cursor's list: at the same time, a person's keep their order.
+        var all: [(place: Int, attempt: Attempt)] = []
+        for cursor in cursors {
+            for (place, record) in cursor.attempts.enumerated() {
+                all.append((place: place, attempt: Attempt(person: cursor.person, record: record)))
+            }
+        }
+        all.sort { a, b in
+            if a.attempt.record.time != b.attempt.record.time { return a.attempt.record.time > b.attempt.record.time }
+            if a.attempt.person != b.attempt.person { return a.attempt.person < b.attempt.person }
+            return a.place > b.place
+        }
+        self.init(
+            failingCursors: failingCursors, recentAttempts: all.prefix(max(0, limit)).reversed().map { $0.attempt })
+    }
+
+    /// A stored cursor's person and attempts, from their text.
+    /// - Throws: ``RouteKitError/Code/storage`` when the person is not a uuid, or the attempts cannot be read.
+    package static func cursor(person: String?, recent: String) throws(RouteKitError)
+        -> (person: PersonID, attempts: [WebhookAttemptRecord])
+    {
+        guard let person, let uuid = UUID(uuidString: person) else {
+            throw RouteKitError(.storage, "a stored webhook cursor has an invalid person")
+        }
+        return (PersonID(uuid), try WebhookAttemptRecord.list(from: recent))
+    }
+}
+
 /// What recording a delivery changes in a subscription (``WebhookStore/updateWebhookDelivery(id:from:_:)``).
 package struct WebhookDeliveryUpdate: Hashable, Sendable {
     /// The new cursor (a change set was acknowledged, or held nothing to deliver); `nil` leaves it.
@@ -301,6 +365,12 @@ package protocol WebhookStore: AnyObject, Sendable {
     func resumeAdminWebhook(id: UUID, fromNow: Bool, due: Date) async throws(RouteKitError) -> WebhookSubscription?
     /// The people's cursors of admin-wide subscription `id` that are paused, by person, at most `limit`.
     func pausedAdminWebhookCursors(id: UUID, limit: Int) async throws(RouteKitError) -> [WebhookSubscription]
+    /// What the people's cursors of admin-wide subscription `id` show of its deliveries: how many have failed
+    /// attempts of their pending change set (paused ones included), and the newest `limit` attempts over all of them,
+    /// oldest first, each naming its person. Bounded whatever the number of people: it reads the `limit` cursors
+    /// whose newest attempt is the newest (the newest `limit` attempts are all theirs). Empty when there is no
+    /// admin-wide subscription with `id`.
+    func adminWebhookActivity(id: UUID, limit: Int) async throws(RouteKitError) -> AdminWebhookActivity
     /// The dispatcher's: makes a cursor of every admin-wide subscription for each person (of `people`; everyone's
     /// when `nil`) whose change-log head is past the subscription's start and who has none yet, starting there.
     /// With `people` `nil`, each subscription's start then moves to the log's head (every person past the old start

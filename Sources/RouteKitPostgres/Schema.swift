@@ -377,6 +377,20 @@
                 CREATE UNIQUE INDEX webhook_parent ON webhook(parent, person) WHERE parent IS NOT NULL;
                 """
             ),
+            (
+                "v12-admin-webhook-attempts",
+                """
+                -- An admin-wide subscription shows its people's newest attempts and how many of their cursors are
+                -- failing, without reading every cursor: `last_attempt` is when a row's newest attempt (the last of
+                -- `recent`) was made, NULL before its first; the newest attempts of a subscription are those of its
+                -- cursors with the newest `last_attempt`. The rows written before take it from their attempts.
+                ALTER TABLE webhook ADD COLUMN last_attempt DOUBLE PRECISION;
+                UPDATE webhook SET last_attempt = (recent::jsonb -> -1 ->> 'time')::double precision
+                WHERE recent <> '[]';
+                CREATE INDEX webhook_parent_attempt ON webhook(parent, last_attempt) WHERE parent IS NOT NULL;
+                CREATE INDEX webhook_parent_failing ON webhook(parent) WHERE attempts > 0;
+                """
+            ),
         ]
 
         /// Connects, applies the migrations this database lacks (under a session advisory lock, so that processes

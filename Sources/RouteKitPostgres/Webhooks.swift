@@ -116,7 +116,9 @@
                         next_attempt = \(update.nextAttempt?.timeIntervalSince1970),
                         pending_since = \(update.pendingSince?.timeIntervalSince1970),
                         paused_reason = coalesce(\(update.pauseReason)::text, paused_reason),
-                        recent = \(WebhookAttemptRecord.text(of: recent))
+                        recent = \(WebhookAttemptRecord.text(of: recent)),
+                        last_attempt = coalesce(\(update.attempt?.time.timeIntervalSince1970)::double precision,
+                            last_attempt)
                     WHERE id = \(Self.key(id)) AND person = \(tx.person)
                     """)
                 return true
@@ -238,6 +240,28 @@
             }
         }
 
+        package func adminWebhookActivity(id: UUID, limit: Int) async throws(RouteKitError)
+            -> AdminWebhookActivity
+        {
+            let key = Self.key(id)
+            let count = max(0, limit)
+            return try await read("reading the attempts of admin-wide webhook subscription \(id)") { tx in
+                // Both through partial indexes: the failing cursors only, and the newest attempts' cursors only.
+                let failing =
+                    try await tx.value(
+                        "SELECT COUNT(*) FROM webhook WHERE parent = \(key) AND attempts > 0", as: Int64.self) ?? 0
+                let cursors = try await tx.rows(
+                    """
+                    SELECT person, recent FROM webhook WHERE parent = \(key) AND last_attempt IS NOT NULL
+                    ORDER BY last_attempt DESC LIMIT \(count)
+                    """
+                ).map { row in
+                    try AdminWebhookActivity.cursor(person: try row.get("person"), recent: try row.get("recent"))
+                }
+                return AdminWebhookActivity(failingCursors: Int(failing), cursors: cursors, limit: count)
+            }
+        }
+
         package func startAdminWebhookCursors(people: Set<PersonID>?) async throws(RouteKitError) -> Int {
             let keys = people.map { $0.map(\.description).sorted() }
             if let keys, keys.isEmpty { return 0 }
@@ -306,12 +330,14 @@
             let added = try await tx.first(
                 """
                 INSERT INTO webhook(id, person, url, types, secret, previous_secret, previous_expires,
-                    paused_reason, cursor, attempts, next_attempt, pending_since, anchor_key, recent, created)
+                    paused_reason, cursor, attempts, next_attempt, pending_since, anchor_key, recent, last_attempt,
+                    created)
                 VALUES (\(key(s.id)), \(person), \(s.url), \(WebhookSubscription.typesText(s.types)),
                     \(s.secret), \(s.previousSecret), \(s.previousSecretExpires?.timeIntervalSince1970),
                     \(s.pauseReason), \(s.cursor), \(s.attempts), \(s.nextAttempt?.timeIntervalSince1970),
                     \(s.pendingSince?.timeIntervalSince1970), \(s.anchorKey),
-                    \(WebhookAttemptRecord.text(of: s.recentAttempts)), \(s.created.timeIntervalSince1970))
+                    \(WebhookAttemptRecord.text(of: s.recentAttempts)),
+                    \(s.recentAttempts.last?.time.timeIntervalSince1970), \(s.created.timeIntervalSince1970))
                 ON CONFLICT DO NOTHING RETURNING id
                 """)
             guard added != nil else {

@@ -414,7 +414,40 @@ enum Schema {
                     CREATE UNIQUE INDEX webhook_parent ON webhook(parent, person) WHERE parent IS NOT NULL;
                     """)
         }
+        m.registerMigration("v17-admin-webhook-attempts") { db in
+            try db.execute(
+                sql: """
+                    -- An admin-wide subscription shows its people's newest attempts and how many of their cursors
+                    -- are failing, without reading every cursor: `last_attempt` is when a row's newest attempt
+                    -- (the last of `recent`) was made, NULL before its first; the newest attempts of a subscription are
+                    -- those of its cursors with the newest `last_attempt`.
+                    ALTER TABLE webhook ADD COLUMN last_attempt REAL;
+                    CREATE INDEX webhook_parent_attempt ON webhook(parent, last_attempt) WHERE parent IS NOT NULL;
+                    CREATE INDEX webhook_parent_failing ON webhook(parent) WHERE attempts > 0;
+                    """)
+            try Self.fillLastAttempts(db)
+        }
         return m
+    }
+
+    /// Sets `last_attempt` of the rows written before it (v17-admin-webhook-attempts) from their attempts, a
+    /// thousand rows at a time.
+    static func fillLastAttempts(_ db: Database) throws {
+        var after = ""
+        while true {
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, recent FROM webhook WHERE id > ? AND recent <> '[]' ORDER BY id LIMIT 1000",
+                arguments: [after])
+            guard let last: String = rows.last?["id"] else { return }
+            for row in rows {
+                // Attempts that cannot be read leave it NULL: the row's next attempt sets it.
+                let newest = (try? WebhookAttemptRecord.list(from: row["recent"]))?.last
+                try db.execute(
+                    sql: "UPDATE webhook SET last_attempt = ? WHERE id = ?",
+                    arguments: [newest?.time.timeIntervalSince1970, row["id"] as String])
+            }
+            after = last
+        }
     }
 
     /// The change log's recording as it was before people (schema v2 to v13), for the migrations that record

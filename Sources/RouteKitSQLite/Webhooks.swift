@@ -119,13 +119,14 @@ extension SQLiteStore: WebhookStore {
             try db.execute(
                 sql: """
                     UPDATE webhook SET cursor = coalesce(?, cursor), attempts = ?, next_attempt = ?, pending_since = ?,
-                        paused_reason = coalesce(?, paused_reason), recent = ?
+                        paused_reason = coalesce(?, paused_reason), recent = ?, last_attempt = coalesce(?, last_attempt)
                     WHERE id = ? AND person = ?
                     """,
                 arguments: [
                     update.cursor, update.attempts, update.nextAttempt?.timeIntervalSince1970,
                     update.pendingSince?.timeIntervalSince1970, update.pauseReason,
-                    WebhookAttemptRecord.text(of: recent), Self.key(id), person,
+                    WebhookAttemptRecord.text(of: recent), update.attempt?.time.timeIntervalSince1970, Self.key(id),
+                    person,
                 ])
             return true
         }
@@ -245,6 +246,27 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
+    package func adminWebhookActivity(id: UUID, limit: Int) async throws(RouteKitError) -> AdminWebhookActivity {
+        let key = Self.key(id)
+        let count = max(0, limit)
+        return try await read("reading the attempts of admin-wide webhook subscription \(id)") { db in
+            // Both through partial indexes: the failing cursors only, and the newest attempts' cursors only.
+            let failing =
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT COUNT(*) FROM webhook WHERE parent = ? AND attempts > 0"),
+                    arguments: [key]) ?? 0
+            let cursors = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT person, recent FROM webhook WHERE parent = ? AND last_attempt IS NOT NULL
+                        ORDER BY last_attempt DESC LIMIT ?
+                        """),
+                arguments: [key, count]
+            ).map { row in try AdminWebhookActivity.cursor(person: row["person"], recent: row["recent"]) }
+            return AdminWebhookActivity(failingCursors: failing, cursors: cursors, limit: count)
+        }
+    }
+
     package func startAdminWebhookCursors(people: Set<PersonID>?) async throws(RouteKitError) -> Int {
         let keys = people.map { $0.map(\.description).sorted() }
         if let keys, keys.isEmpty { return 0 }
@@ -314,14 +336,16 @@ extension SQLiteStore: WebhookStore {
         try db.cachedStatement(
             sql: """
                 INSERT INTO webhook(id, person, url, types, secret, previous_secret, previous_expires,
-                    paused_reason, cursor, attempts, next_attempt, pending_since, anchor_key, recent, created)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    paused_reason, cursor, attempts, next_attempt, pending_since, anchor_key, recent, last_attempt,
+                    created)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             key(s.id), person, s.url, WebhookSubscription.typesText(s.types), s.secret, s.previousSecret,
             s.previousSecretExpires?.timeIntervalSince1970, s.pauseReason, s.cursor, s.attempts,
             s.nextAttempt?.timeIntervalSince1970, s.pendingSince?.timeIntervalSince1970, s.anchorKey,
-            WebhookAttemptRecord.text(of: s.recentAttempts), s.created.timeIntervalSince1970,
+            WebhookAttemptRecord.text(of: s.recentAttempts), s.recentAttempts.last?.time.timeIntervalSince1970,
+            s.created.timeIntervalSince1970,
         ])
     }
 

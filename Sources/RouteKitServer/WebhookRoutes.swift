@@ -6,7 +6,8 @@
 
     /// A subscription as the API shows it: never its secrets, except the new one when it is made or rotated; its
     /// cursor as the asking token reads anchors. An admin-wide subscription says so (`everyone`), has no cursor of
-    /// its own (each person has one), and lists its people whose cursor is paused (`pausedPeople`, when asked).
+    /// its own (each person has one), shows its people's cursors' attempts (``showing(_:)``), and lists its people
+    /// whose cursor is paused (`pausedPeople`, when asked).
     struct WebhookJSON: Encodable {
         struct Attempt: Encodable {
             var time: String
@@ -15,6 +16,18 @@
             var detail: String
             var durationMs: Int
             var webhookId: String
+            /// Whose cursor made it, in an admin-wide subscription's attempts; absent in a person's own.
+            var person: String?
+
+            init(_ record: WebhookAttemptRecord, person: PersonID? = nil) {
+                time = Timestamp(record.time).iso8601
+                status = record.status
+                error = record.error
+                detail = record.detail
+                durationMs = record.durationMilliseconds
+                webhookId = record.messageID
+                self.person = person?.description
+            }
         }
 
         /// A person's cursor of an admin-wide subscription that is paused: why, where (its anchor sealed for the
@@ -76,11 +89,17 @@
 
         /// Attempts as the API shows them.
         static func attempts(_ list: [WebhookAttemptRecord]) -> [Attempt] {
-            list.map {
-                Attempt(
-                    time: Timestamp($0.time).iso8601, status: $0.status, error: $0.error, detail: $0.detail,
-                    durationMs: $0.durationMilliseconds, webhookId: $0.messageID)
-            }
+            list.map { Attempt($0) }
+        }
+
+        /// An admin-wide subscription's answer with its people's cursors' activity: `failedAttempts` is how many
+        /// cursors are failing (paused ones included), `lastAttempts` the newest attempts over all of them, each
+        /// naming its person.
+        func showing(_ activity: AdminWebhookActivity) -> WebhookJSON {
+            var shown = self
+            shown.failedAttempts = activity.failingCursors
+            shown.lastAttempts = activity.recentAttempts.map { Attempt($0.record, person: $0.person) }
+            return shown
         }
     }
 
@@ -104,7 +123,9 @@
     ///   the host); at most ``WebhookSettings/maxPerPerson`` a person, ``WebhookSettings/maxAdminWide`` admin-wide
     ///   (`409 too-many-webhooks`)
     /// - `GET /v1/webhooks` → `{"webhooks": […]}`; `GET /v1/webhooks/ID` → its state, why it is paused, its
-    ///   cursor and its last attempts (admin-wide: the people whose cursor is paused, `pausedPeople`)
+    ///   cursor and its last attempts (admin-wide: the newest attempts over its people's cursors, each naming its
+    ///   `person`, how many cursors are failing as `failedAttempts`, and the people whose cursor is paused,
+    ///   `pausedPeople`)
     /// - `DELETE /v1/webhooks/ID` → `204`
     /// - `POST /v1/webhooks/ID/rotate` → the subscription with its new `secret`; the old one still signs for
     ///   ``WebhookSettings/rotationOverlapSeconds``
@@ -265,14 +286,29 @@
             case .everyone: found = try await hooks.adminWebhooks()
             }
             let now = Date()
-            return JSONBody.response(["webhooks": found.map { WebhookJSON($0, for: token, now: now) }])
+            var shown: [WebhookJSON] = []
+            for subscription in found {
+                shown.append(try await answer(subscription, hooks, for: token, now: now))
+            }
+            return JSONBody.response(["webhooks": shown])
+        }
+
+        /// `s` as the API shows it to `token`; an admin-wide one with its people's cursors' failures and newest
+        /// attempts (two reads of the store, however many people it has).
+        func answer(_ s: WebhookSubscription, _ hooks: any WebhookStore, for token: APIToken, now: Date = Date())
+            async throws(RouteKitError) -> WebhookJSON
+        {
+            let shown = WebhookJSON(s, for: token, now: now)
+            guard s.person == nil else { return shown }
+            return shown.showing(
+                try await hooks.adminWebhookActivity(id: s.id, limit: WebhookSubscription.recentLimit))
         }
 
         func get(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
             let (owner, hooks, token) = try scoped(context, .read)
             let id = try Self.id(context)
             guard let subscription = try await find(id, owner, hooks) else { throw Problem.noWebhook(id.lowercaseText) }
-            var body = WebhookJSON(subscription, for: token)
+            var body = try await answer(subscription, hooks, for: token)
             if case .everyone = owner {
                 body.pausedPeople = try await hooks.pausedAdminWebhookCursors(id: id, limit: Self.pausedPeopleShown)
                     .map(WebhookJSON.PausedPerson.init)
@@ -305,7 +341,9 @@
                 rotated = try await hooks.rotateAdminWebhookSecret(id: id, to: secret.text, previousExpires: expires)
             }
             guard let rotated else { throw Problem.noWebhook(id.lowercaseText) }
-            return JSONBody.response(WebhookJSON(rotated, for: token, secret: secret.text))
+            var body = try await answer(rotated, hooks, for: token)
+            body.secret = secret.text
+            return JSONBody.response(body)
         }
 
         func resume(_ request: Request, context: RouteKitRequestContext) async throws -> Response {
@@ -323,7 +361,7 @@
                 resumed = try await hooks.resumeAdminWebhook(id: id, fromNow: fromNow, due: Date())
             }
             guard let resumed else { throw Problem.noWebhook(id.lowercaseText) }
-            return JSONBody.response(WebhookJSON(resumed, for: token))
+            return JSONBody.response(try await answer(resumed, hooks, for: token))
         }
 
         /// Whether a resumption's body asks to deliver from now (`{"from": "now"}`); no body is from the cursor.

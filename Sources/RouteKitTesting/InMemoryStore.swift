@@ -905,6 +905,18 @@ extension InMemoryStore: WebhookStore {
         }
     }
 
+    /// How many of admin-wide subscription `id`'s people's cursors are failing, and their newest `limit` attempts.
+    package func adminWebhookActivity(id: UUID, limit: Int) async throws(RouteKitError) -> AdminWebhookActivity {
+        read { s in
+            let cursors = s.cursors(of: id)
+            let attempts = cursors.compactMap { cursor in
+                cursor.person.map { (person: $0, attempts: cursor.recentAttempts) }
+            }
+            return AdminWebhookActivity(
+                failingCursors: cursors.filter { $0.attempts > 0 }.count, cursors: attempts, limit: limit)
+        }
+    }
+
     /// Makes the cursors of people past an admin-wide subscription's start who have none; with `people` `nil`,
     /// moves each start to the log's head after.
     package func startAdminWebhookCursors(people: Set<PersonID>?) async throws(RouteKitError) -> Int {

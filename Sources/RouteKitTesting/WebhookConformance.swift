@@ -28,6 +28,7 @@ package enum WebhookConformance {
         try await adminWide(try await makeStore())
         try await adminCursors(try await makeStore())
         try await adminLifecycle(try await makeStore())
+        try await adminActivity(try await makeStore())
     }
 
     static func expect(
@@ -49,10 +50,27 @@ package enum WebhookConformance {
             created: created)
     }
 
-    static func attempt(_ n: Int, status: Int? = 500, error: String? = nil) -> WebhookAttemptRecord {
+    /// Attempt `n`: made `n` seconds after 2023-11-14T22:13:20Z, with `status` (500 unless told) or `error`, `msg_n`
+    /// its id.
+    package static func attempt(_ n: Int, status: Int? = 500, error: String? = nil) -> WebhookAttemptRecord {
         WebhookAttemptRecord(
             time: t0.addingTimeInterval(Double(n)), status: status, error: error, detail: "attempt \(n) — «é»",
             durationMilliseconds: n * 10, messageID: "msg_\(n)")
+    }
+
+    /// The attempts of a migration test's store, whose rows were written before the schema kept when each row's
+    /// newest attempt was made: admin-wide subscription `id` with Ana's cursor (attempts 1 and 3, failing) and Ben's
+    /// (attempt 2, acknowledged). They show, newest through the column the migration filled in.
+    /// - Throws: ``ConformanceFailure`` naming what differed.
+    package static func expectMigratedAttempts(
+        _ store: some WebhookStore, id: UUID, ana: PersonID, ben: PersonID
+    ) async throws {
+        let activity = try await store.adminWebhookActivity(id: id, limit: 20)
+        try expect(activity.recentAttempts.map(\.record) == (1...3).map { attempt($0) }, "every attempt, oldest first")
+        try expect(activity.recentAttempts.map(\.person) == [ana, ben, ana], "each naming its person")
+        try expect(activity.failingCursors == 1, "Ana's cursor is failing: \(activity.failingCursors)")
+        let newest = try await store.adminWebhookActivity(id: id, limit: 1)
+        try expect(newest.recentAttempts.map(\.record) == [attempt(3)], "the newest, through the column filled in")
     }
 
     // MARK: Checks
@@ -419,5 +437,85 @@ package enum WebhookConformance {
         let left = try await store.dueWebhooks(at: t0, people: nil, after: nil, limit: 10)
         try expect(left.isEmpty, "with every person's cursor")
         try expect(!(try await store.deleteAdminWebhook(id: everyone.id)), "deleting again finds nothing")
+    }
+
+    /// An admin-wide subscription's activity: the newest attempts over its people's cursors, oldest first, each
+    /// naming its person, at most the limit asked; how many cursors are failing (paused ones included); never
+    /// another subscription's attempts, nor those of a person's own subscription.
+    static func adminActivity<S: RouteStore & PeopleStore & WebhookStore>(_ store: S) async throws {
+        let (a, b) = try await PeopleConformance.twoPeople(store)
+        let everyone = subscription(nil, types: [.workout])
+        let other = subscription(nil, url: "https://hooks.example/other", types: [.workout])
+        _ = try await store.addAdminWebhook(everyone, limit: 20)
+        _ = try await store.addAdminWebhook(other, limit: 20)
+        let own = subscription(a.person)
+        _ = try await a.addWebhook(own, limit: 20)
+        for view in [a, b] {
+            _ = try await StoreConformance.saved(
+                view, PeopleConformance.phone, sync: SyncIdentity(identifier: "w", version: 1))
+        }
+        try expect(
+            try await store.adminWebhookActivity(id: everyone.id, limit: 20) == AdminWebhookActivity(),
+            "no attempt yet: nothing shown, none failing")
+        try expect(try await store.startAdminWebhookCursors(people: nil) == 4, "a cursor for each person of each")
+        let due = try await store.dueWebhooks(at: t0, people: nil, after: nil, limit: 10)
+        guard let ofA = due.first(where: { $0.person == a.person && $0.parent == everyone.id }),
+            let ofB = due.first(where: { $0.person == b.person && $0.parent == everyone.id }),
+            let othersOfA = due.first(where: { $0.person == a.person && $0.parent == other.id })
+        else { throw ConformanceFailure(description: "the people's cursors are due: \(due.count)") }
+        let failing = WebhookDeliveryUpdate(attempts: 1, nextAttempt: t0, pendingSince: t0)
+        func record(
+            _ view: S, _ cursor: WebhookSubscription, _ update: WebhookDeliveryUpdate, _ made: WebhookAttemptRecord
+        )
+            async throws
+        {
+            var update = update
+            update.attempt = made
+            let from = try await view.webhookToDeliver(id: cursor.id)?.cursor
+            try expect(try await view.updateWebhookDelivery(id: cursor.id, from: from, update), "recorded")
+        }
+        try await record(a, ofA, failing, attempt(1))
+        try await record(b, ofB, WebhookDeliveryUpdate(cursor: "b1"), attempt(2, status: 204))
+        var twice = failing
+        twice.attempts = 2
+        try await record(a, ofA, twice, attempt(3))
+        try await record(b, ofB, failing, attempt(4))
+        try await record(a, othersOfA, WebhookDeliveryUpdate(cursor: "o1"), attempt(5, status: 204))
+        _ = try await a.updateWebhookDelivery(
+            id: own.id, from: try await a.webhook(id: own.id)?.cursor, WebhookDeliveryUpdate(attempt: attempt(6)))
+
+        let all = try await store.adminWebhookActivity(id: everyone.id, limit: 20)
+        try expect(
+            all.recentAttempts.map(\.record) == [attempt(1), attempt(2, status: 204), attempt(3), attempt(4)],
+            "every person's attempts, oldest first: \(all.recentAttempts.map(\.record.messageID))")
+        try expect(
+            all.recentAttempts.map(\.person) == [a.person, b.person, a.person, b.person], "each naming its person")
+        try expect(all.failingCursors == 2, "both cursors are failing: \(all.failingCursors)")
+        try expect(try await b.adminWebhookActivity(id: everyone.id, limit: 20) == all, "from any view")
+        let three = try await store.adminWebhookActivity(id: everyone.id, limit: 3)
+        try expect(
+            three.recentAttempts.map(\.record.messageID) == ["msg_2", "msg_3", "msg_4"],
+            "the newest 3, oldest first: \(three.recentAttempts.map(\.record.messageID))")
+        try expect(three.recentAttempts.map(\.person) == [b.person, a.person, b.person], "each naming its person")
+        let others = try await store.adminWebhookActivity(id: other.id, limit: 20)
+        try expect(others.recentAttempts.map(\.record) == [attempt(5, status: 204)], "the other's are its own")
+        try expect(others.failingCursors == 0, "none of its cursors is failing")
+
+        try await record(b, ofB, WebhookDeliveryUpdate(cursor: "b2"), attempt(7, status: 204))
+        try await record(
+            a, ofA, WebhookDeliveryUpdate(attempts: 3, pauseReason: "3 attempts failed"), attempt(8))
+        let later = try await store.adminWebhookActivity(id: everyone.id, limit: 2)
+        try expect(later.recentAttempts.map(\.record.messageID) == ["msg_7", "msg_8"], "the newest 2")
+        try expect(later.failingCursors == 1, "B's delivered: A's paused cursor is the one failing")
+        _ = try await store.resumeAdminWebhook(id: everyone.id, fromNow: false, due: t0)
+        let resumed = try await store.adminWebhookActivity(id: everyone.id, limit: 2)
+        try expect(resumed.failingCursors == 0, "resumed: none failing")
+        try expect(resumed.recentAttempts == later.recentAttempts, "the attempts stay")
+        try expect(
+            try await store.adminWebhookActivity(id: UUID(), limit: 20) == AdminWebhookActivity(),
+            "an unknown subscription shows nothing")
+        try expect(
+            try await store.adminWebhookActivity(id: own.id, limit: 20) == AdminWebhookActivity(),
+            "nor does a person's own")
     }
 }

@@ -199,19 +199,31 @@ import Testing
             #expect(!again)
         }
 
+        /// A new database whose schema is the one before migration `id`, as a release of then left it.
+        static func databaseBefore(_ id: String) throws -> String {
+            let url = try PostgresTestServer.freshDatabase()
+            do {
+                try PostgresTestServer.sql(
+                    url,
+                    "CREATE TABLE routekit_migration(id TEXT PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now())")
+                for m in Schema.migrations.prefix(while: { $0.id != id }) {
+                    try PostgresTestServer.sql(url, m.sql)
+                    try PostgresTestServer.sql(url, "INSERT INTO routekit_migration(id) VALUES ('\(m.id)')")
+                }
+            } catch {
+                PostgresTestServer.drop(url)
+                throw error
+            }
+            return url
+        }
+
         @Test(
             "a store written before people: everything is the default person's, and an old anchor stays valid")
         func migrationToPeople() async throws {
-            let url = try PostgresTestServer.freshDatabase()
+            // The schema as the release before people left it (the migrations after it, such as v10-webhooks, come
+            // when the store opens), and objects written by it.
+            let url = try Self.databaseBefore("v9-people")
             defer { PostgresTestServer.drop(url) }
-            // The schema as the release before people left it, and objects written by it.
-            try PostgresTestServer.sql(
-                url, "CREATE TABLE routekit_migration(id TEXT PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now())")
-            // The migrations before people (those after it, such as v10-webhooks, come when the store opens).
-            for m in Schema.migrations.prefix(while: { $0.id != "v9-people" }) {
-                try PostgresTestServer.sql(url, m.sql)
-                try PostgresTestServer.sql(url, "INSERT INTO routekit_migration(id) VALUES ('\(m.id)')")
-            }
             let storeID = UUID()
             let workoutID = "11111111-1111-1111-1111-111111111111"
             let routeID = "22222222-2222-2222-2222-222222222222"
@@ -302,6 +314,32 @@ import Testing
             #expect(next.added.map(\.id) == [newRoute])
             let benAfter = try await ben.currentAnchor()
             #expect(benAfter == benMid, "the default person's commit leaves Ben's anchor")
+        }
+
+        @Test("a store of schema v11 shows its admin-wide subscriptions' attempts made before (v12)")
+        func migrationFromV11() async throws {
+            let url = try Self.databaseBefore("v12-admin-webhook-attempts")
+            defer { PostgresTestServer.drop(url) }
+            let ana = PersonID(UUID())
+            let ben = PersonID(UUID())
+            let everyone = UUID()
+            let made = (1...3).map { WebhookConformance.attempt($0) }
+            let key = everyone.uuidString.lowercased()
+            // Ana's cursor has failed twice (attempts 1 and 3, still pending); Ben's attempt 2 was acknowledged.
+            try PostgresTestServer.sql(
+                url,
+                """
+                INSERT INTO webhook(id, url, types, secret, cursor, created)
+                VALUES ('\(key)', 'https://hooks.example/all', 'route', 'whsec_a', 'c0', 1700000000);
+                INSERT INTO webhook(id, person, parent, url, types, secret, cursor, attempts, recent, created)
+                VALUES ('\(UUID().uuidString.lowercased())', '\(ana)', '\(key)', 'https://hooks.example/all', 'route',
+                        'whsec_a', 'c0', 2, '\(WebhookAttemptRecord.text(of: [made[0], made[2]]))', 1700000000),
+                    ('\(UUID().uuidString.lowercased())', '\(ben)', '\(key)', 'https://hooks.example/all', 'route',
+                        'whsec_a', 'c0', 0, '\(WebhookAttemptRecord.text(of: [made[1]]))', 1700000000);
+                """)
+            let store = try await PostgresStore(url: url, options: PostgresStore.Options(maximumConnections: 2))
+            defer { store.close() }
+            try await WebhookConformance.expectMigratedAttempts(store, id: everyone, ana: ana, ben: ben)
         }
     }
 #endif

@@ -68,6 +68,44 @@ struct SQLitePeopleTests {
         #expect(own.map(\.id) == [id])
     }
 
+    @Test("a store of schema v16 shows its admin-wide subscriptions' attempts made before (v17)")
+    func migrationFromV16() async throws {
+        let folder = try Self.temporaryFolder("v16")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let ana = PersonID(UUID())
+        let ben = PersonID(UUID())
+        let everyone = UUID().uuidString.lowercased()
+        let made = (1...3).map { WebhookConformance.attempt($0) }
+        do {
+            let pool = try DatabasePool(path: path)
+            try Schema.migrator.migrate(pool, upTo: "v16-admin-webhooks")
+            try await pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO webhook(id, url, types, secret, cursor, created)
+                        VALUES (?, 'https://hooks.example/all', 'route', 'whsec_a', 'c0', 1700000000)
+                        """, arguments: [everyone])
+                // Ana's cursor has failed twice (attempts 1 and 3, still pending); Ben's attempt 2 was acknowledged.
+                for (person, attempts, failed) in [(ana, [made[0], made[2]], 2), (ben, [made[1]], 0)] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO webhook(id, person, parent, url, types, secret, cursor, attempts, recent,
+                                created)
+                            VALUES (?, ?, ?, 'https://hooks.example/all', 'route', 'whsec_a', 'c0', ?, ?, 1700000000)
+                            """,
+                        arguments: [
+                            UUID().uuidString.lowercased(), person.description, everyone, failed,
+                            WebhookAttemptRecord.text(of: attempts),
+                        ])
+                }
+            }
+        }
+        let store = try SQLiteStore(path: path)
+        let id = try #require(UUID(uuidString: everyone))
+        try await WebhookConformance.expectMigratedAttempts(store, id: id, ana: ana, ben: ben)
+    }
+
     @Test("a store written before people (schema v13) opens with everything the default person's; its anchors hold")
     func migrationFromV13() async throws {
         let folder = try Self.temporaryFolder("v13")

@@ -171,6 +171,12 @@
         (body["lastAttempts"] as? [[String: Any]] ?? []).compactMap { $0["status"] as? Int }
     }
 
+    /// The people the last attempts of a subscription name, as `GET /v1/webhooks/ID` shows them (an admin-wide
+    /// subscription's; none for a person's own).
+    func attemptPeople(_ body: [String: Any]) -> Set<String> {
+        Set((body["lastAttempts"] as? [[String: Any]] ?? []).compactMap { $0["person"] as? String })
+    }
+
     @Suite("Webhooks: subscriptions and deliveries over sockets", .serialized)
     struct WebhookDeliveryTests {
         @Test("an upload reaches the receiver signed; the body's anchor resumes GET /v1/changes")
@@ -313,6 +319,7 @@
                 #expect(reason.contains("3 attempts failed"))
                 #expect(reason.contains("500"))
                 #expect(attemptStatuses(state.body) == [500, 500, 500])
+                #expect(attemptPeople(state.body).isEmpty, "a person's own attempts name nobody")
                 #expect(state.body["failedAttempts"] as? Int == 3)
                 // Paused: nothing more is sent.
                 try await Task.sleep(for: .milliseconds(500))
@@ -617,6 +624,49 @@
                     ($0["pausedPeople"] as? [Any] ?? []).isEmpty
                 }
                 #expect((after.body["pausedPeople"] as? [Any])?.isEmpty == true)
+            }
+        }
+
+        @Test("an admin-wide subscription's failing deliveries: GET shows its people's attempts, 500, and whose")
+        func adminWideAttempts() async throws {
+            var f = try Fixture()
+            // Far from a pause: the failures show before any person's cursor pauses.
+            quickWebhooks(&f.configuration, maxAttempts: 50)
+            let ana = try await personWithToken(f.store, "Ana")
+            let ben = try await personWithToken(f.store, "Ben")
+            let admin = try await adminTokenText(f.store)
+            let receiver = HookReceiver()
+            receiver.answer(Array(repeating: .status(500), count: 1000))
+            let app = f.app()
+            let store = f.store
+            try await withReceiver(receiver, app) { client, port in
+                let made = try await subscribe(client, admin, url: "http://127.0.0.1:\(port)/hook/all")
+                let id = try #require(made["id"] as? String)
+                #expect((made["lastAttempts"] as? [Any])?.isEmpty == true)
+                _ = try await saveRoute(store.forPerson(ana.person), "a")
+                _ = try await saveRoute(store.forPerson(ben.person), "b")
+                let both: Set<String> = [ana.person.description, ben.person.description]
+                let state = try await webhookState(client, admin, id) {
+                    attemptPeople($0) == both && $0["failedAttempts"] as? Int == 2
+                }
+                #expect(state.status == .ok)
+                #expect(state.body["state"] as? String == "active")
+                #expect(state.body["failedAttempts"] as? Int == 2, "two people's cursors are failing")
+                #expect(attemptPeople(state.body) == both)
+                let statuses = attemptStatuses(state.body)
+                #expect(!statuses.isEmpty)
+                #expect(statuses.count <= 20)
+                #expect(Set(statuses) == [500])
+                #expect((state.body["pausedPeople"] as? [Any])?.isEmpty == true)
+                // The list shows them too.
+                let list = try await client.execute(uri: "/v1/webhooks", method: .get, headers: auth(admin))
+                let listed = (json(list.body)["webhooks"] as? [[String: Any]] ?? []).first ?? [:]
+                #expect(listed["id"] as? String == id)
+                #expect(Set(attemptStatuses(listed)) == [500])
+                #expect(attemptPeople(listed) == both)
+                // A person's token never sees it.
+                let theirs = try await client.execute(uri: "/v1/webhooks/\(id)", method: .get, headers: auth(ana.token))
+                #expect(theirs.status == .notFound)
             }
         }
 
