@@ -13,7 +13,8 @@ SCRATCH=${ROUTEKIT_FULL_SCRATCH:-.build-full}
 LOG=$SCRATCH-warnings.log
 # shellcheck disable=SC2086 # $ROUTEKIT_BUILD_FLAGS holds several flags
 $SWIFT build --build-tests --traits "$TRAITS" --scratch-path "$SCRATCH" ${ROUTEKIT_BUILD_FLAGS:-} 2>&1 | tee "$LOG"
-if grep -E "^$PWD/(Sources|Tests)/.*warning:" "$LOG"; then
+# A warning inside a macro's expansion (#expect) names no file on its line: it is ours too (no dependency's tests build).
+if grep -E "^($PWD/(Sources|Tests)/|macro expansion ).*warning:" "$LOG"; then
     echo "error: the build has warnings (see above)"
     rm -f "$LOG"
     exit 1

@@ -611,8 +611,10 @@
                 let paused = state.body["pausedPeople"] as? [[String: Any]] ?? []
                 #expect(paused.count == 1)
                 #expect(paused.first?["person"] as? String == ana.person.description)
-                #expect((paused.first?["reason"] as? String ?? "").contains("2 attempts failed"))
-                #expect((paused.first?["cursor"] as? String ?? "").hasPrefix("w1."))
+                let pausedReason = paused.first?["reason"] as? String ?? ""
+                #expect(pausedReason.contains("2 attempts failed"))
+                let pausedCursor = paused.first?["cursor"] as? String ?? ""
+                #expect(pausedCursor.hasPrefix("w1."))
                 #expect(attemptStatuses(paused.first ?? [:]) == [500, 500])
                 let resumed = try await client.execute(
                     uri: "/v1/webhooks/\(id)/resume", method: .post, headers: auth(admin))
