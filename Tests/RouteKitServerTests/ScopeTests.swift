@@ -146,6 +146,17 @@
             return (workout, route)
         }
 
+        /// Uploads a run with heart rate (`run.gpx`) with `token`: the answer (201 expected), its workout and route.
+        static func uploadRun(_ port: Int, _ token: String) async throws -> (
+            answer: Answer, workout: String, route: String
+        ) {
+            let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
+            let upload = try await send(port, token, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
+            #expect(upload.status == 201, "\(upload.text)")
+            let (workout, route) = try uploaded(upload)
+            return (upload, workout, route)
+        }
+
         @Test(
             "read:workouts read:routes on a run with heart rate: stats without heart-rate figures or zones, series 404, GPX without hr, feed and archive without the series; read still sees all"
         )
@@ -164,10 +175,7 @@
 
             try await f.app().test(.live) { client in
                 let port = try #require(client.port)
-                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
-                let upload = try await Self.send(port, writer, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
-                #expect(upload.status == 201, "\(upload.text)")
-                let (workout, route) = try Self.uploaded(upload)
+                let (_, workout, route) = try await Self.uploadRun(port, writer)
 
                 // Statistics: every figure of the route, none of heart rate (not even zones asked for).
                 let fullStats = try await Self.send(port, reader, "/v1/workouts/\(workout)/stats?maxHr=190")
@@ -271,7 +279,8 @@
 
                 // Writes: an upload needs write:workouts and write:routes.
                 let readerUpload = try await Self.send(
-                    port, narrowed, "/v1/uploads?name=b.gpx", method: .POST, body: gpx)
+                    port, narrowed, "/v1/uploads?name=b.gpx", method: .POST,
+                    body: PersonExportTests.heartRateGPX(name: "run", hour: 6))
                 #expect(readerUpload.status == 403)
             }
         }
@@ -291,10 +300,7 @@
             let full = try await f.token(source: "phone", scopes: [.read, .write])
             try await f.app().test(.live) { client in
                 let port = try #require(client.port)
-                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
-                let upload = try await Self.send(port, narrowed, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
-                #expect(upload.status == 201, "\(upload.text)")
-                let (workout, route) = try Self.uploaded(upload)
+                let (upload, workout, route) = try await Self.uploadRun(port, narrowed)
                 let warnings = Self.warnings(upload)
                 let leftOut = "heartRate samples and totals were left out: this token may not write heartRate"
                 #expect(warnings.filter { $0 == leftOut }.count == 1, "\(warnings)")
@@ -312,6 +318,7 @@
                 #expect(!exported.text.contains("<gpxtpx:hr>"))
 
                 // The same file with plain write (another source: not the same track) keeps its heart rate.
+                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
                 let kept = try await Self.send(port, full, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
                 #expect(kept.status == 201, "\(kept.text)")
                 #expect(!Self.warnings(kept).contains { $0.contains("left out") }, "\(Self.warnings(kept))")
@@ -331,10 +338,7 @@
             let workoutsOnly = try await f.token(scopes: [.reading(.workouts)])
             try await f.app().test(.live) { client in
                 let port = try #require(client.port)
-                let gpx = PersonExportTests.heartRateGPX(name: "run", hour: 6)
-                let upload = try await Self.send(port, writer, "/v1/uploads?name=run.gpx", method: .POST, body: gpx)
-                #expect(upload.status == 201, "\(upload.text)")
-                let (workout, route) = try Self.uploaded(upload)
+                let (_, workout, route) = try await Self.uploadRun(port, writer)
 
                 // The list.
                 let fullList = try await Self.send(port, reader, "/v1/workouts")
