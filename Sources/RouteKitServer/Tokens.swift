@@ -121,7 +121,8 @@
         ) async throws -> Response {
             guard let header = request.headers[.authorization] else {
                 if let ticket = request.uri.queryParameters.get("ticket") {
-                    guard request.uri.path == "/v1/changes" else {
+                    // GET only: a HEAD (which reads nothing) must not spend it.
+                    guard request.uri.path == "/v1/changes", request.method == .get else {
                         throw Problem.badRequest("a stream ticket is good for GET /v1/changes only")
                     }
                     var context = context

@@ -14,8 +14,10 @@
     @testable import RouteKitServer
 
     /// A tile server for the tests, on a free port of 127.0.0.1: `GET /t/Z/X/Y.png` answers a PNG whose colour
-    /// follows the tile, with `Cache-Control: max-age=60` and an `ETag`; `/fail/…` answers 500; `/revalidate/…`
-    /// says `no-cache` and answers `304` to its `ETag`; `/html/…` answers a web page. It counts what it is asked.
+    /// follows the tile, with `Cache-Control: max-age=3600` (fresh for a whole test however slow: under the thread
+    /// sanitizer one ran 123 s, and with 60 its first tile went stale and was fetched again) and an `ETag`;
+    /// `/fail/…` answers 500; `/revalidate/…` says `no-cache` and answers `304` to its `ETag`; `/html/…` answers a
+    /// web page. It counts what it is asked.
     struct TestTileServer {
         struct Counts {
             var tiles = 0
@@ -53,7 +55,7 @@
                 let (r, g, b) = Self.color(z, x, y)
                 return Response(
                     status: .ok,
-                    headers: [.contentType: "image/png", .cacheControl: "max-age=60", .eTag: "\"t-\(z)-\(x)-\(y)\""],
+                    headers: [.contentType: "image/png", .cacheControl: "max-age=3600", .eTag: "\"t-\(z)-\(x)-\(y)\""],
                     body: .init(byteBuffer: ByteBuffer(bytes: TestPNG.tile(red: r, green: g, blue: b))))
             }
             router.get("/fail/:z/:x/:y") { _, _ -> Response in
