@@ -6,6 +6,88 @@
     import RouteKitTesting
     import Testing
 
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    /// Two `routekit serve` processes on one fresh database, delivering webhooks with the timings of tests (a lease of
+    /// 2 s: a killed server's runs out soon) to loopback, and scripts/webhook-receiver.py, which answers 204 to every
+    /// request, subscribed through the first server to the routes of the person of ``token``.
+    private struct HookedServers {
+        /// A token of the default person, reading and writing.
+        var token: String
+        /// The receiver's log (``ReceivedWebhook/read(_:)``).
+        var hooks: URL
+        /// The first server, and its port.
+        var first: Process
+        var portA: Int
+        /// The second server's port.
+        var portB: Int
+
+        /// Runs `body` with the servers and the receiver, then stops them and drops the database. Returns at once
+        /// without the routekit executable (an issue) or without python's standardwebhooks (skipped, unless CI is
+        /// set), as the other tests of serve and of the receiver do.
+        static func run(_ body: (HookedServers) async throws -> Void) async throws {
+            guard let binary = routekitBinary else {
+                Issue.record("the routekit executable is not next to the test bundle; build with --build-tests")
+                return
+            }
+            guard let python = try WebhookReceiverCLITests.python() else { return }
+            let database = try PostgresTestServer.freshDatabase()
+            defer { PostgresTestServer.drop(database) }
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("routekit-pghooks-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let made = try runChildProcess(
+                binary, ["tokens", "create", "--store", database, "--source", "phone", "--scope", "read,write"])
+            #expect(made.status == 0, "\(made.errorOutput)")
+            let token = made.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let secretFile = folder.appendingPathComponent("secret")
+            let hooks = folder.appendingPathComponent("hooks.jsonl")
+            let (receiver, hookPort) = try await startChild(
+                python, [WebhookReceiverCLITests.script.path, "--secret-file", secretFile.path, "--log", hooks.path],
+                log: folder.appendingPathComponent("receiver.log"), marker: "listening on http://127.0.0.1:")
+            defer { if receiver.isRunning { receiver.terminate() } }
+            let quick = ["ROUTEKIT_TEST_QUICK_WEBHOOKS": "1"]
+            let (first, portA) = try await startServe(
+                binary, store: database, log: folder.appendingPathComponent("a.log"),
+                extra: ["--webhooks-allow-private"], environment: quick)
+            defer { if first.isRunning { first.terminate() } }
+            let (second, portB) = try await startServe(
+                binary, store: database, log: folder.appendingPathComponent("b.log"),
+                extra: ["--webhooks-allow-private"], environment: quick)
+            defer { if second.isRunning { second.terminate() } }
+            let (status, subscription) = try await WebhookReceiverCLITests.call(
+                .POST, "http://127.0.0.1:\(portA)/v1/webhooks", token: token,
+                body: "{\"url\": \"http://127.0.0.1:\(hookPort)/hook\", \"types\": [\"route\"]}")
+            #expect(status == 201)
+            let secret = try #require(subscription["secret"] as? String)
+            try Data(secret.utf8).write(to: secretFile, options: .atomic)
+            try await body(HookedServers(token: token, hooks: hooks, first: first, portA: portA, portB: portB))
+        }
+
+        /// Uploads GPX files `numbers` one after another, file `i` to the server on `ports[i % ports.count]`: the new
+        /// routes' uuids, in the order of the uploads.
+        func upload(_ numbers: Range<Int>, to ports: [Int]) async throws -> [String] {
+            var routes: [String] = []
+            for i in numbers {
+                routes.append(try await WebhookReceiverCLITests.upload(i, port: ports[i % ports.count], token: token))
+            }
+            return routes
+        }
+
+        /// The receiver's log once every route of `routes` came acknowledged (30 s at most), and 1.5 s more for a
+        /// repeat to show.
+        func deliveries(of routes: [String]) async throws -> [ReceivedWebhook] {
+            let expected = Set(routes)
+            _ = try await ReceivedWebhook.wait(hooks) {
+                Set($0.filter(\.acknowledged).flatMap(\.added)).isSuperset(of: expected)
+            }
+            try await Task.sleep(for: .milliseconds(1500))
+            return ReceivedWebhook.read(hooks)
+        }
+    }
+
     @Suite(
         "two routekit serve processes on one PostgreSQL", .serialized,
         .enabled(if: PostgresTestServer.url != nil, "\(PostgresTestServer.skipMessage)"))
@@ -72,6 +154,68 @@
                 if state != "finished" { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(state == "finished", "the second server never saw the first server's job finish")
+        }
+
+        @Test(
+            "a webhook subscription on two serve processes sharing PostgreSQL, uploads to both: every route delivered once, in anchor order, each request verified by standardwebhooks with a webhook-id of its own"
+        )
+        func webhooksOnce() async throws {
+            try await HookedServers.run { servers in
+                let routes = try await servers.upload(0..<12, to: [servers.portA, servers.portB])
+                let all = try await servers.deliveries(of: routes)
+                ReceivedWebhook.expectVerified(all)
+                // Every route once (none twice, none missing), in the order of the commits.
+                let delivered = all.flatMap(\.added)
+                #expect(delivered.count == routes.count, "\(all.map(\.added))")
+                #expect(Set(delivered) == Set(routes))
+                #expect(delivered == routes, "not in the order of the uploads: \(all.map(\.added))")
+                // Every request acknowledged: none came again.
+                #expect(Set(all.map(\.id)).count == all.count, "a webhook-id came twice: \(all.map(\.id))")
+                let positions = try ReceivedWebhook.firstAnchorPositions(all)
+                #expect(positions.count == all.count)
+                #expect(Set(positions).sorted() == positions, "not in anchor order: \(positions)")
+            }
+        }
+
+        @Test(
+            "one of two serve processes sharing PostgreSQL SIGKILLed while webhooks are delivered: the other delivers every route, repeating only the set the killed one was sending"
+        )
+        func webhooksAfterKill() async throws {
+            try await HookedServers.run { servers in
+                var routes = try await servers.upload(0..<6, to: [servers.portA, servers.portB])
+                // Deliveries under way: the first server is killed.
+                _ = try await ReceivedWebhook.wait(servers.hooks) { !$0.isEmpty }
+                kill(servers.first.processIdentifier, SIGKILL)
+                servers.first.waitUntilExit()
+                let uploadedBeforeKill = Set(routes)
+                routes.append(contentsOf: try await servers.upload(6..<12, to: [servers.portB]))
+                let all = try await servers.deliveries(of: routes)
+                ReceivedWebhook.expectVerified(all)
+                #expect(Set(all.flatMap(\.added)) == Set(routes))
+                for (messageID, tries) in Dictionary(grouping: all, by: \.id) {
+                    #expect(Set(tries.map(\.dataHash)).count == 1, "\(messageID) carried different change sets")
+                }
+                let positions = try ReceivedWebhook.firstAnchorPositions(all)
+                #expect(Set(positions).sorted() == positions, "not in anchor order: \(positions)")
+                // Only the set the killed server was sending can come again (the receiver's 204 came, the cursor had
+                // not moved), so a set of uploads made before the kill: in the next request, which the second server
+                // read from the same cursor, so with the same routes first (and the same webhook-id only if nothing
+                // was committed since: a webhook-id is one change set, checked above).
+                let repeats = all.indices.dropFirst().filter { index in
+                    !Set(all[index].added).isDisjoint(with: all[..<index].flatMap(\.added))
+                }
+                let repeated = repeats.map { all[$0].number }
+                #expect(repeated.count <= 1, "routes came again in requests \(repeated)")
+                for index in repeats {
+                    let lost = all[index - 1]
+                    let again = all[index]
+                    #expect(
+                        Set(lost.added).isSubset(of: uploadedBeforeKill),
+                        "request \(lost.number) carries routes uploaded after the kill")
+                    #expect(again.added.starts(with: lost.added), "\(lost.added), then \(again.added)")
+                    #expect(Set(all[..<(index - 1)].flatMap(\.added)).isDisjoint(with: again.added))
+                }
+            }
         }
     }
 #endif

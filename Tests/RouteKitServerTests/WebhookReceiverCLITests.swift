@@ -69,6 +69,23 @@
             }
             return entries
         }
+
+        /// Records an issue for each request of `entries` the standardwebhooks library refused.
+        static func expectVerified(_ entries: [ReceivedWebhook]) {
+            for entry in entries where !entry.verified {
+                Issue.record("request \(entry.number) was refused by standardwebhooks: \(entry.error ?? "")")
+            }
+        }
+
+        /// The positions of the anchors of `entries`, each `webhook-id` as first delivered, in the order they came.
+        static func firstAnchorPositions(_ entries: [ReceivedWebhook]) throws -> [Int64] {
+            var seen: Set<String> = []
+            var positions: [Int64] = []
+            for entry in entries where seen.insert(entry.id).inserted {
+                positions.append(try ChangeAnchor(text: entry.anchor ?? "").position)
+            }
+            return positions
+        }
     }
 
     @Suite("Webhooks of routekit serve, checked by the standardwebhooks reference library (Python)")
@@ -205,9 +222,7 @@
             try await Task.sleep(for: .milliseconds(500))
             let all = ReceivedWebhook.read(hooks)
 
-            for entry in all where !entry.verified {
-                Issue.record("request \(entry.number) was refused by standardwebhooks: \(entry.error ?? "")")
-            }
+            ReceivedWebhook.expectVerified(all)
             // None lost, nothing else.
             #expect(expected.count == uploads)
             #expect(Set(all.filter(\.acknowledged).flatMap(\.added)) == expected)
@@ -223,11 +238,7 @@
                     later.isDisjoint(with: entry.added), "routes of request \(entry.number) came again after its 2xx")
             }
             // Each set's anchor, as first delivered, is at or after the one before.
-            var seen: Set<String> = []
-            var positions: [Int64] = []
-            for entry in all where seen.insert(entry.id).inserted {
-                positions.append(try ChangeAnchor(text: entry.anchor ?? "").position)
-            }
+            let positions = try ReceivedWebhook.firstAnchorPositions(all)
             #expect(positions == positions.sorted())
             // The server saw the timeout as one.
             let (_, state) = try await Self.call(.GET, "http://127.0.0.1:\(port2)/v1/webhooks/\(id)", token: token)
