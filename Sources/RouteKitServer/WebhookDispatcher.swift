@@ -21,7 +21,9 @@
         /// Change sets one subscription delivers in a row before the others get their turn.
         package var maxSetsPerTurn = 16
         /// How long a server's claim on a subscription lasts while it delivers, in seconds (renewed before each
-        /// delivery; a server that dies mid-delivery leaves it to another once it has passed).
+        /// delivery; a server that dies mid-delivery leaves it to another once it has passed). Longer than a
+        /// delivery's ``deadlineSeconds``: else another server could send the same set while the first still waits
+        /// for its answer.
         package var leaseSeconds = 30.0
         /// How often every active subscription is looked at, in seconds, besides those of people who committed (a
         /// subscription another server left, a store that could not be read).
@@ -43,14 +45,15 @@
         package init() {}
 
         /// Timings for tests of a whole server: commits and due retries looked at every 0.1 s, every subscription
-        /// every 0.5 s, a lease of 2 s (a killed server's runs out soon), retries within 0.05 s growing to 0.2 s,
-        /// connecting within 1 s and a whole delivery within 5 s; the defaults otherwise. `routekit serve` takes them
+        /// every 0.5 s, a lease of 6 s (a killed server's runs out soon; longer than a delivery's 5 s, as
+        /// ``leaseSeconds`` must be), retries within 0.05 s growing to 0.2 s, connecting within 1 s and a whole
+        /// delivery within 5 s; the defaults otherwise. `routekit serve` takes them
         /// with `ROUTEKIT_TEST_QUICK_WEBHOOKS=1` in its environment (a switch for tests, not a setting).
         package static var quick: WebhookSettings {
             var settings = WebhookSettings()
             settings.pollSeconds = 0.1
             settings.sweepSeconds = 0.5
-            settings.leaseSeconds = 2
+            settings.leaseSeconds = 6
             settings.connectTimeoutSeconds = 1
             settings.deadlineSeconds = 5
             settings.retry.baseSeconds = 0.05

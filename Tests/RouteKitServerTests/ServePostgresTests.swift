@@ -11,7 +11,7 @@
     #endif
 
     /// Two `routekit serve` processes on one fresh database, delivering webhooks with the timings of tests (a lease of
-    /// 2 s: a killed server's runs out soon) to loopback, and scripts/webhook-receiver.py, which answers 204 to every
+    /// 6 s: a killed server's runs out soon) to loopback, and scripts/webhook-receiver.py, which answers 204 to every
     /// request, subscribed through the first server to the routes of the person of ``token``.
     private struct HookedServers {
         /// A token of the default person, reading and writing.
