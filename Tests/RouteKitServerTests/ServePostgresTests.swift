@@ -42,11 +42,8 @@
                 binary, ["tokens", "create", "--store", database, "--source", "phone", "--scope", "read,write"])
             #expect(made.status == 0, "\(made.errorOutput)")
             let token = made.output.trimmingCharacters(in: .whitespacesAndNewlines)
-            let secretFile = folder.appendingPathComponent("secret")
-            let hooks = folder.appendingPathComponent("hooks.jsonl")
-            let (receiver, hookPort) = try await startChild(
-                python, [WebhookReceiverCLITests.script.path, "--secret-file", secretFile.path, "--log", hooks.path],
-                log: folder.appendingPathComponent("receiver.log"), marker: "listening on http://127.0.0.1:")
+            let (receiver, hookPort, secretFile, hooks) = try await WebhookReceiverCLITests.startReceiver(
+                python, in: folder)
             defer { if receiver.isRunning { receiver.terminate() } }
             let quick = ["ROUTEKIT_TEST_QUICK_WEBHOOKS": "1"]
             let (first, portA) = try await startServe(
@@ -57,12 +54,8 @@
                 binary, store: database, log: folder.appendingPathComponent("b.log"),
                 extra: ["--webhooks-allow-private"], environment: quick)
             defer { if second.isRunning { second.terminate() } }
-            let (status, subscription) = try await WebhookReceiverCLITests.call(
-                .POST, "http://127.0.0.1:\(portA)/v1/webhooks", token: token,
-                body: "{\"url\": \"http://127.0.0.1:\(hookPort)/hook\", \"types\": [\"route\"]}")
-            #expect(status == 201)
-            let secret = try #require(subscription["secret"] as? String)
-            try Data(secret.utf8).write(to: secretFile, options: .atomic)
+            _ = try await WebhookReceiverCLITests.subscribe(
+                port: portA, token: token, hookPort: hookPort, secretFile: secretFile)
             try await body(HookedServers(token: token, hooks: hooks, first: first, portA: portA, portB: portB))
         }
 

@@ -129,6 +129,34 @@
             return (Int(response.status.code), object ?? [:])
         }
 
+        /// scripts/webhook-receiver.py started in `folder`, reading its secret from `folder/secret` and logging to
+        /// `folder/hooks.jsonl`, answering `answers` in turn when given (204 to everything else): the process, its
+        /// port, the secret file and the log.
+        static func startReceiver(_ python: URL, in folder: URL, answers: String? = nil) async throws -> (
+            process: Process, port: Int, secretFile: URL, hooks: URL
+        ) {
+            let secretFile = folder.appendingPathComponent("secret")
+            let hooks = folder.appendingPathComponent("hooks.jsonl")
+            var arguments = [script.path, "--secret-file", secretFile.path, "--log", hooks.path]
+            if let answers { arguments += ["--answers", answers] }
+            let (process, port) = try await startChild(
+                python, arguments, log: folder.appendingPathComponent("receiver.log"),
+                marker: "listening on http://127.0.0.1:")
+            return (process, port, secretFile, hooks)
+        }
+
+        /// Subscribes `token`'s person to route changes on the server at `port`, delivered to the receiver at
+        /// `hookPort`, and writes the new secret to `secretFile` for the receiver: the subscription as answered.
+        static func subscribe(port: Int, token: String, hookPort: Int, secretFile: URL) async throws -> [String: Any] {
+            let (status, subscription) = try await call(
+                .POST, "http://127.0.0.1:\(port)/v1/webhooks", token: token,
+                body: "{\"url\": \"http://127.0.0.1:\(hookPort)/hook\", \"types\": [\"route\"]}")
+            #expect(status == 201)
+            let secret = try #require(subscription["secret"] as? String)
+            try Data(secret.utf8).write(to: secretFile, options: .atomic)
+            return subscription
+        }
+
         /// Uploads GPX file `i` (a route of its own) to the server on `port`: the new route's uuid.
         static func upload(_ i: Int, port: Int, token: String) async throws -> String {
             let (status, answer) = try await call(
@@ -153,21 +181,14 @@
                 .appendingPathComponent("routekit-hooks-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let store = folder.appendingPathComponent("store.sqlite").path
-            let secretFile = folder.appendingPathComponent("secret")
-            let hooks = folder.appendingPathComponent("hooks.jsonl")
             let token = try runChildProcess(
                 binary, ["tokens", "create", "--store", store, "--source", "phone", "--scope", "read,write"]
             ).output.trimmingCharacters(in: .whitespacesAndNewlines)
 
             // Requests 1 to 4 (the first change set): 500, 500, no answer (a timeout), 204; request 5 is held until
             // serve is killed; 204 from then on.
-            let (receiver, hookPort) = try await startChild(
-                python,
-                [
-                    Self.script.path, "--secret-file", secretFile.path, "--log", hooks.path,
-                    "--answers", "500,500,hang,204,hang",
-                ],
-                log: folder.appendingPathComponent("receiver.log"), marker: "listening on http://127.0.0.1:")
+            let (receiver, hookPort, secretFile, hooks) = try await Self.startReceiver(
+                python, in: folder, answers: "500,500,hang,204,hang")
             defer { if receiver.isRunning { receiver.terminate() } }
             // Timings of seconds: a killed server's lease, retries, a delivery's deadline (5 s).
             let quick = ["ROUTEKIT_TEST_QUICK_WEBHOOKS": "1"]
@@ -175,13 +196,9 @@
                 binary, store: store, log: folder.appendingPathComponent("serve-1.log"),
                 extra: ["--webhooks-allow-private"], environment: quick)
             defer { if server.isRunning { server.terminate() } }
-            let (made, subscription) = try await Self.call(
-                .POST, "http://127.0.0.1:\(port)/v1/webhooks", token: token,
-                body: "{\"url\": \"http://127.0.0.1:\(hookPort)/hook\", \"types\": [\"route\"]}")
-            #expect(made == 201)
+            let subscription = try await Self.subscribe(
+                port: port, token: token, hookPort: hookPort, secretFile: secretFile)
             let id = try #require(subscription["id"] as? String)
-            let secret = try #require(subscription["secret"] as? String)
-            try Data(secret.utf8).write(to: secretFile, options: .atomic)
 
             // The first upload's set: the same webhook-id and body four times, acknowledged the fourth.
             let uploads = 12
